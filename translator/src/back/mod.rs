@@ -1,0 +1,2 @@
+//! Back ends.
+pub mod spirv;

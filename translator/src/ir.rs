@@ -1,0 +1,964 @@
+//! The typed IR of a PISA module: what the front end produces and every later stage consumes.
+//!
+//! After the front end, no names are looked up again: registers, memory variables, functions,
+//! parameters and labels are ids into the tables of their [`Module`] or [`Function`]; every
+//! qualifier is a typed value in [`Quals`]; every immediate is already converted to the bit
+//! pattern of the operand it stands for. The names are kept only for diagnostics and reflection.
+//!
+//! An instruction is one [`Inst`]: its [`Opcode`], the syntax form of the instruction table it
+//! matched ([`crate::isa`]), its qualifiers and its operands in source order (destination
+//! first). Conditional forms (`goto.cond`, `call.cond`, `return.cond`) carry the predicate as
+//! their first operand. A function body is a flat list of instructions; scopes only affect
+//! name resolution and have been resolved away; labels are positions in that list.
+//!
+//! This module owns the data types only; it must not hold semantics (that is the job of the
+//! reference interpreter and of the SPIR-V lowering) nor syntax (that is the front end's).
+
+use crate::span::Span;
+
+/// Index of a register (or predicate) in [`Function::regs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct RegId(pub u32);
+/// Index of a module-scope variable in [`Module::globals`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GlobalId(pub u32);
+/// Index of a body-scope memory variable in [`Function::locals`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LocalId(pub u32);
+/// Index of a kernel or function in [`Module::functions`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FuncId(pub u32);
+/// Index of a kernel parameter in [`Function::params`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ParamId(pub u32);
+/// Index of a label in [`Function::labels`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct LabelId(pub u32);
+
+/// A whole, validated PISA module.
+#[derive(Clone, Debug)]
+pub struct Module {
+    /// `.version major.minor`.
+    pub version: (u32, u32),
+    /// `.target`.
+    pub target: Target,
+    /// Module-scope `.global` and `.const` variables, in declaration order.
+    pub globals: Vec<GlobalVar>,
+    /// Kernels and functions (imported ones have no body), in declaration order.
+    pub functions: Vec<Function>,
+}
+
+/// A PISA target architecture (prog-6 §6.1.2, compatibility matrix).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// `100`: the base generation.
+    T100,
+    /// `100c`: compute product line.
+    T100c,
+    /// `100ca`: compute with target-specific features.
+    T100ca,
+}
+
+impl Target {
+    /// Whether a module for `self` may use what `required` introduces.
+    pub fn can_execute(self, required: Target) -> bool {
+        match self {
+            Target::T100 => required == Target::T100,
+            Target::T100c => matches!(required, Target::T100 | Target::T100c),
+            Target::T100ca => true,
+        }
+    }
+
+    /// The spelling used in `.target`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Target::T100 => "100",
+            Target::T100c => "100c",
+            Target::T100ca => "100ca",
+        }
+    }
+}
+
+/// Linkage of a module-scope symbol (prog-2 §2.5.2, prog-4 §4.3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Linkage {
+    /// Visible only inside the module (the default).
+    Internal,
+    /// `.export`: visible to other modules.
+    Export,
+    /// `.import`: defined in another module.
+    Import,
+}
+
+/// Memory address spaces that variables live in (arch-2 §2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum MemSpace {
+    /// `.global`: 64-bit addresses, null 0.
+    Global,
+    /// `.const`: 64-bit addresses, read-only, null 0.
+    Const,
+    /// `.shared`: 32-bit addresses, null 0xFFFFFFFF.
+    Shared,
+    /// `.private`: 32-bit addresses, null 0xFFFFFFFF.
+    Private,
+}
+
+impl MemSpace {
+    /// Address size in bits (arch-2, "Memory Address Spaces").
+    pub fn address_bits(self) -> u32 {
+        match self {
+            MemSpace::Global | MemSpace::Const => 64,
+            MemSpace::Shared | MemSpace::Private => 32,
+        }
+    }
+
+    /// The null address of the space.
+    pub fn null(self) -> u64 {
+        match self {
+            MemSpace::Global | MemSpace::Const => 0,
+            MemSpace::Shared | MemSpace::Private => 0xFFFF_FFFF,
+        }
+    }
+
+    /// The directive spelling (`global`, `const`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemSpace::Global => "global",
+            MemSpace::Const => "const",
+            MemSpace::Shared => "shared",
+            MemSpace::Private => "private",
+        }
+    }
+}
+
+/// A module-scope `.global` or `.const` variable.
+#[derive(Clone, Debug)]
+pub struct GlobalVar {
+    /// Name without the `@`.
+    pub name: String,
+    /// [`MemSpace::Global`] or [`MemSpace::Const`].
+    pub space: MemSpace,
+    /// Size in bytes (`[N]`).
+    pub size: u64,
+    /// Alignment in bytes (`.align N`, default 1); a power of two.
+    pub align: u64,
+    /// Static initializer; `None` leaves the contents undefined (zero in practice).
+    pub init: Option<Vec<InitItem>>,
+    /// Linkage.
+    pub linkage: Linkage,
+    /// `.section("NAME")`.
+    pub section: Option<String>,
+    /// `.host_access("NAME")`.
+    pub host_access: Option<String>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// One element of an initializer list (prog-2 §2.5.1), already reduced to bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum InitItem {
+    /// `.8b/.16b/.32b/.64b value`: `size` bytes (1, 2, 4 or 8) of `value`, little-endian.
+    Value {
+        /// Element size in bytes.
+        size: u8,
+        /// The value, already truncated to `size` bytes.
+        value: u64,
+    },
+    /// `.zero N`: N zero bytes.
+    Zero(u64),
+    /// `.Nb @sym` or `.Nb @sym+off`: the address of a module symbol plus a byte offset.
+    Symbol {
+        /// Element size in bytes.
+        size: u8,
+        /// The symbol whose address is stored.
+        symbol: SymbolRef,
+        /// The constant byte offset added to the address.
+        offset: i64,
+    },
+}
+
+impl InitItem {
+    /// Number of bytes this item occupies.
+    pub fn byte_len(&self) -> u64 {
+        match *self {
+            InitItem::Value { size, .. } | InitItem::Symbol { size, .. } => size as u64,
+            InitItem::Zero(n) => n,
+        }
+    }
+}
+
+/// A module-scope symbol used by a symbol initializer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SymbolRef {
+    /// A `.global`/`.const` variable.
+    Global(GlobalId),
+    /// A kernel or function.
+    Function(FuncId),
+}
+
+/// Whether a [`Function`] is a kernel (`.kernel`) or a callable function (`.function`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FunctionKind {
+    /// An entry point, invoked from the host.
+    Kernel,
+    /// A subroutine, invoked with `call`.
+    Function,
+}
+
+/// A kernel or function.
+#[derive(Clone, Debug)]
+pub struct Function {
+    /// Name without the `@`.
+    pub name: String,
+    /// Kernel or function.
+    pub kind: FunctionKind,
+    /// Linkage (`.import` functions have no body).
+    pub linkage: Linkage,
+    /// Return type; `None` is `void` (always `None` for kernels).
+    pub ret: Option<RegType>,
+    /// Kernel `.param` parameters (empty for functions).
+    pub params: Vec<KernelParam>,
+    /// Function `.reg` parameters, as registers of [`Function::regs`] (empty for kernels).
+    pub reg_params: Vec<RegId>,
+    /// Kernel attributes.
+    pub attrs: KernelAttrs,
+    /// Every register and predicate of the body (parameters included), across all scopes.
+    pub regs: Vec<RegDecl>,
+    /// Memory variables declared in the body (`.private`, `.shared`, `.const`).
+    pub locals: Vec<LocalVar>,
+    /// Labels; each points at a position in `body`.
+    pub labels: Vec<Label>,
+    /// The instructions, scopes flattened; `None` for an imported function.
+    pub body: Option<Vec<Inst>>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+impl Function {
+    /// The kernel argument block: the byte offset of each `.param` (each placed at the next
+    /// multiple of its `.align`) and the block's total size (the end of the last parameter).
+    ///
+    /// This is PISA's argument ABI, shared by every executor and by the host side.
+    pub fn param_layout(&self) -> (Vec<u32>, u32) {
+        let mut offsets = Vec::with_capacity(self.params.len());
+        let mut end = 0u32;
+        for p in &self.params {
+            let align = p.align.max(1);
+            let off = end.div_ceil(align) * align;
+            offsets.push(off);
+            end = off + p.size;
+        }
+        (offsets, end)
+    }
+
+    /// Whether this is a kernel.
+    pub fn is_kernel(&self) -> bool {
+        self.kind == FunctionKind::Kernel
+    }
+}
+
+/// Kernel attributes (prog-4 §4.1.1).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelAttrs {
+    /// `.reqd_work_group_size(X, Y, Z)`.
+    pub reqd_work_group_size: Option<[u32; 3]>,
+    /// `.vec_type_hint(TYPE)`: an OpenCL type name, kept as written.
+    pub vec_type_hint: Option<String>,
+}
+
+/// A kernel parameter: `.param[N] <attrs> %name` (prog-4 §4.2).
+#[derive(Clone, Debug)]
+pub struct KernelParam {
+    /// Name without the `%`.
+    pub name: String,
+    /// Size in bytes.
+    pub size: u32,
+    /// `.align(N)` in the argument buffer; default 8.
+    pub align: u32,
+    /// `.addrspace(S)`: the space a pointer argument points to.
+    pub addrspace: Option<MemSpace>,
+    /// `.ptr_align(N)`: alignment of the pointee.
+    pub ptr_align: Option<u32>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// A register or predicate declaration after range expansion.
+#[derive(Clone, Debug)]
+pub struct RegDecl {
+    /// Name without the `%`.
+    pub name: String,
+    /// Its type.
+    pub ty: RegType,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// Bit widths of scalar registers and vector elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Bits {
+    /// `.8b`
+    B8,
+    /// `.16b`
+    B16,
+    /// `.32b`
+    B32,
+    /// `.64b`
+    B64,
+    /// `.128b`
+    B128,
+}
+
+impl Bits {
+    /// Width in bits.
+    pub fn bits(self) -> u32 {
+        match self {
+            Bits::B8 => 8,
+            Bits::B16 => 16,
+            Bits::B32 => 32,
+            Bits::B64 => 64,
+            Bits::B128 => 128,
+        }
+    }
+
+    /// Width in bytes.
+    pub fn bytes(self) -> u32 {
+        self.bits() / 8
+    }
+
+    /// The width with `bits` bits, if there is one.
+    pub fn from_bits(bits: u32) -> Option<Bits> {
+        Some(match bits {
+            8 => Bits::B8,
+            16 => Bits::B16,
+            32 => Bits::B32,
+            64 => Bits::B64,
+            128 => Bits::B128,
+            _ => return None,
+        })
+    }
+}
+
+/// The type of a register variable (prog-2 §2.2, §2.3; arch-2 §2.2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RegType {
+    /// `.pred`: one bit.
+    Pred,
+    /// `.Nb`: a scalar of N bits.
+    Scalar(Bits),
+    /// `.vK.Nb`: K elements of N bits.
+    Vector(Bits, u8),
+}
+
+impl RegType {
+    /// Total width in bits (1 for a predicate).
+    pub fn total_bits(self) -> u32 {
+        match self {
+            RegType::Pred => 1,
+            RegType::Scalar(b) => b.bits(),
+            RegType::Vector(b, n) => b.bits() * n as u32,
+        }
+    }
+
+    /// Element width (the scalar's own width for a scalar); `None` for a predicate.
+    pub fn element(self) -> Option<Bits> {
+        match self {
+            RegType::Pred => None,
+            RegType::Scalar(b) | RegType::Vector(b, _) => Some(b),
+        }
+    }
+
+    /// Number of elements: 1 for scalars and predicates.
+    pub fn count(self) -> u8 {
+        match self {
+            RegType::Vector(_, n) => n,
+            _ => 1,
+        }
+    }
+}
+
+/// A memory variable declared inside a kernel or function body.
+#[derive(Clone, Debug)]
+pub struct LocalVar {
+    /// Name without the `@`.
+    pub name: String,
+    /// `.private`, `.shared` or `.const`.
+    pub space: MemSpace,
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes (default 1).
+    pub align: u64,
+    /// Initializer (only `.const` has one, and must).
+    pub init: Option<Vec<InitItem>>,
+    /// Where it was declared.
+    pub span: Span,
+}
+
+/// A label: a position in the body.
+#[derive(Clone, Debug)]
+pub struct Label {
+    /// Its name.
+    pub name: String,
+    /// Index in the body of the first instruction after the label (may equal the body length).
+    pub target: usize,
+    /// Where it was defined.
+    pub span: Span,
+}
+
+/// One instruction.
+#[derive(Clone, Debug)]
+pub struct Inst {
+    /// The opcode.
+    pub op: Opcode,
+    /// Which syntax form of the opcode's table entry matched (index into
+    /// [`crate::isa::InstrDef::forms`]).
+    pub form: u8,
+    /// Qualifiers.
+    pub q: Quals,
+    /// Operands in source order.
+    pub ops: Vec<Operand>,
+    /// The instruction's text in the source.
+    pub span: Span,
+}
+
+macro_rules! opcodes {
+    ($($variant:ident = $text:literal,)*) => {
+        /// Every PISA v0.1 opcode (isa-1 to isa-9).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum Opcode { $(#[doc = concat!("`", $text, "`")] $variant,)* }
+
+        impl Opcode {
+            /// Every opcode, in table order.
+            pub const ALL: &'static [Opcode] = &[$(Opcode::$variant,)*];
+
+            /// The mnemonic as written in PISA.
+            pub fn as_str(self) -> &'static str {
+                match self { $(Opcode::$variant => $text,)* }
+            }
+
+            /// Looks up a mnemonic's opcode part.
+            pub fn from_str(s: &str) -> Option<Opcode> {
+                match s { $($text => Some(Opcode::$variant),)* _ => None }
+            }
+        }
+    };
+}
+
+opcodes! {
+    Dp4a = "dp4a", Iabs = "iabs", Iadd = "iadd", Ineg = "ineg", Isub = "isub", Sdiv = "sdiv",
+    Smad = "smad", Smax = "smax", Smin = "smin", Smul = "smul", Uaddc = "uaddc", Udiv = "udiv",
+    Umad = "umad", Umax = "umax", Umin = "umin", Umul = "umul",
+    Fabs = "fabs", Fadd = "fadd", Fcos = "fcos", Fdiv = "fdiv", Fexp2 = "fexp2", Flog2 = "flog2",
+    Fmad = "fmad", Fmax = "fmax", Fmin = "fmin", Fmul = "fmul", Fneg = "fneg", Frc = "frc",
+    Frcp = "frcp", Frsqrt = "frsqrt", Fsin = "fsin", Fsqrt = "fsqrt", Fsub = "fsub", Ftanh = "ftanh",
+    And = "and", Asr = "asr", Bfi = "bfi", Bfn = "bfn", Bfrev = "bfrev", Cbit = "cbit", Fbh = "fbh",
+    Fbl = "fbl", Not = "not", Or = "or", Sbfe = "sbfe", Shr = "shr", Shl = "shl", Shf = "shf",
+    Ubfe = "ubfe", Xor = "xor",
+    Addrcast = "addrcast", Addrof = "addrof", Extract = "extract", F2i = "f2i", Fext = "fext",
+    Frnd = "frnd", Ftrunc = "ftrunc", Ftrunc2 = "ftrunc2", I2f = "i2f", Insert = "insert",
+    Isaddr = "isaddr", Mov = "mov", Pf2i = "pf2i", Sext = "sext", Trunc = "trunc", Zext = "zext",
+    Scmp = "scmp", Ucmp = "ucmp", Fcmp = "fcmp", Sel = "sel",
+    Call = "call", Goto = "goto", Return = "return",
+    Fred = "fred", Ired = "ired", Redfirstidx = "redfirstidx", Shfl = "shfl",
+    Fatom = "fatom", Iatom = "iatom", Ld = "ld", St = "st",
+    Barrier = "barrier", Fence = "fence",
+}
+
+/// Data-type qualifiers (arch-2 §2.2): bit types, signed/unsigned conversion types,
+/// floating-point types and packed types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum DataType {
+    B8,
+    B16,
+    B32,
+    B64,
+    B128,
+    U8,
+    S8,
+    U16,
+    S16,
+    U32,
+    S32,
+    U64,
+    S64,
+    Hf,
+    Bf,
+    F,
+    Df,
+    B8x4,
+    B16x2,
+    Hfx2,
+    Bfx2,
+    U16x2,
+    S16x2,
+}
+
+impl DataType {
+    /// Total width in bits.
+    pub fn bits(self) -> u32 {
+        use DataType::*;
+        match self {
+            B8 | U8 | S8 => 8,
+            B16 | U16 | S16 | Hf | Bf => 16,
+            B32 | U32 | S32 | F | B8x4 | B16x2 | Hfx2 | Bfx2 | U16x2 | S16x2 => 32,
+            B64 | U64 | S64 | Df => 64,
+            B128 => 128,
+        }
+    }
+
+    /// `(element width in bits, element count)` of a packed type; `None` otherwise.
+    pub fn packed(self) -> Option<(u32, u8)> {
+        use DataType::*;
+        match self {
+            B8x4 => Some((8, 4)),
+            B16x2 | Hfx2 | Bfx2 | U16x2 | S16x2 => Some((16, 2)),
+            _ => None,
+        }
+    }
+
+    /// Whether the type is a floating-point type (scalar or packed).
+    pub fn is_float(self) -> bool {
+        use DataType::*;
+        matches!(self, Hf | Bf | F | Df | Hfx2 | Bfx2)
+    }
+
+    /// Whether the type is a signed conversion type (`.sN`, `.s16x2`).
+    pub fn is_signed(self) -> bool {
+        use DataType::*;
+        matches!(self, S8 | S16 | S32 | S64 | S16x2)
+    }
+
+    /// The qualifier spelling without the dot.
+    pub fn as_str(self) -> &'static str {
+        use DataType::*;
+        match self {
+            B8 => "8b",
+            B16 => "16b",
+            B32 => "32b",
+            B64 => "64b",
+            B128 => "128b",
+            U8 => "u8",
+            S8 => "s8",
+            U16 => "u16",
+            S16 => "s16",
+            U32 => "u32",
+            S32 => "s32",
+            U64 => "u64",
+            S64 => "s64",
+            Hf => "hf",
+            Bf => "bf",
+            F => "f",
+            Df => "df",
+            B8x4 => "8bx4",
+            B16x2 => "16bx2",
+            Hfx2 => "hfx2",
+            Bfx2 => "bfx2",
+            U16x2 => "u16x2",
+            S16x2 => "s16x2",
+        }
+    }
+}
+
+/// Address-space qualifiers of instructions (`.global`, `.generic`, ...).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum AddrSpace {
+    Global,
+    Const,
+    Shared,
+    Private,
+    Generic,
+    Param,
+}
+
+impl AddrSpace {
+    /// The memory space of a specific (non-generic, non-param) address space.
+    pub fn mem_space(self) -> Option<MemSpace> {
+        Some(match self {
+            AddrSpace::Global => MemSpace::Global,
+            AddrSpace::Const => MemSpace::Const,
+            AddrSpace::Shared => MemSpace::Shared,
+            AddrSpace::Private => MemSpace::Private,
+            AddrSpace::Generic | AddrSpace::Param => return None,
+        })
+    }
+}
+
+/// Memory orders (arch-1 §1.2.1.1), plus `.weak` for non-atomic accesses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum MemOrder {
+    Weak,
+    Relaxed,
+    Acquire,
+    Release,
+    AcqRel,
+    SeqCst,
+}
+
+/// Memory scopes (arch-1 §1.2.1.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum MemScope {
+    Subgroup,
+    Workgroup,
+    Gpu,
+    System,
+}
+
+/// Rounding modes (arch-3 §3.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum RoundingMode {
+    /// `.re`: to nearest, ties to even (the default).
+    #[default]
+    Re,
+    /// `.rd`: toward minus infinity.
+    Rd,
+    /// `.ru`: toward plus infinity.
+    Ru,
+    /// `.rz`: toward zero.
+    Rz,
+    /// `.rna`: to nearest, ties away from zero.
+    Rna,
+}
+
+/// Comparison operators of `scmp`/`ucmp`/`fcmp`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CmpOp {
+    Eq,
+    Ne,
+    Gt,
+    Ge,
+    Lt,
+    Le,
+}
+
+/// `.signedness` of `dp4a` (`.ss .us .su .uu`): the first letter is `src1`'s, the second
+/// `src2`'s, as the semantics block says (`src1_signed = .su || .ss`,
+/// `src2_signed = .us || .ss`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Dp4aSign {
+    /// Whether the bytes of `src1` are sign-extended.
+    pub src1_signed: bool,
+    /// Whether the bytes of `src2` are sign-extended.
+    pub src2_signed: bool,
+}
+
+/// Reduction and atomic operations (`ired`, `fred`, `iatom`, `fatom`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum AtomOp {
+    Add,
+    Sub,
+    Sum,
+    Smin,
+    Smax,
+    Umin,
+    Umax,
+    Min,
+    Max,
+    Absmax,
+    And,
+    Or,
+    Xor,
+    Xchg,
+    Cas,
+    Inc,
+    Dec,
+    Incwrap,
+    Decwrap,
+}
+
+/// `shfl` operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum ShflOp {
+    Up,
+    Dn,
+    Xor,
+    Idx,
+}
+
+/// One word of a cache-control qualifier; a hint only.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum CacheHint {
+    L1c,
+    L1uc,
+    L1s,
+    L1wb,
+    L1wt,
+    L2c,
+    L2uc,
+    L2wb,
+    L3c,
+    L3uc,
+    L3wb,
+    Ri,
+    Uc,
+}
+
+/// Every qualifier an instruction may carry, typed. Fields an opcode does not have stay at
+/// their default (`None` / `false`); the instruction table says which ones each form has.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Quals {
+    /// `.type` (or the only data type of the form).
+    pub ty: Option<DataType>,
+    /// `.to` of conversions and `addrcast`.
+    pub to: Option<DataType>,
+    /// `.from` of conversions.
+    pub from: Option<DataType>,
+    /// `.to` of `addrcast` (and the address space of `isaddr`).
+    pub space_to: Option<AddrSpace>,
+    /// `.from` of `addrcast`.
+    pub space_from: Option<AddrSpace>,
+    /// `.addrspace` of memory instructions and fences (`ld` without one is generic).
+    pub space: Option<AddrSpace>,
+    /// `.vN` of vector loads/stores and of extract/insert.
+    pub vec: Option<u8>,
+    /// `.memorder`.
+    pub order: Option<MemOrder>,
+    /// `.memscope`.
+    pub scope: Option<MemScope>,
+    /// Cache-control words, in source order.
+    pub cache: Vec<CacheHint>,
+    /// `.rndmode`; `None` means the default `.re`.
+    pub rnd: Option<RoundingMode>,
+    /// `.ftz`
+    pub ftz: bool,
+    /// `.dsat`
+    pub dsat: bool,
+    /// `.nanp`
+    pub nanp: bool,
+    /// `.fast`
+    pub fast: bool,
+    /// `.full`
+    pub full: bool,
+    /// `.signedness` of `dp4a`.
+    pub signedness: Option<Dp4aSign>,
+    /// `.rem` of `sdiv`/`udiv` (`.quo` or nothing is the quotient).
+    pub rem: bool,
+    /// `.cop` of comparisons.
+    pub cop: Option<CmpOp>,
+    /// `.l` (true) or `.r` (false) of `shf`.
+    pub shf_left: bool,
+    /// `.operation` of `bfn`.
+    pub bfn: Option<u8>,
+    /// `.index` of `extract`/`insert`.
+    pub index: Option<u8>,
+    /// `.dynamic` of `extract`/`insert`.
+    pub dynamic: bool,
+    /// `.ci` of `uaddc`.
+    pub ci: bool,
+    /// `.co` of `uaddc`.
+    pub co: bool,
+    /// `.cond` of `goto`/`call`/`return`.
+    pub cond: bool,
+    /// `.op` of `shfl`.
+    pub shfl: Option<ShflOp>,
+    /// `.sg` of `shfl`.
+    pub sg: bool,
+    /// `.op` of `ired`/`fred`/`iatom`/`fatom`.
+    pub atom: Option<AtomOp>,
+}
+
+impl Quals {
+    /// The rounding mode in effect (`.re` unless one is given).
+    pub fn rounding(&self) -> RoundingMode {
+        self.rnd.unwrap_or_default()
+    }
+}
+
+/// Special registers (arch-4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum SpecialReg {
+    ActiveMask,
+    EnqueuedLocalSize,
+    GlobalOffset,
+    GlobalSize,
+    GroupCount,
+    GroupId,
+    LaneId,
+    LocalId,
+    LocalSize,
+    PrintfBuffer,
+    SubgroupSize,
+    WorkDim,
+}
+
+impl SpecialReg {
+    /// The register's type (arch-4, "Special Registers").
+    pub fn ty(self) -> RegType {
+        use SpecialReg::*;
+        match self {
+            ActiveMask | LaneId | SubgroupSize | WorkDim => RegType::Scalar(Bits::B32),
+            PrintfBuffer => RegType::Scalar(Bits::B64),
+            GlobalOffset | GlobalSize => RegType::Vector(Bits::B64, 3),
+            EnqueuedLocalSize | GroupCount | GroupId | LocalId | LocalSize => {
+                RegType::Vector(Bits::B32, 3)
+            }
+        }
+    }
+
+    /// Name without the `%`.
+    pub fn as_str(self) -> &'static str {
+        use SpecialReg::*;
+        match self {
+            ActiveMask => "activemask",
+            EnqueuedLocalSize => "enqueuedlocalsize",
+            GlobalOffset => "globaloffset",
+            GlobalSize => "globalsize",
+            GroupCount => "groupcount",
+            GroupId => "groupid",
+            LaneId => "laneid",
+            LocalId => "localid",
+            LocalSize => "localsize",
+            PrintfBuffer => "printfbuffer",
+            SubgroupSize => "subgroupsize",
+            WorkDim => "workdim",
+        }
+    }
+
+    /// Every special register.
+    pub const ALL: &'static [SpecialReg] = &[
+        SpecialReg::ActiveMask,
+        SpecialReg::EnqueuedLocalSize,
+        SpecialReg::GlobalOffset,
+        SpecialReg::GlobalSize,
+        SpecialReg::GroupCount,
+        SpecialReg::GroupId,
+        SpecialReg::LaneId,
+        SpecialReg::LocalId,
+        SpecialReg::LocalSize,
+        SpecialReg::PrintfBuffer,
+        SpecialReg::SubgroupSize,
+        SpecialReg::WorkDim,
+    ];
+}
+
+/// Swizzles of vector operands (prog-3 §3.4); multi-element ones only on `mov`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[allow(missing_docs)]
+pub enum Swizzle {
+    X,
+    Y,
+    Z,
+    W,
+    XY,
+    ZW,
+    XYZW,
+}
+
+impl Swizzle {
+    /// `(first element, element count)` selected.
+    pub fn range(self) -> (u8, u8) {
+        match self {
+            Swizzle::X => (0, 1),
+            Swizzle::Y => (1, 1),
+            Swizzle::Z => (2, 1),
+            Swizzle::W => (3, 1),
+            Swizzle::XY => (0, 2),
+            Swizzle::ZW => (2, 2),
+            Swizzle::XYZW => (0, 4),
+        }
+    }
+
+    /// Parses `x`, `y`, `z`, `w`, `xy`, `zw`, `xyzw`.
+    pub fn parse(s: &str) -> Option<Swizzle> {
+        Some(match s {
+            "x" => Swizzle::X,
+            "y" => Swizzle::Y,
+            "z" => Swizzle::Z,
+            "w" => Swizzle::W,
+            "xy" => Swizzle::XY,
+            "zw" => Swizzle::ZW,
+            "xyzw" => Swizzle::XYZW,
+            _ => return None,
+        })
+    }
+}
+
+/// A memory variable referenced by an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VarRef {
+    /// A module-scope variable.
+    Global(GlobalId),
+    /// A variable of the current function's body.
+    Local(LocalId),
+}
+
+/// The base of an address operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddrBase {
+    /// A 32- or 64-bit scalar register holding an address.
+    Reg(RegId),
+    /// A memory variable: its address.
+    Var(VarRef),
+    /// A kernel parameter (`ld.param` only).
+    Param(ParamId),
+    /// An immediate address (MemI).
+    Imm(u64),
+}
+
+/// The offset part of an address operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddrOffset {
+    /// No offset (MemR, MemI).
+    None,
+    /// A register offset (MemRR).
+    Reg(RegId),
+    /// A signed immediate offset (MemRI).
+    Imm(i64),
+}
+
+/// An address operand `[base]` or `[base + offset]` (prog-3 §3.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Address {
+    /// The base.
+    pub base: AddrBase,
+    /// The offset.
+    pub offset: AddrOffset,
+    /// Width of the address arithmetic in bits: 32 or 64.
+    pub bits: u32,
+}
+
+/// An operand.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operand {
+    /// A register, whole or through a swizzle.
+    Reg {
+        /// The register.
+        reg: RegId,
+        /// The swizzle, if any.
+        swizzle: Option<Swizzle>,
+    },
+    /// A predicate, possibly negated with `!`.
+    Pred {
+        /// The predicate register.
+        reg: RegId,
+        /// Whether `!` was written.
+        negated: bool,
+    },
+    /// An immediate, already converted to the operand's bit pattern (zero-extended to 128 bits).
+    Imm(u128),
+    /// A special register; `component` is the swizzle (`.x`=0, `.y`=1, `.z`=2) of vector ones.
+    Special {
+        /// The register.
+        reg: SpecialReg,
+        /// Component of a vector special register.
+        component: Option<u8>,
+    },
+    /// A memory variable used as a value (its address): `addrof`, `addrcast`.
+    Var(VarRef),
+    /// A function name: `addrof` and `call` targets.
+    Func(FuncId),
+    /// An address operand.
+    Addr(Address),
+    /// A label: `goto` targets.
+    Label(LabelId),
+    /// `void` as the return value of `call`.
+    Void,
+}

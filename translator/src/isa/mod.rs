@@ -1,0 +1,1 @@
+//! The instruction table (to be written).

@@ -1,0 +1,1 @@
+//! Memory layout decisions (to be written).

@@ -1,0 +1,1 @@
+//! Reflection (to be written).
