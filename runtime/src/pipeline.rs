@@ -244,6 +244,36 @@ fn subgroup_size_name(n: u32) -> &'static str {
     s
 }
 
+/// The names of the `GLCompute` entry points of a SPIR-V module (a scan of the instruction
+/// stream; the rest of the module is left to the driver).
+fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
+    const OP_ENTRY_POINT: u32 = 15;
+    const OP_FUNCTION: u32 = 54;
+    const GL_COMPUTE: u32 = 5;
+    let mut names = Vec::new();
+    let mut at = 5; // after the header
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let opcode = words[at] & 0xFFFF;
+        if count == 0 || at + count > words.len() {
+            return Err(format!("bad instruction length at word {at}"));
+        }
+        if opcode == OP_FUNCTION {
+            break; // entry points come before any function
+        }
+        if opcode == OP_ENTRY_POINT && count >= 4 && words[at + 1] == GL_COMPUTE {
+            let bytes: Vec<u8> = words[at + 3..at + count]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            let len = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+            names.push(String::from_utf8_lossy(&bytes[..len]).into_owned());
+        }
+        at += count;
+    }
+    Ok(names)
+}
+
 /// Checks `desc` against the enabled features and the device limits.
 fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result<(), Error> {
     let name = desc.name_for_errors;
@@ -253,6 +283,19 @@ fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result
     }
     if desc.entry_point.is_empty() || desc.entry_point.contains('\0') {
         return invalid(format!("bad entry point name {:?}", desc.entry_point));
+    }
+    let entries = compute_entry_points(desc.spirv)
+        .map_err(|m| Error::InvalidArgument(format!("{name}: malformed SPIR-V module: {m}")))?;
+    if !entries.iter().any(|e| e == desc.entry_point) {
+        return invalid(format!(
+            "the module has no GLCompute entry point {:?} (it has: {})",
+            desc.entry_point,
+            if entries.is_empty() {
+                "none".to_string()
+            } else {
+                entries.join(", ")
+            }
+        ));
     }
     let mut missing = enabled.missing(&desc.required_features);
     if desc.required_subgroup_size.is_some() && !enabled.subgroup_size_control {
@@ -448,7 +491,18 @@ mod tests {
         }
     }
 
-    const WORDS: [u32; 5] = [SPIRV_MAGIC, 0x0001_0500, 0, 16, 0];
+    /// Header, then `OpEntryPoint GLCompute %1 "main"`.
+    const WORDS: [u32; 9] = [
+        SPIRV_MAGIC,
+        0x0001_0500,
+        0,
+        16,
+        0,
+        (4 << 16) | 15,
+        5,
+        1,
+        u32::from_le_bytes(*b"main"),
+    ];
 
     fn desc() -> PipelineDesc<'static> {
         PipelineDesc {
