@@ -301,8 +301,13 @@ impl Context {
         )
     }
 
-    /// Takes the messages the validation layer reported since the last call (warnings and
-    /// errors, plus validation messages of any severity). Empty when validation is off.
+    /// Takes the messages the validation layer reported since the last call: warnings and
+    /// errors of every type, one line each (`[ERROR validation] VUID-...: text`); informational
+    /// messages are dropped. Empty when validation is off.
+    ///
+    /// A validation layer older than the driver may report the extensions and feature
+    /// structures it does not know yet (seen with layer 1.3.239 and Mesa 25:
+    /// `VK_KHR_shader_maximal_reconvergence`); those come from context creation.
     pub fn validation_messages(&self) -> Vec<String> {
         self.shared.instance.drain_messages()
     }

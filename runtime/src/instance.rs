@@ -185,8 +185,7 @@ pub(crate) fn version_text(v: u32) -> String {
 fn messenger_create_info(sink: &Arc<MessageSink>) -> vk::DebugUtilsMessengerCreateInfoEXT<'static> {
     vk::DebugUtilsMessengerCreateInfoEXT::default()
         .message_severity(
-            vk::DebugUtilsMessageSeverityFlagsEXT::INFO
-                | vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
+            vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
                 | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
         )
         .message_type(
@@ -198,16 +197,16 @@ fn messenger_create_info(sink: &Arc<MessageSink>) -> vk::DebugUtilsMessengerCrea
         .user_data(Arc::as_ptr(sink) as *mut c_void)
 }
 
-/// Keeps warnings and errors of every type, and validation messages of any severity above
-/// verbose; drops informational chatter of the loader.
+/// Keeps warnings and errors of every message type (general, validation, performance); drops
+/// the informational messages (the layer's "validation layer active" banner, cache notes).
 fn keep(
     severity: vk::DebugUtilsMessageSeverityFlagsEXT,
-    types: vk::DebugUtilsMessageTypeFlagsEXT,
+    _types: vk::DebugUtilsMessageTypeFlagsEXT,
 ) -> bool {
     severity.intersects(
         vk::DebugUtilsMessageSeverityFlagsEXT::WARNING
             | vk::DebugUtilsMessageSeverityFlagsEXT::ERROR,
-    ) || types.contains(vk::DebugUtilsMessageTypeFlagsEXT::VALIDATION)
+    )
 }
 
 unsafe extern "system" fn debug_callback(
@@ -263,13 +262,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn keeps_warnings_errors_and_validation() {
+    fn keeps_warnings_and_errors_only() {
         use vk::DebugUtilsMessageSeverityFlagsEXT as S;
         use vk::DebugUtilsMessageTypeFlagsEXT as T;
         assert!(keep(S::WARNING, T::GENERAL));
         assert!(keep(S::ERROR, T::PERFORMANCE));
-        assert!(keep(S::INFO, T::VALIDATION));
-        assert!(!keep(S::INFO, T::GENERAL));
+        assert!(keep(S::ERROR, T::VALIDATION));
+        assert!(!keep(S::INFO, T::VALIDATION));
+        assert!(!keep(S::VERBOSE, T::GENERAL));
     }
 
     #[test]
