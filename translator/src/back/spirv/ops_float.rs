@@ -375,14 +375,55 @@ impl FnCx<'_> {
                 self.no_contraction(p);
                 self.m.b.f_add(ft, None, p, c).map_err(bug)
             }
-            _ => {
-                let glsl = self.m.glsl;
-                self.m
-                    .b
-                    .ext_inst(ft, None, glsl, 50, [SpvOperand::IdRef(a), SpvOperand::IdRef(b), SpvOperand::IdRef(c)])
-                    .map_err(bug)
-            }
+            FKind::F32 => self.fma_f32(a, b, c),
+            FKind::F64 => Err(self.err(
+                "`fmad.df` is not supported by the SPIR-V back end yet: no Vulkan driver guarantees a fused double-precision fma",
+            )),
         }
+    }
+
+    /// A correctly rounded f32 fma from f64 arithmetic: the product is exact in f64, the sum
+    /// is rounded to odd (round to nearest, then nudged by the TwoSum error), and rounding
+    /// that to f32 is then correct (Boldo and Melquiond, "Emulation of FMA and correctly
+    /// rounded sums: proved algorithms using rounding to odd").
+    fn fma_f32(&mut self, a: Word, b: Word, c: Word) -> EResult<Word> {
+        let dt = self.m.ty(Scalar::F(64));
+        let ft = self.m.ty(Scalar::F(32));
+        let u64t = self.m.uint(64);
+        let bt = self.m.ty(Scalar::Bool);
+        self.m.feature(crate::reflect::Feature::Float64);
+        let a = self.m.b.f_convert(dt, None, a).map_err(bug)?;
+        let b = self.m.b.f_convert(dt, None, b).map_err(bug)?;
+        let c = self.m.b.f_convert(dt, None, c).map_err(bug)?;
+        let p = self.m.b.f_mul(dt, None, a, b).map_err(bug)?;
+        let s = self.m.b.f_add(dt, None, p, c).map_err(bug)?;
+        // TwoSum: e = (p - (s - bb)) + (c - bb) with bb = s - p
+        let bb = self.m.b.f_sub(dt, None, s, p).map_err(bug)?;
+        let sb = self.m.b.f_sub(dt, None, s, bb).map_err(bug)?;
+        let e1 = self.m.b.f_sub(dt, None, p, sb).map_err(bug)?;
+        let e2 = self.m.b.f_sub(dt, None, c, bb).map_err(bug)?;
+        let e = self.m.b.f_add(dt, None, e1, e2).map_err(bug)?;
+        for id in [p, s, bb, sb, e1, e2, e] {
+            self.no_contraction(id);
+        }
+        let zero = self.m.const_of(dt, 64, 0);
+        let inexact = self.m.b.f_ord_not_equal(bt, None, e, zero).map_err(bug)?;
+        let sbits = self.m.b.bitcast(u64t, None, s).map_err(bug)?;
+        let one = self.m.const_uint(64, 1);
+        let lsb = self.m.b.bitwise_and(u64t, None, sbits, one).map_err(bug)?;
+        let z64 = self.m.const_uint(64, 0);
+        let even = self.m.b.i_equal(bt, None, lsb, z64).map_err(bug)?;
+        let fix = self.m.b.logical_and(bt, None, inexact, even).map_err(bug)?;
+        // Away from zero when e has the sign of s, else toward zero.
+        let epos = self.m.b.f_ord_greater_than(bt, None, e, zero).map_err(bug)?;
+        let spos = self.m.b.f_ord_greater_than(bt, None, s, zero).map_err(bug)?;
+        let away = self.m.b.logical_equal(bt, None, epos, spos).map_err(bug)?;
+        let up = self.m.b.i_add(u64t, None, sbits, one).map_err(bug)?;
+        let down = self.m.b.i_sub(u64t, None, sbits, one).map_err(bug)?;
+        let moved = self.sel(64, away, up, down)?;
+        let odd = self.sel(64, fix, moved, sbits)?;
+        let odd = self.m.b.bitcast(dt, None, odd).map_err(bug)?;
+        self.m.b.f_convert(ft, None, odd).map_err(bug)
     }
 
     /// IEEE minimumNumber/maximumNumber (or minimum/maximum with `.nanp`), -0 < +0.
