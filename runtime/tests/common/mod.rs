@@ -394,3 +394,15 @@ pub fn leak_cycle(
     assert_eq!(got[n as usize - 1], (n - 1) * 3 + 7);
     Ok(())
 }
+
+/// Small conveniences on [`PipelineDesc`].
+pub trait PipelineDescExt<'a> {
+    /// The same description with another local size.
+    fn with_local(self, local_size: [u32; 3]) -> PipelineDesc<'a>;
+}
+
+impl<'a> PipelineDescExt<'a> for PipelineDesc<'a> {
+    fn with_local(self, local_size: [u32; 3]) -> PipelineDesc<'a> {
+        PipelineDesc { local_size, ..self }
+    }
+}
