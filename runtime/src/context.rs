@@ -4,6 +4,11 @@
 //! live in a reference-counted [`DeviceShared`]; buffers and pipelines hold an `Arc` to it, so
 //! they stay valid even when they outlive the `Context`, and the device is destroyed only after
 //! the last of them is gone.
+//!
+//! Destruction order: dropping the `Context` releases its cached pipelines (each destroyed when
+//! its last `Arc` goes), the command pool and fence, and the `VkPipelineCache`; when the last
+//! buffer and pipeline are gone too, `DeviceShared` drops the allocator (which frees its memory
+//! blocks), the device, the debug messenger and the instance, in that order.
 
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -165,11 +170,22 @@ impl Context {
         options: &ContextOptions,
     ) -> Result<Context, Error> {
         let (validation, timeout_seconds) = options.resolve_env()?;
+        let from_env = selector == DeviceSelector::Default;
         let selector = selector.resolve_env();
         let owner = InstanceOwner::new(validation)?;
         let mut devices = device::enumerate(&owner.instance, owner.api_version)?;
         let infos: Vec<DeviceInfo> = devices.iter().map(|d| d.info.clone()).collect();
-        let chosen = devices.swap_remove(selector.pick(&infos)?);
+        let picked = selector.pick(&infos).map_err(|e| match e {
+            Error::DeviceNotFound {
+                selector,
+                available,
+            } if from_env => Error::DeviceNotFound {
+                selector: format!("{selector} (from {})", device::DEVICE_ENV),
+                available,
+            },
+            other => other,
+        })?;
+        let chosen = devices.swap_remove(picked);
         let info = chosen.info;
         if info.api_version < (1, 2, 0) {
             return Err(Error::NoDevice(format!(
