@@ -24,7 +24,7 @@ fn endless_kernel_times_out() {
     ctx.dispatch(&p, &addr_n_push(buf.device_address(), 16), [1, 1, 1])
         .unwrap();
     let per_unit = start.elapsed().as_secs_f64() / 16.0;
-    let n_long = ((3.5 / per_unit) as u32).max(1);
+    let n_long = ((6.0 / per_unit) as u32).max(1);
     eprintln!(
         "{:.2} ms per 2^20 iterations; long run n = {n_long}",
         per_unit * 1e3
