@@ -4,6 +4,11 @@
 //! live in a reference-counted [`DeviceShared`]; buffers and pipelines hold an `Arc` to it, so
 //! they stay valid even when they outlive the `Context`, and the device is destroyed only after
 //! the last of them is gone.
+//!
+//! Destruction order: dropping the `Context` releases its cached pipelines (each destroyed when
+//! its last `Arc` goes), the command pool and fence, and the `VkPipelineCache`; when the last
+//! buffer and pipeline are gone too, `DeviceShared` drops the allocator (which frees its memory
+//! blocks), the device, the debug messenger and the instance, in that order.
 
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +32,9 @@ pub const VALIDATION_ENV: &str = "PISA_VK_VALIDATION";
 pub const TIMEOUT_ENV: &str = "PISA_VK_TIMEOUT";
 /// The dispatch timeout when `PISA_VK_TIMEOUT` is not set.
 pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
+
+/// How long dropping a context waits for a dispatch that timed out before leaking.
+const DROP_GRACE_SECONDS: f64 = 1.0;
 
 /// Settings of a [`Context`] that otherwise come from env variables. `None` = read the env
 /// variable (or use the default). Tests use this to avoid racing on the process environment.
@@ -134,9 +142,12 @@ impl Drop for DeviceShared {
 /// One Vulkan device ready to run kernels. `Send + Sync`; share it by reference or in an `Arc`.
 ///
 /// Dispatches are serialised on one queue and wait for completion. After an
-/// [`Error::Timeout`] the context may be unusable: the timed-out work is still running, later
-/// dispatches fail with `Error::Timeout` until it ends, and if it never ends, dropping the
-/// context leaks its Vulkan objects (and the device keeps running the work).
+/// [`Error::Timeout`] the context may be unusable: the timed-out work is still running, and
+/// later dispatches fail at once with `Error::Timeout` until it ends (then the context works
+/// again). Dropping the context waits at most one more second for it; if it still runs, the
+/// device, its memory and every buffer and pipeline are leaked instead of destroyed while in
+/// use (the device keeps running the work: on lavapipe, one CPU thread spins until the process
+/// exits).
 pub struct Context {
     shared: Arc<DeviceShared>,
     info: DeviceInfo,
@@ -159,11 +170,22 @@ impl Context {
         options: &ContextOptions,
     ) -> Result<Context, Error> {
         let (validation, timeout_seconds) = options.resolve_env()?;
+        let from_env = selector == DeviceSelector::Default;
         let selector = selector.resolve_env();
         let owner = InstanceOwner::new(validation)?;
         let mut devices = device::enumerate(&owner.instance, owner.api_version)?;
         let infos: Vec<DeviceInfo> = devices.iter().map(|d| d.info.clone()).collect();
-        let chosen = devices.swap_remove(selector.pick(&infos)?);
+        let picked = selector.pick(&infos).map_err(|e| match e {
+            Error::DeviceNotFound {
+                selector,
+                available,
+            } if from_env => Error::DeviceNotFound {
+                selector: format!("{selector} (from {})", device::DEVICE_ENV),
+                available,
+            },
+            other => other,
+        })?;
+        let chosen = devices.swap_remove(picked);
         let info = chosen.info;
         if info.api_version < (1, 2, 0) {
             return Err(Error::NoDevice(format!(
@@ -325,7 +347,7 @@ impl Context {
 
 impl Drop for Context {
     fn drop(&mut self) {
-        let timeout = Duration::from_secs_f64(self.timeout_seconds);
+        let timeout = Duration::from_secs_f64(self.timeout_seconds.min(DROP_GRACE_SECONDS));
         let exec = self.executor.get_mut().unwrap_or_else(|e| e.into_inner());
         // Wait for any timed-out work once more; if it still runs, mark the device wedged
         // so that nothing in use gets destroyed.

@@ -38,10 +38,10 @@ pub enum Error {
     /// A wait on the device took longer than the allowed time.
     ///
     /// After this error the [`Context`](crate::Context) may be unusable: the work is still
-    /// running on the device. Later dispatches report [`Error::Timeout`] again until it has
-    /// finished, and dropping the context then leaks its Vulkan objects rather than destroying
-    /// objects that are still in use.
-    #[error("{what} did not finish within {seconds} s (PISA_VK_TIMEOUT)")]
+    /// running on the device. Later dispatches report [`Error::Timeout`] at once until it has
+    /// finished (then the context works again); if it is still running when the context is
+    /// dropped, its Vulkan objects are leaked rather than destroyed while in use.
+    #[error("{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT)")]
     Timeout {
         /// The time waited, in seconds.
         seconds: f64,

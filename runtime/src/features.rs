@@ -480,7 +480,6 @@ pub(crate) fn create_logical_device(
     let f = &support.features;
     let x = &support.extras;
     let e = &support.extensions;
-    let v = |x: bool| if x { vk::TRUE } else { vk::FALSE };
 
     let core = vk::PhysicalDeviceFeatures::default()
         .shader_int16(f.int16)
@@ -511,16 +510,16 @@ pub(crate) fn create_logical_device(
         .subgroup_size_control(f.subgroup_size_control)
         .compute_full_subgroups(f.compute_full_subgroups);
     let fa = &f.float_atomics;
-    let mut af = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default();
-    af.shader_buffer_float32_atomic_add = v(fa.buffer_f32_add);
-    af.shader_buffer_float64_atomic_add = v(fa.buffer_f64_add);
-    af.shader_shared_float32_atomic_add = v(fa.shared_f32_add);
-    af.shader_shared_float64_atomic_add = v(fa.shared_f64_add);
-    let mut af2 = vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT::default();
-    af2.shader_buffer_float32_atomic_min_max = v(fa.buffer_f32_min_max);
-    af2.shader_buffer_float64_atomic_min_max = v(fa.buffer_f64_min_max);
-    af2.shader_shared_float32_atomic_min_max = v(fa.shared_f32_min_max);
-    af2.shader_shared_float64_atomic_min_max = v(fa.shared_f64_min_max);
+    let mut af = vk::PhysicalDeviceShaderAtomicFloatFeaturesEXT::default()
+        .shader_buffer_float32_atomic_add(fa.buffer_f32_add)
+        .shader_buffer_float64_atomic_add(fa.buffer_f64_add)
+        .shader_shared_float32_atomic_add(fa.shared_f32_add)
+        .shader_shared_float64_atomic_add(fa.shared_f64_add);
+    let mut af2 = vk::PhysicalDeviceShaderAtomicFloat2FeaturesEXT::default()
+        .shader_buffer_float32_atomic_min_max(fa.buffer_f32_min_max)
+        .shader_buffer_float64_atomic_min_max(fa.buffer_f64_min_max)
+        .shader_shared_float32_atomic_min_max(fa.shared_f32_min_max)
+        .shader_shared_float64_atomic_min_max(fa.shared_f64_min_max);
     let mut mr = vk::PhysicalDeviceShaderMaximalReconvergenceFeaturesKHR::default()
         .shader_maximal_reconvergence(f.maximal_reconvergence);
     let mut wg = vk::PhysicalDeviceWorkgroupMemoryExplicitLayoutFeaturesKHR::default()

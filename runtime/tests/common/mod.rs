@@ -338,3 +338,71 @@ pub fn rss_bytes() -> u64 {
         .unwrap_or(0);
     pages * 4096
 }
+
+/// Bytes of heap memory in use (glibc `mallinfo2`: allocated chunks plus mmapped blocks), or
+/// `None` where that is not available. Unlike RSS, it does not move with allocator caching
+/// and fragmentation (lavapipe's worker threads make glibc arenas grow slowly even when the
+/// heap in use is constant).
+pub fn heap_in_use() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        #[repr(C)]
+        struct Mallinfo2 {
+            arena: usize,
+            ordblks: usize,
+            smblks: usize,
+            hblks: usize,
+            hblkhd: usize,
+            usmblks: usize,
+            fsmblks: usize,
+            uordblks: usize,
+            fordblks: usize,
+            keepcost: usize,
+        }
+        extern "C" {
+            fn mallinfo2() -> Mallinfo2;
+        }
+        // SAFETY: glibc's mallinfo2 takes no arguments and returns a plain struct.
+        let m = unsafe { mallinfo2() };
+        Some((m.uordblks + m.hblkhd) as u64)
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
+/// Distinct local sizes the leak cycles go through (more than the pipeline cache holds).
+pub const LEAK_LOCAL_SIZES: u32 = 300;
+/// Cycles before RSS is taken as the baseline: two passes over every local size.
+pub const LEAK_WARM_UP: usize = 2 * LEAK_LOCAL_SIZES as usize;
+
+/// One leak-check cycle: a buffer, a pipeline with local size `1 + i % LEAK_LOCAL_SIZES`, a
+/// dispatch checked for its first and last values, then everything dropped.
+pub fn leak_cycle(
+    ctx: &pisa_runtime::Context,
+    spirv: &[u32],
+    i: usize,
+) -> Result<(), pisa_runtime::Error> {
+    let local = 1 + (i as u32 % LEAK_LOCAL_SIZES);
+    let n = local * 2;
+    let buf = ctx.create_buffer(n as u64 * 4 + (i as u64 % 7) * 64)?;
+    let p = ctx.create_pipeline(&desc(spirv, local, 16, "leak"))?;
+    ctx.dispatch(&p, &addr_n_push(buf.device_address(), n), [2, 1, 1])?;
+    let got = read_u32s(&buf, n as usize);
+    assert_eq!(got[0], 7);
+    assert_eq!(got[n as usize - 1], (n - 1) * 3 + 7);
+    Ok(())
+}
+
+/// Small conveniences on [`PipelineDesc`].
+pub trait PipelineDescExt<'a> {
+    /// The same description with another local size.
+    fn with_local(self, local_size: [u32; 3]) -> PipelineDesc<'a>;
+}
+
+impl<'a> PipelineDescExt<'a> for PipelineDesc<'a> {
+    fn with_local(self, local_size: [u32; 3]) -> PipelineDesc<'a> {
+        PipelineDesc { local_size, ..self }
+    }
+}
