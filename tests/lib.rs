@@ -48,9 +48,19 @@ pub fn context() -> &'static Context {
     CTX.get_or_init(|| Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}")))
 }
 
-/// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything.
+/// Whether a validation message only says that the installed layer (Debian's 1.3.239) is
+/// older than the driver (Mesa 25): it does not know `VK_KHR_shader_maximal_reconvergence`
+/// and its feature structure (VkStructureType 1000434000), which the runtime enables.
+pub fn is_layer_version_gap(message: &str) -> bool {
+    message.contains("VK_KHR_shader_maximal_reconvergence is not supported by this layer")
+        || message.contains("unknown VkStructureType (1000434000)")
+}
+
+/// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything other
+/// than [`is_layer_version_gap`] messages.
 pub fn check_validation() {
-    let msgs = context().validation_messages();
+    let msgs: Vec<String> =
+        context().validation_messages().into_iter().filter(|m| !is_layer_version_gap(m)).collect();
     assert!(msgs.is_empty(), "validation layer messages:\n{}", msgs.join("\n"));
 }
 
