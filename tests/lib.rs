@@ -30,7 +30,10 @@ pub fn translate_with(src: &str, options: &Options) -> Translation {
         Err(d) => panic!("translation failed:\n{}", d.render()),
     };
     if let Err(e) = validate(&t.spirv) {
-        panic!("spirv-val rejected the module: {e}\n{}", disassemble(&t.spirv));
+        panic!(
+            "spirv-val rejected the module: {e}\n{}",
+            disassemble(&t.spirv)
+        );
     }
     t
 }
@@ -38,14 +41,18 @@ pub fn translate_with(src: &str, options: &Options) -> Translation {
 /// SPIR-V disassembly (for failure messages).
 pub fn disassemble(words: &[u32]) -> String {
     use rspirv::binary::Disassemble;
-    rspirv::dr::load_words(words).map(|m| m.disassemble()).unwrap_or_default()
+    rspirv::dr::load_words(words)
+        .map(|m| m.disassemble())
+        .unwrap_or_default()
 }
 
 /// The shared device context of the test process (lavapipe in CI). Validation-layer
 /// messages are checked by [`check_validation`].
 pub fn context() -> &'static Context {
     static CTX: OnceLock<Context> = OnceLock::new();
-    CTX.get_or_init(|| Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}")))
+    CTX.get_or_init(|| {
+        Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"))
+    })
 }
 
 /// Whether a validation message only says that the installed layer (Debian's 1.3.239) is
@@ -59,15 +66,23 @@ pub fn is_layer_version_gap(message: &str) -> bool {
 /// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything other
 /// than [`is_layer_version_gap`] messages.
 pub fn check_validation() {
-    let msgs: Vec<String> =
-        context().validation_messages().into_iter().filter(|m| !is_layer_version_gap(m)).collect();
-    assert!(msgs.is_empty(), "validation layer messages:\n{}", msgs.join("\n"));
+    let msgs: Vec<String> = context()
+        .validation_messages()
+        .into_iter()
+        .filter(|m| !is_layer_version_gap(m))
+        .collect();
+    assert!(
+        msgs.is_empty(),
+        "validation layer messages:\n{}",
+        msgs.join("\n")
+    );
 }
 
 /// Translates, validates and loads `src` on the test device.
 pub fn load(src: &str) -> Module {
     let t = translate(src);
-    Module::from_translation(context(), "test.pisa", Arc::new(t)).unwrap_or_else(|e| panic!("load failed: {e}"))
+    Module::from_translation(context(), "test.pisa", Arc::new(t))
+        .unwrap_or_else(|e| panic!("load failed: {e}"))
 }
 
 /// Wraps a kernel body in a module: header, then `decls`, then
@@ -85,7 +100,8 @@ pub fn run_u64(src: &str, input: &[u64], in_per: usize, out_per: usize, local: u
     let n = input.len() / in_per.max(1);
     let inb = ctx.buffer_from(input).expect("input buffer");
     let out = ctx.zeroed::<u64>(n * out_per).expect("output buffer");
-    m.dispatch("k", n as u64, local, &[(&out).into(), (&inb).into()]).unwrap_or_else(|e| panic!("dispatch failed: {e}"));
+    m.dispatch("k", n as u64, local, &[(&out).into(), (&inb).into()])
+        .unwrap_or_else(|e| panic!("dispatch failed: {e}"));
     check_validation();
     out.read().expect("read back")
 }
@@ -96,7 +112,26 @@ pub fn int_inputs(bits: u32, random: usize, seed: u64) -> Vec<u64> {
     use rand::{Rng, SeedableRng};
     let mask = mask(bits);
     let min = 1u64 << (bits - 1);
-    let mut v = vec![0, 1, 2, 3, mask, mask - 1, min, min - 1, min + 1, 0x5555_5555_5555_5555 & mask, 0xAAAA_AAAA_AAAA_AAAA & mask, 7, 31, 32, 33, 63, 64, 65];
+    let mut v = vec![
+        0,
+        1,
+        2,
+        3,
+        mask,
+        mask - 1,
+        min,
+        min - 1,
+        min + 1,
+        0x5555_5555_5555_5555 & mask,
+        0xAAAA_AAAA_AAAA_AAAA & mask,
+        7,
+        31,
+        32,
+        33,
+        63,
+        64,
+        65,
+    ];
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     for _ in 0..random {
         v.push(rng.random::<u64>() & mask);
@@ -135,16 +170,25 @@ pub fn eval(inst: &str, src_bits: &[u32], dst_bits: u32, cases: &[Vec<u64>]) -> 
     for (i, &b) in src_bits.iter().enumerate() {
         if b == 1 {
             decl.push_str(&format!(".pred %s{i};\n.reg .32b %t{i};\n"));
-            body.push_str(&format!("ld.global.32b %t{i}, [%pin + {}];\nucmp.ne.32b %s{i}, %t{i}, 0;\n", 8 * i));
+            body.push_str(&format!(
+                "ld.global.32b %t{i}, [%pin + {}];\nucmp.ne.32b %s{i}, %t{i}, 0;\n",
+                8 * i
+            ));
         } else {
             decl.push_str(&format!(".reg .{b}b %s{i};\n"));
             body.push_str(&format!("ld.global.{b}b %s{i}, [%pin + {}];\n", 8 * i));
         }
     }
     let (ddecl, store) = if dst_bits == 1 {
-        (".pred %d;\n.reg .32b %dv;\n".to_string(), "sel.32b %dv, 1, 0, %d;\nst.global.32b [%pout], %dv;\n".to_string())
+        (
+            ".pred %d;\n.reg .32b %dv;\n".to_string(),
+            "sel.32b %dv, 1, 0, %d;\nst.global.32b [%pout], %dv;\n".to_string(),
+        )
     } else {
-        (format!(".reg .{dst_bits}b %d;\n"), format!("st.global.{dst_bits}b [%pout], %d;\n"))
+        (
+            format!(".reg .{dst_bits}b %d;\n"),
+            format!("st.global.{dst_bits}b [%pout], %d;\n"),
+        )
     };
     let src = kernel_module(
         "",
@@ -158,27 +202,41 @@ pub fn eval(inst: &str, src_bits: &[u32], dst_bits: u32, cases: &[Vec<u64>]) -> 
             8 * n.max(1)
         ),
     );
-    let flat: Vec<u64> = cases.iter().flat_map(|c| {
-        let mut c = c.clone();
-        c.resize(n.max(1), 0);
-        c
-    }).collect();
+    let flat: Vec<u64> = cases
+        .iter()
+        .flat_map(|c| {
+            let mut c = c.clone();
+            c.resize(n.max(1), 0);
+            c
+        })
+        .collect();
     let out = run_u64(&src, &flat, n.max(1), 1, 16);
     let m = if dst_bits == 1 { 1 } else { mask(dst_bits) };
     out.iter().map(|x| x & m).collect()
 }
 
 /// Checks `eval` against `expected` case by case, with a readable failure.
-pub fn check(inst: &str, src_bits: &[u32], dst_bits: u32, cases: &[Vec<u64>], expected: impl Fn(&[u64]) -> u64) {
+pub fn check(
+    inst: &str,
+    src_bits: &[u32],
+    dst_bits: u32,
+    cases: &[Vec<u64>],
+    expected: impl Fn(&[u64]) -> u64,
+) {
     let got = eval(inst, src_bits, dst_bits, cases);
     let m = if dst_bits == 1 { 1 } else { mask(dst_bits) };
     for (c, g) in cases.iter().zip(&got) {
         let want = expected(c) & m;
-        assert_eq!(*g, want, "`{inst}` with sources {c:x?}: got {g:#x}, expected {want:#x}");
+        assert_eq!(
+            *g, want,
+            "`{inst}` with sources {c:x?}: got {g:#x}, expected {want:#x}"
+        );
     }
 }
 
 /// Every pair of `a` × `b`.
 pub fn pairs(a: &[u64], b: &[u64]) -> Vec<Vec<u64>> {
-    a.iter().flat_map(|&x| b.iter().map(move |&y| vec![x, y])).collect()
+    a.iter()
+        .flat_map(|&x| b.iter().map(move |&y| vec![x, y]))
+        .collect()
 }

@@ -13,11 +13,19 @@ fn bench(c: &mut Criterion) {
     let ctx = Context::new().expect("a Vulkan device");
     let module = Module::from_source(&ctx, "empty.pisa", EMPTY).expect("valid");
     let buf = ctx.zeroed::<u32>(4).expect("buffer");
-    module.dispatch("empty", 1u64, 1u64, &[(&buf).into()]).expect("warm-up");
+    module
+        .dispatch("empty", 1u64, 1u64, &[(&buf).into()])
+        .expect("warm-up");
     c.bench_function("dispatch_empty_kernel", |b| {
-        b.iter(|| module.dispatch("empty", 1u64, 1u64, &[(&buf).into()]).expect("dispatch"))
+        b.iter(|| {
+            module
+                .dispatch("empty", 1u64, 1u64, &[(&buf).into()])
+                .expect("dispatch")
+        })
     });
-    c.bench_function("load_module", |b| b.iter(|| Module::from_source(&ctx, "empty.pisa", EMPTY).expect("load")));
+    c.bench_function("load_module", |b| {
+        b.iter(|| Module::from_source(&ctx, "empty.pisa", EMPTY).expect("load"))
+    });
 }
 
 criterion_group!(benches, bench);

@@ -55,11 +55,17 @@ impl ElemType {
     }
 
     fn is_float(self) -> bool {
-        matches!(self, ElemType::F16 | ElemType::Bf16 | ElemType::F32 | ElemType::F64)
+        matches!(
+            self,
+            ElemType::F16 | ElemType::Bf16 | ElemType::F32 | ElemType::F64
+        )
     }
 
     fn is_signed(self) -> bool {
-        matches!(self, ElemType::I8 | ElemType::I16 | ElemType::I32 | ElemType::I64)
+        matches!(
+            self,
+            ElemType::I8 | ElemType::I16 | ElemType::I32 | ElemType::I64
+        )
     }
 
     /// The spelling.
@@ -161,9 +167,19 @@ impl Value {
             Value::Unsigned(u) => u.to_string(),
             Value::Signed(i) => i.to_string(),
             Value::Float(f, _) if f.is_nan() => "\"nan\"".into(),
-            Value::Float(f, _) if f.is_infinite() => if f > 0.0 { "\"inf\"".into() } else { "\"-inf\"".into() },
+            Value::Float(f, _) if f.is_infinite() => {
+                if f > 0.0 {
+                    "\"inf\"".into()
+                } else {
+                    "\"-inf\"".into()
+                }
+            }
             Value::Float(f, w) => {
-                let s = if w == 64 { format!("{f:?}") } else { format!("{:?}", f as f32) };
+                let s = if w == 64 {
+                    format!("{f:?}")
+                } else {
+                    format!("{:?}", f as f32)
+                };
                 s
             }
         }
@@ -202,10 +218,13 @@ pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     }
     let (ty_text, rest) = match spec.find(['[', ':']) {
         Some(i) => (&spec[..i], &spec[i..]),
-        None => return Err(format!("`{spec}`: expected TYPE:VALUE, TYPE[]:V1,V2,..., TYPE[N], TYPE[]@PATH or bytes:HEX")),
+        None => return Err(format!(
+            "`{spec}`: expected TYPE:VALUE, TYPE[]:V1,V2,..., TYPE[N], TYPE[]@PATH or bytes:HEX"
+        )),
     };
-    let ty = ElemType::parse(ty_text)
-        .ok_or_else(|| format!("`{ty_text}` is not a type (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)"))?;
+    let ty = ElemType::parse(ty_text).ok_or_else(|| {
+        format!("`{ty_text}` is not a type (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)")
+    })?;
     if let Some(v) = rest.strip_prefix(':') {
         return ty.encode(v).map(ArgSpec::Scalar);
     }
@@ -221,16 +240,31 @@ pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     if let Some(path) = rest.strip_prefix("[]@") {
         let bytes = std::fs::read(path).map_err(|e| format!("cannot read `{path}`: {e}"))?;
         if bytes.len() % ty.size() != 0 {
-            return Err(format!("`{path}` holds {} bytes, not a whole number of {}", bytes.len(), ty.name()));
+            return Err(format!(
+                "`{path}` holds {} bytes, not a whole number of {}",
+                bytes.len(),
+                ty.name()
+            ));
         }
         return Ok(ArgSpec::Buffer { ty, bytes });
     }
     if let Some(n) = rest.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        let n: usize = n.trim().parse().map_err(|_| format!("`{n}` is not an element count"))?;
-        let len = n.checked_mul(ty.size()).filter(|&l| l <= 1 << 34).ok_or("buffer too large")?;
-        return Ok(ArgSpec::Buffer { ty, bytes: vec![0; len] });
+        let n: usize = n
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{n}` is not an element count"))?;
+        let len = n
+            .checked_mul(ty.size())
+            .filter(|&l| l <= 1 << 34)
+            .ok_or("buffer too large")?;
+        return Ok(ArgSpec::Buffer {
+            ty,
+            bytes: vec![0; len],
+        });
     }
-    Err(format!("`{spec}`: expected TYPE:VALUE, TYPE[]:V1,V2,..., TYPE[N], TYPE[]@PATH or bytes:HEX"))
+    Err(format!(
+        "`{spec}`: expected TYPE:VALUE, TYPE[]:V1,V2,..., TYPE[N], TYPE[]@PATH or bytes:HEX"
+    ))
 }
 
 /// Parses lower- or upper-case hex digits, two per byte.
@@ -258,7 +292,10 @@ pub fn parse_dims(s: &str) -> Result<([u64; 3], u32), String> {
     }
     let mut out = [1u64; 3];
     for (i, p) in parts.iter().enumerate() {
-        out[i] = p.trim().parse().map_err(|_| format!("`{p}` is not a size"))?;
+        out[i] = p
+            .trim()
+            .parse()
+            .map_err(|_| format!("`{p}` is not a size"))?;
     }
     Ok((out, parts.len() as u32))
 }
@@ -269,13 +306,34 @@ mod tests {
 
     #[test]
     fn scalars_encode_little_endian_and_check_range() {
-        assert_eq!(parse_arg("u32:7").unwrap(), ArgSpec::Scalar(vec![7, 0, 0, 0]));
-        assert_eq!(parse_arg("i16:-1").unwrap(), ArgSpec::Scalar(vec![0xff, 0xff]));
-        assert_eq!(parse_arg("u16:0xABCD").unwrap(), ArgSpec::Scalar(vec![0xcd, 0xab]));
-        assert_eq!(parse_arg("f32:1.5").unwrap(), ArgSpec::Scalar(1.5f32.to_le_bytes().to_vec()));
-        assert_eq!(parse_arg("f16:1").unwrap(), ArgSpec::Scalar(vec![0x00, 0x3c]));
-        assert_eq!(parse_arg("bf16:-2").unwrap(), ArgSpec::Scalar(vec![0x00, 0xc0]));
-        assert_eq!(parse_arg("bytes:0a0B").unwrap(), ArgSpec::Scalar(vec![0x0a, 0x0b]));
+        assert_eq!(
+            parse_arg("u32:7").unwrap(),
+            ArgSpec::Scalar(vec![7, 0, 0, 0])
+        );
+        assert_eq!(
+            parse_arg("i16:-1").unwrap(),
+            ArgSpec::Scalar(vec![0xff, 0xff])
+        );
+        assert_eq!(
+            parse_arg("u16:0xABCD").unwrap(),
+            ArgSpec::Scalar(vec![0xcd, 0xab])
+        );
+        assert_eq!(
+            parse_arg("f32:1.5").unwrap(),
+            ArgSpec::Scalar(1.5f32.to_le_bytes().to_vec())
+        );
+        assert_eq!(
+            parse_arg("f16:1").unwrap(),
+            ArgSpec::Scalar(vec![0x00, 0x3c])
+        );
+        assert_eq!(
+            parse_arg("bf16:-2").unwrap(),
+            ArgSpec::Scalar(vec![0x00, 0xc0])
+        );
+        assert_eq!(
+            parse_arg("bytes:0a0B").unwrap(),
+            ArgSpec::Scalar(vec![0x0a, 0x0b])
+        );
         assert!(parse_arg("u8:256").is_err());
         assert!(parse_arg("i8:-129").is_err());
         assert!(parse_arg("u8:0x100").is_err());
@@ -287,9 +345,18 @@ mod tests {
     fn buffers_parse() {
         assert_eq!(
             parse_arg("i32[]:1,-2").unwrap(),
-            ArgSpec::Buffer { ty: ElemType::I32, bytes: vec![1, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff] }
+            ArgSpec::Buffer {
+                ty: ElemType::I32,
+                bytes: vec![1, 0, 0, 0, 0xfe, 0xff, 0xff, 0xff]
+            }
         );
-        assert_eq!(parse_arg("u8[3]").unwrap(), ArgSpec::Buffer { ty: ElemType::U8, bytes: vec![0; 3] });
+        assert_eq!(
+            parse_arg("u8[3]").unwrap(),
+            ArgSpec::Buffer {
+                ty: ElemType::U8,
+                bytes: vec![0; 3]
+            }
+        );
         assert!(parse_arg("u8[x]").is_err());
     }
 
@@ -299,6 +366,9 @@ mod tests {
         assert_eq!(Value::Float(f64::NAN, 32).to_json(), "\"nan\"");
         assert_eq!(Value::Float(f64::NEG_INFINITY, 64).to_json(), "\"-inf\"");
         assert_eq!(Value::Signed(-5).to_json(), "-5");
-        assert_eq!(ElemType::F32.decode(&(-0.0f32).to_le_bytes()).to_json(), "-0.0");
+        assert_eq!(
+            ElemType::F32.decode(&(-0.0f32).to_le_bytes()).to_json(),
+            "-0.0"
+        );
     }
 }

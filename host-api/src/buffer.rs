@@ -13,7 +13,11 @@ pub struct Buffer<T: Pod> {
 
 impl<T: Pod> Buffer<T> {
     pub(crate) fn new(raw: pisa_runtime::Buffer, len: usize) -> Buffer<T> {
-        Buffer { raw, len, _t: PhantomData }
+        Buffer {
+            raw,
+            len,
+            _t: PhantomData,
+        }
     }
 
     /// Number of elements.

@@ -20,7 +20,9 @@ impl Context {
 
     /// A chosen device.
     pub fn with_device(selector: DeviceSelector) -> Result<Context> {
-        Ok(Context { rt: Arc::new(pisa_runtime::Context::new(selector)?) })
+        Ok(Context {
+            rt: Arc::new(pisa_runtime::Context::new(selector)?),
+        })
     }
 
     /// Every Vulkan device of this machine.

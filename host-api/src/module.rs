@@ -19,7 +19,10 @@ pub struct Dim3 {
 
 impl From<u64> for Dim3 {
     fn from(x: u64) -> Dim3 {
-        Dim3 { size: [x, 1, 1], dims: 1 }
+        Dim3 {
+            size: [x, 1, 1],
+            dims: 1,
+        }
     }
 }
 impl From<u32> for Dim3 {
@@ -34,12 +37,18 @@ impl From<usize> for Dim3 {
 }
 impl From<(u64, u64)> for Dim3 {
     fn from((x, y): (u64, u64)) -> Dim3 {
-        Dim3 { size: [x, y, 1], dims: 2 }
+        Dim3 {
+            size: [x, y, 1],
+            dims: 2,
+        }
     }
 }
 impl From<(u64, u64, u64)> for Dim3 {
     fn from((x, y, z): (u64, u64, u64)) -> Dim3 {
-        Dim3 { size: [x, y, z], dims: 3 }
+        Dim3 {
+            size: [x, y, z],
+            dims: 3,
+        }
     }
 }
 impl From<[u64; 3]> for Dim3 {
@@ -98,8 +107,10 @@ impl Module {
     /// Reads, translates and loads the PISA file at `path`.
     pub fn load(ctx: &Context, path: impl AsRef<std::path::Path>) -> Result<Module> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| Error::Io { path: path.display().to_string(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
         Module::from_source(ctx, &path.display().to_string(), &text)
     }
 
@@ -109,14 +120,23 @@ impl Module {
     }
 
     /// Like [`Module::from_source`], with translation options.
-    pub fn from_source_with(ctx: &Context, name: &str, text: &str, options: &Options) -> Result<Module> {
+    pub fn from_source_with(
+        ctx: &Context,
+        name: &str,
+        text: &str,
+        options: &Options,
+    ) -> Result<Module> {
         let file = Arc::new(SourceFile::new(name, text));
         let translation = pisa_translator::compile(&file, options).map_err(Error::Invalid)?;
         Module::from_translation(ctx, name, Arc::new(translation))
     }
 
     /// Loads an already translated module: allocates and initializes its globals arena.
-    pub fn from_translation(ctx: &Context, name: &str, translation: Arc<Translation>) -> Result<Module> {
+    pub fn from_translation(
+        ctx: &Context,
+        name: &str,
+        translation: Arc<Translation>,
+    ) -> Result<Module> {
         let a = &translation.reflection.arena;
         let arena = ctx.rt.create_buffer(a.size.max(16))?;
         let base = arena.device_address();
@@ -128,7 +148,12 @@ impl Module {
             image[at..at + r.size as usize].copy_from_slice(&bytes[..r.size as usize]);
         }
         arena.write(0, &image)?;
-        Ok(Module { ctx: ctx.clone(), translation, arena, name: name.to_string() })
+        Ok(Module {
+            ctx: ctx.clone(),
+            translation,
+            arena,
+            name: name.to_string(),
+        })
     }
 
     /// The reflection of the translation.
@@ -147,15 +172,26 @@ impl Module {
             .reflection()
             .symbol(name)
             .ok_or_else(|| Error::UnknownSymbol(name.to_string()))?;
-        Ok(Symbol { module: self, offset: g.offset, size: g.size })
+        Ok(Symbol {
+            module: self,
+            offset: g.offset,
+            size: g.size,
+        })
     }
 
     fn kernel(&self, name: &str) -> Result<&KernelInfo> {
         let name = name.strip_prefix('@').unwrap_or(name);
-        self.reflection().kernel(name).ok_or_else(|| Error::UnknownKernel {
-            name: name.to_string(),
-            available: self.reflection().kernels.iter().map(|k| k.name.clone()).collect(),
-        })
+        self.reflection()
+            .kernel(name)
+            .ok_or_else(|| Error::UnknownKernel {
+                name: name.to_string(),
+                available: self
+                    .reflection()
+                    .kernels
+                    .iter()
+                    .map(|k| k.name.clone())
+                    .collect(),
+            })
     }
 
     /// Runs `kernel` over `global` work-items in work-groups of `local`, with `args` checked
@@ -167,7 +203,11 @@ impl Module {
         local: impl Into<Dim3>,
         args: &[Arg],
     ) -> Result<()> {
-        let launch = Launch { global: global.into(), local: local.into(), offset: [0; 3] };
+        let launch = Launch {
+            global: global.into(),
+            local: local.into(),
+            offset: [0; 3],
+        };
         self.dispatch_launch(kernel, &launch, args)
     }
 
@@ -175,7 +215,11 @@ impl Module {
     pub fn dispatch_launch(&self, kernel: &str, launch: &Launch, args: &[Arg]) -> Result<()> {
         let k = self.kernel(kernel)?;
         if args.len() != k.params.len() {
-            return Err(Error::ArgumentCount { kernel: k.name.clone(), expected: k.params.len(), got: args.len() });
+            return Err(Error::ArgumentCount {
+                kernel: k.name.clone(),
+                expected: k.params.len(),
+                got: args.len(),
+            });
         }
         let mut bytes = vec![0u8; k.param_size as usize];
         for (i, (a, p)) in args.iter().zip(&k.params).enumerate() {
@@ -197,7 +241,10 @@ impl Module {
     /// block must be exactly the kernel's `.param` layout.
     pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
         let k = self.kernel(kernel)?;
-        let launch_err = |message: String| Error::Launch { kernel: k.name.clone(), message };
+        let launch_err = |message: String| Error::Launch {
+            kernel: k.name.clone(),
+            message,
+        };
         if arg_block.len() != k.param_size as usize {
             return Err(Error::SizeMismatch {
                 what: format!("argument block of `{}`", k.name),
@@ -207,7 +254,9 @@ impl Module {
         }
         let local = launch.local.size;
         if local.iter().any(|&l| l == 0 || l > u32::MAX as u64) {
-            return Err(launch_err(format!("work-group size {local:?} must be at least 1 in every dimension")));
+            return Err(launch_err(format!(
+                "work-group size {local:?} must be at least 1 in every dimension"
+            )));
         }
         let local32 = [local[0] as u32, local[1] as u32, local[2] as u32];
         if let Some(req) = k.reqd_work_group_size {
@@ -231,19 +280,44 @@ impl Module {
         let put = |push: &mut Vec<u8>, at: u32, v: &[u8]| {
             push[at as usize..at as usize + v.len()].copy_from_slice(v)
         };
-        put(&mut push, launch::GLOBALS_BASE, &self.arena.device_address().to_le_bytes());
+        put(
+            &mut push,
+            launch::GLOBALS_BASE,
+            &self.arena.device_address().to_le_bytes(),
+        );
         for d in 0..3u32 {
-            put(&mut push, launch::GLOBAL_OFFSET + 8 * d, &launch.offset[d as usize].to_le_bytes());
-            put(&mut push, launch::GLOBAL_SIZE + 8 * d, &global[d as usize].to_le_bytes());
+            put(
+                &mut push,
+                launch::GLOBAL_OFFSET + 8 * d,
+                &launch.offset[d as usize].to_le_bytes(),
+            );
+            put(
+                &mut push,
+                launch::GLOBAL_SIZE + 8 * d,
+                &global[d as usize].to_le_bytes(),
+            );
         }
-        put(&mut push, launch::WORK_DIM, &launch.global.dims.max(launch.local.dims).max(1).to_le_bytes());
+        put(
+            &mut push,
+            launch::WORK_DIM,
+            &launch
+                .global
+                .dims
+                .max(launch.local.dims)
+                .max(1)
+                .to_le_bytes(),
+        );
         let _param_buffer;
         if k.params_inline {
             put(&mut push, launch::INLINE_PARAMS, arg_block);
         } else {
             let b = self.ctx.rt.create_buffer(arg_block.len() as u64)?;
             b.write(0, arg_block)?;
-            put(&mut push, launch::PARAM_BUFFER, &b.device_address().to_le_bytes());
+            put(
+                &mut push,
+                launch::PARAM_BUFFER,
+                &b.device_address().to_le_bytes(),
+            );
             _param_buffer = b;
         }
         let desc = pisa_runtime::PipelineDesc {
@@ -296,10 +370,16 @@ impl Symbol<'_> {
     pub fn read<T: Pod>(&self) -> Result<Vec<T>> {
         let n = std::mem::size_of::<T>() as u64;
         if n == 0 || self.size % n != 0 {
-            return Err(Error::SizeMismatch { what: "Symbol::read".into(), expected: self.size, got: n });
+            return Err(Error::SizeMismatch {
+                what: "Symbol::read".into(),
+                expected: self.size,
+                got: n,
+            });
         }
         let mut out = vec![T::zeroed(); (self.size / n) as usize];
-        self.module.arena.read(self.offset, bytemuck::cast_slice_mut(&mut out))?;
+        self.module
+            .arena
+            .read(self.offset, bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
     }
 
@@ -307,7 +387,11 @@ impl Symbol<'_> {
     pub fn write<T: Pod>(&self, data: &[T]) -> Result<()> {
         let bytes: &[u8] = bytemuck::cast_slice(data);
         if bytes.len() as u64 != self.size {
-            return Err(Error::SizeMismatch { what: "Symbol::write".into(), expected: self.size, got: bytes.len() as u64 });
+            return Err(Error::SizeMismatch {
+                what: "Symbol::write".into(),
+                expected: self.size,
+                got: bytes.len() as u64,
+            });
         }
         Ok(self.module.arena.write(self.offset, bytes)?)
     }

@@ -145,9 +145,13 @@ fn recursion_is_refused_naming_the_cycle() {
         .function void @b() {\n  call void, @a();\n  return;\n}\n\
         .kernel @k() {\n  call void, @a();\n}\n";
     let file = std::sync::Arc::new(pisa_translator::SourceFile::new("rec.pisa", src));
-    let err = pisa_translator::compile(&file, &Default::default()).expect_err("recursion must be refused");
+    let err = pisa_translator::compile(&file, &Default::default())
+        .expect_err("recursion must be refused");
     let text = err.render();
-    assert!(text.contains("recursion is not supported on Vulkan: call cycle @a -> @b -> @a"), "{text}");
+    assert!(
+        text.contains("recursion is not supported on Vulkan: call cycle @a -> @b -> @a"),
+        "{text}"
+    );
     assert!(text.starts_with("rec.pisa:"), "{text}");
 }
 

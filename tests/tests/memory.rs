@@ -8,8 +8,16 @@ use pisa_conformance::{context, kernel_module, load, run_u64};
 /// Stores the bytes 0x11, 0x22, 0x33, 0x44 one at a time into `@V` (in `space`), then reads
 /// them back as one 32-bit load, two 16-bit loads and one 8-bit load, into out[0..4].
 fn bytes_in(space: &str) -> Vec<u64> {
-    let decl = if space == "global" { ".global .align 8 @V[8];" } else { "" };
-    let local = if space == "global" { String::new() } else { format!(".{space} .align 8 @V[8];") };
+    let decl = if space == "global" {
+        ".global .align 8 @V[8];"
+    } else {
+        ""
+    };
+    let local = if space == "global" {
+        String::new()
+    } else {
+        format!(".{space} .align 8 @V[8];")
+    };
     let src = kernel_module(
         decl,
         &format!(
@@ -29,15 +37,27 @@ fn bytes_in(space: &str) -> Vec<u64> {
 #[test]
 fn byte_stores_read_back_little_endian_in_every_space() {
     for space in ["global", "shared", "private"] {
-        assert_eq!(bytes_in(space), vec![0x4433_2211, 0x4433, 0x2211, 0x44], ".{space}");
+        assert_eq!(
+            bytes_in(space),
+            vec![0x4433_2211, 0x4433, 0x2211, 0x44],
+            ".{space}"
+        );
     }
 }
 
 #[test]
 fn sixty_four_bit_and_vector_accesses_in_every_space() {
     for space in ["global", "shared", "private"] {
-        let decl = if space == "global" { ".global .align 16 @V[32];" } else { "" };
-        let local = if space == "global" { String::new() } else { format!(".{space} .align 16 @V[32];") };
+        let decl = if space == "global" {
+            ".global .align 16 @V[32];"
+        } else {
+            ""
+        };
+        let local = if space == "global" {
+            String::new()
+        } else {
+            format!(".{space} .align 16 @V[32];")
+        };
         let src = kernel_module(
             decl,
             &format!(
@@ -49,7 +69,11 @@ fn sixty_four_bit_and_vector_accesses_in_every_space() {
             ),
         );
         let out = run_u64(&src, &[0, 0], 2, 2, 1);
-        assert_eq!(&out[..2], &[0x0f0e_0d0c_0b0a_0908, 0x1716_1514_1312_1110], ".{space}");
+        assert_eq!(
+            &out[..2],
+            &[0x0f0e_0d0c_0b0a_0908, 0x1716_1514_1312_1110],
+            ".{space}"
+        );
     }
 }
 
@@ -69,8 +93,18 @@ fn shared_byte_stores_from_neighbouring_work_items_are_not_lost() {
     let ctx = context();
     let out = ctx.zeroed::<u64>(16).unwrap();
     let inb = ctx.zeroed::<u64>(1).unwrap();
-    m.dispatch("k", 64u64, 64u64, &[(&out).into(), (&inb).into()]).unwrap();
-    let words: Vec<u64> = (0..16u64).map(|i| u32::from_le_bytes([4 * i as u8, 4 * i as u8 + 1, 4 * i as u8 + 2, 4 * i as u8 + 3]) as u64).collect();
+    m.dispatch("k", 64u64, 64u64, &[(&out).into(), (&inb).into()])
+        .unwrap();
+    let words: Vec<u64> = (0..16u64)
+        .map(|i| {
+            u32::from_le_bytes([
+                4 * i as u8,
+                4 * i as u8 + 1,
+                4 * i as u8 + 2,
+                4 * i as u8 + 3,
+            ]) as u64
+        })
+        .collect();
     assert_eq!(out.read().unwrap(), words);
 }
 
@@ -95,7 +129,17 @@ fn generic_addresses_round_trip_and_nulls_convert() {
     let out = run_u64(&src, &[0; 9], 9, 9, 1);
     assert_eq!(
         out,
-        vec![0xCAFE, 0xFFFF_FFFF, 0, 4, 0, 0xFFFF_FFFF, 0x1122_3344_5566_7788, 0xFFFF_FFFF, 77]
+        vec![
+            0xCAFE,
+            0xFFFF_FFFF,
+            0,
+            4,
+            0,
+            0xFFFF_FFFF,
+            0x1122_3344_5566_7788,
+            0xFFFF_FFFF,
+            77
+        ]
     );
 }
 
@@ -135,7 +179,8 @@ fn kernel_parameters_at_every_offset_inline_and_in_a_buffer() {
         arg[2..4].copy_from_slice(&0xB2C3u16.to_le_bytes());
         arg[4] = 0xD4;
         arg[8..12].copy_from_slice(&0xE5F60718u32.to_le_bytes());
-        m.dispatch("k", 1u64, 1u64, &[(&out).into(), pisa_vk::Arg(arg)]).unwrap();
+        m.dispatch("k", 1u64, 1u64, &[(&out).into(), pisa_vk::Arg(arg)])
+            .unwrap();
         assert_eq!(out.read().unwrap(), vec![0xA1, 0xB2C3, 0xD4, 0xE5F6_0718]);
     }
 }
@@ -149,17 +194,43 @@ fn host_access_symbols_read_write_and_errors() {
     let m = load(&src);
     let ctx = context();
     let (o, i) = (ctx.zeroed::<u64>(1).unwrap(), ctx.zeroed::<u64>(1).unwrap());
-    m.dispatch("k", 1u64, 1u64, &[(&o).into(), (&i).into()]).unwrap();
-    assert_eq!(m.symbol("counter").unwrap().read::<u32>().unwrap(), vec![42]);
+    m.dispatch("k", 1u64, 1u64, &[(&o).into(), (&i).into()])
+        .unwrap();
+    assert_eq!(
+        m.symbol("counter").unwrap().read::<u32>().unwrap(),
+        vec![42]
+    );
     m.symbol("counter").unwrap().write(&[100u32]).unwrap();
-    m.dispatch("k", 1u64, 1u64, &[(&o).into(), (&i).into()]).unwrap();
+    m.dispatch("k", 1u64, 1u64, &[(&o).into(), (&i).into()])
+        .unwrap();
     assert_eq!(m.symbol("@C").unwrap().read::<u32>().unwrap(), vec![101]);
-    assert!(matches!(m.symbol("nope"), Err(pisa_vk::Error::UnknownSymbol(_))));
-    assert!(matches!(m.symbol("counter").unwrap().write(&[1u64]), Err(pisa_vk::Error::SizeMismatch { .. })));
-    assert!(matches!(m.dispatch("k", 1u64, 1u64, &[(&o).into()]), Err(pisa_vk::Error::ArgumentCount { expected: 2, got: 1, .. })));
+    assert!(matches!(
+        m.symbol("nope"),
+        Err(pisa_vk::Error::UnknownSymbol(_))
+    ));
+    assert!(matches!(
+        m.symbol("counter").unwrap().write(&[1u64]),
+        Err(pisa_vk::Error::SizeMismatch { .. })
+    ));
+    assert!(matches!(
+        m.dispatch("k", 1u64, 1u64, &[(&o).into()]),
+        Err(pisa_vk::Error::ArgumentCount {
+            expected: 2,
+            got: 1,
+            ..
+        })
+    ));
     assert!(matches!(
         m.dispatch("k", 1u64, 1u64, &[(&o).into(), 1u32.into()]),
-        Err(pisa_vk::Error::ArgumentSize { index: 1, expected: 8, got: 4, .. })
+        Err(pisa_vk::Error::ArgumentSize {
+            index: 1,
+            expected: 8,
+            got: 4,
+            ..
+        })
     ));
-    assert!(matches!(m.dispatch("nope", 1u64, 1u64, &[]), Err(pisa_vk::Error::UnknownKernel { .. })));
+    assert!(matches!(
+        m.dispatch("nope", 1u64, 1u64, &[]),
+        Err(pisa_vk::Error::UnknownKernel { .. })
+    ));
 }

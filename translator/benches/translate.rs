@@ -24,7 +24,9 @@ pub fn generate(kernels: usize) -> (String, u64) {
             ));
             count += 11;
         }
-        s.push_str("  iadd.32b %i, %i, 1;\n  ucmp.lt.32b %more, %i, %c;\n  goto.cond %more, loop;\n}\n");
+        s.push_str(
+            "  iadd.32b %i, %i, 1;\n  ucmp.lt.32b %more, %i, %c;\n  goto.cond %more, loop;\n}\n",
+        );
         count += 3;
     }
     (s, count)
@@ -37,7 +39,9 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("translate");
     g.throughput(Throughput::Elements(count));
     g.sample_size(10);
-    g.bench_function("100k_instructions", |b| b.iter(|| compile(&file, &Options::default()).expect("valid")));
+    g.bench_function("100k_instructions", |b| {
+        b.iter(|| compile(&file, &Options::default()).expect("valid"))
+    });
     g.finish();
 }
 

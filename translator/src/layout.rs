@@ -134,7 +134,10 @@ fn align_up(x: u64, a: u64) -> u64 {
 
 /// Lays out every memory variable of `module`.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
-    let mut l = ModuleLayout { arena_align: 16, ..Default::default() };
+    let mut l = ModuleLayout {
+        arena_align: 16,
+        ..Default::default()
+    };
     let mut arena_end = 0u64;
     let place = |size: u64, align: u64, end: &mut u64, max_align: &mut u64| {
         let off = align_up(*end, align);
@@ -144,7 +147,8 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
     };
     let mut arena_align = 16u64;
     for g in &module.globals {
-        l.globals.push(place(g.size, g.align, &mut arena_end, &mut arena_align));
+        l.globals
+            .push(place(g.size, g.align, &mut arena_end, &mut arena_align));
     }
     let (mut shared_end, mut private_end) = (0u64, 0u64);
     let mut unused = 0u64;
@@ -183,9 +187,10 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
     }
     for (fi, f) in module.functions.iter().enumerate() {
         for (li, v) in f.locals.iter().enumerate() {
-            if let (Some(init), Some(off)) =
-                (&v.init, l.local_consts.get(&(FuncId(fi as u32), LocalId(li as u32))))
-            {
+            if let (Some(init), Some(off)) = (
+                &v.init,
+                l.local_consts.get(&(FuncId(fi as u32), LocalId(li as u32))),
+            ) {
                 inits.push((*off, init));
             }
         }
@@ -200,7 +205,11 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
                         .copy_from_slice(&bytes[..size as usize]);
                 }
                 InitItem::Zero(_) => {}
-                InitItem::Symbol { size, symbol, offset } => match symbol {
+                InitItem::Symbol {
+                    size,
+                    symbol,
+                    offset,
+                } => match symbol {
                     SymbolRef::Global(GlobalId(g)) => l.relocations.push(Relocation {
                         offset: at,
                         size,
@@ -229,7 +238,9 @@ pub fn function_address(f: FuncId) -> u64 {
 fn check_32bit(end: u64, what: &str, span: crate::span::Span) -> Result<(), LayoutError> {
     if end >= u32::MAX as u64 {
         return Err(LayoutError {
-            message: format!("the module's {what} variables need more than 4 GiB of 32-bit {what} address space"),
+            message: format!(
+                "the module's {what} variables need more than 4 GiB of 32-bit {what} address space"
+            ),
             span,
         });
     }

@@ -22,6 +22,9 @@ pub fn run(a: Args) -> Result<(), Failure> {
     if out.is_empty() {
         Ok(())
     } else {
-        Err(Failure { code: 1, message: out })
+        Err(Failure {
+            code: 1,
+            message: out,
+        })
     }
 }

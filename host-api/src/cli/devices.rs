@@ -15,12 +15,18 @@ pub fn run(_: Args) -> Result<(), Failure> {
     for d in devices {
         println!("{}: {} ({:?})", d.index, d.name, d.device_type);
         println!("    driver: {} {}", d.driver_name, d.driver_info);
-        println!("    vulkan: {}.{}.{}", d.api_version.0, d.api_version.1, d.api_version.2);
+        println!(
+            "    vulkan: {}.{}.{}",
+            d.api_version.0, d.api_version.1, d.api_version.2
+        );
         println!(
             "    sub-group size: {} (min {}, max {})",
             d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size
         );
-        println!("    max work-group: {:?}, {} invocations", d.max_workgroup_size, d.max_workgroup_invocations);
+        println!(
+            "    max work-group: {:?}, {} invocations",
+            d.max_workgroup_size, d.max_workgroup_invocations
+        );
         println!("    features: {}", d.features.names().join(" "));
     }
     Ok(())

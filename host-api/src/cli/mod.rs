@@ -39,19 +39,28 @@ pub struct Failure {
 impl Failure {
     /// A usage error (exit 2).
     pub fn usage(m: impl Into<String>) -> Failure {
-        Failure { code: 2, message: format!("error: {}", m.into()) }
+        Failure {
+            code: 2,
+            message: format!("error: {}", m.into()),
+        }
     }
 
     /// A runtime or device error (exit 3).
     pub fn runtime(m: impl std::fmt::Display) -> Failure {
-        Failure { code: 3, message: format!("error: {m}") }
+        Failure {
+            code: 3,
+            message: format!("error: {m}"),
+        }
     }
 }
 
 impl From<pisa_vk::Error> for Failure {
     fn from(e: pisa_vk::Error) -> Failure {
         match e {
-            pisa_vk::Error::Invalid(d) => Failure { code: 1, message: d.render() },
+            pisa_vk::Error::Invalid(d) => Failure {
+                code: 1,
+                message: d.render(),
+            },
             pisa_vk::Error::Io { .. } => Failure::usage(e.to_string()),
             other => Failure::runtime(other),
         }
@@ -76,8 +85,12 @@ pub fn read_source(path: &str) -> Result<Arc<pisa_translator::SourceFile>, Failu
             .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
         ("<stdin>".to_string(), s)
     } else {
-        let bytes = std::fs::read(path).map_err(|e| Failure::usage(format!("cannot read {path}: {e}")))?;
-        (path.to_string(), String::from_utf8_lossy(&bytes).into_owned())
+        let bytes =
+            std::fs::read(path).map_err(|e| Failure::usage(format!("cannot read {path}: {e}")))?;
+        (
+            path.to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
     };
     Ok(Arc::new(pisa_translator::SourceFile::new(name, text)))
 }

@@ -53,20 +53,30 @@ pub fn run(a: Args) -> Result<(), Failure> {
         Some(o) => argspec::parse_dims(o).map_err(Failure::usage)?.0,
         None => [0; 3],
     };
-    let specs: Vec<ArgSpec> =
-        a.args.iter().map(|s| argspec::parse_arg(s)).collect::<Result<_, _>>().map_err(Failure::usage)?;
+    let specs: Vec<ArgSpec> = a
+        .args
+        .iter()
+        .map(|s| argspec::parse_arg(s))
+        .collect::<Result<_, _>>()
+        .map_err(Failure::usage)?;
     let mut sets = Vec::new();
     for s in &a.sets {
-        let (name, spec) = s.split_once('=').ok_or_else(|| Failure::usage(format!("`{s}`: expected NAME=SPEC")))?;
+        let (name, spec) = s
+            .split_once('=')
+            .ok_or_else(|| Failure::usage(format!("`{s}`: expected NAME=SPEC")))?;
         let bytes = match argspec::parse_arg(spec).map_err(Failure::usage)? {
             ArgSpec::Buffer { bytes, .. } | ArgSpec::Scalar(bytes) => bytes,
         };
         sets.push((name.trim_start_matches('@').to_string(), bytes));
     }
     let file = read_source(&a.file)?;
-    let options = pisa_translator::Options { subgroup_size: a.subgroup_size };
-    let translation =
-        pisa_translator::compile(&file, &options).map_err(|d| Failure { code: 1, message: d.render() })?;
+    let options = pisa_translator::Options {
+        subgroup_size: a.subgroup_size,
+    };
+    let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
+        code: 1,
+        message: d.render(),
+    })?;
     let selector = match &a.device {
         None => DeviceSelector::Default,
         Some(d) => match d.parse::<usize>() {
@@ -79,7 +89,11 @@ pub fn run(a: Args) -> Result<(), Failure> {
     let kernel = a.kernel.trim_start_matches('@').to_string();
     let block = match &a.block {
         Some(b) => argspec::parse_dims(b).map_err(Failure::usage)?,
-        None => match module.reflection().kernel(&kernel).and_then(|k| k.reqd_work_group_size) {
+        None => match module
+            .reflection()
+            .kernel(&kernel)
+            .and_then(|k| k.reqd_work_group_size)
+        {
             Some(r) => ([r[0] as u64, r[1] as u64, r[2] as u64], 3),
             None => ([1, 1, 1], 1),
         },
@@ -100,15 +114,26 @@ pub fn run(a: Args) -> Result<(), Failure> {
         }
     }
     let launch = Launch {
-        global: Dim3 { size: grid, dims: gdims },
-        local: Dim3 { size: block.0, dims: block.1 },
+        global: Dim3 {
+            size: grid,
+            dims: gdims,
+        },
+        local: Dim3 {
+            size: block.0,
+            dims: block.1,
+        },
         offset,
     };
     module.dispatch_launch(&kernel, &launch, &args)?;
     print_results(&module, &kernel, &buffers, a.json)
 }
 
-fn print_results(module: &Module, kernel: &str, buffers: &[BufArg], json: bool) -> Result<(), Failure> {
+fn print_results(
+    module: &Module,
+    kernel: &str,
+    buffers: &[BufArg],
+    json: bool,
+) -> Result<(), Failure> {
     let mut globals = Vec::new();
     for g in &module.reflection().globals {
         if let Some(name) = &g.host_access {
@@ -119,7 +144,10 @@ fn print_results(module: &Module, kernel: &str, buffers: &[BufArg], json: bool) 
     let mut decoded = Vec::new();
     for b in buffers {
         let bytes = b.buffer.read()?;
-        let values: Vec<argspec::Value> = bytes.chunks_exact(b.ty.size()).map(|c| b.ty.decode(c)).collect();
+        let values: Vec<argspec::Value> = bytes
+            .chunks_exact(b.ty.size())
+            .map(|c| b.ty.decode(c))
+            .collect();
         decoded.push((b.index, b.ty, values));
     }
     if json {
@@ -127,12 +155,22 @@ fn print_results(module: &Module, kernel: &str, buffers: &[BufArg], json: bool) 
             .iter()
             .map(|(i, ty, vs)| {
                 let vals: Vec<String> = vs.iter().map(|v| v.to_json()).collect();
-                format!("{{\"arg\":{i},\"type\":\"{}\",\"values\":[{}]}}", ty.name(), vals.join(","))
+                format!(
+                    "{{\"arg\":{i},\"type\":\"{}\",\"values\":[{}]}}",
+                    ty.name(),
+                    vals.join(",")
+                )
             })
             .collect();
         let globs: Vec<String> = globals
             .iter()
-            .map(|(n, b)| format!("{{\"name\":{},\"bytes\":\"{}\"}}", serde_json::to_string(n).unwrap_or_default(), argspec::to_hex(b)))
+            .map(|(n, b)| {
+                format!(
+                    "{{\"name\":{},\"bytes\":\"{}\"}}",
+                    serde_json::to_string(n).unwrap_or_default(),
+                    argspec::to_hex(b)
+                )
+            })
             .collect();
         println!(
             "{{\"kernel\":{},\"buffers\":[{}],\"globals\":[{}]}}",

@@ -33,8 +33,13 @@ pub struct Args {
 /// Translates and writes the requested form.
 pub fn run(a: Args) -> Result<(), Failure> {
     let file = read_source(&a.file)?;
-    let options = pisa_translator::Options { subgroup_size: a.subgroup_size };
-    let t = pisa_translator::compile(&file, &options).map_err(|d| Failure { code: 1, message: d.render() })?;
+    let options = pisa_translator::Options {
+        subgroup_size: a.subgroup_size,
+    };
+    let t = pisa_translator::compile(&file, &options).map_err(|d| Failure {
+        code: 1,
+        message: d.render(),
+    })?;
     let bytes: Vec<u8> = match a.emit {
         Emit::Spv => t.spirv.iter().flat_map(|w| w.to_le_bytes()).collect(),
         Emit::Spvasm => disassemble(&t.spirv).into_bytes(),
@@ -45,12 +50,17 @@ pub fn run(a: Args) -> Result<(), Failure> {
         }
     };
     match &a.output {
-        Some(path) => std::fs::write(path, &bytes).map_err(|e| Failure::usage(format!("cannot write {path}: {e}"))),
+        Some(path) => std::fs::write(path, &bytes)
+            .map_err(|e| Failure::usage(format!("cannot write {path}: {e}"))),
         None => {
             if a.emit == Emit::Spv && std::io::stdout().is_terminal() {
-                return Err(Failure::usage("refusing to write binary SPIR-V to a terminal; use -o FILE or --emit spvasm"));
+                return Err(Failure::usage(
+                    "refusing to write binary SPIR-V to a terminal; use -o FILE or --emit spvasm",
+                ));
             }
-            std::io::stdout().write_all(&bytes).map_err(|e| Failure::usage(format!("cannot write: {e}")))
+            std::io::stdout()
+                .write_all(&bytes)
+                .map_err(|e| Failure::usage(format!("cannot write: {e}")))
         }
     }
 }

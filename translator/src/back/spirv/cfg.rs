@@ -135,6 +135,8 @@ impl Cfg {
         // Leaders.
         let mut leader = vec![false; n + 1];
         leader[0] = true;
+        // The end of the body is a block of its own: falling off the end returns.
+        leader[n] = true;
         for l in &f.labels {
             leader[l.target.min(n)] = true;
         }
@@ -155,7 +157,10 @@ impl Cfg {
         for (b, &s) in starts.iter().enumerate() {
             let end = starts.get(b + 1).copied().unwrap_or(n + 1).min(n);
             if s >= n {
-                blocks.push(Block { code: Code::Insts(n..n), term: Term::Return(None) });
+                blocks.push(Block {
+                    code: Code::Insts(n..n),
+                    term: Term::Return(None),
+                });
                 continue;
             }
             let last = &body[end - 1];
@@ -168,7 +173,14 @@ impl Cfg {
                 (Opcode::Goto, false) => (end - 1, Term::Jump(label_block(&last.ops[0]))),
                 (Opcode::Goto, true) => {
                     let cond = pred_cond(&last.ops[0]);
-                    (end - 1, Term::Branch { cond, then: label_block(&last.ops[1]), els: fall })
+                    (
+                        end - 1,
+                        Term::Branch {
+                            cond,
+                            then: label_block(&last.ops[1]),
+                            els: fall,
+                        },
+                    )
                 }
                 (Opcode::Return, false) => (end - 1, Term::Return(last.ops.first().copied())),
                 (Opcode::Return, true) => {
@@ -178,11 +190,21 @@ impl Cfg {
                         code: Code::Insts(end..end),
                         term: Term::Return(last.ops.get(1).copied()),
                     });
-                    (end - 1, Term::Branch { cond, then: ret, els: fall })
+                    (
+                        end - 1,
+                        Term::Branch {
+                            cond,
+                            then: ret,
+                            els: fall,
+                        },
+                    )
                 }
                 _ => (end, Term::Jump(fall)),
             };
-            blocks.push(Block { code: Code::Insts(s..code_end), term });
+            blocks.push(Block {
+                code: Code::Insts(s..code_end),
+                term,
+            });
         }
         blocks.extend(extra);
         let mut cfg = Cfg {
@@ -247,7 +269,11 @@ impl Cfg {
                     if idom[p] == usize::MAX {
                         continue;
                     }
-                    new = if new == usize::MAX { p } else { self.intersect(&idom, p, new) };
+                    new = if new == usize::MAX {
+                        p
+                    } else {
+                        self.intersect(&idom, p, new)
+                    };
                 }
                 if new != idom[b] {
                     idom[b] = new;
@@ -319,7 +345,9 @@ impl Cfg {
     fn make_reducible(&mut self) {
         // Each repair removes one multi-entry cycle; bound the work defensively.
         for _ in 0..self.blocks.len() * 4 + 8 {
-            let Some(scc) = self.find_irreducible_scc() else { return };
+            let Some(scc) = self.find_irreducible_scc() else {
+                return;
+            };
             self.add_dispatcher(&scc);
             self.analyze();
         }
@@ -375,12 +403,29 @@ impl Cfg {
         let header = self.blocks.len();
         let k = entries.len();
         if k == 1 {
-            self.blocks.push(Block { code: Code::Insts(0..0), term: Term::Jump(entries[0]) });
+            self.blocks.push(Block {
+                code: Code::Insts(0..0),
+                term: Term::Jump(entries[0]),
+            });
         }
         for i in 0..k.saturating_sub(1) {
-            let els = if i + 2 < k { header + i + 1 } else { entries[k - 1] };
-            let cond = Cond::Dispatch { var, value: i as u32 };
-            self.blocks.push(Block { code: Code::Insts(0..0), term: Term::Branch { cond, then: entries[i], els } });
+            let els = if i + 2 < k {
+                header + i + 1
+            } else {
+                entries[k - 1]
+            };
+            let cond = Cond::Dispatch {
+                var,
+                value: i as u32,
+            };
+            self.blocks.push(Block {
+                code: Code::Insts(0..0),
+                term: Term::Branch {
+                    cond,
+                    then: entries[i],
+                    els,
+                },
+            });
         }
         // Redirect every edge into an entry (from outside or inside the region) through a
         // block that sets the variable.
@@ -392,7 +437,10 @@ impl Cfg {
         for (p, e) in preds {
             let value = entries.iter().position(|&x| x == e).unwrap_or(0) as u32;
             let setter = self.blocks.len();
-            self.blocks.push(Block { code: Code::SetDispatch { var, value }, term: Term::Jump(header) });
+            self.blocks.push(Block {
+                code: Code::SetDispatch { var, value },
+                term: Term::Jump(header),
+            });
             self.blocks[p].term.retarget(e, setter);
         }
         if entries.contains(&0) {
@@ -407,7 +455,10 @@ impl Cfg {
                 }
             }
             let value = entries.iter().position(|&x| x == 0).unwrap_or(0) as u32;
-            self.blocks[0] = Block { code: Code::SetDispatch { var, value }, term: Term::Jump(header) };
+            self.blocks[0] = Block {
+                code: Code::SetDispatch { var, value },
+                term: Term::Jump(header),
+            };
         }
     }
 }
@@ -415,6 +466,9 @@ impl Cfg {
 fn pred_cond(op: &Operand) -> Cond {
     match *op {
         Operand::Pred { reg, negated } => Cond::Pred { reg, negated },
-        _ => Cond::Pred { reg: RegId(0), negated: false },
+        _ => Cond::Pred {
+            reg: RegId(0),
+            negated: false,
+        },
     }
 }

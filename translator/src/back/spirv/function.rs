@@ -75,7 +75,10 @@ pub type EResult<T = ()> = Result<T, Diagnostic>;
 /// Builder calls only fail when no block is selected, which the emitter never does; turn
 /// the impossible into a diagnostic rather than a panic.
 pub fn bug(e: rspirv::dr::Error) -> Diagnostic {
-    Diagnostic::error(crate::span::Span::default(), format!("internal SPIR-V builder error: {e:?}"))
+    Diagnostic::error(
+        crate::span::Span::default(),
+        format!("internal SPIR-V builder error: {e:?}"),
+    )
 }
 
 impl<'a> FnCx<'a> {
@@ -91,8 +94,13 @@ impl<'a> FnCx<'a> {
     ) -> EResult {
         let f = &module.functions[fid.0 as usize];
         let sig = &sigs[fid.0 as usize];
-        m.b.begin_function(sig.ret_ty, Some(sig.id), spirv::FunctionControl::NONE, sig.fn_ty)
-            .map_err(bug)?;
+        m.b.begin_function(
+            sig.ret_ty,
+            Some(sig.id),
+            spirv::FunctionControl::NONE,
+            sig.fn_ty,
+        )
+        .map_err(bug)?;
         m.b.name(sig.id, f.name.clone());
         let mut params = Vec::new();
         for &t in &sig.param_tys {
@@ -193,7 +201,10 @@ impl<'a> FnCx<'a> {
             Some(id),
             vec![SpvOperand::StorageClass(StorageClass::Function)],
         );
-        self.m.b.insert_into_block(InsertPoint::Begin, inst).map_err(bug)?;
+        self.m
+            .b
+            .insert_into_block(InsertPoint::Begin, inst)
+            .map_err(bug)?;
         self.m.b.select_block(cur).map_err(bug)?;
         Ok(id)
     }
@@ -213,7 +224,10 @@ impl<'a> FnCx<'a> {
         els: impl FnOnce(&mut Self) -> EResult,
     ) -> EResult {
         let (t, e, mg) = (self.m.b.id(), self.m.b.id(), self.m.b.id());
-        self.m.b.selection_merge(mg, spirv::SelectionControl::NONE).map_err(bug)?;
+        self.m
+            .b
+            .selection_merge(mg, spirv::SelectionControl::NONE)
+            .map_err(bug)?;
         self.m.b.branch_conditional(cond, t, e, []).map_err(bug)?;
         self.begin(t)?;
         then(self)?;
@@ -227,7 +241,10 @@ impl<'a> FnCx<'a> {
     /// Emits `if cond { then }`; the builder is left in the merge block.
     pub fn if_then(&mut self, cond: Word, then: impl FnOnce(&mut Self) -> EResult) -> EResult {
         let (t, mg) = (self.m.b.id(), self.m.b.id());
-        self.m.b.selection_merge(mg, spirv::SelectionControl::NONE).map_err(bug)?;
+        self.m
+            .b
+            .selection_merge(mg, spirv::SelectionControl::NONE)
+            .map_err(bug)?;
         self.m.b.branch_conditional(cond, t, mg, []).map_err(bug)?;
         self.begin(t)?;
         then(self)?;
@@ -268,18 +285,23 @@ impl<'a> FnCx<'a> {
                 let t = self.type_of(ty);
                 self.m.b.composite_construct(t, None, [lo, hi]).map_err(bug)
             }
-            _ => Err(Diagnostic::error(crate::span::Span::default(), "unsupported value operand")),
+            _ => Err(Diagnostic::error(
+                crate::span::Span::default(),
+                "unsupported value operand",
+            )),
         }
     }
 
     fn cond_value(&mut self, cond: Cond) -> EResult<Word> {
         match cond {
-            Cond::Pred { reg, negated } => {
-                self.read_pred(&Operand::Pred { reg, negated })
-            }
+            Cond::Pred { reg, negated } => self.read_pred(&Operand::Pred { reg, negated }),
             Cond::Dispatch { var, value } => {
                 let u32t = self.m.uint(32);
-                let v = self.m.b.load(u32t, None, self.dispatch[var as usize], None, []).map_err(bug)?;
+                let v = self
+                    .m
+                    .b
+                    .load(u32t, None, self.dispatch[var as usize], None, [])
+                    .map_err(bug)?;
                 let k = self.m.const_u32(value);
                 let bt = self.m.ty(Scalar::Bool);
                 self.m.b.i_equal(bt, None, v, k).map_err(bug)
@@ -297,7 +319,10 @@ impl<'a> FnCx<'a> {
             }
             Code::SetDispatch { var, value } => {
                 let k = self.m.const_u32(*value);
-                self.m.b.store(self.dispatch[*var as usize], k, None, []).map_err(bug)?;
+                self.m
+                    .b
+                    .store(self.dispatch[*var as usize], k, None, [])
+                    .map_err(bug)?;
             }
         }
         Ok(())
@@ -319,12 +344,19 @@ impl<'a> FnCx<'a> {
                 self.emit_code(cfg, *b)?;
                 Ok(true)
             }
-            Node::Block { label, body } => self.lower_construct(cfg, FrameKind::Block(*label), body),
-            Node::Loop { header, body } => self.lower_construct(cfg, FrameKind::Loop(*header), body),
+            Node::Block { label, body } => {
+                self.lower_construct(cfg, FrameKind::Block(*label), body)
+            }
+            Node::Loop { header, body } => {
+                self.lower_construct(cfg, FrameKind::Loop(*header), body)
+            }
             Node::If { cond, then, els } => {
                 let c = self.cond_value(*cond)?;
                 let (t, e, mg) = (self.m.b.id(), self.m.b.id(), self.m.b.id());
-                self.m.b.selection_merge(mg, spirv::SelectionControl::NONE).map_err(bug)?;
+                self.m
+                    .b
+                    .selection_merge(mg, spirv::SelectionControl::NONE)
+                    .map_err(bug)?;
                 self.m.b.branch_conditional(c, t, e, []).map_err(bug)?;
                 self.begin(t)?;
                 let ft = self.lower_seq(cfg, then)?;
@@ -362,12 +394,21 @@ impl<'a> FnCx<'a> {
         let (h, bb, cont, merge) = (self.m.b.id(), self.m.b.id(), self.m.b.id(), self.m.b.id());
         self.m.b.branch(h).map_err(bug)?;
         self.begin(h)?;
-        self.m.b.loop_merge(merge, cont, spirv::LoopControl::NONE, []).map_err(bug)?;
+        self.m
+            .b
+            .loop_merge(merge, cont, spirv::LoopControl::NONE, [])
+            .map_err(bug)?;
         self.m.b.branch(bb).map_err(bug)?;
         self.begin(bb)?;
         let id = self.next_construct;
         self.next_construct += 1;
-        self.stack.push(Frame { kind, id, merge, cont, crossed: false });
+        self.stack.push(Frame {
+            kind,
+            id,
+            merge,
+            cont,
+            crossed: false,
+        });
         let falls = self.lower_seq(cfg, body)?;
         if falls {
             match kind {
@@ -394,7 +435,10 @@ impl<'a> FnCx<'a> {
     /// Jumps to the end of the block `Block(label)` or to the continue of `Loop(header)`.
     fn jump(&mut self, target: FrameKind) -> EResult {
         let Some(pos) = self.stack.iter().rposition(|f| f.kind == target) else {
-            return Err(Diagnostic::error(crate::span::Span::default(), "internal error: jump target not in scope"));
+            return Err(Diagnostic::error(
+                crate::span::Span::default(),
+                "internal error: jump target not in scope",
+            ));
         };
         let innermost = self.stack.len() - 1;
         if pos == innermost {
@@ -427,10 +471,22 @@ impl<'a> FnCx<'a> {
         let cur = self.m.b.selected_block();
         self.m.b.select_block(Some(0)).map_err(bug)?;
         let n_vars = self.m.b.module_ref().functions.last().map_or(0, |f| {
-            f.blocks[0].instructions.iter().take_while(|i| i.class.opcode == spirv::Op::Variable).count()
+            f.blocks[0]
+                .instructions
+                .iter()
+                .take_while(|i| i.class.opcode == spirv::Op::Variable)
+                .count()
         });
-        let st = Instruction::new(spirv::Op::Store, None, None, vec![SpvOperand::IdRef(v), SpvOperand::IdRef(zero)]);
-        self.m.b.insert_into_block(InsertPoint::FromBegin(n_vars), st).map_err(bug)?;
+        let st = Instruction::new(
+            spirv::Op::Store,
+            None,
+            None,
+            vec![SpvOperand::IdRef(v), SpvOperand::IdRef(zero)],
+        );
+        self.m
+            .b
+            .insert_into_block(InsertPoint::FromBegin(n_vars), st)
+            .map_err(bug)?;
         self.m.b.select_block(cur).map_err(bug)?;
         self.brk = Some(v);
         Ok(v)
@@ -438,7 +494,9 @@ impl<'a> FnCx<'a> {
 
     /// At the merge of a construct some jump crossed: pass the pending jump to the parent.
     fn propagate_jump(&mut self) -> EResult {
-        let Some(parent) = self.stack.last() else { return Ok(()) };
+        let Some(parent) = self.stack.last() else {
+            return Ok(());
+        };
         let (pid, pkind, pmerge, pcont) = (parent.id, parent.kind, parent.merge, parent.cont);
         let brk = self.brk_var()?;
         let u32t = self.m.uint(32);
@@ -446,15 +504,32 @@ impl<'a> FnCx<'a> {
         let f = self.m.b.load(u32t, None, brk, None, []).map_err(bug)?;
         let zero = self.m.const_u32(0);
         let none = self.m.b.i_equal(bt, None, f, zero).map_err(bug)?;
-        let (next, prop, hit, pass, pm) =
-            (self.m.b.id(), self.m.b.id(), self.m.b.id(), self.m.b.id(), self.m.b.id());
-        self.m.b.selection_merge(next, spirv::SelectionControl::NONE).map_err(bug)?;
-        self.m.b.branch_conditional(none, next, prop, []).map_err(bug)?;
+        let (next, prop, hit, pass, pm) = (
+            self.m.b.id(),
+            self.m.b.id(),
+            self.m.b.id(),
+            self.m.b.id(),
+            self.m.b.id(),
+        );
+        self.m
+            .b
+            .selection_merge(next, spirv::SelectionControl::NONE)
+            .map_err(bug)?;
+        self.m
+            .b
+            .branch_conditional(none, next, prop, [])
+            .map_err(bug)?;
         self.begin(prop)?;
         let pk = self.m.const_u32(pid);
         let is_parent = self.m.b.i_equal(bt, None, f, pk).map_err(bug)?;
-        self.m.b.selection_merge(pm, spirv::SelectionControl::NONE).map_err(bug)?;
-        self.m.b.branch_conditional(is_parent, hit, pass, []).map_err(bug)?;
+        self.m
+            .b
+            .selection_merge(pm, spirv::SelectionControl::NONE)
+            .map_err(bug)?;
+        self.m
+            .b
+            .branch_conditional(is_parent, hit, pass, [])
+            .map_err(bug)?;
         self.begin(hit)?;
         self.m.b.store(brk, zero, None, []).map_err(bug)?;
         let dest = match pkind {
@@ -484,8 +559,14 @@ impl<'a> FnCx<'a> {
             inside = self.m.b.logical_and(bt, None, inside, lt).map_err(bug)?;
         }
         let (body, exit) = (self.m.b.id(), self.m.b.id());
-        self.m.b.selection_merge(body, spirv::SelectionControl::NONE).map_err(bug)?;
-        self.m.b.branch_conditional(inside, body, exit, []).map_err(bug)?;
+        self.m
+            .b
+            .selection_merge(body, spirv::SelectionControl::NONE)
+            .map_err(bug)?;
+        self.m
+            .b
+            .branch_conditional(inside, body, exit, [])
+            .map_err(bug)?;
         self.begin(exit)?;
         self.m.b.ret().map_err(bug)?;
         self.begin(body)

@@ -82,7 +82,8 @@ impl FnCx<'_> {
             AddrBase::Imm(v) => self.m.const_uint(bits, v),
             AddrBase::Param(p) => {
                 let (offs, _) = self.f.param_layout();
-                self.m.const_uint(bits, offs.get(p.0 as usize).copied().unwrap_or(0) as u64)
+                self.m
+                    .const_uint(bits, offs.get(p.0 as usize).copied().unwrap_or(0) as u64)
             }
         };
         let t = self.m.uint(bits);
@@ -112,7 +113,9 @@ impl FnCx<'_> {
                     _ => (StorageClass::Private, self.m.private),
                 };
                 let Some(var) = var else {
-                    return Err(self.err("access to a memory space the module declares no variable in"));
+                    return Err(
+                        self.err("access to a memory space the module declares no variable in")
+                    );
                 };
                 let p = self.m.ptr(class, u32t);
                 self.m.b.access_chain(p, None, var, [word]).map_err(bug)
@@ -121,7 +124,10 @@ impl FnCx<'_> {
                 let p = self.m.ptr(StorageClass::PushConstant, u32t);
                 let zero = self.m.const_u32(0);
                 let launch = self.m.launch;
-                self.m.b.access_chain(p, None, launch, [zero, word]).map_err(bug)
+                self.m
+                    .b
+                    .access_chain(p, None, launch, [zero, word])
+                    .map_err(bug)
             }
             WordSpace::Global(base) => {
                 let u64t = self.m.uint(64);
@@ -142,7 +148,10 @@ impl FnCx<'_> {
 
     fn access_for(&self, space: WordSpace, align: u32) -> (Option<MemoryAccess>, Vec<SpvOperand>) {
         match space {
-            WordSpace::Global(_) => (Some(MemoryAccess::ALIGNED), vec![SpvOperand::LiteralBit32(align)]),
+            WordSpace::Global(_) => (
+                Some(MemoryAccess::ALIGNED),
+                vec![SpvOperand::LiteralBit32(align)],
+            ),
             _ => (None, vec![]),
         }
     }
@@ -151,7 +160,11 @@ impl FnCx<'_> {
     pub fn word_arena_load(&mut self, space: WordSpace, addr: Word, bits: u32) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
-        let word = self.m.b.shift_right_logical(u32t, None, addr, two).map_err(bug)?;
+        let word = self
+            .m
+            .b
+            .shift_right_logical(u32t, None, addr, two)
+            .map_err(bug)?;
         match bits {
             32 => self.word_load(space, word),
             64 => {
@@ -164,7 +177,11 @@ impl FnCx<'_> {
             _ => {
                 let w = self.word_load(space, word)?;
                 let sh = self.byte_shift(addr)?;
-                let x = self.m.b.shift_right_logical(u32t, None, w, sh).map_err(bug)?;
+                let x = self
+                    .m
+                    .b
+                    .shift_right_logical(u32t, None, w, sh)
+                    .map_err(bug)?;
                 self.resize(x, 32, bits)
             }
         }
@@ -174,15 +191,28 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let three = self.m.const_u32(3);
         let low = self.m.b.bitwise_and(u32t, None, addr, three).map_err(bug)?;
-        self.m.b.shift_left_logical(u32t, None, low, three).map_err(bug)
+        self.m
+            .b
+            .shift_left_logical(u32t, None, low, three)
+            .map_err(bug)
     }
 
     /// Stores `value` (`bits` wide) at byte address `addr` (u32) of the shared or private
     /// arena.
-    pub fn word_arena_store(&mut self, space: WordSpace, addr: Word, bits: u32, value: Word) -> EResult {
+    pub fn word_arena_store(
+        &mut self,
+        space: WordSpace,
+        addr: Word,
+        bits: u32,
+        value: Word,
+    ) -> EResult {
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
-        let word = self.m.b.shift_right_logical(u32t, None, addr, two).map_err(bug)?;
+        let word = self
+            .m
+            .b
+            .shift_right_logical(u32t, None, addr, two)
+            .map_err(bug)?;
         match bits {
             32 => {
                 let p = self.word_ptr(space, word)?;
@@ -202,16 +232,30 @@ impl FnCx<'_> {
             _ => {
                 let sh = self.byte_shift(addr)?;
                 let v32 = self.resize(value, bits, 32)?;
-                let bits_v = self.m.b.shift_left_logical(u32t, None, v32, sh).map_err(bug)?;
+                let bits_v = self
+                    .m
+                    .b
+                    .shift_left_logical(u32t, None, v32, sh)
+                    .map_err(bug)?;
                 let ones = self.m.const_u32(if bits == 8 { 0xFF } else { 0xFFFF });
-                let mask = self.m.b.shift_left_logical(u32t, None, ones, sh).map_err(bug)?;
+                let mask = self
+                    .m
+                    .b
+                    .shift_left_logical(u32t, None, ones, sh)
+                    .map_err(bug)?;
                 let inv = self.m.b.not(u32t, None, mask).map_err(bug)?;
                 let p = self.word_ptr(space, word)?;
                 if space == WordSpace::Shared {
                     let scope = self.m.const_u32(spirv::Scope::Workgroup as u32);
                     let sem = self.m.const_u32(spirv::MemorySemantics::empty().bits());
-                    self.m.b.atomic_and(u32t, None, p, scope, sem, inv).map_err(bug)?;
-                    self.m.b.atomic_or(u32t, None, p, scope, sem, bits_v).map_err(bug)?;
+                    self.m
+                        .b
+                        .atomic_and(u32t, None, p, scope, sem, inv)
+                        .map_err(bug)?;
+                    self.m
+                        .b
+                        .atomic_or(u32t, None, p, scope, sem, bits_v)
+                        .map_err(bug)?;
                     Ok(())
                 } else {
                     let old = self.m.b.load(u32t, None, p, None, []).map_err(bug)?;
@@ -247,7 +291,13 @@ impl FnCx<'_> {
         let t = self.m.uint(bits);
         self.m
             .b
-            .load(t, None, p, Some(MemoryAccess::ALIGNED), [SpvOperand::LiteralBit32(bits / 8)])
+            .load(
+                t,
+                None,
+                p,
+                Some(MemoryAccess::ALIGNED),
+                [SpvOperand::LiteralBit32(bits / 8)],
+            )
             .map_err(bug)
     }
 
@@ -256,7 +306,12 @@ impl FnCx<'_> {
         let p = self.global_ptr(addr, bits)?;
         self.m
             .b
-            .store(p, value, Some(MemoryAccess::ALIGNED), [SpvOperand::LiteralBit32(bits / 8)])
+            .store(
+                p,
+                value,
+                Some(MemoryAccess::ALIGNED),
+                [SpvOperand::LiteralBit32(bits / 8)],
+            )
             .map_err(bug)
     }
 
@@ -292,8 +347,12 @@ impl FnCx<'_> {
     pub fn mem_store(&mut self, space: Space, addr: Word, bits: u32, value: Word) -> EResult {
         match space {
             Space::Mem(MemSpace::Global | MemSpace::Const) => self.global_store(addr, bits, value),
-            Space::Mem(MemSpace::Shared) => self.word_arena_store(WordSpace::Shared, addr, bits, value),
-            Space::Mem(MemSpace::Private) => self.word_arena_store(WordSpace::Private, addr, bits, value),
+            Space::Mem(MemSpace::Shared) => {
+                self.word_arena_store(WordSpace::Shared, addr, bits, value)
+            }
+            Space::Mem(MemSpace::Private) => {
+                self.word_arena_store(WordSpace::Private, addr, bits, value)
+            }
             Space::Generic => {
                 self.generic_dispatch(addr, |cx, space, a| cx.mem_store(space, a, bits, value))
             }

@@ -61,7 +61,14 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         if f.body.is_none() {
             continue;
         }
-        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), options.subgroup_size) {
+        if let Err(e) = FnCx::emit(
+            &mut m,
+            module,
+            &layout,
+            &sigs,
+            FuncId(i as u32),
+            options.subgroup_size,
+        ) {
             errors.push(e);
             // The builder is left mid-function; stop at the first failing function.
             break;
@@ -73,7 +80,12 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     for (i, f) in module.functions.iter().enumerate() {
         if f.is_kernel() && f.body.is_some() {
             let id = sigs[i].id;
-            m.b.entry_point(spirv::ExecutionModel::GLCompute, id, f.name.clone(), m.interface.clone());
+            m.b.entry_point(
+                spirv::ExecutionModel::GLCompute,
+                id,
+                f.name.clone(),
+                m.interface.clone(),
+            );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
         }
     }
@@ -83,7 +95,10 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.dedup();
     let spirv_words = m.b.module().assemble();
     let reflection = reflect(module, &layout, &features);
-    Ok(Translation { spirv: spirv_words, reflection })
+    Ok(Translation {
+        spirv: spirv_words,
+        reflection,
+    })
 }
 
 fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
@@ -102,7 +117,12 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
             };
             let param_tys: Vec<u32> = tmp_param_tys.iter().map(|&t| reg_type(m, t)).collect();
             let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
-            FnSig { id: m.b.id(), fn_ty, ret_ty, param_tys }
+            FnSig {
+                id: m.b.id(),
+                fn_ty,
+                ret_ty,
+                param_tys,
+            }
         })
         .collect()
 }
@@ -135,7 +155,11 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     let mut address_taken = vec![false; n];
     for g in &module.globals {
         for item in g.init.iter().flatten() {
-            if let crate::ir::InitItem::Symbol { symbol: SymbolRef::Function(f), .. } = item {
+            if let crate::ir::InitItem::Symbol {
+                symbol: SymbolRef::Function(f),
+                ..
+            } = item
+            {
                 address_taken[f.0 as usize] = true;
             }
         }
@@ -200,10 +224,16 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     for v in 0..n {
         if colour[v] == 0 {
             if let Some((cyc, span)) = dfs(v, &edges, &mut colour, &mut stack) {
-                let names: Vec<String> = cyc.iter().map(|&i| format!("@{}", module.functions[i].name)).collect();
+                let names: Vec<String> = cyc
+                    .iter()
+                    .map(|&i| format!("@{}", module.functions[i].name))
+                    .collect();
                 return Err(vec![Diagnostic::error(
                     span,
-                    format!("recursion is not supported on Vulkan: call cycle {}", names.join(" -> ")),
+                    format!(
+                        "recursion is not supported on Vulkan: call cycle {}",
+                        names.join(" -> ")
+                    ),
                 )]);
             }
         }

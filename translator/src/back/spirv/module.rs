@@ -52,7 +52,10 @@ impl ModuleCx {
         let mut b = Builder::new();
         b.set_version(1, 5);
         let glsl = b.ext_inst_import("GLSL.std.450");
-        b.memory_model(spirv::AddressingModel::PhysicalStorageBuffer64, spirv::MemoryModel::GLSL450);
+        b.memory_model(
+            spirv::AddressingModel::PhysicalStorageBuffer64,
+            spirv::MemoryModel::GLSL450,
+        );
         let mut cx = ModuleCx {
             b,
             consts: HashMap::new(),
@@ -75,12 +78,14 @@ impl ModuleCx {
         let words = crate::layout::launch::MAX_PUSH_CONSTANTS / 4;
         let n = cx.const_u32(words);
         let arr = cx.b.id();
-        cx.b.module_mut().types_global_values.push(rspirv::dr::Instruction::new(
-            spirv::Op::TypeArray,
-            None,
-            Some(arr),
-            vec![SpvOperand::IdRef(u32t), SpvOperand::IdRef(n)],
-        ));
+        cx.b.module_mut()
+            .types_global_values
+            .push(rspirv::dr::Instruction::new(
+                spirv::Op::TypeArray,
+                None,
+                Some(arr),
+                vec![SpvOperand::IdRef(u32t), SpvOperand::IdRef(n)],
+            ));
         cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(4)]);
         let st = cx.b.type_struct_id(None, [arr]);
         cx.b.decorate(st, Decoration::Block, []);
@@ -183,7 +188,11 @@ impl ModuleCx {
     /// An integer constant of `bits` bits holding the low bits of `value`.
     pub fn const_uint(&mut self, bits: u32, value: u64) -> Word {
         let ty = self.uint(bits);
-        let value = if bits >= 64 { value } else { value & ((1u64 << bits) - 1) };
+        let value = if bits >= 64 {
+            value
+        } else {
+            value & ((1u64 << bits) - 1)
+        };
         self.const_of(ty, bits, value)
     }
 
@@ -212,7 +221,11 @@ impl ModuleCx {
             return id;
         }
         let t = self.b.type_bool();
-        let id = if value { self.b.constant_true(t) } else { self.b.constant_false(t) };
+        let id = if value {
+            self.b.constant_true(t)
+        } else {
+            self.b.constant_false(t)
+        };
         self.bool_consts[value as usize] = Some(id);
         id
     }
@@ -223,10 +236,25 @@ impl ModuleCx {
             return v;
         }
         let u32t = self.uint(32);
-        let ty = if vec3 { self.b.type_vector(u32t, 3) } else { u32t };
+        let ty = if vec3 {
+            self.b.type_vector(u32t, 3)
+        } else {
+            u32t
+        };
         let p = self.ptr(StorageClass::Input, ty);
-        let v = self.b.variable(p, None, StorageClass::Input, None);
-        self.b.decorate(v, Decoration::BuiltIn, [SpvOperand::BuiltIn(which)]);
+        // Module scope even while a function is being built.
+        let v = self.b.id();
+        self.b
+            .module_mut()
+            .types_global_values
+            .push(rspirv::dr::Instruction::new(
+                spirv::Op::Variable,
+                Some(p),
+                Some(v),
+                vec![SpvOperand::StorageClass(StorageClass::Input)],
+            ));
+        self.b
+            .decorate(v, Decoration::BuiltIn, [SpvOperand::BuiltIn(which)]);
         self.builtins.insert(which as u32, v);
         self.interface.push(v);
         v

@@ -19,8 +19,10 @@ impl FnCx<'_> {
         use Opcode::*;
         match inst.op {
             Dp4a | Iabs | Iadd | Ineg | Isub | Sdiv | Smad | Smax | Smin | Smul | Uaddc | Udiv
-            | Umad | Umax | Umin | Umul | And | Asr | Bfi | Bfn | Bfrev | Cbit | Fbh | Fbl | Not
-            | Or | Sbfe | Shr | Shl | Shf | Ubfe | Xor | Scmp | Ucmp | Sel => self.int_inst(inst),
+            | Umad | Umax | Umin | Umul | And | Asr | Bfi | Bfn | Bfrev | Cbit | Fbh | Fbl
+            | Not | Or | Sbfe | Shr | Shl | Shf | Ubfe | Xor | Scmp | Ucmp | Sel => {
+                self.int_inst(inst)
+            }
             Fabs | Fadd | Fcos | Fdiv | Fexp2 | Flog2 | Fmad | Fmax | Fmin | Fmul | Fneg | Frc
             | Frcp | Frsqrt | Fsin | Fsqrt | Fsub | Ftanh => self.float_inst(inst),
             Fcmp => self.fcmp(inst),
@@ -38,10 +40,12 @@ impl FnCx<'_> {
             Barrier | Fence => self.sync(inst),
             // Control transfers are block terminators, lowered by the structurizer.
             Goto | Return => Ok(()),
-            Ftrunc2 | Pf2i | Fred | Ired | Redfirstidx | Shfl | Fatom | Iatom => Err(self.err(format!(
-                "`{}` is not supported by the SPIR-V back end yet",
-                inst.op.as_str()
-            ))),
+            Ftrunc2 | Pf2i | Fred | Ired | Redfirstidx | Shfl | Fatom | Iatom => {
+                Err(self.err(format!(
+                    "`{}` is not supported by the SPIR-V back end yet",
+                    inst.op.as_str()
+                )))
+            }
         }
     }
 }

@@ -24,40 +24,58 @@ impl FnCx<'_> {
     /// Reads a 128-bit operand as (low u64, high u64).
     pub fn read_u128(&mut self, op: &Operand) -> EResult<(Word, Word)> {
         match *op {
-            Operand::Imm(v) => Ok((self.m.const_uint(64, v as u64), self.m.const_uint(64, (v >> 64) as u64))),
-            Operand::Reg { reg, swizzle } => match self.reg_ty(reg) {
-                RegType::Scalar(Bits::B128) => {
-                    let t = self.reg_type(reg);
-                    let var = self.reg_var(reg);
-                    let x = self.m.b.load(t, None, var, None, []).map_err(bug)?;
-                    let u64t = self.m.uint(64);
-                    let lo = self.m.b.composite_extract(u64t, None, x, [0]).map_err(bug)?;
-                    let hi = self.m.b.composite_extract(u64t, None, x, [1]).map_err(bug)?;
-                    Ok((lo, hi))
-                }
-                RegType::Vector(b, n) => {
-                    let (first, count) = swizzle.map_or((0, n as u32), |s| {
-                        let (f, c) = s.range();
-                        (f as u32, c as u32)
-                    });
-                    let w = b.bits();
-                    let per = 64 / w;
-                    let mut halves = [0; 2];
-                    for (h, half) in halves.iter_mut().enumerate() {
-                        let mut acc = self.m.const_uint(64, 0);
-                        for i in 0..per.min(count) {
-                            let e = self.load_elem(reg, first + h as u32 * per + i)?;
-                            let e = self.resize(e, w, 64)?;
-                            let e = if i == 0 { e } else { self.shl_const(e, 64, i * w)? };
-                            let u64t = self.m.uint(64);
-                            acc = self.m.b.bitwise_or(u64t, None, acc, e).map_err(bug)?;
-                        }
-                        *half = acc;
+            Operand::Imm(v) => Ok((
+                self.m.const_uint(64, v as u64),
+                self.m.const_uint(64, (v >> 64) as u64),
+            )),
+            Operand::Reg { reg, swizzle } => {
+                match self.reg_ty(reg) {
+                    RegType::Scalar(Bits::B128) => {
+                        let t = self.reg_type(reg);
+                        let var = self.reg_var(reg);
+                        let x = self.m.b.load(t, None, var, None, []).map_err(bug)?;
+                        let u64t = self.m.uint(64);
+                        let lo = self
+                            .m
+                            .b
+                            .composite_extract(u64t, None, x, [0])
+                            .map_err(bug)?;
+                        let hi = self
+                            .m
+                            .b
+                            .composite_extract(u64t, None, x, [1])
+                            .map_err(bug)?;
+                        Ok((lo, hi))
                     }
-                    Ok((halves[0], halves[1]))
+                    RegType::Vector(b, n) => {
+                        let (first, count) = swizzle.map_or((0, n as u32), |s| {
+                            let (f, c) = s.range();
+                            (f as u32, c as u32)
+                        });
+                        let w = b.bits();
+                        let per = 64 / w;
+                        let mut halves = [0; 2];
+                        for (h, half) in halves.iter_mut().enumerate() {
+                            let mut acc = self.m.const_uint(64, 0);
+                            for i in 0..per.min(count) {
+                                let e = self.load_elem(reg, first + h as u32 * per + i)?;
+                                let e = self.resize(e, w, 64)?;
+                                let e = if i == 0 {
+                                    e
+                                } else {
+                                    self.shl_const(e, 64, i * w)?
+                                };
+                                let u64t = self.m.uint(64);
+                                acc = self.m.b.bitwise_or(u64t, None, acc, e).map_err(bug)?;
+                            }
+                            *half = acc;
+                        }
+                        Ok((halves[0], halves[1]))
+                    }
+                    _ => Err(self
+                        .err("a 128-bit operand must be a .128b register or a vector of 128 bits")),
                 }
-                _ => Err(self.err("a 128-bit operand must be a .128b register or a vector of 128 bits")),
-            },
+            }
             _ => Err(self.err("a 128-bit operand must be a register or an immediate")),
         }
     }
@@ -69,7 +87,11 @@ impl FnCx<'_> {
         match self.reg_ty(reg) {
             RegType::Scalar(Bits::B128) => {
                 let t = self.reg_type(reg);
-                let x = self.m.b.composite_construct(t, None, [lo, hi]).map_err(bug)?;
+                let x = self
+                    .m
+                    .b
+                    .composite_construct(t, None, [lo, hi])
+                    .map_err(bug)?;
                 let var = self.reg_var(reg);
                 self.m.b.store(var, x, None, []).map_err(bug)
             }
@@ -79,22 +101,33 @@ impl FnCx<'_> {
                 let per = 64 / w;
                 for (h, half) in [lo, hi].into_iter().enumerate() {
                     for i in 0..per.min(n as u32) {
-                        let e = if i == 0 { half } else { self.shr_const(half, 64, i * w)? };
+                        let e = if i == 0 {
+                            half
+                        } else {
+                            self.shr_const(half, 64, i * w)?
+                        };
                         let e = self.resize(e, 64, w)?;
                         self.store_elem(reg, first + h as u32 * per + i, e)?;
                     }
                 }
                 Ok(())
             }
-            _ => Err(self.err("a 128-bit destination must be a .128b register or a vector of 128 bits")),
+            _ => {
+                Err(self
+                    .err("a 128-bit destination must be a .128b register or a vector of 128 bits"))
+            }
         }
     }
 
     /// `extract` and `insert`, static and `.dynamic`.
     pub fn extract_insert(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
-        let Operand::Reg { reg: dst, .. } = inst.ops[0] else { return Err(self.err("bad destination")) };
-        let Operand::Reg { reg: src, .. } = inst.ops[1] else { return Err(self.err("bad source")) };
+        let Operand::Reg { reg: dst, .. } = inst.ops[0] else {
+            return Err(self.err("bad destination"));
+        };
+        let Operand::Reg { reg: src, .. } = inst.ops[1] else {
+            return Err(self.err("bad source"));
+        };
         match (inst.op, q.dynamic) {
             (Opcode::Extract, true) => {
                 let idx = self.read_uint(&inst.ops[2], 32)?;
@@ -177,13 +210,21 @@ impl FnCx<'_> {
                 let src = match inst.ops[1] {
                     Operand::Var(v) => self.var_address(v)?.0,
                     ref op => {
-                        let bits = if matches!(from, AddrSpace::Private | AddrSpace::Shared) { 32 } else { 64 };
+                        let bits = if matches!(from, AddrSpace::Private | AddrSpace::Shared) {
+                            32
+                        } else {
+                            64
+                        };
                         self.read_uint(op, bits)?
                     }
                 };
                 let r = match from {
                     AddrSpace::Private | AddrSpace::Shared => {
-                        let tag = if from == AddrSpace::Private { generic::PRIVATE_TAG } else { generic::SHARED_TAG };
+                        let tag = if from == AddrSpace::Private {
+                            generic::PRIVATE_TAG
+                        } else {
+                            generic::SHARED_TAG
+                        };
                         let null = self.m.const_u32(0xFFFF_FFFF);
                         let is_null = self.m.b.i_equal(bt, None, src, null).map_err(bug)?;
                         let wide = self.resize(src, 32, 64)?;
@@ -251,8 +292,14 @@ impl FnCx<'_> {
         let ty = q.ty.unwrap_or(DataType::B32);
         let w = ty.bits();
         let count = q.vec.unwrap_or(1) as u32;
-        let (data, addr_op) = if inst.op == Opcode::Ld { (inst.ops[0], inst.ops[1]) } else { (inst.ops[1], inst.ops[0]) };
-        let Operand::Addr(addr) = addr_op else { return Err(self.err("expected an address operand")) };
+        let (data, addr_op) = if inst.op == Opcode::Ld {
+            (inst.ops[0], inst.ops[1])
+        } else {
+            (inst.ops[1], inst.ops[0])
+        };
+        let Operand::Addr(addr) = addr_op else {
+            return Err(self.err("expected an address operand"));
+        };
         if q.space == Some(AddrSpace::Param) {
             return self.load_param(&data, &addr, w, count);
         }
@@ -280,7 +327,9 @@ impl FnCx<'_> {
 
     fn write_part(&mut self, data: &Operand, i: u32, count: u32, w: u32, v: Word) -> EResult {
         match *data {
-            Operand::Reg { reg, swizzle: None } if count > 1 || matches!(self.reg_ty(reg), RegType::Vector(..)) => {
+            Operand::Reg { reg, swizzle: None }
+                if count > 1 || matches!(self.reg_ty(reg), RegType::Vector(..)) =>
+            {
                 self.store_elem(reg, i, v)
             }
             _ => self.write_uint(data, w, v),
@@ -289,14 +338,22 @@ impl FnCx<'_> {
 
     fn read_part(&mut self, data: &Operand, i: u32, count: u32, w: u32) -> EResult<Word> {
         match *data {
-            Operand::Reg { reg, swizzle: None } if count > 1 || matches!(self.reg_ty(reg), RegType::Vector(..)) => {
+            Operand::Reg { reg, swizzle: None }
+                if count > 1 || matches!(self.reg_ty(reg), RegType::Vector(..)) =>
+            {
                 self.load_elem(reg, i)
             }
             _ => self.read_uint(data, w),
         }
     }
 
-    fn load_param(&mut self, data: &Operand, addr: &crate::ir::Address, w: u32, count: u32) -> EResult {
+    fn load_param(
+        &mut self,
+        data: &Operand,
+        addr: &crate::ir::Address,
+        w: u32,
+        count: u32,
+    ) -> EResult {
         let (_, size) = self.f.param_layout();
         let off = self.eval_address(addr)?;
         let off = self.resize(off, addr.bits, 32)?;
@@ -376,7 +433,11 @@ impl FnCx<'_> {
         }
         let sig = &self.sigs[f.0 as usize];
         let (id, ret_ty) = (sig.id, sig.ret_ty);
-        let r = self.m.b.function_call(ret_ty, None, id, vals).map_err(bug)?;
+        let r = self
+            .m
+            .b
+            .function_call(ret_ty, None, id, vals)
+            .map_err(bug)?;
         if let (Operand::Reg { reg, .. }, Some(_)) = (ret, callee.ret) {
             let var = self.reg_var(reg);
             self.m.b.store(var, r, None, []).map_err(bug)?;
@@ -407,7 +468,10 @@ impl FnCx<'_> {
                     && g.body.is_some()
                     && g.ret == ret_ty
                     && g.reg_params.len() == args.len()
-                    && g.reg_params.iter().zip(&arg_tys).all(|(r, t)| Some(g.regs[r.0 as usize].ty) == *t)
+                    && g.reg_params
+                        .iter()
+                        .zip(&arg_tys)
+                        .all(|(r, t)| Some(g.regs[r.0 as usize].ty) == *t)
             })
             .map(|(i, _)| crate::ir::FuncId(i as u32))
             .collect();
@@ -415,14 +479,25 @@ impl FnCx<'_> {
         self.indirect_chain(&candidates, target, ret, args, bt)
     }
 
-    fn indirect_chain(&mut self, cands: &[crate::ir::FuncId], target: Word, ret: Operand, args: &[Operand], bt: Word) -> EResult {
+    fn indirect_chain(
+        &mut self,
+        cands: &[crate::ir::FuncId],
+        target: Word,
+        ret: Operand,
+        args: &[Operand],
+        bt: Word,
+    ) -> EResult {
         let Some((&f, rest)) = cands.split_first() else {
             // No function matches: undefined behaviour in PISA; do nothing.
             return Ok(());
         };
         let k = self.m.const_uint(64, function_address(f));
         let is = self.m.b.i_equal(bt, None, target, k).map_err(bug)?;
-        self.if_else(is, |cx| cx.direct_call(f, ret, args), |cx| cx.indirect_chain(rest, target, ret, args, bt))
+        self.if_else(
+            is,
+            |cx| cx.direct_call(f, ret, args),
+            |cx| cx.indirect_chain(rest, target, ret, args, bt),
+        )
     }
 
     /// Whether `space` is a 32-bit space.

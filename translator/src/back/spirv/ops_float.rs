@@ -200,13 +200,21 @@ impl FnCx<'_> {
         let sh = self.m.b.i_sub(u32t, None, k126, e).map_err(bug)?;
         let k31 = self.m.const_u32(31);
         let sh = self.min_u(sh, k31)?;
-        let dr = self.m.b.shift_right_logical(u32t, None, mm, sh).map_err(bug)?;
+        let dr = self
+            .m
+            .b
+            .shift_right_logical(u32t, None, mm, sh)
+            .map_err(bug)?;
         let denorm = self.round_shifted_dyn(mm, dr, sh)?;
         let t_nan = self.m.const_u32(0x7F80_0000);
         let t_inf = self.m.const_u32(0x477F_F000);
         let t_norm = self.m.const_u32(0x3880_0000);
         let is_nan = self.m.b.u_greater_than(bt, None, abs, t_nan).map_err(bug)?;
-        let is_inf = self.m.b.u_greater_than_equal(bt, None, abs, t_inf).map_err(bug)?;
+        let is_inf = self
+            .m
+            .b
+            .u_greater_than_equal(bt, None, abs, t_inf)
+            .map_err(bug)?;
         let is_den = self.m.b.u_less_than(bt, None, abs, t_norm).map_err(bug)?;
         let r = self.sel(32, is_den, denorm, normal)?;
         let r = self.sel(32, is_inf, inf, r)?;
@@ -231,7 +239,11 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let one = self.m.const_u32(1);
-        let full = self.m.b.shift_left_logical(u32t, None, one, n).map_err(bug)?;
+        let full = self
+            .m
+            .b
+            .shift_left_logical(u32t, None, one, n)
+            .map_err(bug)?;
         let mask = self.m.b.i_sub(u32t, None, full, one).map_err(bug)?;
         let rem = self.m.b.bitwise_and(u32t, None, x, mask).map_err(bug)?;
         let half = self.shr_const(full, 32, 1)?;
@@ -268,7 +280,14 @@ impl FnCx<'_> {
         self.to_float(k, b)
     }
 
-    fn float_elems(&mut self, k: FKind, inst: &Inst, i: usize, n: u32, ftz: bool) -> EResult<Vec<Word>> {
+    fn float_elems(
+        &mut self,
+        k: FKind,
+        inst: &Inst,
+        i: usize,
+        n: u32,
+        ftz: bool,
+    ) -> EResult<Vec<Word>> {
         let raw = self.src_elems(inst, i, k.bits(), n)?;
         let mut out = Vec::new();
         for r in raw {
@@ -293,7 +312,15 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let cb = k.compute_bits();
         let zero = self.m.const_of(ft, cb, 0);
-        let one = self.m.const_of(ft, cb, if cb == 64 { 1f64.to_bits() } else { 1f32.to_bits() as u64 });
+        let one = self.m.const_of(
+            ft,
+            cb,
+            if cb == 64 {
+                1f64.to_bits()
+            } else {
+                1f32.to_bits() as u64
+            },
+        );
         let lt = self.m.b.f_ord_less_than(bt, None, f, zero).map_err(bug)?;
         let gt = self.m.b.f_ord_greater_than(bt, None, f, one).map_err(bug)?;
         let nan = self.m.b.is_nan(bt, None, f).map_err(bug)?;
@@ -318,7 +345,10 @@ impl FnCx<'_> {
         let q = &inst.q;
         let ty = q.ty.unwrap_or(DataType::F);
         let Some(k) = FKind::of(ty) else {
-            return Err(self.err(format!("`{}` needs a floating-point type", inst.op.as_str())));
+            return Err(self.err(format!(
+                "`{}` needs a floating-point type",
+                inst.op.as_str()
+            )));
         };
         let n = ty.packed().map_or(1, |(_, c)| c as u32);
         self.check_rounding(inst)?;
@@ -326,7 +356,12 @@ impl FnCx<'_> {
             return Err(self.err("`fmul.full` is not supported by the SPIR-V back end yet"));
         }
         let nsrc = match inst.op {
-            Opcode::Fadd | Opcode::Fsub | Opcode::Fmul | Opcode::Fdiv | Opcode::Fmin | Opcode::Fmax => 2,
+            Opcode::Fadd
+            | Opcode::Fsub
+            | Opcode::Fmul
+            | Opcode::Fdiv
+            | Opcode::Fmin
+            | Opcode::Fmax => 2,
             Opcode::Fmad => 3,
             Opcode::Fabs | Opcode::Fneg | Opcode::Fsqrt => 1,
             _ => {
@@ -355,9 +390,14 @@ impl FnCx<'_> {
                 Opcode::Fmad => self.fma(k, s[0], s[1], s[2])?,
                 Opcode::Fsqrt => {
                     let glsl = self.m.glsl;
-                    self.m.b.ext_inst(ft, None, glsl, 31, [SpvOperand::IdRef(s[0])]).map_err(bug)?
+                    self.m
+                        .b
+                        .ext_inst(ft, None, glsl, 31, [SpvOperand::IdRef(s[0])])
+                        .map_err(bug)?
                 }
-                Opcode::Fmin | Opcode::Fmax => self.fmin_max(k, s[0], s[1], inst.op == Opcode::Fmax, q.nanp)?,
+                Opcode::Fmin | Opcode::Fmax => {
+                    self.fmin_max(k, s[0], s[1], inst.op == Opcode::Fmax, q.nanp)?
+                }
                 _ => unreachable!("filtered above"),
             };
             self.no_contraction(r);
@@ -415,8 +455,16 @@ impl FnCx<'_> {
         let even = self.m.b.i_equal(bt, None, lsb, z64).map_err(bug)?;
         let fix = self.m.b.logical_and(bt, None, inexact, even).map_err(bug)?;
         // Away from zero when e has the sign of s, else toward zero.
-        let epos = self.m.b.f_ord_greater_than(bt, None, e, zero).map_err(bug)?;
-        let spos = self.m.b.f_ord_greater_than(bt, None, s, zero).map_err(bug)?;
+        let epos = self
+            .m
+            .b
+            .f_ord_greater_than(bt, None, e, zero)
+            .map_err(bug)?;
+        let spos = self
+            .m
+            .b
+            .f_ord_greater_than(bt, None, s, zero)
+            .map_err(bug)?;
         let away = self.m.b.logical_equal(bt, None, epos, spos).map_err(bug)?;
         let up = self.m.b.i_add(u64t, None, sbits, one).map_err(bug)?;
         let down = self.m.b.i_sub(u64t, None, sbits, one).map_err(bug)?;
@@ -453,7 +501,15 @@ impl FnCx<'_> {
         let r = self.m.b.select(ft, None, eq, cf, pick).map_err(bug)?;
         if nanp {
             let any = self.m.b.logical_or(bt, None, an, bn).map_err(bug)?;
-            let qn = self.m.const_of(ft, cb, if cb == 64 { FKind::F64.qnan() } else { FKind::F32.qnan() });
+            let qn = self.m.const_of(
+                ft,
+                cb,
+                if cb == 64 {
+                    FKind::F64.qnan()
+                } else {
+                    FKind::F32.qnan()
+                },
+            );
             return self.m.b.select(ft, None, any, qn, r).map_err(bug);
         }
         // minimumNumber: a NaN operand yields the other one (NaN when both are).
@@ -518,7 +574,10 @@ impl FnCx<'_> {
     /// `f2i`: round per `.rndmode` (default `.re`), then saturate; NaN gives 0.
     pub fn f2i(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
-        let from = q.from.and_then(FKind::of).ok_or_else(|| self.err("f2i needs a float .from"))?;
+        let from = q
+            .from
+            .and_then(FKind::of)
+            .ok_or_else(|| self.err("f2i needs a float .from"))?;
         let to = q.to.unwrap_or(DataType::S32);
         let (w, signed) = (to.bits(), to.is_signed());
         let x = self.read_float(from, &inst.ops[1], false)?;
@@ -537,18 +596,32 @@ impl FnCx<'_> {
         let lo = self.fconst(cb, lo_f);
         let hi = self.fconst(cb, hi_f);
         let below = self.m.b.f_ord_less_than(bt, None, r, lo).map_err(bug)?;
-        let above = self.m.b.f_ord_greater_than_equal(bt, None, r, hi).map_err(bug)?;
+        let above = self
+            .m
+            .b
+            .f_ord_greater_than_equal(bt, None, r, hi)
+            .map_err(bug)?;
         let nan = self.m.b.is_nan(bt, None, r).map_err(bug)?;
         let zero_f = self.fconst(cb, 0.0);
         let safe = self.m.b.select(ft, None, below, lo, r).map_err(bug)?;
-        let safe = self.m.b.select(ft, None, above, zero_f, safe).map_err(bug)?;
+        let safe = self
+            .m
+            .b
+            .select(ft, None, above, zero_f, safe)
+            .map_err(bug)?;
         let safe = self.m.b.select(ft, None, nan, zero_f, safe).map_err(bug)?;
         let conv = if signed {
             self.m.b.convert_f_to_s(it, None, safe).map_err(bug)?
         } else {
             self.m.b.convert_f_to_u(it, None, safe).map_err(bug)?
         };
-        let max_i = if signed { (1u64 << (w - 1)) - 1 } else if w == 64 { u64::MAX } else { (1u64 << w) - 1 };
+        let max_i = if signed {
+            (1u64 << (w - 1)) - 1
+        } else if w == 64 {
+            u64::MAX
+        } else {
+            (1u64 << w) - 1
+        };
         let maxk = self.m.const_uint(cw, max_i);
         let r = self.sel(cw, above, maxk, conv)?;
         let _ = it;
@@ -569,13 +642,29 @@ impl FnCx<'_> {
             RoundingMode::Rz => op(3),
             RoundingMode::Rna => {
                 // trunc(x) + sign(x) when |x - trunc(x)| >= 0.5 (the difference is exact)
-                let t = self.m.b.ext_inst(ft, None, glsl, 3, [SpvOperand::IdRef(x)]).map_err(bug)?;
+                let t = self
+                    .m
+                    .b
+                    .ext_inst(ft, None, glsl, 3, [SpvOperand::IdRef(x)])
+                    .map_err(bug)?;
                 let d = self.m.b.f_sub(ft, None, x, t).map_err(bug)?;
-                let ad = self.m.b.ext_inst(ft, None, glsl, 4, [SpvOperand::IdRef(d)]).map_err(bug)?;
+                let ad = self
+                    .m
+                    .b
+                    .ext_inst(ft, None, glsl, 4, [SpvOperand::IdRef(d)])
+                    .map_err(bug)?;
                 let half = self.fconst(cb, 0.5);
                 let bt = self.m.ty(Scalar::Bool);
-                let up = self.m.b.f_ord_greater_than_equal(bt, None, ad, half).map_err(bug)?;
-                let s = self.m.b.ext_inst(ft, None, glsl, 6, [SpvOperand::IdRef(x)]).map_err(bug)?;
+                let up = self
+                    .m
+                    .b
+                    .f_ord_greater_than_equal(bt, None, ad, half)
+                    .map_err(bug)?;
+                let s = self
+                    .m
+                    .b
+                    .ext_inst(ft, None, glsl, 6, [SpvOperand::IdRef(x)])
+                    .map_err(bug)?;
                 let ts = self.m.b.f_add(ft, None, t, s).map_err(bug)?;
                 self.no_contraction(ts);
                 return self.m.b.select(ft, None, up, ts, t).map_err(bug);
@@ -587,7 +676,9 @@ impl FnCx<'_> {
     /// `frnd`: round to an integral value in the same format.
     pub fn frnd(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
-        let k = q.ty.and_then(FKind::of).ok_or_else(|| self.err("frnd needs a float type"))?;
+        let k =
+            q.ty.and_then(FKind::of)
+                .ok_or_else(|| self.err("frnd needs a float type"))?;
         let x = self.read_float(k, &inst.ops[1], q.ftz)?;
         let r = self.round_to_integral(k, x, q.rounding())?;
         let b = self.finish_float(k, r, q.ftz, false)?;
@@ -607,7 +698,9 @@ impl FnCx<'_> {
     pub fn float_convert(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
         self.check_rounding(inst)?;
-        let to = q.to.and_then(FKind::of).ok_or_else(|| self.err("conversion needs a float .to"))?;
+        let to =
+            q.to.and_then(FKind::of)
+                .ok_or_else(|| self.err("conversion needs a float .to"))?;
         let r = match inst.op {
             Opcode::I2f => {
                 let from = q.from.unwrap_or(DataType::S32);
@@ -617,7 +710,11 @@ impl FnCx<'_> {
                 }
                 let x = self.read_uint(&inst.ops[1], w)?;
                 let cw = w.max(32);
-                let x = if signed { self.sresize(x, w, cw)? } else { self.resize(x, w, cw)? };
+                let x = if signed {
+                    self.sresize(x, w, cw)?
+                } else {
+                    self.resize(x, w, cw)?
+                };
                 let ft = self.ftype(to);
                 let f = if signed {
                     self.m.b.convert_s_to_f(ft, None, x).map_err(bug)?
@@ -627,14 +724,21 @@ impl FnCx<'_> {
                 self.from_float(to, f)?
             }
             _ => {
-                let from = q.from.and_then(FKind::of).ok_or_else(|| self.err("conversion needs a float .from"))?;
+                let from = q
+                    .from
+                    .and_then(FKind::of)
+                    .ok_or_else(|| self.err("conversion needs a float .from"))?;
                 if q.dsat {
-                    return Err(self.err("`ftrunc.dsat` is not supported by the SPIR-V back end yet"));
+                    return Err(
+                        self.err("`ftrunc.dsat` is not supported by the SPIR-V back end yet")
+                    );
                 }
                 if from == FKind::F64 && matches!(to, FKind::Half | FKind::Bf16) {
                     // Rounding through f32 could round twice; exact conversion comes with the
                     // floating-point work.
-                    return Err(self.err("`ftrunc` from .df to .hf/.bf is not supported by the SPIR-V back end yet"));
+                    return Err(self.err(
+                        "`ftrunc` from .df to .hf/.bf is not supported by the SPIR-V back end yet",
+                    ));
                 }
                 let x = self.read_float(from, &inst.ops[1], q.ftz)?;
                 let ft = self.ftype(to);

@@ -154,13 +154,25 @@ impl FnCx<'_> {
         let bt = self.bool_ty();
         let u32t = self.m.uint(32);
         let wk = self.m.const_u32(w);
-        let big = self.m.b.u_greater_than_equal(bt, None, sh, wk).map_err(bug)?;
+        let big = self
+            .m
+            .b
+            .u_greater_than_equal(bt, None, sh, wk)
+            .map_err(bug)?;
         let wm1 = self.m.const_u32(w - 1);
         let safe = self.m.b.select(u32t, None, big, wm1, sh).map_err(bug)?;
         let r = match op {
             Opcode::Shl => self.m.b.shift_left_logical(t, None, x, safe).map_err(bug)?,
-            Opcode::Shr => self.m.b.shift_right_logical(t, None, x, safe).map_err(bug)?,
-            _ => self.m.b.shift_right_arithmetic(t, None, x, safe).map_err(bug)?,
+            Opcode::Shr => self
+                .m
+                .b
+                .shift_right_logical(t, None, x, safe)
+                .map_err(bug)?,
+            _ => self
+                .m
+                .b
+                .shift_right_arithmetic(t, None, x, safe)
+                .map_err(bug)?,
         };
         match op {
             // asr by w-1 already gives the sign fill for any count >= w.
@@ -172,7 +184,13 @@ impl FnCx<'_> {
         }
     }
 
-    fn bit_field_extract(&mut self, x: Word, width: Word, offset: Word, signed: bool) -> EResult<Word> {
+    fn bit_field_extract(
+        &mut self,
+        x: Word,
+        width: Word,
+        offset: Word,
+        signed: bool,
+    ) -> EResult<Word> {
         // offset = src2[4:0]; width = umin(src1[5:0], 32); lastpos = umin(offset+width, 32)
         let u32t = self.m.uint(32);
         let bt = self.bool_ty();
@@ -194,9 +212,15 @@ impl FnCx<'_> {
         let r = self.min_max(32, r, c31, false, false)?;
         let shl = self.m.b.shift_left_logical(u32t, None, x, l).map_err(bug)?;
         let v = if signed {
-            self.m.b.shift_right_arithmetic(u32t, None, shl, r).map_err(bug)?
+            self.m
+                .b
+                .shift_right_arithmetic(u32t, None, shl, r)
+                .map_err(bug)?
         } else {
-            self.m.b.shift_right_logical(u32t, None, shl, r).map_err(bug)?
+            self.m
+                .b
+                .shift_right_logical(u32t, None, shl, r)
+                .map_err(bug)?
         };
         self.sel(32, none, zero, v)
     }
@@ -212,17 +236,33 @@ impl FnCx<'_> {
         let wid = self.min_max(32, wid, c32, false, false)?;
         let room = self.m.b.i_sub(u32t, None, c32, off).map_err(bug)?;
         let wid = self.min_max(32, wid, room, false, false)?;
-        let full = self.m.b.u_greater_than_equal(bt, None, wid, c32).map_err(bug)?;
+        let full = self
+            .m
+            .b
+            .u_greater_than_equal(bt, None, wid, c32)
+            .map_err(bug)?;
         let safe_w = self.min_max(32, wid, c31, false, false)?;
         let one = self.m.const_u32(1);
-        let p = self.m.b.shift_left_logical(u32t, None, one, safe_w).map_err(bug)?;
+        let p = self
+            .m
+            .b
+            .shift_left_logical(u32t, None, one, safe_w)
+            .map_err(bug)?;
         let mw = self.m.b.i_sub(u32t, None, p, one).map_err(bug)?;
         let all = self.m.const_u32(u32::MAX);
         let mw = self.sel(32, full, all, mw)?;
-        let mask = self.m.b.shift_left_logical(u32t, None, mw, off).map_err(bug)?;
+        let mask = self
+            .m
+            .b
+            .shift_left_logical(u32t, None, mw, off)
+            .map_err(bug)?;
         let inv = self.m.b.not(u32t, None, mask).map_err(bug)?;
         let keep = self.m.b.bitwise_and(u32t, None, a, inv).map_err(bug)?;
-        let ins = self.m.b.shift_left_logical(u32t, None, b, off).map_err(bug)?;
+        let ins = self
+            .m
+            .b
+            .shift_left_logical(u32t, None, b, off)
+            .map_err(bug)?;
         let ins = self.m.b.bitwise_and(u32t, None, ins, mask).map_err(bug)?;
         self.m.b.bitwise_or(u32t, None, keep, ins).map_err(bug)
     }
@@ -291,8 +331,12 @@ impl FnCx<'_> {
         let q = &inst.q;
         let dsat = q.dsat;
         match inst.op {
-            Opcode::Iadd => self.elementwise(inst, 2, |cx, w, s| cx.add_sat(w, s[0], s[1], false, dsat)),
-            Opcode::Isub => self.elementwise(inst, 2, |cx, w, s| cx.add_sat(w, s[0], s[1], true, dsat)),
+            Opcode::Iadd => {
+                self.elementwise(inst, 2, |cx, w, s| cx.add_sat(w, s[0], s[1], false, dsat))
+            }
+            Opcode::Isub => {
+                self.elementwise(inst, 2, |cx, w, s| cx.add_sat(w, s[0], s[1], true, dsat))
+            }
             Opcode::Ineg => self.elementwise(inst, 1, |cx, w, s| {
                 let t = cx.m.uint(w);
                 cx.m.b.s_negate(t, None, s[0]).map_err(bug)
@@ -337,7 +381,11 @@ impl FnCx<'_> {
             }),
             Opcode::Shl | Opcode::Shr | Opcode::Asr => self.shift_inst(inst),
             Opcode::Shf => {
-                let (a, b, c) = (self.read_uint(&inst.ops[1], 32)?, self.read_uint(&inst.ops[2], 32)?, self.read_uint(&inst.ops[3], 32)?);
+                let (a, b, c) = (
+                    self.read_uint(&inst.ops[1], 32)?,
+                    self.read_uint(&inst.ops[2], 32)?,
+                    self.read_uint(&inst.ops[3], 32)?,
+                );
                 let u64t = self.m.uint(64);
                 let u32t = self.m.uint(32);
                 let hi = self.resize(a, 32, 64)?;
@@ -347,26 +395,39 @@ impl FnCx<'_> {
                 let c31 = self.m.const_u32(31);
                 let sh = self.m.b.bitwise_and(u32t, None, c, c31).map_err(bug)?;
                 let r = if q.shf_left {
-                    let x = self.m.b.shift_left_logical(u64t, None, num, sh).map_err(bug)?;
+                    let x = self
+                        .m
+                        .b
+                        .shift_left_logical(u64t, None, num, sh)
+                        .map_err(bug)?;
                     self.shr_const(x, 64, 32)?
                 } else {
-                    self.m.b.shift_right_logical(u64t, None, num, sh).map_err(bug)?
+                    self.m
+                        .b
+                        .shift_right_logical(u64t, None, num, sh)
+                        .map_err(bug)?
                 };
                 let r = self.resize(r, 64, 32)?;
                 self.write_uint(&inst.ops[0], 32, r)
             }
             Opcode::Bfi => {
-                let s: Vec<Word> = (1..=4).map(|i| self.read_uint(&inst.ops[i], 32)).collect::<EResult<_>>()?;
+                let s: Vec<Word> = (1..=4)
+                    .map(|i| self.read_uint(&inst.ops[i], 32))
+                    .collect::<EResult<_>>()?;
                 let r = self.bfi(s[0], s[1], s[2], s[3])?;
                 self.write_uint(&inst.ops[0], 32, r)
             }
             Opcode::Sbfe | Opcode::Ubfe => {
-                let s: Vec<Word> = (1..=3).map(|i| self.read_uint(&inst.ops[i], 32)).collect::<EResult<_>>()?;
+                let s: Vec<Word> = (1..=3)
+                    .map(|i| self.read_uint(&inst.ops[i], 32))
+                    .collect::<EResult<_>>()?;
                 let r = self.bit_field_extract(s[0], s[1], s[2], inst.op == Opcode::Sbfe)?;
                 self.write_uint(&inst.ops[0], 32, r)
             }
             Opcode::Bfn => {
-                let s: Vec<Word> = (1..=3).map(|i| self.read_uint(&inst.ops[i], 32)).collect::<EResult<_>>()?;
+                let s: Vec<Word> = (1..=3)
+                    .map(|i| self.read_uint(&inst.ops[i], 32))
+                    .collect::<EResult<_>>()?;
                 let r = self.bfn(q.bfn.unwrap_or(0), s[0], s[1], s[2])?;
                 self.write_uint(&inst.ops[0], 32, r)
             }
@@ -404,7 +465,10 @@ impl FnCx<'_> {
                 let r = self.sel(w, c, a, b)?;
                 self.write_uint(&inst.ops[0], w, r)
             }
-            _ => Err(self.err(format!("`{}` is not an integer instruction", inst.op.as_str()))),
+            _ => Err(self.err(format!(
+                "`{}` is not an integer instruction",
+                inst.op.as_str()
+            ))),
         }
     }
 
@@ -477,7 +541,10 @@ impl FnCx<'_> {
 
     fn dp4a(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
-        let sign = q.signedness.unwrap_or(crate::ir::Dp4aSign { src1_signed: false, src2_signed: false });
+        let sign = q.signedness.unwrap_or(crate::ir::Dp4aSign {
+            src1_signed: false,
+            src2_signed: false,
+        });
         let u64t = self.m.uint(64);
         let acc0 = self.read_uint(&inst.ops[1], 32)?;
         let s1 = self.read_uint(&inst.ops[2], 32)?;
@@ -489,7 +556,11 @@ impl FnCx<'_> {
             let p = self.m.b.i_mul(u64t, None, a, b).map_err(bug)?;
             sum = self.m.b.i_add(u64t, None, sum, p).map_err(bug)?;
         }
-        let acc = if q.dsat { self.sresize(acc0, 32, 64)? } else { self.resize(acc0, 32, 64)? };
+        let acc = if q.dsat {
+            self.sresize(acc0, 32, 64)?
+        } else {
+            self.resize(acc0, 32, 64)?
+        };
         let total = self.m.b.i_add(u64t, None, acc, sum).map_err(bug)?;
         let r = if q.dsat {
             let bt = self.bool_ty();
@@ -507,7 +578,11 @@ impl FnCx<'_> {
     }
 
     fn byte_ext(&mut self, x: Word, k: u32, signed: bool) -> EResult<Word> {
-        let s = if k == 0 { x } else { self.shr_const(x, 32, 8 * k)? };
+        let s = if k == 0 {
+            x
+        } else {
+            self.shr_const(x, 32, 8 * k)?
+        };
         let b = self.resize(s, 32, 8)?;
         if signed {
             self.sresize(b, 8, 64)
@@ -525,7 +600,11 @@ impl FnCx<'_> {
         let mut out = Vec::new();
         for (e, &xe) in x.iter().enumerate() {
             // element e uses src1[5:0] (low) or src1[21:16] (high) for .16bx2
-            let c = if e == 0 { count } else { self.shr_const(count, 32, 16)? };
+            let c = if e == 0 {
+                count
+            } else {
+                self.shr_const(count, 32, 16)?
+            };
             let sh = self.m.b.bitwise_and(u32t, None, c, c63).map_err(bug)?;
             out.push(self.shift(w, xe, sh, inst.op)?);
         }

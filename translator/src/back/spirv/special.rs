@@ -20,7 +20,11 @@ impl FnCx<'_> {
         let p = self.m.ptr(StorageClass::PushConstant, u32t);
         let zero = self.m.const_u32(0);
         let launch = self.m.launch;
-        let ptr = self.m.b.access_chain(p, None, launch, [zero, index]).map_err(bug)?;
+        let ptr = self
+            .m
+            .b
+            .access_chain(p, None, launch, [zero, index])
+            .map_err(bug)?;
         self.m.b.load(u32t, None, ptr, None, []).map_err(bug)
     }
 
@@ -51,13 +55,19 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let v3 = self.m.b.type_vector(u32t, 3);
         let v = self.m.b.load(v3, None, var, None, []).map_err(bug)?;
-        self.m.b.composite_extract(u32t, None, v, [c as u32]).map_err(bug)
+        self.m
+            .b
+            .composite_extract(u32t, None, v, [c as u32])
+            .map_err(bug)
     }
 
     fn workgroup_size(&mut self, c: u8) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let ws = self.m.workgroup_size;
-        self.m.b.composite_extract(u32t, None, ws, [c as u32]).map_err(bug)
+        self.m
+            .b
+            .composite_extract(u32t, None, ws, [c as u32])
+            .map_err(bug)
     }
 
     /// `groupid * enqueuedlocalsize + localid` in dimension `c`, as a u64 (without the
@@ -115,7 +125,11 @@ impl FnCx<'_> {
                 let v4 = self.m.b.type_vector(u32t, 4);
                 let scope = self.m.const_u32(rspirv::spirv::Scope::Subgroup as u32);
                 let t = self.m.const_bool(true);
-                let b = self.m.b.group_non_uniform_ballot(v4, None, scope, t).map_err(bug)?;
+                let b = self
+                    .m
+                    .b
+                    .group_non_uniform_ballot(v4, None, scope, t)
+                    .map_err(bug)?;
                 self.m.b.composite_extract(u32t, None, b, [0]).map_err(bug)
             }
         }

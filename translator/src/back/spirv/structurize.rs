@@ -86,26 +86,39 @@ pub fn structurize(cfg: &Cfg) -> Vec<Node> {
             h = cfg.idom[h];
         }
         parent[b] = p;
-        let forward_preds =
-            cfg.preds[b].iter().filter(|&&q| !cfg.is_back_edge(q, b)).count();
+        let forward_preds = cfg.preds[b]
+            .iter()
+            .filter(|&&q| !cfg.is_back_edge(q, b))
+            .count();
         labelled[b] = hoisted || forward_preds >= 2;
     }
     let mut children = vec![Vec::new(); n];
     for &b in cfg.rpo.iter().skip(1) {
         children[parent[b]].push(b);
     }
-    let cx = Ctx { cfg, parent, labelled, children };
+    let cx = Ctx {
+        cfg,
+        parent,
+        labelled,
+        children,
+    };
     cx.do_tree(0)
 }
 
 impl Ctx<'_> {
     fn do_tree(&self, x: BlockId) -> Vec<Node> {
-        let merges: Vec<BlockId> =
-            self.children[x].iter().copied().filter(|&c| self.labelled[c]).collect();
+        let merges: Vec<BlockId> = self.children[x]
+            .iter()
+            .copied()
+            .filter(|&c| self.labelled[c])
+            .collect();
         if self.cfg.loops[x].is_some() {
             let (inside, outside): (Vec<BlockId>, Vec<BlockId>) =
                 merges.into_iter().partition(|&c| self.cfg.in_loop(x, c));
-            let looped = vec![Node::Loop { header: x, body: self.node_within(x, &inside) }];
+            let looped = vec![Node::Loop {
+                header: x,
+                body: self.node_within(x, &inside),
+            }];
             self.wrap(looped, &outside)
         } else {
             self.node_within(x, &merges)
@@ -117,7 +130,10 @@ impl Ctx<'_> {
     fn wrap(&self, inner: Vec<Node>, ys: &[BlockId]) -> Vec<Node> {
         let mut seq = inner;
         for &y in ys {
-            let mut out = vec![Node::Block { label: y, body: seq }];
+            let mut out = vec![Node::Block {
+                label: y,
+                body: seq,
+            }];
             out.extend(self.do_tree(y));
             seq = out;
         }

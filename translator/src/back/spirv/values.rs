@@ -102,7 +102,11 @@ impl FnCx<'_> {
                 for i in 0..count {
                     let x = self.load_elem(reg, first + i)?;
                     let x = self.resize(x, w, bits)?;
-                    let x = if i == 0 { x } else { self.shl_const(x, bits, i * w)? };
+                    let x = if i == 0 {
+                        x
+                    } else {
+                        self.shl_const(x, bits, i * w)?
+                    };
                     acc = Some(match acc {
                         None => x,
                         Some(a) => {
@@ -145,7 +149,11 @@ impl FnCx<'_> {
             return self.m.b.store(v, x, None, []).map_err(bug);
         }
         for i in 0..count {
-            let x = if i == 0 { value } else { self.shr_const(value, bits, i * w)? };
+            let x = if i == 0 {
+                value
+            } else {
+                self.shr_const(value, bits, i * w)?
+            };
             let x = self.resize(x, bits, w)?;
             self.store_elem(reg, first + i, x)?;
         }
@@ -155,7 +163,9 @@ impl FnCx<'_> {
     /// Reads a predicate operand (honouring `!`).
     pub fn read_pred(&mut self, op: &Operand) -> EResult<Word> {
         match *op {
-            Operand::Pred { reg, .. } | Operand::Reg { reg, swizzle: None } if self.reg_ty(reg) == RegType::Pred => {
+            Operand::Pred { reg, .. } | Operand::Reg { reg, swizzle: None }
+                if self.reg_ty(reg) == RegType::Pred =>
+            {
                 let negated = matches!(*op, Operand::Pred { negated: true, .. });
                 let bt = self.m.ty(Scalar::Bool);
                 let v = self.reg_var(reg);
@@ -194,7 +204,9 @@ impl FnCx<'_> {
     /// Reads the `count` elements of width `w` of a packed or vector operand.
     pub fn read_elems(&mut self, op: &Operand, w: u32, count: u32) -> EResult<Vec<Word>> {
         match *op {
-            Operand::Reg { reg, swizzle: None } if matches!(self.reg_ty(reg), RegType::Vector(..)) => {
+            Operand::Reg { reg, swizzle: None }
+                if matches!(self.reg_ty(reg), RegType::Vector(..)) =>
+            {
                 (0..count).map(|i| self.load_elem(reg, i)).collect()
             }
             _ => {
@@ -213,7 +225,9 @@ impl FnCx<'_> {
     /// Writes the elements of a packed or vector destination.
     pub fn write_elems(&mut self, op: &Operand, elems: &[Word]) -> EResult {
         match *op {
-            Operand::Reg { reg, swizzle: None } if matches!(self.reg_ty(reg), RegType::Vector(..)) => {
+            Operand::Reg { reg, swizzle: None }
+                if matches!(self.reg_ty(reg), RegType::Vector(..)) =>
+            {
                 for (i, &e) in elems.iter().enumerate() {
                     self.store_elem(reg, i as u32, e)?;
                 }
