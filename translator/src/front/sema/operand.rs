@@ -295,7 +295,7 @@ impl<'a> FnCx<'a, '_, '_> {
                         span,
                         format!("kernel parameter `%{name}` is named with `%`, not `@{name}`"),
                     );
-                } else if !self.quiet {
+                } else if !self.quiet_syms {
                     self.error(span, format!("undeclared symbol `@{name}`"));
                 }
                 ROp::Bad(span)

@@ -57,6 +57,9 @@ impl Checked<'_, '_> {
 
 /// Runs the restrictions of `c.op`.
 pub fn check(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
+    if c.ops.iter().any(|o| matches!(o, ROp::Bad(_))) {
+        return;
+    }
     let q = c.q;
     match c.op {
         Opcode::Dp4a => {
@@ -317,7 +320,7 @@ fn atomic(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
             c.inst.span,
             "operand `src1` is required when `.op` is `.cas`",
         );
-    } else if op != AtomOp::Cas && n > want {
+    } else if op != AtomOp::Cas && n > want && !(want == 2 && n == 3) {
         f.error(
             c.op_span(want),
             "operand `src1` is defined only when `.op` is `.cas`",
@@ -415,6 +418,12 @@ fn call(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
         .map(|r| callee.regs[r.0 as usize].ty)
         .collect();
     match (retval, ret) {
+        (
+            ROp::Reg {
+                ty: RegType::Pred, ..
+            },
+            _,
+        ) => {}
         (ROp::Word(_), None) => {}
         (ROp::Word(w), Some(t)) => f.error(
             w.span,
@@ -462,6 +471,9 @@ fn call(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
     }
     for (i, (a, p)) in args.iter().zip(&params).enumerate() {
         let actual = match a {
+            ROp::Reg {
+                ty: RegType::Pred, ..
+            } => None,
             ROp::Reg { ty, swz: None, .. } => Some(*ty),
             ROp::Reg {
                 ty, swz: Some(s), ..
@@ -504,6 +516,12 @@ fn ret(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
             };
             f.error(v.span(), format!("`return` in {what} takes no value"));
         }
+        (
+            _,
+            Some(ROp::Reg {
+                ty: RegType::Pred, ..
+            }),
+        ) => {}
         (Some(t), None) => {
             f.error(
                 c.inst.span,

@@ -63,6 +63,13 @@ fn kind_ok(kind: Kind, op: &ROp<'_>) -> bool {
     if matches!(op, ROp::Bad(_)) {
         return true;
     }
+    // A kernel parameter fits any register-like kind; the conversion reports the specific error.
+    if matches!(op, ROp::Param { .. }) {
+        return !matches!(
+            kind,
+            Kind::Addr | Kind::ParamAddr | Kind::MemVar | Kind::Func | Kind::Label
+        );
+    }
     let imm = matches!(op, ROp::Imm(_));
     let plain = matches!(
         op,
@@ -326,6 +333,17 @@ fn report_failure(
                 )
             } else if let (Some(si), Some(_)) = (m.missing, slot_of(w)) {
                 let slot = &form.quals[si];
+                let needed = form.quals[si..].iter().filter(|s| s.required).count();
+                if words.len() - i >= needed {
+                    return f.error(
+                        span,
+                        format!(
+                            "`.{w}` is not a valid `.{}` for `{opname}` (one of {})",
+                            slot.name,
+                            slot.spellings()
+                        ),
+                    );
+                }
                 return f.error(
                     inst.mnemonic.span,
                     format!(
