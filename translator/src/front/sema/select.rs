@@ -184,49 +184,54 @@ pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<i
     };
     let def = isa::def(op);
     let ops = f.resolve_operands(&inst.operands);
-    let mut bad = false;
-    for (w, span) in &words {
-        if w.is_empty() {
-            f.error(*span, format!("empty qualifier in `{text}`"));
-            bad = true;
-        } else if !def.knows_word(w) {
-            f.error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
-            bad = true;
+    if words.iter().any(|(w, _)| w.is_empty()) {
+        for (w, span) in &words {
+            if w.is_empty() {
+                f.error(*span, format!("empty qualifier in `{text}`"));
+            }
         }
-    }
-    if bad {
         return None;
     }
-    let mut failures = Vec::new();
-    let mut chosen = None;
-    for (fi, form) in def.forms.iter().enumerate() {
-        match isa::match_quals(form, &words) {
-            Err(m) => failures.push(Failure {
-                form: fi,
-                progress: (0, m.matched),
-                qual: Some(m),
-                op: None,
-            }),
-            Ok(qm) => match match_operands(form, &ops) {
-                Ok(()) => {
-                    chosen = Some((fi, qm));
-                    break;
-                }
-                Err(e) => {
-                    let at = match e {
-                        OpFail::Kind(i, _) | OpFail::Count(i) => i,
-                    };
-                    failures.push(Failure {
-                        form: fi,
-                        progress: (1, at),
-                        qual: None,
-                        op: Some(e),
-                    });
-                }
-            },
-        }
-    }
+    let chosen = def.forms.iter().enumerate().find_map(|(fi, form)| {
+        let qm = isa::match_quals(form, &words).ok()?;
+        match_operands(form, &ops).ok()?;
+        Some((fi, qm))
+    });
     let Some((fi, qm)) = chosen else {
+        let mut unknown = false;
+        for (w, span) in &words {
+            if !def.knows_word(w) {
+                f.error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
+                unknown = true;
+            }
+        }
+        if unknown {
+            return None;
+        }
+        let mut failures = Vec::new();
+        for (fi, form) in def.forms.iter().enumerate() {
+            match isa::match_quals(form, &words) {
+                Err(m) => failures.push(Failure {
+                    form: fi,
+                    progress: (0, m.matched),
+                    qual: Some(m),
+                    op: None,
+                }),
+                Ok(_) => {
+                    if let Err(e) = match_operands(form, &ops) {
+                        let at = match e {
+                            OpFail::Kind(i, _) | OpFail::Count(i) => i,
+                        };
+                        failures.push(Failure {
+                            form: fi,
+                            progress: (1, at),
+                            qual: None,
+                            op: Some(e),
+                        });
+                    }
+                }
+            }
+        }
         report_failure(f, inst, opname, &words, def, &ops, &failures);
         return None;
     };
@@ -810,14 +815,14 @@ fn address(
 ) -> Option<Operand> {
     let space = q.space.unwrap_or(AddrSpace::Generic);
     let space_bits = space.mem_space().map_or(64, |m| m.address_bits());
-    let sname = format!(".{}", space_name(space));
+    let sname = space_name(space);
     let (b, bits) = match base {
         Term::Reg { id, ty, name, span } => match ty {
             RegType::Scalar(bt) if bt.bits() == 32 || bt.bits() == 64 => {
                 if bt.bits() != space_bits {
                     f.error(
                         span,
-                        format!("address register `%{name}` has {} bits, but {sname} addresses are {space_bits} bits", bt.bits()),
+                        format!("address register `%{name}` has {} bits, but .{sname} addresses are {space_bits} bits", bt.bits()),
                     );
                     return None;
                 }
@@ -848,7 +853,7 @@ fn address(
                 f.error(
                     span,
                     format!(
-                        "memory variable `@{name}` is in .{} memory, but `{}` accesses {sname}",
+                        "memory variable `@{name}` is in .{} memory, but `{}` accesses .{sname}",
                         vs.as_str(),
                         op.as_str()
                     ),
