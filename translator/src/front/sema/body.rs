@@ -66,6 +66,8 @@ pub struct FnCx<'a, 'c, 'd> {
     pub quiet: bool,
     /// Whether "undeclared symbol" errors are suppressed (a memory variable was refused).
     pub quiet_syms: bool,
+    /// A reusable buffer for the resolved operands of one instruction.
+    pub op_buf: Vec<super::operand::ROp<'a>>,
 }
 
 impl<'a> FnCx<'a, '_, '_> {
@@ -288,6 +290,7 @@ pub fn function<'a>(cx: &mut Ctx<'a, '_>, id: FuncId, f: &'a FuncDecl<'a>) {
         scopes: vec![Scope::default()],
         quiet,
         quiet_syms: quiet,
+        op_buf: Vec::with_capacity(8),
     };
     // Parameters live in the outermost scope of the body.
     for (i, p) in f.params.iter().enumerate() {
