@@ -62,16 +62,15 @@ pub fn check(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
     }
     let q = c.q;
     match c.op {
-        Opcode::Dp4a => {
+        Opcode::Dp4a
             if q.dsat
                 && q.signedness
-                    .is_some_and(|s| !s.src1_signed && !s.src2_signed)
-            {
-                f.error(
-                    c.slot_span("dsat"),
-                    "qualifier `.dsat` must not be specified when `.signedness` is `.uu`",
-                );
-            }
+                    .is_some_and(|s| !s.src1_signed && !s.src2_signed) =>
+        {
+            f.error(
+                c.slot_span("dsat"),
+                "qualifier `.dsat` must not be specified when `.signedness` is `.uu`",
+            );
         }
         Opcode::Fext | Opcode::Sext | Opcode::Zext => widen(f, c, true),
         Opcode::Trunc | Opcode::Ftrunc => widen(f, c, false),
@@ -186,7 +185,7 @@ fn vector_index(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
                 );
                 return;
             }
-            if n != 0 && idx % n != 0 {
+            if n != 0 && !idx.is_multiple_of(n) {
                 f.error(
                     c.slot_span("index"),
                     format!("qualifier `.index` ({idx}) must be aligned to the number of elements in `{part_role}` ({n})"),
