@@ -752,7 +752,7 @@ impl<'a> Parser<'a, '_> {
             return Ok(Some(Stmt::Label(self.name(t))));
         }
         let mnemonic = self.name(t);
-        let mut operands = Vec::new();
+        let mut operands = Vec::with_capacity(4);
         if self.peek().tok != Tok::Semi {
             loop {
                 operands.push(self.operand()?);

@@ -488,14 +488,35 @@ impl Slot {
         let first = words.first()?.0;
         match self.values {
             Values::Words(vals) => {
-                'values: for (v, meaning) in vals {
-                    let mut n = 0;
-                    for part in v.split('.') {
-                        match words.get(n) {
-                            Some((w, _)) if *w == part => n += 1,
-                            _ => continue 'values,
+                for (v, meaning) in vals.iter() {
+                    let n = if v.len() == first.len() {
+                        if *v != first {
+                            continue;
                         }
-                    }
+                        1
+                    } else if v.len() > first.len()
+                        && v.as_bytes()[first.len()] == b'.'
+                        && v.starts_with(first)
+                    {
+                        // A multi-word value (`L1c.L2c.L3c`): every part must follow.
+                        let mut n = 0;
+                        let mut all = true;
+                        for part in v.split('.') {
+                            match words.get(n) {
+                                Some((w, _)) if *w == part => n += 1,
+                                _ => {
+                                    all = false;
+                                    break;
+                                }
+                            }
+                        }
+                        if !all {
+                            continue;
+                        }
+                        n
+                    } else {
+                        continue;
+                    };
                     meaning.apply(q);
                     return Some(n);
                 }
@@ -541,13 +562,16 @@ fn parse_bfn(w: &str) -> Option<u8> {
     u8::from_str_radix(h, 16).ok()
 }
 
+/// Most qualifier slots of any form.
+pub const MAX_SLOTS: usize = 8;
+
 /// The result of matching qualifier words against a form.
 #[derive(Debug)]
 pub struct QualMatch {
     /// The typed qualifiers (defaults not filled in).
     pub quals: Quals,
-    /// For each slot of the form, the span of the words that filled it.
-    pub spans: Vec<Option<Span>>,
+    /// For each slot of the form (by index), the span of the words that filled it.
+    pub spans: [Option<Span>; MAX_SLOTS],
 }
 
 /// Why qualifier words do not fit a form.
@@ -562,7 +586,7 @@ pub struct QualMismatch {
 /// Matches qualifier words positionally, in spec order, against `form`'s slots.
 pub fn match_quals(form: &Form, words: &[(&str, Span)]) -> Result<QualMatch, QualMismatch> {
     let mut quals = Quals::default();
-    let mut spans = vec![None; form.quals.len()];
+    let mut spans = [None; MAX_SLOTS];
     let mut i = 0;
     for (si, slot) in form.quals.iter().enumerate() {
         match slot.match_at(&words[i..], &mut quals) {
@@ -613,6 +637,7 @@ mod tests {
             let d = def(op);
             assert_eq!(d.opcode, op);
             assert!(!d.forms.is_empty());
+            assert!(d.forms.iter().all(|f| f.quals.len() <= MAX_SLOTS));
         }
     }
 }

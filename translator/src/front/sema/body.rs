@@ -61,8 +61,13 @@ pub struct FnCx<'a, 'c, 'd> {
     pub label_map: FxHashMap<&'a str, LabelId>,
     /// Open scopes, innermost last.
     pub scopes: Vec<Scope<'a>>,
-    /// Whether "undeclared" errors are suppressed (a statement failed to parse).
+    /// Whether "undeclared register/label" errors are suppressed (a statement failed to parse
+    /// or a register declaration was refused).
     pub quiet: bool,
+    /// Whether "undeclared symbol" errors are suppressed (a memory variable was refused).
+    pub quiet_syms: bool,
+    /// A reusable buffer for the resolved operands of one instruction.
+    pub op_buf: Vec<super::operand::ROp<'a>>,
 }
 
 impl<'a> FnCx<'a, '_, '_> {
@@ -185,7 +190,7 @@ impl<'a> FnCx<'a, '_, '_> {
                 }
                 Stmt::Var(v) => {
                     let Some(local) = local_var(self.cx, v) else {
-                        self.quiet = true;
+                        self.quiet_syms = true;
                         continue;
                     };
                     let scope = self.scopes.last_mut().expect("a scope is open");
@@ -284,6 +289,8 @@ pub fn function<'a>(cx: &mut Ctx<'a, '_>, id: FuncId, f: &'a FuncDecl<'a>) {
         label_map: FxHashMap::default(),
         scopes: vec![Scope::default()],
         quiet,
+        quiet_syms: quiet,
+        op_buf: Vec::with_capacity(8),
     };
     // Parameters live in the outermost scope of the body.
     for (i, p) in f.params.iter().enumerate() {

@@ -393,7 +393,7 @@ pub fn local_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>) -> Option<LocalVar> {
 fn attr_number(cx: &mut Ctx<'_, '_>, a: &ast::Attr<'_>, what: &str) -> Option<(u64, Span)> {
     match a.args.as_deref() {
         Some([n]) => match parse_int(n.text) {
-            Some(l) if !l.neg && !l.hex || l.hex && !l.neg => {
+            Some(l) if !l.neg => {
                 if l.mag > u32::MAX as u128 {
                     cx.error(
                         n.span,

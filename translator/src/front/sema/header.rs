@@ -42,7 +42,7 @@ pub fn check(cx: &mut Ctx<'_, '_>, items: &[Item<'_>]) -> ((u32, u32), Target) {
                     continue;
                 }
                 seen_target = true;
-                if i != 1 || !matches!(items.first(), Some(Item::Version { .. })) {
+                if i != 1 && matches!(items.first(), Some(Item::Version { .. })) {
                     cx.error(
                         *span,
                         "`.target` must be the second statement of the module, after `.version`",

@@ -295,7 +295,7 @@ impl<'a> FnCx<'a, '_, '_> {
                         span,
                         format!("kernel parameter `%{name}` is named with `%`, not `@{name}`"),
                     );
-                } else if !self.quiet {
+                } else if !self.quiet_syms {
                     self.error(span, format!("undeclared symbol `@{name}`"));
                 }
                 ROp::Bad(span)
@@ -305,8 +305,7 @@ impl<'a> FnCx<'a, '_, '_> {
 
     /// Resolves every operand of an instruction; a call's argument list is flattened after its
     /// target.
-    pub fn resolve_operands(&mut self, ops: &'a [Operand<'a>]) -> Vec<ROp<'a>> {
-        let mut out = Vec::with_capacity(ops.len() + 2);
+    pub fn resolve_operands(&mut self, ops: &'a [Operand<'a>], out: &mut Vec<ROp<'a>>) {
         for op in ops {
             match op {
                 Operand::Call { target, args, .. } => {
@@ -318,7 +317,6 @@ impl<'a> FnCx<'a, '_, '_> {
                 other => out.push(self.resolve_one(other)),
             }
         }
-        out
     }
 
     fn resolve_one(&mut self, op: &'a Operand<'a>) -> ROp<'a> {

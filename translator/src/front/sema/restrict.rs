@@ -57,18 +57,20 @@ impl Checked<'_, '_> {
 
 /// Runs the restrictions of `c.op`.
 pub fn check(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
+    if c.ops.iter().any(|o| matches!(o, ROp::Bad(_))) {
+        return;
+    }
     let q = c.q;
     match c.op {
-        Opcode::Dp4a => {
+        Opcode::Dp4a
             if q.dsat
                 && q.signedness
-                    .is_some_and(|s| !s.src1_signed && !s.src2_signed)
-            {
-                f.error(
-                    c.slot_span("dsat"),
-                    "qualifier `.dsat` must not be specified when `.signedness` is `.uu`",
-                );
-            }
+                    .is_some_and(|s| !s.src1_signed && !s.src2_signed) =>
+        {
+            f.error(
+                c.slot_span("dsat"),
+                "qualifier `.dsat` must not be specified when `.signedness` is `.uu`",
+            );
         }
         Opcode::Fext | Opcode::Sext | Opcode::Zext => widen(f, c, true),
         Opcode::Trunc | Opcode::Ftrunc => widen(f, c, false),
@@ -183,7 +185,7 @@ fn vector_index(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
                 );
                 return;
             }
-            if n != 0 && idx % n != 0 {
+            if n != 0 && !idx.is_multiple_of(n) {
                 f.error(
                     c.slot_span("index"),
                     format!("qualifier `.index` ({idx}) must be aligned to the number of elements in `{part_role}` ({n})"),
@@ -317,7 +319,7 @@ fn atomic(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
             c.inst.span,
             "operand `src1` is required when `.op` is `.cas`",
         );
-    } else if op != AtomOp::Cas && n > want {
+    } else if op != AtomOp::Cas && n > want && !(want == 2 && n == 3) {
         f.error(
             c.op_span(want),
             "operand `src1` is defined only when `.op` is `.cas`",
@@ -415,6 +417,12 @@ fn call(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
         .map(|r| callee.regs[r.0 as usize].ty)
         .collect();
     match (retval, ret) {
+        (
+            ROp::Reg {
+                ty: RegType::Pred, ..
+            },
+            _,
+        ) => {}
         (ROp::Word(_), None) => {}
         (ROp::Word(w), Some(t)) => f.error(
             w.span,
@@ -462,6 +470,9 @@ fn call(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
     }
     for (i, (a, p)) in args.iter().zip(&params).enumerate() {
         let actual = match a {
+            ROp::Reg {
+                ty: RegType::Pred, ..
+            } => None,
             ROp::Reg { ty, swz: None, .. } => Some(*ty),
             ROp::Reg {
                 ty, swz: Some(s), ..
@@ -504,6 +515,12 @@ fn ret(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
             };
             f.error(v.span(), format!("`return` in {what} takes no value"));
         }
+        (
+            _,
+            Some(ROp::Reg {
+                ty: RegType::Pred, ..
+            }),
+        ) => {}
         (Some(t), None) => {
             f.error(
                 c.inst.span,

@@ -18,6 +18,15 @@ use crate::ir::{
 use crate::isa::{self, Form, Kind, OperandRule, QualMismatch, Width};
 use crate::span::Span;
 
+/// Looks up an opcode by its mnemonic (a hash map: faster than a chain of string compares).
+fn opcode(name: &str) -> Option<Opcode> {
+    static MAP: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, Opcode>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| Opcode::ALL.iter().map(|&o| (o.as_str(), o)).collect())
+        .get(name)
+        .copied()
+}
+
 /// The spelling of a register type (`.32b`, `.v4.32b`, `.pred`).
 pub fn type_name(t: RegType) -> String {
     match t {
@@ -62,6 +71,13 @@ fn is_scalar_like(op: &ROp<'_>) -> bool {
 fn kind_ok(kind: Kind, op: &ROp<'_>) -> bool {
     if matches!(op, ROp::Bad(_)) {
         return true;
+    }
+    // A kernel parameter fits any register-like kind; the conversion reports the specific error.
+    if matches!(op, ROp::Param { .. }) {
+        return !matches!(
+            kind,
+            Kind::Addr | Kind::ParamAddr | Kind::MemVar | Kind::Func | Kind::Label
+        );
     }
     let imm = matches!(op, ROp::Imm(_));
     let plain = matches!(
@@ -148,9 +164,22 @@ fn rule_at(form: &Form, i: usize) -> OperandRule {
     }
 }
 
-/// Splits a mnemonic into its opcode text and qualifier words with their spans.
-fn split_mnemonic(text: &str, start: u32) -> (&str, Span, Vec<(&str, Span)>) {
-    let mut words = Vec::new();
+/// Most qualifier words one mnemonic may have.
+pub const MAX_WORDS: usize = 16;
+
+/// Qualifier words of a mnemonic, on the stack.
+struct Words<'a> {
+    items: [(&'a str, Span); MAX_WORDS],
+    len: usize,
+}
+
+/// Splits a mnemonic into its opcode text and qualifier words with their spans; `None` when it
+/// has more than [`MAX_WORDS`] qualifiers.
+fn split_mnemonic(text: &str, start: u32) -> Option<(&str, Span, Words<'_>)> {
+    let mut words = Words {
+        items: [("", Span::default()); MAX_WORDS],
+        len: 0,
+    };
     let mut off = 0usize;
     let mut opname = "";
     let mut opspan = Span::default();
@@ -160,67 +189,96 @@ fn split_mnemonic(text: &str, start: u32) -> (&str, Span, Vec<(&str, Span)>) {
             opname = part;
             opspan = span;
         } else {
-            words.push((part, span));
+            if words.len == MAX_WORDS {
+                return None;
+            }
+            words.items[words.len] = (part, span);
+            words.len += 1;
         }
         off += part.len() + 1;
     }
-    (opname, opspan, words)
+    Some((opname, opspan, words))
 }
 
 /// Checks one instruction; `None` when it has errors (already reported).
 pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<ir::Inst> {
+    let mut ops = std::mem::take(&mut f.op_buf);
+    ops.clear();
+    let r = instruction_with(f, inst, &mut ops);
+    f.op_buf = ops;
+    r
+}
+
+fn instruction_with<'a>(
+    f: &mut FnCx<'a, '_, '_>,
+    inst: &'a Inst<'a>,
+    ops: &mut Vec<ROp<'a>>,
+) -> Option<ir::Inst> {
     let text = inst.mnemonic.text;
-    let (opname, opspan, words) = split_mnemonic(text, inst.mnemonic.span.start);
-    let Some(op) = Opcode::from_str(opname) else {
+    let Some((opname, opspan, words)) = split_mnemonic(text, inst.mnemonic.span.start) else {
+        f.error(
+            inst.mnemonic.span,
+            format!("too many qualifiers in `{text}` (at most {MAX_WORDS})"),
+        );
+        return None;
+    };
+    let words = &words.items[..words.len];
+    let Some(op) = opcode(opname) else {
         f.error(opspan, format!("unknown instruction `{opname}`"));
         return None;
     };
     let def = isa::def(op);
-    let ops = f.resolve_operands(&inst.operands);
-    let mut bad = false;
-    for (w, span) in &words {
-        if w.is_empty() {
-            f.error(*span, format!("empty qualifier in `{text}`"));
-            bad = true;
-        } else if !def.knows_word(w) {
-            f.error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
-            bad = true;
+    f.resolve_operands(&inst.operands, ops);
+    let ops = &ops[..];
+    if words.iter().any(|(w, _)| w.is_empty()) {
+        for (w, span) in words {
+            if w.is_empty() {
+                f.error(*span, format!("empty qualifier in `{text}`"));
+            }
         }
-    }
-    if bad {
         return None;
     }
-    let mut failures = Vec::new();
-    let mut chosen = None;
-    for (fi, form) in def.forms.iter().enumerate() {
-        match isa::match_quals(form, &words) {
-            Err(m) => failures.push(Failure {
-                form: fi,
-                progress: (0, m.matched),
-                qual: Some(m),
-                op: None,
-            }),
-            Ok(qm) => match match_operands(form, &ops) {
-                Ok(()) => {
-                    chosen = Some((fi, qm));
-                    break;
-                }
-                Err(e) => {
-                    let at = match e {
-                        OpFail::Kind(i, _) | OpFail::Count(i) => i,
-                    };
-                    failures.push(Failure {
-                        form: fi,
-                        progress: (1, at),
-                        qual: None,
-                        op: Some(e),
-                    });
-                }
-            },
-        }
-    }
+    let chosen = def.forms.iter().enumerate().find_map(|(fi, form)| {
+        let qm = isa::match_quals(form, words).ok()?;
+        match_operands(form, ops).ok()?;
+        Some((fi, qm))
+    });
     let Some((fi, qm)) = chosen else {
-        report_failure(f, inst, opname, &words, def, &ops, &failures);
+        let mut unknown = false;
+        for (w, span) in words {
+            if !def.knows_word(w) {
+                f.error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
+                unknown = true;
+            }
+        }
+        if unknown {
+            return None;
+        }
+        let mut failures = Vec::new();
+        for (fi, form) in def.forms.iter().enumerate() {
+            match isa::match_quals(form, words) {
+                Err(m) => failures.push(Failure {
+                    form: fi,
+                    progress: (0, m.matched),
+                    qual: Some(m),
+                    op: None,
+                }),
+                Ok(_) => {
+                    if let Err(e) = match_operands(form, ops) {
+                        let at = match e {
+                            OpFail::Kind(i, _) | OpFail::Count(i) => i,
+                        };
+                        failures.push(Failure {
+                            form: fi,
+                            progress: (1, at),
+                            qual: None,
+                            op: Some(e),
+                        });
+                    }
+                }
+            }
+        }
+        report_failure(f, inst, opname, words, def, ops, &failures);
         return None;
     };
     let form = &def.forms[fi];
@@ -242,21 +300,13 @@ pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<i
             written: &written,
             q: &q,
             spans: &qm.spans,
-            ops: &ops,
+            ops,
             irops: &out,
             inst,
         },
     );
-    if !f.cx.target.can_execute(form.target) {
-        f.error(
-            inst.mnemonic.span,
-            format!(
-                "`{opname}` ({}) requires .target {} or compatible, but the module targets {}",
-                form.name,
-                form.target.as_str(),
-                f.cx.target.as_str()
-            ),
-        );
+    if let Some(msg) = target_error(opname, form, f.cx.target) {
+        f.error(inst.mnemonic.span, msg);
     }
     if f.cx.diags.len() != errors_before {
         return None;
@@ -267,6 +317,18 @@ pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<i
         q,
         ops: out,
         span: inst.span,
+    })
+}
+
+/// The error for using `form` in a module for `module`, when its minimum target is above it.
+pub fn target_error(opname: &str, form: &Form, module: ir::Target) -> Option<String> {
+    (!module.can_execute(form.target)).then(|| {
+        format!(
+            "`{opname}` ({}) requires .target {} or compatible, but the module targets {}",
+            form.name,
+            form.target.as_str(),
+            module.as_str()
+        )
     })
 }
 
@@ -326,6 +388,17 @@ fn report_failure(
                 )
             } else if let (Some(si), Some(_)) = (m.missing, slot_of(w)) {
                 let slot = &form.quals[si];
+                let needed = form.quals[si..].iter().filter(|s| s.required).count();
+                if words.len() - i >= needed {
+                    return f.error(
+                        span,
+                        format!(
+                            "`.{w}` is not a valid `.{}` for `{opname}` (one of {})",
+                            slot.name,
+                            slot.spellings()
+                        ),
+                    );
+                }
                 return f.error(
                     inst.mnemonic.span,
                     format!(
@@ -792,14 +865,14 @@ fn address(
 ) -> Option<Operand> {
     let space = q.space.unwrap_or(AddrSpace::Generic);
     let space_bits = space.mem_space().map_or(64, |m| m.address_bits());
-    let sname = format!(".{}", space_name(space));
+    let sname = space_name(space);
     let (b, bits) = match base {
         Term::Reg { id, ty, name, span } => match ty {
             RegType::Scalar(bt) if bt.bits() == 32 || bt.bits() == 64 => {
                 if bt.bits() != space_bits {
                     f.error(
                         span,
-                        format!("address register `%{name}` has {} bits, but {sname} addresses are {space_bits} bits", bt.bits()),
+                        format!("address register `%{name}` has {} bits, but .{sname} addresses are {space_bits} bits", bt.bits()),
                     );
                     return None;
                 }
@@ -830,7 +903,7 @@ fn address(
                 f.error(
                     span,
                     format!(
-                        "memory variable `@{name}` is in .{} memory, but `{}` accesses {sname}",
+                        "memory variable `@{name}` is in .{} memory, but `{}` accesses .{sname}",
                         vs.as_str(),
                         op.as_str()
                     ),
@@ -932,5 +1005,37 @@ pub fn space_name(s: AddrSpace) -> &'static str {
         AddrSpace::Private => "private",
         AddrSpace::Generic => "generic",
         AddrSpace::Param => "param",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Target;
+
+    #[test]
+    fn forms_above_the_target_are_refused() {
+        let f = Form {
+            name: "future",
+            quals: &[],
+            operands: &[],
+            since: (0, 1),
+            target: Target::T100c,
+        };
+        assert_eq!(
+            target_error("iadd", &f, Target::T100).as_deref(),
+            Some("`iadd` (future) requires .target 100c or compatible, but the module targets 100")
+        );
+        assert_eq!(target_error("iadd", &f, Target::T100c), None);
+        assert_eq!(target_error("iadd", &f, Target::T100ca), None);
+        for &op in ir::Opcode::ALL {
+            for form in isa::def(op).forms {
+                assert_eq!(
+                    target_error(op.as_str(), form, Target::T100),
+                    None,
+                    "every v0.1 form needs only 100"
+                );
+            }
+        }
     }
 }
