@@ -218,9 +218,11 @@ pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     }
     let (ty_text, rest) = match spec.find(['[', ':']) {
         Some(i) => (&spec[..i], &spec[i..]),
-        None => return Err(format!(
+        None => {
+            return Err(format!(
             "`{spec}`: expected TYPE:VALUE, TYPE[]:V1,V2,..., TYPE[N], TYPE[]@PATH or bytes:HEX"
-        )),
+        ))
+        }
     };
     let ty = ElemType::parse(ty_text).ok_or_else(|| {
         format!("`{ty_text}` is not a type (u8 i8 u16 i16 u32 i32 u64 i64 f16 bf16 f32 f64)")

@@ -123,7 +123,7 @@ fn direct_conditional_and_indirect_calls_with_vector_arguments() {
         FUNCS,
         ".reg .64b %f, %sel, %y;\n.reg .v2.64b %pair;\n.pred %odd;\n\
          call %y, @twice(%x);\n\
-         mov.64b %pair.x, %y;\nmov.64b %pair.y, 1000;\nand.64b %sel, %x, 1;\n\
+         mov.64b %pair.x, %y;\nmov.64b %f, 1000;\nmov.64b %pair.y, %f;\nand.64b %sel, %x, 1;\n\
          call %r, @pick(%pair, %sel);\n\
          ucmp.ne.64b %odd, %sel, 0;\ncall.cond %odd, %r, @plus100(%r);\n\
          call void, @nothing();\n\

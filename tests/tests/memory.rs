@@ -61,8 +61,9 @@ fn sixty_four_bit_and_vector_accesses_in_every_space() {
         let src = kernel_module(
             decl,
             &format!(
-                "{local}\n.reg .v4.32b %v;\n.reg .v2.64b %d;\n.reg .64b %p, %x;\n\
-                 mov.32b %v.x, 0x03020100;\nmov.32b %v.y, 0x07060504;\nmov.32b %v.z, 0x0b0a0908;\nmov.32b %v.w, 0x0f0e0d0c;\n\
+                "{local}\n.reg .v4.32b %v;\n.reg .v2.64b %d;\n.reg .64b %p, %x;\n.reg .32b %e;\n\
+                 mov.32b %e, 0x03020100;\nmov.32b %v.x, %e;\nmov.32b %e, 0x07060504;\nmov.32b %v.y, %e;\n\
+                 mov.32b %e, 0x0b0a0908;\nmov.32b %v.z, %e;\nmov.32b %e, 0x0f0e0d0c;\nmov.32b %v.w, %e;\n\
                  st.{space}.v4.32b [@V], %v;\nmov.64b %x, 0x1716151413121110;\nst.{space}.64b [@V + 16], %x;\n\
                  ld.{space}.v2.64b %d, [@V + 8];\nld.param.64b %p, [%out];\n\
                  mov.64b %x, %d.x;\nst.global.64b [%p], %x;\nmov.64b %x, %d.y;\nst.global.64b [%p + 8], %x;"
