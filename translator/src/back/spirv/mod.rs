@@ -93,8 +93,32 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.extend(m.features.iter().copied());
     features.sort();
     features.dedup();
+    let edges = call_graph(module);
+    let subgroup_kernels: Vec<bool> = module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, _)| {
+            reachable(&edges, i)
+                .iter()
+                .enumerate()
+                .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
+        })
+        .collect();
     let spirv_words = m.b.module().assemble();
-    let reflection = reflect(module, &layout, &features);
+    let mut reflection = reflect(module, &layout, &features);
+    for k in &mut reflection.kernels {
+        if let Some(i) = module
+            .functions
+            .iter()
+            .position(|f| f.name == k.name && f.is_kernel())
+        {
+            if subgroup_kernels[i] {
+                k.subgroup_size = Some(options.subgroup_size);
+                k.features.push(Feature::SubgroupSizeControl);
+            }
+        }
+    }
     Ok(Translation {
         spirv: spirv_words,
         reflection,
@@ -149,8 +173,10 @@ fn reg_type(m: &mut ModuleCx, ty: crate::ir::RegType) -> u32 {
     }
 }
 
-/// Refuses recursion (direct, mutual, or through function addresses), naming the cycle.
-fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
+/// The call graph: for each function, the functions it may call and where. A call through
+/// a register may reach any function whose address is taken (`addrof` or a symbol
+/// initializer).
+fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
     let n = module.functions.len();
     let mut address_taken = vec![false; n];
     for g in &module.globals {
@@ -177,12 +203,12 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     for (i, f) in module.functions.iter().enumerate() {
         for inst in f.body.iter().flatten().filter(|x| x.op == Opcode::Call) {
             let target = inst.ops.iter().find_map(|o| match o {
-                Operand::Func(g) => Some(Some(g.0 as usize)),
+                Operand::Func(g) => Some(g.0 as usize),
                 _ => None,
             });
             match target {
-                Some(Some(t)) => edges[i].push((t, inst.span)),
-                _ => {
+                Some(t) => edges[i].push((t, inst.span)),
+                None => {
                     for (t, taken) in address_taken.iter().enumerate() {
                         if *taken {
                             edges[i].push((t, inst.span));
@@ -192,6 +218,25 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
             }
         }
     }
+    edges
+}
+
+/// The functions reachable from `root` (itself included).
+fn reachable(edges: &[Vec<(usize, crate::span::Span)>], root: usize) -> Vec<bool> {
+    let mut seen = vec![false; edges.len()];
+    let mut work = vec![root];
+    while let Some(v) = work.pop() {
+        if !std::mem::replace(&mut seen[v], true) {
+            work.extend(edges[v].iter().map(|&(w, _)| w));
+        }
+    }
+    seen
+}
+
+/// Refuses recursion (direct, mutual, or through function addresses), naming the cycle.
+fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
+    let n = module.functions.len();
+    let edges = call_graph(module);
     // DFS with colours; report the first cycle found.
     let mut colour = vec![0u8; n];
     let mut stack: Vec<(usize, crate::span::Span)> = Vec::new();

@@ -32,6 +32,10 @@ pub struct ModuleCx {
     pub workgroup_size: Word,
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
+    /// Functions (by index) that use sub-group state (`%laneid`, `%activemask`,
+    /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
+    /// sub-group size.
+    pub subgroup_users: BTreeSet<u32>,
 }
 
 /// Scalar kinds the back end asks types for.
@@ -69,6 +73,7 @@ impl ModuleCx {
             private: None,
             workgroup_size: 0,
             interface: Vec::new(),
+            subgroup_users: BTreeSet::new(),
         };
         cx.capability(Capability::Shader);
         cx.capability(Capability::PhysicalStorageBufferAddresses);

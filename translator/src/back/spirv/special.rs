@@ -88,6 +88,12 @@ impl FnCx<'_> {
     /// its type.
     pub fn special_value(&mut self, reg: SpecialReg, c: Option<u8>) -> EResult<Word> {
         let c = c.unwrap_or(0).min(2);
+        if matches!(
+            reg,
+            SpecialReg::SubgroupSize | SpecialReg::LaneId | SpecialReg::ActiveMask
+        ) {
+            self.m.subgroup_users.insert(self.fid.0);
+        }
         match reg {
             SpecialReg::LocalId => self.builtin_component(BuiltIn::LocalInvocationId, c),
             SpecialReg::GroupId => self.builtin_component(BuiltIn::WorkgroupId, c),

@@ -1,0 +1,231 @@
+//! The `pisa-vk` command: exit codes, diagnostics, JSON output, stdin, and refusals.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn pisa_vk(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pisa-vk runs");
+    if let Some(s) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(s.as_bytes())
+            .expect("write stdin");
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().expect("pisa-vk finishes")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn check_is_silent_for_valid_modules_and_exits_1_with_positions_otherwise() {
+    let ok = pisa_vk(
+        &["check", "examples/vector_add.pisa", "examples/saxpy.pisa"],
+        None,
+    );
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    assert!(ok.stdout.is_empty() && ok.stderr.is_empty());
+
+    let bad = ".version 0.1;\n.target 100;\n.kernel @k() {\n  .reg .32b %r;\n  iadd.32b %r, %r, %nope;\n  mov.16b %r, 70000;\n}\n";
+    let out = pisa_vk(&["check", "-"], Some(bad));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(err.contains("<stdin>:5:20: error:"), "{err}");
+    assert!(
+        err.contains("<stdin>:6:"),
+        "both errors are reported: {err}"
+    );
+    assert!(err.contains("^"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(pisa_vk(&["frobnicate"], None).status.code(), Some(2));
+    assert_eq!(pisa_vk(&["check"], None).status.code(), Some(2));
+    assert_eq!(
+        pisa_vk(&["check", "no/such/file.pisa"], None).status.code(),
+        Some(2)
+    );
+    let out = pisa_vk(
+        &[
+            "run",
+            "examples/vector_add.pisa",
+            "--kernel",
+            "vector_add",
+            "--arg",
+            "q32:1",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`q32` is not a type"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn translate_emits_binary_disassembly_and_reflection() {
+    let dir = std::env::temp_dir().join(format!("pisa-vk-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spv = dir.join("out.spv");
+    let out = pisa_vk(
+        &[
+            "translate",
+            "examples/scale.pisa",
+            "-o",
+            spv.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bytes = std::fs::read(&spv).unwrap();
+    assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes(), "SPIR-V magic");
+
+    let asm = pisa_vk(
+        &["translate", "examples/scale.pisa", "--emit", "spvasm"],
+        None,
+    );
+    assert!(
+        text(&asm.stdout).contains("OpEntryPoint GLCompute"),
+        "{}",
+        text(&asm.stdout)
+    );
+
+    let refl = pisa_vk(
+        &["translate", "examples/scale.pisa", "--emit", "reflection"],
+        None,
+    );
+    let json: serde_json::Value = serde_json::from_slice(&refl.stdout).expect("reflection is JSON");
+    assert_eq!(json["kernels"][0]["name"], "scale");
+    assert_eq!(json["kernels"][0]["params"][1]["size"], 4);
+    assert_eq!(json["globals"][0]["host_access"], "scale_factor");
+    assert_eq!(&json["arena"]["image"].as_str().unwrap()[..8], "03000000");
+}
+
+#[test]
+fn run_prints_json_with_buffers_and_globals() {
+    let out = pisa_vk(
+        &[
+            "run",
+            "examples/scale.pisa",
+            "--kernel",
+            "@scale",
+            "--grid",
+            "5",
+            "--block",
+            "2",
+            "--arg",
+            "u32[]:1,2,3,4,5",
+            "--arg",
+            "u32:5",
+            "--set",
+            "scale_factor=u32[]:4",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(json["kernel"], "scale");
+    assert_eq!(json["buffers"][0]["arg"], 0);
+    assert_eq!(json["buffers"][0]["type"], "u32");
+    assert_eq!(
+        json["buffers"][0]["values"],
+        serde_json::json!([4, 8, 12, 16, 20])
+    );
+    assert_eq!(json["globals"][0]["name"], "scale_factor");
+    assert_eq!(json["globals"][0]["bytes"], "04000000");
+    assert_eq!(json["globals"][1]["bytes"], "05000000");
+}
+
+#[test]
+fn run_prints_floats_that_round_trip_and_specials_as_strings() {
+    let out = pisa_vk(
+        &[
+            "run",
+            "examples/vector_add.pisa",
+            "--kernel",
+            "vector_add",
+            "--grid",
+            "4",
+            "--block",
+            "4",
+            "--arg",
+            "f32[]:0.1,inf,nan,-0",
+            "--arg",
+            "f32[]:0.2,-inf,1,0",
+            "--arg",
+            "f32[4]",
+            "--arg",
+            "u32:4",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c = &json["buffers"][2]["values"];
+    assert_eq!(c[0].as_f64().unwrap() as f32, 0.1f32 + 0.2f32);
+    assert_eq!(c[1], "nan");
+    assert_eq!(c[2], "nan");
+    assert_eq!(c[3].as_f64().unwrap(), 0.0);
+}
+
+#[test]
+fn runtime_errors_exit_3() {
+    let out = pisa_vk(&["run", "examples/scale.pisa", "--kernel", "nope"], None);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(
+        text(&out.stderr).contains("no kernel `nope`"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = pisa_vk(
+        &[
+            "run",
+            "examples/scale.pisa",
+            "--kernel",
+            "scale",
+            "--arg",
+            "u32:1",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+    let out = pisa_vk(
+        &[
+            "run",
+            "examples/scale.pisa",
+            "--kernel",
+            "scale",
+            "--device",
+            "no-such-device",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(3));
+}
+
+#[test]
+fn devices_lists_at_least_one_device() {
+    let out = pisa_vk(&["devices"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(
+        s.contains("sub-group size") && s.contains("bufferDeviceAddress"),
+        "{s}"
+    );
+}
