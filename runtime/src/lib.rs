@@ -28,6 +28,7 @@ mod dispatch;
 mod error;
 mod features;
 mod instance;
+pub mod memory_stats;
 mod pipeline;
 
 pub use ash;

@@ -328,49 +328,7 @@ pub fn read_u32s(buf: &pisa_runtime::Buffer, count: usize) -> Vec<u32> {
         .collect()
 }
 
-/// Resident set size of this process in bytes (Linux `/proc/self/statm`).
-pub fn rss_bytes() -> u64 {
-    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
-    let pages: u64 = statm
-        .split_whitespace()
-        .nth(1)
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    pages * 4096
-}
-
-/// Bytes of heap memory in use (glibc `mallinfo2`: allocated chunks plus mmapped blocks), or
-/// `None` where that is not available. Unlike RSS, it does not move with allocator caching
-/// and fragmentation (lavapipe's worker threads make glibc arenas grow slowly even when the
-/// heap in use is constant).
-pub fn heap_in_use() -> Option<u64> {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        #[repr(C)]
-        struct Mallinfo2 {
-            arena: usize,
-            ordblks: usize,
-            smblks: usize,
-            hblks: usize,
-            hblkhd: usize,
-            usmblks: usize,
-            fsmblks: usize,
-            uordblks: usize,
-            fordblks: usize,
-            keepcost: usize,
-        }
-        extern "C" {
-            fn mallinfo2() -> Mallinfo2;
-        }
-        // SAFETY: glibc's mallinfo2 takes no arguments and returns a plain struct.
-        let m = unsafe { mallinfo2() };
-        Some((m.uordblks + m.hblkhd) as u64)
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        None
-    }
-}
+pub use pisa_runtime::memory_stats::{heap_in_use, rss_bytes};
 
 /// Distinct local sizes the leak cycles go through (more than the pipeline cache holds).
 pub const LEAK_LOCAL_SIZES: u32 = 300;
