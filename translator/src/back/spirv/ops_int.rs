@@ -191,15 +191,12 @@ impl FnCx<'_> {
         offset: Word,
         signed: bool,
     ) -> EResult<Word> {
-        // offset = src2[4:0]; width = umin(src1[5:0], 32); lastpos = umin(offset+width, 32)
+        // lastpos = umin(offset + width, 32)
         let u32t = self.m.uint(32);
         let bt = self.bool_ty();
         let c31 = self.m.const_u32(31);
-        let c63 = self.m.const_u32(63);
         let c32 = self.m.const_u32(32);
-        let off = self.m.b.bitwise_and(u32t, None, offset, c31).map_err(bug)?;
-        let wid = self.m.b.bitwise_and(u32t, None, width, c63).map_err(bug)?;
-        let wid = self.min_max(32, wid, c32, false, false)?;
+        let (off, wid) = self.field_bounds(width, offset)?;
         let end = self.m.b.i_add(u32t, None, off, wid).map_err(bug)?;
         let last = self.min_max(32, end, c32, false, false)?;
         let eff = self.m.b.i_sub(u32t, None, last, off).map_err(bug)?;
@@ -225,15 +222,24 @@ impl FnCx<'_> {
         self.sel(32, none, zero, v)
     }
 
-    fn bfi(&mut self, a: Word, b: Word, width: Word, offset: Word) -> EResult<Word> {
+    /// The bit-field operands of `bfi`/`sbfe`/`ubfe`: `(offset[4:0], umin(width[5:0], 32))`.
+    fn field_bounds(&mut self, width: Word, offset: Word) -> EResult<(Word, Word)> {
         let u32t = self.m.uint(32);
-        let bt = self.bool_ty();
         let c31 = self.m.const_u32(31);
         let c63 = self.m.const_u32(63);
         let c32 = self.m.const_u32(32);
         let off = self.m.b.bitwise_and(u32t, None, offset, c31).map_err(bug)?;
         let wid = self.m.b.bitwise_and(u32t, None, width, c63).map_err(bug)?;
         let wid = self.min_max(32, wid, c32, false, false)?;
+        Ok((off, wid))
+    }
+
+    fn bfi(&mut self, a: Word, b: Word, width: Word, offset: Word) -> EResult<Word> {
+        let u32t = self.m.uint(32);
+        let bt = self.bool_ty();
+        let c31 = self.m.const_u32(31);
+        let c32 = self.m.const_u32(32);
+        let (off, wid) = self.field_bounds(width, offset)?;
         let room = self.m.b.i_sub(u32t, None, c32, off).map_err(bug)?;
         let wid = self.min_max(32, wid, room, false, false)?;
         let full = self
