@@ -1,0 +1,280 @@
+//! Floating-point instructions with the default rounding mode on the device (`.f`, `.df`,
+//! `.hf`, `.bf`), against the host's IEEE arithmetic (round to nearest even) and the `half`
+//! crate's correctly rounded conversions, over edge values (±0, denormals, the largest
+//! finite, infinities, NaNs) and pseudo-random ones. A NaN result only has to be a NaN.
+
+use half::{bf16, f16};
+use pisa_conformance::{eval, pairs};
+
+fn f32_inputs() -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut v: Vec<u32> = vec![
+        0,
+        0x8000_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x0000_0001,
+        0x8000_0001,
+        0x007F_FFFF,
+        0x0080_0000,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x3F80_0001,
+        0x4049_0FDB,
+        0x3EAA_AAAB,
+        0x4B00_0001,
+        0xCB7F_FFFF,
+        0x3F00_0000,
+        0x3FC0_0000,
+        0x4020_0000,
+        0xC020_0000,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    for _ in 0..10 {
+        v.push(rng.random::<u32>());
+    }
+    v.into_iter().map(|x| x as u64).collect()
+}
+
+fn same(got: u64, want_nan: bool, want: u64) -> bool {
+    if want_nan {
+        true
+    } else {
+        got == want
+    }
+}
+
+fn check_f32(inst: &str, nsrc: usize, f: impl Fn(&[f32]) -> f32) {
+    let xs = f32_inputs();
+    let cases: Vec<Vec<u64>> = match nsrc {
+        1 => xs.iter().map(|&x| vec![x]).collect(),
+        2 => pairs(&xs, &xs),
+        _ => pairs(&xs, &xs)
+            .into_iter()
+            .map(|c| vec![c[0], c[1], c[0] ^ 0x8000_0000])
+            .collect(),
+    };
+    let got = eval(inst, &vec![32; nsrc], 32, &cases);
+    for (c, g) in cases.iter().zip(got) {
+        let args: Vec<f32> = c.iter().map(|&b| f32::from_bits(b as u32)).collect();
+        let w = f(&args);
+        let ok = if w.is_nan() {
+            f32::from_bits(g as u32).is_nan()
+        } else {
+            same(g, false, w.to_bits() as u64)
+        };
+        assert!(
+            ok,
+            "`{inst}` with {c:x?}: got {g:#x}, expected {:#x} ({w:e})",
+            w.to_bits()
+        );
+    }
+}
+
+#[test]
+fn single_precision_arithmetic_is_correctly_rounded() {
+    check_f32("fadd.f %d, %s0, %s1", 2, |a| a[0] + a[1]);
+    check_f32("fsub.f %d, %s0, %s1", 2, |a| a[0] - a[1]);
+    check_f32("fmul.f %d, %s0, %s1", 2, |a| a[0] * a[1]);
+    check_f32("fdiv.f %d, %s0, %s1", 2, |a| a[0] / a[1]);
+    check_f32("fsqrt.f %d, %s0", 1, |a| a[0].sqrt());
+    check_f32("fmad.f %d, %s0, %s1, %s2", 3, |a| a[0].mul_add(a[1], a[2]));
+}
+
+fn min_num(a: f32, b: f32, max: bool) -> f32 {
+    if a.is_nan() {
+        return b;
+    }
+    if b.is_nan() {
+        return a;
+    }
+    if a == b {
+        // -0 < +0
+        return if max == (a.is_sign_negative() && !b.is_sign_negative()) {
+            b
+        } else {
+            a
+        };
+    }
+    if (a < b) != max {
+        a
+    } else {
+        b
+    }
+}
+
+#[test]
+fn min_max_abs_neg_and_saturation() {
+    check_f32("fmin.f %d, %s0, %s1", 2, |a| min_num(a[0], a[1], false));
+    check_f32("fmax.f %d, %s0, %s1", 2, |a| min_num(a[0], a[1], true));
+    check_f32("fmin.nanp.f %d, %s0, %s1", 2, |a| {
+        if a[0].is_nan() || a[1].is_nan() {
+            f32::NAN
+        } else {
+            min_num(a[0], a[1], false)
+        }
+    });
+    check_f32("fabs.f %d, %s0", 1, |a| a[0].abs());
+    check_f32("fneg.f %d, %s0", 1, |a| -a[0]);
+    check_f32("fadd.dsat.f %d, %s0, %s1", 2, |a| {
+        let s = a[0] + a[1];
+        if s.is_nan() || s < 0.0 {
+            0.0
+        } else if s > 1.0 {
+            1.0
+        } else {
+            s
+        }
+    });
+    let flush = |x: f32| {
+        if x.is_subnormal() {
+            0.0f32.copysign(x)
+        } else {
+            x
+        }
+    };
+    check_f32("fmul.ftz.f %d, %s0, %s1", 2, move |a| {
+        flush(flush(a[0]) * flush(a[1]))
+    });
+}
+
+#[test]
+fn half_and_bfloat16_arithmetic_rounds_once() {
+    let hs: Vec<u64> = [
+        0u16, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x0001, 0x03FF, 0x0400, 0x7BFF, 0x3C01,
+        0x4248, 0x3555, 0x1234, 0xC8A0,
+    ]
+    .iter()
+    .map(|&x| x as u64)
+    .collect();
+    let cases = pairs(&hs, &hs);
+    for (inst, op) in [("fadd", 0), ("fsub", 1), ("fmul", 2)] {
+        for (ty, conv) in [("hf", 0), ("bf", 1)] {
+            let got = eval(&format!("{inst}.{ty} %d, %s0, %s1"), &[16, 16], 16, &cases);
+            for (c, g) in cases.iter().zip(got) {
+                let (a, b) = if conv == 0 {
+                    (
+                        f16::from_bits(c[0] as u16).to_f64(),
+                        f16::from_bits(c[1] as u16).to_f64(),
+                    )
+                } else {
+                    (
+                        bf16::from_bits(c[0] as u16).to_f64(),
+                        bf16::from_bits(c[1] as u16).to_f64(),
+                    )
+                };
+                // Exact in f64 for these inputs (16-bit significands, bounded exponents).
+                let r = match op {
+                    0 => a + b,
+                    1 => a - b,
+                    _ => a * b,
+                };
+                let want = if conv == 0 {
+                    f16::from_f64(r).to_bits()
+                } else {
+                    bf16::from_f64(r).to_bits()
+                };
+                let nan = r.is_nan();
+                let got_nan = if conv == 0 {
+                    f16::from_bits(g as u16).is_nan()
+                } else {
+                    bf16::from_bits(g as u16).is_nan()
+                };
+                assert!(
+                    if nan { got_nan } else { g == want as u64 },
+                    "{inst}.{ty} {c:x?}: got {g:#x}, expected {want:#x}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn comparisons_and_conversions() {
+    let xs = f32_inputs();
+    let cases = pairs(&xs, &xs);
+    let f = |b: u64| f32::from_bits(b as u32);
+    for (cop, cmp) in [
+        ("eq", (|a: f32, b: f32| a == b) as fn(f32, f32) -> bool),
+        ("ne", |a, b| a != b),
+        ("lt", |a, b| a < b),
+        ("le", |a, b| a <= b),
+        ("gt", |a, b| a > b),
+        ("ge", |a, b| a >= b),
+    ] {
+        let got = eval(&format!("fcmp.{cop}.f %d, %s0, %s1"), &[32, 32], 1, &cases);
+        for (c, g) in cases.iter().zip(got) {
+            assert_eq!(g, cmp(f(c[0]), f(c[1])) as u64, "fcmp.{cop} {c:x?}");
+        }
+    }
+    let singles: Vec<Vec<u64>> = xs.iter().map(|&x| vec![x]).collect();
+    // f2i: round to nearest even, saturate, NaN -> 0.
+    let got = eval("f2i.s32.f %d, %s0", &[32], 32, &singles);
+    for (c, g) in singles.iter().zip(got) {
+        let x = f(c[0]);
+        let want = if x.is_nan() {
+            0
+        } else {
+            x.round_ties_even().clamp(i32::MIN as f32, i32::MAX as f32) as i32
+        };
+        assert_eq!(g as u32 as i32, want, "f2i.s32.f {x:e}");
+    }
+    for (q, r) in [
+        ("rd", f32::floor as fn(f32) -> f32),
+        ("ru", f32::ceil),
+        ("rz", f32::trunc),
+        ("rna", f32::round),
+    ] {
+        let got = eval(&format!("f2i.u32.f.{q} %d, %s0"), &[32], 32, &singles);
+        for (c, g) in singles.iter().zip(got) {
+            let x = f(c[0]);
+            let want = if x.is_nan() {
+                0
+            } else {
+                r(x).clamp(0.0, u32::MAX as f32) as u32
+            };
+            assert_eq!(g as u32, want, "f2i.u32.f.{q} {x:e}");
+        }
+    }
+    let got = eval("fext.df.f %d, %s0", &[32], 64, &singles);
+    for (c, g) in singles.iter().zip(got) {
+        let x = f(c[0]) as f64;
+        assert!(
+            if x.is_nan() {
+                f64::from_bits(g).is_nan()
+            } else {
+                g == x.to_bits()
+            },
+            "fext {x:e}"
+        );
+    }
+    let got = eval("ftrunc.hf.f %d, %s0", &[32], 16, &singles);
+    for (c, g) in singles.iter().zip(got) {
+        let w = f16::from_f32(f(c[0]));
+        assert!(
+            if w.is_nan() {
+                f16::from_bits(g as u16).is_nan()
+            } else {
+                g == w.to_bits() as u64
+            },
+            "ftrunc.hf {:e}",
+            f(c[0])
+        );
+    }
+    let ints: Vec<Vec<u64>> = pisa_conformance::int_inputs(32, 8, 3)
+        .into_iter()
+        .map(|x| vec![x])
+        .collect();
+    let got = eval("i2f.f.s32 %d, %s0", &[32], 32, &ints);
+    for (c, g) in ints.iter().zip(got) {
+        assert_eq!(
+            g,
+            (c[0] as u32 as i32 as f32).to_bits() as u64,
+            "i2f.f.s32 {:#x}",
+            c[0]
+        );
+    }
+}
