@@ -159,24 +159,7 @@ impl<'a> FnCx<'a> {
 
     /// The SPIR-V type of a PISA register type.
     pub fn type_of(&mut self, ty: RegType) -> Word {
-        match ty {
-            RegType::Pred => self.m.ty(Scalar::Bool),
-            RegType::Scalar(Bits::B128) => {
-                let u64t = self.m.uint(64);
-                self.m.b.type_vector(u64t, 2)
-            }
-            RegType::Scalar(b) => self.m.uint(b.bits()),
-            RegType::Vector(b, n) => {
-                let e = if b == Bits::B128 {
-                    let u64t = self.m.uint(64);
-                    self.m.b.type_vector(u64t, 2)
-                } else {
-                    self.m.uint(b.bits())
-                };
-                let len = self.m.const_u32(n as u32);
-                self.m.b.type_array(e, len)
-            }
-        }
+        self.m.reg_type(ty)
     }
 
     /// The PISA type of a register.

@@ -136,10 +136,10 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
                 tmp_param_tys.push(f.regs[r.0 as usize].ty);
             }
             let ret_ty = match f.ret {
-                Some(t) => reg_type(m, t),
+                Some(t) => m.reg_type(t),
                 None => void,
             };
-            let param_tys: Vec<u32> = tmp_param_tys.iter().map(|&t| reg_type(m, t)).collect();
+            let param_tys: Vec<u32> = tmp_param_tys.iter().map(|&t| m.reg_type(t)).collect();
             let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
             FnSig {
                 id: m.b.id(),
@@ -149,28 +149,6 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
             }
         })
         .collect()
-}
-
-fn reg_type(m: &mut ModuleCx, ty: crate::ir::RegType) -> u32 {
-    use crate::ir::{Bits, RegType};
-    match ty {
-        RegType::Pred => m.ty(module::Scalar::Bool),
-        RegType::Scalar(Bits::B128) => {
-            let u = m.uint(64);
-            m.b.type_vector(u, 2)
-        }
-        RegType::Scalar(b) => m.uint(b.bits()),
-        RegType::Vector(b, n) => {
-            let e = if b == Bits::B128 {
-                let u = m.uint(64);
-                m.b.type_vector(u, 2)
-            } else {
-                m.uint(b.bits())
-            };
-            let len = m.const_u32(n as u32);
-            m.b.type_array(e, len)
-        }
-    }
 }
 
 /// The call graph: for each function, the functions it may call and where. A call through

@@ -7,7 +7,8 @@
 use crate::reflect::Feature;
 use rspirv::dr::{Builder, Operand as SpvOperand};
 use rspirv::spirv::{self, BuiltIn, Capability, Decoration, StorageClass, Word};
-use std::collections::{BTreeSet, HashMap};
+use rustc_hash::FxHashMap as HashMap;
+use std::collections::BTreeSet;
 
 /// Module-wide builder state.
 pub struct ModuleCx {
@@ -32,10 +33,21 @@ pub struct ModuleCx {
     pub workgroup_size: Word,
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
+    types: HashMap<TypeKey, Word>,
     /// Functions (by index) that use sub-group state (`%laneid`, `%activemask`,
     /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
     /// sub-group size.
     pub subgroup_users: BTreeSet<u32>,
+}
+
+/// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
+/// instruction, which is quadratic in a large module).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum TypeKey {
+    Scalar(Scalar),
+    Vector(Word, u32),
+    Array(Word, u32),
+    Ptr(u32, Word),
 }
 
 /// Scalar kinds the back end asks types for.
@@ -62,18 +74,19 @@ impl ModuleCx {
         );
         let mut cx = ModuleCx {
             b,
-            consts: HashMap::new(),
+            consts: HashMap::default(),
             bool_consts: [None, None],
             caps: BTreeSet::new(),
             features: BTreeSet::new(),
             glsl,
-            builtins: HashMap::new(),
+            builtins: HashMap::default(),
             launch: 0,
             shared: None,
             private: None,
             workgroup_size: 0,
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
+            types: HashMap::default(),
         };
         cx.capability(Capability::Shader);
         cx.capability(Capability::PhysicalStorageBufferAddresses);
@@ -105,7 +118,7 @@ impl ModuleCx {
             *c = cx.b.spec_constant_bit32(u32t, 1);
             cx.b.decorate(*c, Decoration::SpecId, [SpvOperand::LiteralBit32(i as u32)]);
         }
-        let v3 = cx.b.type_vector(u32t, 3);
+        let v3 = cx.vector(u32t, 3);
         cx.workgroup_size = cx.b.spec_constant_composite(v3, comps);
         cx.b.decorate(
             cx.workgroup_size,
@@ -113,8 +126,7 @@ impl ModuleCx {
             [SpvOperand::BuiltIn(BuiltIn::WorkgroupSize)],
         );
         if shared_bytes > 0 {
-            let n = cx.const_u32(shared_bytes / 4);
-            let arr = cx.b.type_array(u32t, n);
+            let arr = cx.array(u32t, shared_bytes / 4);
             let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
             let v = cx.b.variable(p, None, StorageClass::Workgroup, None);
             cx.b.name(v, "pisa_shared");
@@ -122,8 +134,7 @@ impl ModuleCx {
             cx.shared = Some(v);
         }
         if private_bytes > 0 {
-            let n = cx.const_u32(private_bytes / 4);
-            let arr = cx.b.type_array(u32t, n);
+            let arr = cx.array(u32t, private_bytes / 4);
             let p = cx.b.type_pointer(None, StorageClass::Private, arr);
             let v = cx.b.variable(p, None, StorageClass::Private, None);
             cx.b.name(v, "pisa_private");
@@ -147,7 +158,10 @@ impl ModuleCx {
 
     /// The type of a scalar kind, declaring the capability it needs.
     pub fn ty(&mut self, s: Scalar) -> Word {
-        match s {
+        if let Some(&t) = self.types.get(&TypeKey::Scalar(s)) {
+            return t;
+        }
+        let t = match s {
             Scalar::Bool => self.b.type_bool(),
             Scalar::U(bits) => {
                 match bits {
@@ -177,6 +191,51 @@ impl ModuleCx {
                 }
                 self.b.type_float(bits, None)
             }
+        };
+        self.types.insert(TypeKey::Scalar(s), t);
+        t
+    }
+
+    /// `vecN<elem>`.
+    pub fn vector(&mut self, elem: Word, n: u32) -> Word {
+        if let Some(&t) = self.types.get(&TypeKey::Vector(elem, n)) {
+            return t;
+        }
+        let t = self.b.type_vector(elem, n);
+        self.types.insert(TypeKey::Vector(elem, n), t);
+        t
+    }
+
+    /// `elem[len]` (without layout decorations).
+    pub fn array(&mut self, elem: Word, len: u32) -> Word {
+        if let Some(&t) = self.types.get(&TypeKey::Array(elem, len)) {
+            return t;
+        }
+        let n = self.const_u32(len);
+        let t = self.b.type_array(elem, n);
+        self.types.insert(TypeKey::Array(elem, len), t);
+        t
+    }
+
+    /// The SPIR-V type of a PISA register: `uN`, `bool` for predicates, `u64vec2` for
+    /// `.128b`, an array for vector registers.
+    pub fn reg_type(&mut self, ty: crate::ir::RegType) -> Word {
+        use crate::ir::{Bits, RegType};
+        let scalar = |m: &mut ModuleCx, b: Bits| {
+            if b == Bits::B128 {
+                let u = m.uint(64);
+                m.vector(u, 2)
+            } else {
+                m.uint(b.bits())
+            }
+        };
+        match ty {
+            RegType::Pred => self.ty(Scalar::Bool),
+            RegType::Scalar(b) => scalar(self, b),
+            RegType::Vector(b, n) => {
+                let e = scalar(self, b);
+                self.array(e, n as u32)
+            }
         }
     }
 
@@ -187,7 +246,13 @@ impl ModuleCx {
 
     /// A pointer type.
     pub fn ptr(&mut self, class: StorageClass, pointee: Word) -> Word {
-        self.b.type_pointer(None, class, pointee)
+        let key = TypeKey::Ptr(class as u32, pointee);
+        if let Some(&t) = self.types.get(&key) {
+            return t;
+        }
+        let t = self.b.type_pointer(None, class, pointee);
+        self.types.insert(key, t);
+        t
     }
 
     /// An integer constant of `bits` bits holding the low bits of `value`.
@@ -225,7 +290,7 @@ impl ModuleCx {
         if let Some(id) = self.bool_consts[value as usize] {
             return id;
         }
-        let t = self.b.type_bool();
+        let t = self.ty(Scalar::Bool);
         let id = if value {
             self.b.constant_true(t)
         } else {
@@ -241,11 +306,7 @@ impl ModuleCx {
             return v;
         }
         let u32t = self.uint(32);
-        let ty = if vec3 {
-            self.b.type_vector(u32t, 3)
-        } else {
-            u32t
-        };
+        let ty = if vec3 { self.vector(u32t, 3) } else { u32t };
         let p = self.ptr(StorageClass::Input, ty);
         // Module scope even while a function is being built.
         let v = self.b.id();

@@ -53,7 +53,7 @@ impl FnCx<'_> {
     fn builtin_component(&mut self, which: BuiltIn, c: u8) -> EResult<Word> {
         let var = self.m.builtin(which, true);
         let u32t = self.m.uint(32);
-        let v3 = self.m.b.type_vector(u32t, 3);
+        let v3 = self.m.vector(u32t, 3);
         let v = self.m.b.load(v3, None, var, None, []).map_err(bug)?;
         self.m
             .b
@@ -128,7 +128,7 @@ impl FnCx<'_> {
             SpecialReg::ActiveMask => {
                 self.m.capability(Capability::GroupNonUniformBallot);
                 let u32t = self.m.uint(32);
-                let v4 = self.m.b.type_vector(u32t, 4);
+                let v4 = self.m.vector(u32t, 4);
                 let scope = self.m.const_u32(rspirv::spirv::Scope::Subgroup as u32);
                 let t = self.m.const_bool(true);
                 let b = self
