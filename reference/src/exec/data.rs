@@ -151,36 +151,37 @@ fn addrcast(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             ));
         }
     }
-    let r =
-        match (to, from) {
-            (AddrSpace::Generic, AddrSpace::Global | AddrSpace::Const) => {
-                generic_from_global(ctx.src(src, 64)? as u64)
-            }
-            (AddrSpace::Generic, AddrSpace::Private | AddrSpace::Shared) => {
-                generic_from_local(ctx.src(src, 32)? as u32, from == AddrSpace::Shared)
-            }
-            (AddrSpace::Global | AddrSpace::Private | AddrSpace::Shared, AddrSpace::Generic) => {
-                let g = ctx.src(src, 64)? as u64;
-                match (decode_generic(g), to) {
-                    (Generic::Null, AddrSpace::Global) => 0,
-                    (Generic::Null, _) => NULL32,
-                    (Generic::Global(a), AddrSpace::Global) => a,
-                    (Generic::Private(a), AddrSpace::Private)
-                    | (Generic::Shared(a), AddrSpace::Shared) => a as u64,
-                    _ => return Err(undefined(
+    let r = match (to, from) {
+        (AddrSpace::Generic, AddrSpace::Global | AddrSpace::Const) => {
+            generic_from_global(ctx.src(src, 64)? as u64)
+        }
+        (AddrSpace::Generic, AddrSpace::Private | AddrSpace::Shared) => {
+            generic_from_local(ctx.src(src, 32)? as u32, from == AddrSpace::Shared)
+        }
+        (AddrSpace::Global | AddrSpace::Private | AddrSpace::Shared, AddrSpace::Generic) => {
+            let g = ctx.src(src, 64)? as u64;
+            match (decode_generic(g), to) {
+                (Generic::Null, AddrSpace::Global) => 0,
+                (Generic::Null, _) => NULL32,
+                (Generic::Global(a), AddrSpace::Global) => a,
+                (Generic::Private(a), AddrSpace::Private)
+                | (Generic::Shared(a), AddrSpace::Shared) => a as u64,
+                _ => {
+                    return Err(undefined(
                         ctx.span,
                         format!(
                             "addrcast of generic address {g:#x} to a space it does not point into"
                         ),
-                    )),
+                    ))
                 }
             }
-            _ => {
-                return Err(unsupported(
-                    ctx.span,
-                    "addrcast between two specific address spaces",
-                ))
-            }
-        };
+        }
+        _ => {
+            return Err(unsupported(
+                ctx.span,
+                "addrcast between two specific address spaces",
+            ))
+        }
+    };
     ctx.write(ctx.op(inst, 0)?, r as u128)
 }

@@ -20,12 +20,18 @@ pub fn r(reg: RegId) -> Operand {
 
 /// A swizzled register operand.
 pub fn sw(reg: RegId, s: Swizzle) -> Operand {
-    Operand::Reg { reg, swizzle: Some(s) }
+    Operand::Reg {
+        reg,
+        swizzle: Some(s),
+    }
 }
 
 /// A predicate operand.
 pub fn p(reg: RegId) -> Operand {
-    Operand::Pred { reg, negated: false }
+    Operand::Pred {
+        reg,
+        negated: false,
+    }
 }
 
 /// A negated predicate operand.
@@ -65,7 +71,10 @@ pub fn at32(reg: RegId) -> Operand {
 
 /// Qualifiers with a type.
 pub fn ty(t: DataType) -> Quals {
-    Quals { ty: Some(t), ..Quals::default() }
+    Quals {
+        ty: Some(t),
+        ..Quals::default()
+    }
 }
 
 /// Qualifiers without a type.
@@ -186,7 +195,11 @@ impl Fb {
     /// A new register.
     pub fn reg(&mut self, ty: RegType) -> RegId {
         let id = RegId(self.f.regs.len() as u32);
-        self.f.regs.push(RegDecl { name: format!("r{}", id.0), ty, span: Span::default() });
+        self.f.regs.push(RegDecl {
+            name: format!("r{}", id.0),
+            ty,
+            span: Span::default(),
+        });
         id
     }
 
@@ -222,16 +235,33 @@ impl Fb {
     }
 
     /// A body-scope memory variable with an initializer.
-    pub fn local_init(&mut self, space: MemSpace, size: u64, align: u64, init: Option<Vec<InitItem>>) -> LocalId {
+    pub fn local_init(
+        &mut self,
+        space: MemSpace,
+        size: u64,
+        align: u64,
+        init: Option<Vec<InitItem>>,
+    ) -> LocalId {
         let id = LocalId(self.f.locals.len() as u32);
-        self.f.locals.push(LocalVar { name: format!("v{}", id.0), space, size, align, init, span: Span::default() });
+        self.f.locals.push(LocalVar {
+            name: format!("v{}", id.0),
+            space,
+            size,
+            align,
+            init,
+            span: Span::default(),
+        });
         id
     }
 
     /// A label, placed later with [`Fb::bind`].
     pub fn label(&mut self) -> LabelId {
         let id = LabelId(self.f.labels.len() as u32);
-        self.f.labels.push(Label { name: format!("L{}", id.0), target: usize::MAX, span: Span::default() });
+        self.f.labels.push(Label {
+            name: format!("L{}", id.0),
+            target: usize::MAX,
+            span: Span::default(),
+        });
         id
     }
 
@@ -248,13 +278,23 @@ impl Fb {
     /// Appends an instruction.
     pub fn i(&mut self, op: Opcode, q: Quals, ops: Vec<Operand>) {
         let n = self.body_len() as u32;
-        self.f.body.as_mut().unwrap().push(Inst { op, form: 0, q, ops, span: Span::new(n as usize, n as usize + 1) });
+        self.f.body.as_mut().unwrap().push(Inst {
+            op,
+            form: 0,
+            q,
+            ops,
+            span: Span::new(n as usize, n as usize + 1),
+        });
     }
 
     /// `ld.param.64b %r, [%param]` into a new 64-bit register.
     pub fn load_ptr(&mut self, param: ParamId) -> RegId {
         let r0 = self.reg(B64);
-        self.i(Opcode::Ld, ty(T::B64).space(AddrSpace::Param), vec![r(r0), addr(AddrBase::Param(param), AddrOffset::None, 32)]);
+        self.i(
+            Opcode::Ld,
+            ty(T::B64).space(AddrSpace::Param),
+            vec![r(r0), addr(AddrBase::Param(param), AddrOffset::None, 32)],
+        );
         r0
     }
 
@@ -262,7 +302,11 @@ impl Fb {
     pub fn set(&mut self, reg: RegId, value: u128) {
         match self.f.regs[reg.0 as usize].ty {
             RegType::Pred => {
-                self.i(Opcode::Ucmp, ty(T::B32).cop(CmpOp::Ne), vec![r(reg), imm(value & 1), imm(0)]);
+                self.i(
+                    Opcode::Ucmp,
+                    ty(T::B32).cop(CmpOp::Ne),
+                    vec![r(reg), imm(value & 1), imm(0)],
+                );
             }
             RegType::Scalar(b) => self.i(Opcode::Mov, ty(bits_type(b)), vec![r(reg), imm(value)]),
             RegType::Vector(b, n) => {
@@ -287,19 +331,26 @@ impl Fb {
             }
             RegType::Scalar(Bits::B128) => self.i(
                 Opcode::St,
-                ty(T::B128).space(AddrSpace::Global).order(MemOrder::Relaxed),
+                ty(T::B128)
+                    .space(AddrSpace::Global)
+                    .order(MemOrder::Relaxed),
                 vec![at64_off(ptr, off), r(reg)],
             ),
-            RegType::Scalar(b) => {
-                self.i(Opcode::St, ty(bits_type(b)).space(AddrSpace::Global), vec![at64_off(ptr, off), r(reg)])
-            }
+            RegType::Scalar(b) => self.i(
+                Opcode::St,
+                ty(bits_type(b)).space(AddrSpace::Global),
+                vec![at64_off(ptr, off), r(reg)],
+            ),
             RegType::Vector(b, n) => {
                 for e in 0..n {
                     let s = [Swizzle::X, Swizzle::Y, Swizzle::Z, Swizzle::W][e as usize];
                     self.i(
                         Opcode::St,
                         ty(bits_type(b)).space(AddrSpace::Global),
-                        vec![at64_off(ptr, off + (e as u32 * b.bytes()) as i64), sw(reg, s)],
+                        vec![
+                            at64_off(ptr, off + (e as u32 * b.bytes()) as i64),
+                            sw(reg, s),
+                        ],
                     );
                 }
             }
@@ -325,11 +376,22 @@ pub fn bits_type(b: Bits) -> DataType {
 
 /// A module of `functions` and `globals`.
 pub fn module(functions: Vec<Function>, globals: Vec<GlobalVar>) -> Module {
-    Module { version: (0, 1), target: Target::T100, globals, functions }
+    Module {
+        version: (0, 1),
+        target: Target::T100,
+        globals,
+        functions,
+    }
 }
 
 /// A module variable.
-pub fn global(name: &str, space: MemSpace, size: u64, align: u64, init: Option<Vec<InitItem>>) -> GlobalVar {
+pub fn global(
+    name: &str,
+    space: MemSpace,
+    size: u64,
+    align: u64,
+    init: Option<Vec<InitItem>>,
+) -> GlobalVar {
     GlobalVar {
         name: name.into(),
         space,
@@ -385,7 +447,9 @@ impl Run {
     pub fn read_words(&self, addr: u64, n: usize) -> Vec<u32> {
         let mut b = vec![0u8; n * 4];
         self.machine.read(addr, &mut b).unwrap();
-        b.chunks(4).map(|c| u32::from_le_bytes(c.try_into().unwrap())).collect()
+        b.chunks(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect()
     }
 
     /// `n` bytes at `addr`.
@@ -416,7 +480,13 @@ pub fn eval(op: Opcode, q: Quals, dst: RegType, srcs: &[Src]) -> Result<u128, Er
 }
 
 /// [`eval`] with `dst` holding `init` before the instruction.
-pub fn eval_with_dst_init(op: Opcode, q: Quals, dst: RegType, init: u128, srcs: &[Src]) -> Result<u128, Error> {
+pub fn eval_with_dst_init(
+    op: Opcode,
+    q: Quals,
+    dst: RegType,
+    init: u128,
+    srcs: &[Src],
+) -> Result<u128, Error> {
     let mut k = Fb::kernel("k");
     let out = k.param(8);
     let ptr = k.load_ptr(out);
@@ -450,7 +520,9 @@ pub fn eval_with_dst_init(op: Opcode, q: Quals, dst: RegType, init: u128, srcs: 
     let mut run = Run::new(&m);
     let buf = run.buffer(16);
     run.dispatch("k", Launch::linear(1, 1), &[buf])?;
-    Ok(u128::from_le_bytes(run.read_bytes(buf, 16).try_into().unwrap()))
+    Ok(u128::from_le_bytes(
+        run.read_bytes(buf, 16).try_into().unwrap(),
+    ))
 }
 
 /// [`eval`] of an instruction with one 32-bit register destination and 32-bit register
