@@ -394,14 +394,19 @@ pub fn compare(fmt: Fmt, op: CmpOp, a: u64, b: u64, ftz: bool) -> bool {
 }
 
 /// Converts `x` (not a NaN) between formats with APFloat, rounding with `rm`. Returns the
-/// bits and whether the conversion overflowed.
+/// bits and whether the conversion overflowed in the IEEE sense (the result rounded with an
+/// unbounded exponent exceeds the largest finite value), whatever the direction of rounding.
 fn convert(from: Fmt, to: Fmt, x: u64, rm: Round) -> (u64, bool) {
     fn go<S: Float + FloatConvert<D>, D: Float>(x: u64, rm: Round) -> (u64, bool) {
-        let r = S::from_bits(x as u128).convert_r(rm, &mut false);
-        (
-            r.value.to_bits() as u64,
-            r.status.contains(Status::OVERFLOW),
-        )
+        let src = S::from_bits(x as u128);
+        let r = src.convert_r(rm, &mut false);
+        // APFloat reports OVERFLOW only when it returns infinity; rounding toward zero
+        // returns the largest finite value instead, and that overflowed exactly when the
+        // source reaches 2^(emax + 1) (which then is a finite value of the wider source).
+        let limit = S::from_u128(1).value.scalbn(D::MAX_EXP + 1);
+        let overflow = r.status.contains(Status::OVERFLOW)
+            || (src.is_finite() && r.value.abs().bitwise_eq(D::largest()) && src.abs() >= limit);
+        (r.value.to_bits() as u64, overflow)
     }
     fn to_fmt<S>(to: Fmt, x: u64, rm: Round) -> (u64, bool)
     where
@@ -485,9 +490,16 @@ pub fn from_int(to: Fmt, v: i128, rnd: RoundingMode, dsat: bool) -> u64 {
     let rm = round_mode(rnd);
     let (bits, overflow) = with_float!(to, |T| {
         let r = T::from_i128_r(v, rm);
+        // As in `convert`: rounding toward zero returns the largest finite value; it
+        // overflowed when |v| reaches 2^(emax + 1).
+        let limit = 1i128
+            .checked_shl((T::MAX_EXP + 1) as u32)
+            .filter(|&l| l > 0);
+        let toward_zero_overflow = r.value.abs().bitwise_eq(T::largest())
+            && limit.is_some_and(|l| v.unsigned_abs() >= l as u128);
         (
             r.value.to_bits() as u64,
-            r.status.contains(Status::OVERFLOW),
+            r.status.contains(Status::OVERFLOW) || toward_zero_overflow,
         )
     });
     if overflow {
