@@ -49,7 +49,8 @@ pub(crate) struct Frame {
     pub pc: usize,
     /// The register file, laid out by [`crate::layout::FuncLayout`]; all zero at entry.
     pub regs: Vec<u8>,
-    /// Private address of the frame's `.private` variables.
+    /// Added to the static offsets of the function's `.private` variables: 0, or for a
+    /// recursive activation the base of its own copy.
     pub private_base: u32,
     /// Length of the private arena before this frame was pushed.
     pub private_mark: usize,
@@ -66,7 +67,8 @@ pub(crate) struct Lane {
     pub lane_id: u32,
     /// The call stack; the last frame runs.
     pub frames: Vec<Frame>,
-    /// The private arena: the frames' `.private` variables, stacked.
+    /// The private arena: every function's `.private` variables at their static offsets,
+    /// then the copies of recursive activations, stacked.
     pub private: Vec<u8>,
     /// Whether it can run.
     pub state: LaneState,
@@ -79,7 +81,7 @@ impl Lane {
             local_id,
             lane_id,
             frames: Vec::new(),
-            private: Vec::new(),
+            private: vec![0; env.prepared.private_size as usize],
             state: LaneState::Running,
         };
         lane.push_frame(env.prepared, env.kernel, None, Span::default())?;
@@ -98,7 +100,9 @@ impl Lane {
             .expect("a live work-item has a frame")
     }
 
-    /// Enters `func` (which has a body): zeroed registers and private frame.
+    /// Enters `func` (which has a body) with zeroed registers. Its `.private` variables are
+    /// at their static offsets, unless `func` is already active in this work-item: then the
+    /// activation gets a zeroed copy of its region at the end of the arena.
     pub fn push_frame(
         &mut self,
         p: &Prepared,
@@ -111,16 +115,25 @@ impl Lane {
         }
         let layout = &p.funcs[func.0 as usize];
         let mark = self.private.len();
-        let align = layout.private_align.max(1) as usize;
-        let base = mark.div_ceil(align) * align;
-        let end = base + layout.private_size as usize;
-        if end as u64 >= NULL32 {
-            return Err(unsupported(
-                at,
-                "more than 4 GiB of private memory in one work-item",
-            ));
-        }
-        self.private.resize(end, 0);
+        let recursive = self.frames.iter().any(|f| f.func == func);
+        let (start, end) = (
+            layout.private_span.0 as usize,
+            layout.private_span.1 as usize,
+        );
+        let base = if recursive && end > start {
+            let align = layout.private_align.max(1) as usize;
+            let base = mark.div_ceil(align) * align;
+            if (base + end) as u64 >= NULL32 {
+                return Err(unsupported(
+                    at,
+                    "more than 4 GiB of private memory in one work-item",
+                ));
+            }
+            self.private.resize(base + end, 0);
+            base
+        } else {
+            0
+        };
         self.frames.push(Frame {
             func,
             pc: 0,

@@ -1,6 +1,14 @@
 //! Where everything of a loaded module lives: the address of each module variable and of each
 //! body-scope `.const` variable, the offset of each `.shared` variable in the work-group arena,
-//! and for each function the layout of its register file and of its private frame.
+//! the offset of each `.private` variable in a work-item's arena, and for each function the
+//! layout of its register file.
+//!
+//! `.shared` and `.private` variables get module-wide static offsets: every function's
+//! variables in declaration order, functions in module order, each at its alignment, from 0.
+//! A function activation that is not recursive uses those offsets directly; a recursive
+//! activation gets a fresh copy of the function's region at the end of the private arena (see
+//! [`crate::lane::Lane::push_frame`]). Addresses are implementation-defined; this layout
+//! gives the same ones as a static layout of the same order would.
 //!
 //! This module only places things; it executes nothing.
 
@@ -24,12 +32,15 @@ pub(crate) struct Prepared {
     pub funcs: Vec<FuncLayout>,
     /// Bytes of the per-work-group shared arena.
     pub shared_size: u32,
+    /// Bytes of the static part of each work-item's private arena.
+    pub private_size: u32,
 }
 
 /// Where a body-scope memory variable lives.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LocalPlace {
-    /// At this offset from the base of the function's private frame.
+    /// At this offset from the base of the activation's private frame (the module-wide
+    /// static offset; the base is 0 unless the activation is recursive).
     Private(u32),
     /// At this shared address (one instance per work-group, whatever the call depth).
     Shared(u32),
@@ -48,9 +59,9 @@ pub(crate) struct FuncLayout {
     pub reg_bytes: usize,
     /// Place of each body-scope memory variable.
     pub locals: Vec<LocalPlace>,
-    /// Bytes of the private frame.
-    pub private_size: u32,
-    /// Alignment of the private frame.
+    /// Static private offsets `start..end` of the function's `.private` variables.
+    pub private_span: (u32, u32),
+    /// The largest alignment of its `.private` variables.
     pub private_align: u32,
 }
 
@@ -78,10 +89,10 @@ impl Prepared {
             check_size(g.size, g.span, &g.name)?;
             globals.push(Some(mem.alloc(g.size, g.align, g.space == MemSpace::Const)));
         }
-        let mut shared_end = 0u64;
+        let (mut shared_end, mut private_end) = (0u64, 0u64);
         let mut funcs = Vec::with_capacity(module.functions.len());
         for f in &module.functions {
-            funcs.push(layout_function(f, mem, &mut shared_end)?);
+            funcs.push(layout_function(f, mem, &mut shared_end, &mut private_end)?);
         }
         if shared_end >= NULL32 {
             return Err(unsupported(
@@ -94,6 +105,7 @@ impl Prepared {
             globals,
             funcs,
             shared_size: shared_end as u32,
+            private_size: private_end as u32,
         };
         for (g, addr) in module.globals.iter().zip(&prepared.globals) {
             if let (Some(init), Some(addr)) = (&g.init, addr) {
@@ -185,6 +197,7 @@ fn layout_function(
     f: &ir::Function,
     mem: &mut GlobalMemory,
     shared_end: &mut u64,
+    private_end: &mut u64,
 ) -> Result<FuncLayout> {
     let mut reg_offset = Vec::with_capacity(f.regs.len());
     let mut reg_size_v = Vec::with_capacity(f.regs.len());
@@ -196,15 +209,15 @@ fn layout_function(
         reg_bytes += n;
     }
     let mut locals = Vec::with_capacity(f.locals.len());
-    let mut private_end = 0u64;
+    let private_start = *private_end;
     let mut private_align = 1u64;
     for v in &f.locals {
         check_size(v.size, v.span, &v.name)?;
         let align = v.align.max(1);
         let place = match v.space {
             MemSpace::Private => {
-                let off = align_up(private_end, align);
-                private_end = off + v.size;
+                let off = align_up(*private_end, align);
+                *private_end = off + v.size;
                 private_align = private_align.max(align);
                 LocalPlace::Private(off as u32)
             }
@@ -217,18 +230,15 @@ fn layout_function(
         };
         locals.push(place);
     }
-    if private_end >= NULL32 || private_align >= NULL32 {
-        return Err(unsupported(
-            f.span,
-            format!("more than 4 GiB of .private variables in @{}", f.name),
-        ));
+    if *private_end >= NULL32 || private_align >= NULL32 {
+        return Err(unsupported(f.span, "more than 4 GiB of .private variables"));
     }
     Ok(FuncLayout {
         reg_offset,
         reg_size: reg_size_v,
         reg_bytes,
         locals,
-        private_size: private_end as u32,
+        private_span: (private_start as u32, *private_end as u32),
         private_align: private_align as u32,
     })
 }

@@ -739,3 +739,57 @@ fn dispatch_errors() {
         Err(Error::ForeignModule)
     );
 }
+
+#[test]
+fn private_and_shared_variables_have_module_wide_static_offsets() {
+    // @f (function 0) declares .private @a[4] and .shared @s[2]; the kernel declares
+    // .private .align 8 @b[8] and .shared .align 4 @t[4]: @b is at 8, @t at 4.
+    let mut f = Fb::function("f", None);
+    let ret = f.reg_param(B64);
+    let (fa, _fs) = (
+        f.local(MemSpace::Private, 4, 4),
+        f.local(MemSpace::Shared, 2, 2),
+    );
+    let v = f.reg(B32);
+    f.i(
+        Opcode::Addrof,
+        ty(T::B32),
+        vec![r(v), Operand::Var(VarRef::Local(fa))],
+    );
+    f.i(
+        Opcode::St,
+        ty(T::B32).space(AddrSpace::Global),
+        vec![at64(ret), r(v)],
+    );
+    let mut k = Fb::kernel("k");
+    let out = k.param(8);
+    let ptr = k.load_ptr(out);
+    let (kb, kt) = (
+        k.local(MemSpace::Private, 8, 8),
+        k.local(MemSpace::Shared, 4, 4),
+    );
+    let (b, t) = (k.reg(B32), k.reg(B32));
+    k.i(
+        Opcode::Addrof,
+        ty(T::B32),
+        vec![r(b), Operand::Var(VarRef::Local(kb))],
+    );
+    k.i(
+        Opcode::Addrof,
+        ty(T::B32),
+        vec![r(t), Operand::Var(VarRef::Local(kt))],
+    );
+    k.store(ptr, 0, b);
+    k.store(ptr, 4, t);
+    let p8 = k.reg(B64);
+    k.i(Opcode::Iadd, ty(T::B64), vec![r(p8), r(ptr), imm(8)]);
+    k.i(
+        Opcode::Call,
+        q(),
+        vec![Operand::Void, Operand::Func(FuncId(0)), r(p8)],
+    );
+    let mut run = Run::new(&module(vec![f.build(), k.build()], vec![]));
+    let buf = run.buffer(16);
+    run.dispatch("k", Launch::linear(1, 1), &[buf]).unwrap();
+    assert_eq!(run.read_words(buf, 3), vec![8, 4, 0]);
+}
