@@ -274,9 +274,9 @@ impl Machine {
             }
         }
         let mut count = [0u32; 3];
-        for d in 0..3 {
+        for (d, c) in count.iter_mut().enumerate() {
             let groups = launch.global_size[d].div_ceil(launch.local_size[d] as u64);
-            count[d] = u32::try_from(groups).map_err(|_| Error::InvalidLaunch {
+            *c = u32::try_from(groups).map_err(|_| Error::InvalidLaunch {
                 what: format!("{groups} work-groups in dimension {d}"),
             })?;
         }

@@ -2,7 +2,7 @@
 //!
 //! | space | address | storage |
 //! | --- | --- | --- |
-//! | `.global`, `.const` | 64-bit, below 2^48, never 0 | [`GlobalMemory`]: the machine's allocations (host buffers, module variables) |
+//! | `.global`, `.const` | 64-bit, below 2^48, never 0 | the machine's allocations (host buffers, module variables) |
 //! | `.shared` | 32-bit offset into the work-group's arena; null 0xFFFFFFFF | one zero-filled arena per work-group |
 //! | `.private` | 32-bit offset into the work-item's arena; null 0xFFFFFFFF | one arena per work-item, a frame per call |
 //! | `.param` | byte offset into the argument block | the `args` bytes of the dispatch |

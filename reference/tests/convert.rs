@@ -84,7 +84,7 @@ fn f2i_saturates_and_maps_nan_to_zero() {
     assert_eq!(f2i(T::U16, T::F, Re, f(65535.4)), 0xFFFF);
     assert_eq!(f2i(T::S64, T::Df, Re, d(9.3e18)), 0x7FFF_FFFF_FFFF_FFFF);
     assert_eq!(
-        f2i(T::S64, T::Df, Re, d(-9.223372036854775808e18)),
+        f2i(T::S64, T::Df, Re, d(-(2f64.powi(63)))),
         0x8000_0000_0000_0000
     );
     assert_eq!(

@@ -723,7 +723,7 @@ fn double_precision_matches_the_host_fpu() {
         .map(|_| {
             let mut pick = || {
                 let v = rng.next();
-                if v % 3 == 0 {
+                if v.is_multiple_of(3) {
                     (v & 0x800F_FFFF_FFFF_FFFF) | 0x3FF0_0000_0000_0000
                 } else {
                     v

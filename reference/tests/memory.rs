@@ -694,7 +694,7 @@ fn host_allocations() {
     let mut m = Machine::new(Default::default());
     let a = m.alloc(100, 256);
     let b = m.alloc(1, 1);
-    assert!(a != 0 && a % 256 == 0 && a < 1 << 48);
+    assert!(a != 0 && a.is_multiple_of(256) && a < 1 << 48);
     assert!(b >= a + 100);
     m.write(a + 96, &[1, 2, 3, 4]).unwrap();
     let mut out = [0u8; 4];

@@ -320,7 +320,7 @@ fn ired_operations() {
     assert!(ired_all(AtomOp::Sum, &lanes, 0xFFFF_FFFF)
         .iter()
         .all(|&x| x == 496));
-    let signed: Vec<u32> = (0..32).map(|l| (l as i32 - 16) as u32).collect();
+    let signed: Vec<u32> = (0..32).map(|l| (l - 16i32) as u32).collect();
     assert!(ired_all(AtomOp::Smin, &signed, !0)
         .iter()
         .all(|&x| x == (-16i32) as u32));
@@ -386,8 +386,8 @@ fn ired_with_divergence_reduces_over_the_active_lanes() {
         st(k, slot, d);
     })
     .unwrap();
-    for l in 0..32 {
-        assert_eq!(w[l], if l % 2 == 0 { 240 } else { 256 }, "lane {l}");
+    for (l, &x) in w.iter().enumerate() {
+        assert_eq!(x, if l % 2 == 0 { 240 } else { 256 }, "lane {l}");
     }
 }
 

@@ -322,8 +322,8 @@ fn finished_work_items_do_not_block_a_barrier() {
     let buf = run.buffer(4 * 64);
     run.dispatch("k", Launch::linear(64, 64), &[buf]).unwrap();
     let w = run.read_words(buf, 64);
-    for i in 0..40 {
-        assert_eq!(w[i], ((i as u32 + 1) % 40) * 10);
+    for (i, &x) in w[..40].iter().enumerate() {
+        assert_eq!(x, ((i as u32 + 1) % 40) * 10);
     }
     assert!(w[40..].iter().all(|&x| x == 0));
 }

@@ -68,9 +68,13 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
     for i in 1..=arity {
         srcs.push(unpack(ctx.src(ctx.op(inst, i)?, w * n)?, w, n));
     }
+    // The operands of each element: elements[e][i] is element e of source i.
+    let elements: Vec<Vec<u64>> = (0..n as usize)
+        .map(|e| srcs.iter().map(|s| s[e] as u64).collect())
+        .collect();
     let mut out = Vec::with_capacity(n as usize);
-    for e in 0..n as usize {
-        let x = |i: usize| srcs[i][e] as u64;
+    for args in &elements {
+        let x = |i: usize| args[i];
         let r = match inst.op {
             Opcode::Fadd => sf::arith(fmt, Arith::Add, &[x(0), x(1)], mode),
             Opcode::Fsub => sf::arith(fmt, Arith::Sub, &[x(0), x(1)], mode),

@@ -79,7 +79,7 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             if inst.op == Opcode::Smul {
                 (s(a) * s(b)) as u128 & mask(2 * w)
             } else {
-                a * b & mask(2 * w)
+                (a * b) & mask(2 * w)
             }
         }
         Opcode::Smul | Opcode::Umul => elementwise(&[src(1, total)?, src(2, total)?], w, n, |a| {
