@@ -57,9 +57,19 @@ pub fn from_le(bytes: &[u8]) -> u128 {
     u128::from_le_bytes(b)
 }
 
-/// Splits a packed value into `count` elements of `width` bits, element 0 lowest.
-pub fn unpack(v: u128, width: u32, count: u32) -> Vec<u128> {
-    (0..count).map(|i| field(v, i * width, width)).collect()
+/// The most elements a packed type has.
+pub const MAX_PACKED: usize = 4;
+
+/// Splits a packed value into `count` (at most [`MAX_PACKED`]) elements of `width` bits,
+/// element 0 lowest; the remaining entries are 0.
+pub fn unpack(v: u128, width: u32, count: u32) -> [u128; MAX_PACKED] {
+    std::array::from_fn(|i| {
+        if (i as u32) < count {
+            field(v, i as u32 * width, width)
+        } else {
+            0
+        }
+    })
 }
 
 /// Packs elements of `width` bits (element 0 lowest); each is truncated to `width` bits.
@@ -88,7 +98,8 @@ mod tests {
         assert_eq!(saturate_signed(-40000, 16), 0x8000);
         assert_eq!(to_le(0x0102_0304, 4), vec![4, 3, 2, 1]);
         assert_eq!(from_le(&[4, 3, 2, 1]), 0x0102_0304);
-        assert_eq!(unpack(0x1122_3344, 8, 4), vec![0x44, 0x33, 0x22, 0x11]);
+        assert_eq!(unpack(0x1122_3344, 8, 4), [0x44, 0x33, 0x22, 0x11]);
+        assert_eq!(unpack(0x1122_3344, 16, 2), [0x3344, 0x1122, 0, 0]);
         assert_eq!(pack(&[0x44, 0x33, 0x122, 0x11], 8), 0x1122_3344);
     }
 }

@@ -34,16 +34,19 @@ pub struct Config {
     pub subgroup_size: u32,
     /// The most sub-group steps (one instruction issued for the active work-items of a
     /// sub-group) a dispatch may take; beyond it the dispatch fails with
-    /// [`Error::StepLimit`] instead of running forever.
+    /// [`Error::StepLimit`] instead of running forever. The interpreter runs in the order of
+    /// 10^5 to 10^6 steps per second.
     pub step_limit: u64,
 }
 
 impl Default for Config {
-    /// 32 work-items per sub-group, 2^32 steps.
+    /// 32 work-items per sub-group; 2^26 steps (2^31 work-item instructions at full
+    /// sub-groups: minutes of interpretation, so that a runaway kernel fails rather than
+    /// hangs a test run).
     fn default() -> Config {
         Config {
             subgroup_size: 32,
-            step_limit: 1 << 32,
+            step_limit: 1 << 26,
         }
     }
 }

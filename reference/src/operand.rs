@@ -31,17 +31,44 @@ pub(crate) struct LaneCtx<'a, 'e> {
     pub active_mask: u32,
     /// The instruction, for errors.
     pub span: Span,
+    /// The running function (of the work-item's top frame).
+    func: &'e ir::Function,
+    /// Its layout.
+    layout: &'e FuncLayout,
 }
 
 impl<'a, 'e> LaneCtx<'a, 'e> {
+    /// The context of `lane` executing the instruction at `span` in its running function.
+    pub fn new(
+        env: &'a Env<'e>,
+        lane: &'a mut Lane,
+        shared: &'a mut Vec<u8>,
+        global: &'a mut GlobalMemory,
+        active_mask: u32,
+        span: Span,
+    ) -> LaneCtx<'a, 'e> {
+        let f = lane.top().func.0 as usize;
+        let (func, layout) = (&env.prepared.module.functions[f], &env.prepared.funcs[f]);
+        LaneCtx {
+            env,
+            lane,
+            shared,
+            global,
+            active_mask,
+            span,
+            func,
+            layout,
+        }
+    }
+
     /// The running function.
     pub fn func(&self) -> &'e ir::Function {
-        &self.env.prepared.module.functions[self.lane.top().func.0 as usize]
+        self.func
     }
 
     /// The running function's layout.
     pub fn layout(&self) -> &'e FuncLayout {
-        &self.env.prepared.funcs[self.lane.top().func.0 as usize]
+        self.layout
     }
 
     /// An [`crate::Error::Malformed`] at the instruction.
@@ -195,7 +222,7 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
         if len > 16 {
             return Err(self.malformed("a vector wider than 128 bits written as a scalar"));
         }
-        self.lane.top_mut().regs[off..off + len].copy_from_slice(&to_le(v, len));
+        self.lane.top_mut().regs[off..off + len].copy_from_slice(&v.to_le_bytes()[..len]);
         Ok(())
     }
 

@@ -25,7 +25,6 @@ use crate::exec::{self, Effect};
 use crate::lane::{Env, Lane, LaneState};
 use crate::memory::GlobalMemory;
 use crate::operand::LaneCtx;
-use pisa_translator::ir::Opcode;
 use pisa_translator::Span;
 use std::cmp::Ordering;
 
@@ -141,57 +140,61 @@ fn step(
     let Some(first) = first else {
         return Ok(false);
     };
-    let executing: Vec<usize> = (0..lanes.len())
-        .filter(|&i| {
-            lanes[i].state == LaneState::Running
-                && position(&lanes[i], &lanes[first]) == Ordering::Equal
-        })
-        .collect();
-    let active_mask = executing
-        .iter()
-        .fold(0u32, |m, &i| m | 1 << lanes[i].lane_id);
+    // The executing work-items (a sub-group has at most 32).
+    let mut executing = [0usize; 32];
+    let mut count = 0;
+    let mut active_mask = 0u32;
+    for i in first..lanes.len() {
+        if lanes[i].state == LaneState::Running
+            && position(&lanes[i], &lanes[first]) == Ordering::Equal
+        {
+            executing[count] = i;
+            count += 1;
+            active_mask |= 1 << lanes[i].lane_id;
+        }
+    }
+    let executing = &executing[..count];
     let top = lanes[first].top();
     let func = &env.prepared.module.functions[top.func.0 as usize];
     let body = func.body.as_deref().unwrap_or(&[]);
     let Some(inst) = body.get(top.pc) else {
         // Running off the end of a body returns (without a value).
-        for &i in &executing {
-            apply(env, &mut lanes[i], Effect::Return(None), Span::default())?;
+        for &i in executing {
+            apply(
+                env,
+                &mut lanes[i],
+                Effect::Return(None),
+                Span::default(),
+                shared,
+                global,
+            )?;
         }
         return Ok(true);
     };
     if exec::is_subgroup(inst.op) {
-        exec::subgroup::exec(env, lanes, &executing, shared, global, active_mask, inst)?;
-        for &i in &executing {
+        exec::subgroup::exec(env, lanes, executing, shared, global, active_mask, inst)?;
+        for &i in executing {
             lanes[i].top_mut().pc += 1;
         }
         return Ok(true);
     }
-    for &i in &executing {
-        let effect = {
-            let mut ctx = LaneCtx {
-                env,
-                lane: &mut lanes[i],
-                shared: &mut *shared,
-                global: &mut *global,
-                active_mask,
-                span: inst.span,
-            };
-            exec::exec(&mut ctx, inst)?
-        };
-        apply(env, &mut lanes[i], effect, inst.span)?;
+    for &i in executing {
+        let mut ctx = LaneCtx::new(env, &mut lanes[i], shared, global, active_mask, inst.span);
+        let effect = exec::exec(&mut ctx, inst)?;
+        apply(env, &mut lanes[i], effect, inst.span, shared, global)?;
     }
-    debug_assert!(
-        inst.op != Opcode::Barrier
-            || executing
-                .iter()
-                .all(|&i| lanes[i].state == LaneState::AtBarrier)
-    );
     Ok(true)
 }
 
 /// Applies an instruction's effect on a work-item's control flow.
-fn apply(env: &Env, lane: &mut Lane, effect: Effect, at: Span) -> Result<()> {
+fn apply(
+    env: &Env,
+    lane: &mut Lane,
+    effect: Effect,
+    at: Span,
+    shared: &mut Vec<u8>,
+    global: &mut GlobalMemory,
+) -> Result<()> {
     match effect {
         Effect::Next => lane.top_mut().pc += 1,
         Effect::Jump(target) => lane.top_mut().pc = target,
@@ -219,17 +222,8 @@ fn apply(env: &Env, lane: &mut Lane, effect: Effect, at: Span) -> Result<()> {
                 return Ok(());
             }
             if let (Some(dst), Some(bytes)) = (callee.ret_to, value) {
-                let mut scratch = Vec::new();
-                let mut no_global = GlobalMemory::new();
-                let mut ctx = LaneCtx {
-                    env,
-                    lane: &mut *lane,
-                    shared: &mut scratch,
-                    global: &mut no_global,
-                    active_mask: 0,
-                    span: at,
-                };
-                ctx.write_bytes(&dst, &bytes)?;
+                // The caller is the running frame again: write its `retval`.
+                LaneCtx::new(env, lane, shared, global, 0, at).write_bytes(&dst, &bytes)?;
             }
             lane.top_mut().pc += 1;
         }

@@ -3,7 +3,7 @@
 //! register or predicate selector.
 
 use super::lanes_of;
-use crate::bits::{mask, pack, sext, unpack};
+use crate::bits::{mask, pack, sext, unpack, MAX_PACKED};
 use crate::error::Result;
 use crate::operand::LaneCtx;
 use crate::softfloat::{self as sf, Fmt};
@@ -64,18 +64,16 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             }
         }
     };
-    let results: Vec<bool> = (0..n as usize).map(|i| test(a[i], b[i])).collect();
     if n > 1 {
         // Packed: each element becomes ~0 or 0 of its width.
-        let elems: Vec<u128> = results
-            .iter()
-            .map(|&t| if t { mask(w) } else { 0 })
-            .collect();
-        return ctx.write(dst, pack(&elems, w));
+        let elems: [u128; MAX_PACKED] =
+            std::array::from_fn(|i| if test(a[i], b[i]) { mask(w) } else { 0 });
+        return ctx.write(dst, pack(&elems[..n as usize], w));
     }
+    let result = test(a[0], b[0]);
     if ctx.is_pred(dst)? {
-        ctx.write(dst, u128::from(results[0]))
+        ctx.write(dst, u128::from(result))
     } else {
-        ctx.write(dst, if results[0] { mask(32) } else { 0 })
+        ctx.write(dst, if result { mask(32) } else { 0 })
     }
 }

@@ -3,7 +3,7 @@
 //! [`crate::softfloat`].
 
 use super::lanes_of;
-use crate::bits::{pack, unpack};
+use crate::bits::{pack, unpack, MAX_PACKED};
 use crate::error::Result;
 use crate::operand::LaneCtx;
 use crate::softfloat::{self as sf, Arith, Fmt, Func, Mode};
@@ -64,17 +64,13 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
         Opcode::Fmad => 3,
         _ => 1,
     };
-    let mut srcs = Vec::with_capacity(arity);
-    for i in 1..=arity {
-        srcs.push(unpack(ctx.src(ctx.op(inst, i)?, w * n)?, w, n));
+    let mut srcs = [[0u128; MAX_PACKED]; 3];
+    for (i, s) in srcs.iter_mut().enumerate().take(arity) {
+        *s = unpack(ctx.src(ctx.op(inst, i + 1)?, w * n)?, w, n);
     }
-    // The operands of each element: elements[e][i] is element e of source i.
-    let elements: Vec<Vec<u64>> = (0..n as usize)
-        .map(|e| srcs.iter().map(|s| s[e] as u64).collect())
-        .collect();
-    let mut out = Vec::with_capacity(n as usize);
-    for args in &elements {
-        let x = |i: usize| args[i];
+    let mut out = [0u128; MAX_PACKED];
+    for (e, o) in out.iter_mut().enumerate().take(n as usize) {
+        let x = |i: usize| srcs[i][e] as u64;
         let r = match inst.op {
             Opcode::Fadd => sf::arith(fmt, Arith::Add, &[x(0), x(1)], mode),
             Opcode::Fsub => sf::arith(fmt, Arith::Sub, &[x(0), x(1)], mode),
@@ -97,7 +93,7 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             Opcode::Ftanh => sf::func(fmt, Func::Tanh, x(0), q.ftz),
             _ => return Err(ctx.malformed("not a floating-point instruction")),
         };
-        out.push(r as u128);
+        *o = r as u128;
     }
-    ctx.write(dst, pack(&out, w))
+    ctx.write(dst, pack(&out[..n as usize], w))
 }

@@ -6,22 +6,29 @@
 //! element width, so the code reads like the semantics blocks.
 
 use super::lanes_of;
-use crate::bits::{field, mask, pack, saturate_signed, sext, unpack};
+use crate::bits::{field, mask, pack, saturate_signed, sext, unpack, MAX_PACKED};
 use crate::error::{undefined, Result};
 use crate::operand::LaneCtx;
 use pisa_translator::ir::{DataType, Inst, Opcode};
 
 use DataType as T;
 
-/// Applies `f(srcs of element i)` to every element of packed (or scalar) sources.
+/// Applies `f(srcs of element i)` to every element of packed (or scalar) sources (at most
+/// three sources).
 fn elementwise(srcs: &[u128], w: u32, n: u32, f: impl Fn(&[u128]) -> Result<u128>) -> Result<u128> {
-    let split: Vec<Vec<u128>> = srcs.iter().map(|&s| unpack(s, w, n)).collect();
-    let mut out = Vec::with_capacity(n as usize);
-    for i in 0..n as usize {
-        let args: Vec<u128> = split.iter().map(|s| s[i]).collect();
-        out.push(f(&args)?);
+    if n == 1 {
+        return Ok(f(srcs)? & mask(w));
     }
-    Ok(pack(&out, w))
+    let mut split = [[0u128; MAX_PACKED]; 3];
+    for (s, &v) in split.iter_mut().zip(srcs) {
+        *s = unpack(v, w, n);
+    }
+    let mut out = [0u128; MAX_PACKED];
+    for (i, o) in out.iter_mut().enumerate().take(n as usize) {
+        let args = [split[0][i], split[1][i], split[2][i]];
+        *o = f(&args[..srcs.len().min(3)])?;
+    }
+    Ok(pack(&out[..n as usize], w))
 }
 
 pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {

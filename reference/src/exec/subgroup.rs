@@ -38,14 +38,14 @@ pub(crate) fn exec(
 ) -> Result<()> {
     let mut inputs = Vec::with_capacity(executing.len());
     for &i in executing {
-        let ctx = LaneCtx {
+        let ctx = LaneCtx::new(
             env,
-            lane: &mut lanes[i],
-            shared: &mut *shared,
-            global: &mut *global,
+            &mut lanes[i],
+            &mut *shared,
+            &mut *global,
             active_mask,
-            span: inst.span,
-        };
+            inst.span,
+        );
         inputs.push(read_input(&ctx, inst)?);
     }
     let mut results = Vec::with_capacity(inputs.len());
@@ -54,14 +54,14 @@ pub(crate) fn exec(
     }
     for (&i, r) in executing.iter().zip(results) {
         if let Some(v) = r {
-            let mut ctx = LaneCtx {
+            let mut ctx = LaneCtx::new(
                 env,
-                lane: &mut lanes[i],
-                shared: &mut *shared,
-                global: &mut *global,
+                &mut lanes[i],
+                &mut *shared,
+                &mut *global,
                 active_mask,
-                span: inst.span,
-            };
+                inst.span,
+            );
             let dst = ctx.op(inst, 0)?;
             ctx.write(dst, v)?;
         }
