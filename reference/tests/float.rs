@@ -586,80 +586,17 @@ fn packed_operations_work_per_element() {
     );
 }
 
-/// A tiny deterministic generator for the host cross-checks.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 /// Runs `op` over many operand pairs in one dispatch (one work-item per pair).
 fn batch(op: Opcode, q: Quals, width: u32, pairs: &[(u64, u64)]) -> Vec<u64> {
-    let mut k = Fb::kernel("k");
-    let (pin, pout) = (k.param(8), k.param(8));
-    let (inp, outp) = (k.load_ptr(pin), k.load_ptr(pout));
     let t = RegType::Scalar(Bits::from_bits(width).unwrap());
-    let dt = bits_type(Bits::from_bits(width).unwrap());
-    let (gid, off, a, b, d) = (k.reg(B64), k.reg(B64), k.reg(t), k.reg(t), k.reg(t));
-    let x = special(SpecialReg::GroupId, Some(0));
-    let g32 = k.reg(B32);
-    k.i(Opcode::Mov, ty(T::B32), vec![r(g32), x]);
-    k.i(Opcode::Zext, q_conv(T::B64, T::B32), vec![r(gid), r(g32)]);
-    let bytes = (width / 8) as u128;
-    k.i(
-        Opcode::Umul,
-        ty(T::B64),
-        vec![r(off), r(gid), imm(2 * bytes)],
-    );
-    k.i(Opcode::Iadd, ty(T::B64), vec![r(inp), r(inp), r(off)]);
-    k.i(
-        Opcode::Ld,
-        ty(dt).space(AddrSpace::Global),
-        vec![r(a), at64(inp)],
-    );
-    k.i(
-        Opcode::Ld,
-        ty(dt).space(AddrSpace::Global),
-        vec![r(b), at64_off(inp, bytes as i64)],
-    );
-    k.i(op, q, vec![r(d), r(a), r(b)]);
-    k.i(Opcode::Umul, ty(T::B64), vec![r(off), r(gid), imm(bytes)]);
-    k.i(Opcode::Iadd, ty(T::B64), vec![r(outp), r(outp), r(off)]);
-    k.store(outp, 0, d);
-    let mut run = Run::new(&module(vec![k.build()], vec![]));
-    let n = pairs.len();
-    let bw = (width / 8) as usize;
-    let input: Vec<u8> = pairs
+    let rows: Vec<Vec<u128>> = pairs
         .iter()
-        .flat_map(|&(x, y)| {
-            [
-                x.to_le_bytes()[..bw].to_vec(),
-                y.to_le_bytes()[..bw].to_vec(),
-            ]
-            .concat()
-        })
+        .map(|&(a, b)| vec![a as u128, b as u128])
         .collect();
-    let ib = run.buffer(input.len() as u64);
-    run.machine.write(ib, &input).unwrap();
-    let ob = run.buffer((n * bw) as u64);
-    run.dispatch("k", pisa_reference::Launch::linear(n as u64, 1), &[ib, ob])
-        .unwrap();
-    run.read_bytes(ob, n * bw)
-        .chunks(bw)
-        .map(|c| {
-            let mut v = [0u8; 8];
-            v[..bw].copy_from_slice(c);
-            u64::from_le_bytes(v)
-        })
+    map_rows(op, q, t, &[t, t], &rows)
+        .into_iter()
+        .map(|v| v as u64)
         .collect()
-}
-
-fn q_conv(to: DataType, from: DataType) -> Quals {
-    q().to(to).from(from)
 }
 
 /// Random bit patterns biased toward interesting exponents.

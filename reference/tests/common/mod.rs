@@ -537,3 +537,116 @@ pub fn evalt(op: Opcode, q: Quals, t: RegType, srcs: &[u128]) -> u128 {
     let s: Vec<Src> = srcs.iter().map(|&v| Src::Reg(t, v)).collect();
     eval(op, q, t, &s).unwrap()
 }
+
+/// Runs `op.q dst, src...` once per row of `rows` (one work-item each, in groups of 64):
+/// row `i` holds the source values (registers of types `srcs`), and the result is the bits of
+/// each row's destination (a register of type `dst`). Sources and results travel through
+/// buffers, 16 bytes per value.
+pub fn map_rows(
+    op: Opcode,
+    q: Quals,
+    dst: RegType,
+    srcs: &[RegType],
+    rows: &[Vec<u128>],
+) -> Vec<u128> {
+    let mut k = Fb::kernel("k");
+    let (pin, pout) = (k.param(8), k.param(8));
+    let (inp, outp) = (k.load_ptr(pin), k.load_ptr(pout));
+    let (g32, gid, off) = (k.reg(B32), k.reg(B64), k.reg(B64));
+    k.i(
+        Opcode::Mov,
+        ty(T::B32),
+        vec![r(g32), special(SpecialReg::GroupId, Some(0))],
+    );
+    k.i(
+        Opcode::Umad,
+        ty(T::B32),
+        vec![r(g32), r(g32), imm(64), imm(0)],
+    );
+    let lid = k.reg(B32);
+    k.i(
+        Opcode::Mov,
+        ty(T::B32),
+        vec![r(lid), special(SpecialReg::LocalId, Some(0))],
+    );
+    k.i(Opcode::Iadd, ty(T::B32), vec![r(g32), r(g32), r(lid)]);
+    k.i(
+        Opcode::Zext,
+        q_to_from(T::B64, T::B32),
+        vec![r(gid), r(g32)],
+    );
+    k.i(
+        Opcode::Umul,
+        ty(T::B64),
+        vec![r(off), r(gid), imm(16 * srcs.len() as u128)],
+    );
+    k.i(Opcode::Iadd, ty(T::B64), vec![r(inp), r(inp), r(off)]);
+    k.i(Opcode::Umul, ty(T::B64), vec![r(off), r(gid), imm(16)]);
+    k.i(Opcode::Iadd, ty(T::B64), vec![r(outp), r(outp), r(off)]);
+    let d = k.reg(dst);
+    let mut ops = vec![r(d)];
+    for (i, &t) in srcs.iter().enumerate() {
+        let reg = k.reg(t);
+        load_reg(&mut k, reg, inp, 16 * i as i64);
+        ops.push(r(reg));
+    }
+    k.i(op, q, ops);
+    k.store(outp, 0, d);
+    let mut run = Run::new(&module(vec![k.build()], vec![]));
+    let input: Vec<u8> = rows
+        .iter()
+        .flat_map(|row| row.iter().flat_map(|v| v.to_le_bytes()))
+        .collect();
+    let ib = run.buffer(input.len() as u64);
+    run.machine.write(ib, &input).unwrap();
+    let ob = run.buffer(16 * rows.len() as u64);
+    let n = rows.len() as u64;
+    let launch = pisa_reference::Launch::linear(n, 64.min(n as u32).max(1));
+    run.dispatch("k", launch, &[ib, ob]).unwrap();
+    run.read_bytes(ob, 16 * rows.len())
+        .chunks(16)
+        .map(|c| u128::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+/// Loads `reg` (scalar or vector, not a predicate) from `[ptr + off]` in global memory.
+pub fn load_reg(k: &mut Fb, reg: RegId, ptr: RegId, off: i64) {
+    match k.f.regs[reg.0 as usize].ty {
+        RegType::Scalar(Bits::B128) => k.i(
+            Opcode::Ld,
+            ty(T::B128)
+                .space(AddrSpace::Global)
+                .order(MemOrder::Relaxed),
+            vec![r(reg), at64_off(ptr, off)],
+        ),
+        RegType::Scalar(b) => k.i(
+            Opcode::Ld,
+            ty(bits_type(b)).space(AddrSpace::Global),
+            vec![r(reg), at64_off(ptr, off)],
+        ),
+        RegType::Vector(b, n) => k.i(
+            Opcode::Ld,
+            ty(bits_type(b)).space(AddrSpace::Global).vec(n),
+            vec![r(reg), at64_off(ptr, off)],
+        ),
+        RegType::Pred => panic!("load_reg of a predicate"),
+    }
+}
+
+/// Qualifiers `.to .from`.
+pub fn q_to_from(to: DataType, from: DataType) -> Quals {
+    q().to(to).from(from)
+}
+
+/// A tiny deterministic generator for randomized cross-checks.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next 64 random bits (xorshift).
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
