@@ -1,1 +1,242 @@
+//! The conformance harness: compiles PISA text, validates every SPIR-V module with
+//! SPIRV-Tools (Vulkan 1.2 target environment), and runs kernels on the Vulkan device of
+//! the machine (lavapipe in CI) through the public host API.
+//!
+//! Tests compare device results with values computed independently: hand-derived
+//! expectations or the CPU reference interpreter (`pisa-reference`).
 
+use pisa_translator::{Options, SourceFile, Translation};
+use pisa_vk::{Context, Module};
+use std::sync::{Arc, OnceLock};
+
+/// Validates SPIR-V words for Vulkan 1.2 (SPIR-V 1.5); the error is the validator's text.
+pub fn validate(words: &[u32]) -> Result<(), String> {
+    use spirv_tools::val::Validator;
+    let v = spirv_tools::val::create(Some(spirv_tools::TargetEnv::Vulkan_1_2));
+    v.validate(words, None).map_err(|e| e.to_string())
+}
+
+/// Translates `src`, panicking with the rendered diagnostics if it is refused, and checks
+/// the SPIR-V with the validator (panicking with the disassembly if it is invalid).
+pub fn translate(src: &str) -> Translation {
+    translate_with(src, &Options::default())
+}
+
+/// [`translate`] with options.
+pub fn translate_with(src: &str, options: &Options) -> Translation {
+    let file = Arc::new(SourceFile::new("test.pisa", src));
+    let t = match pisa_translator::compile(&file, options) {
+        Ok(t) => t,
+        Err(d) => panic!("translation failed:\n{}", d.render()),
+    };
+    if let Err(e) = validate(&t.spirv) {
+        panic!(
+            "spirv-val rejected the module: {e}\n{}",
+            disassemble(&t.spirv)
+        );
+    }
+    t
+}
+
+/// SPIR-V disassembly (for failure messages).
+pub fn disassemble(words: &[u32]) -> String {
+    use rspirv::binary::Disassemble;
+    rspirv::dr::load_words(words)
+        .map(|m| m.disassemble())
+        .unwrap_or_default()
+}
+
+/// The shared device context of the test process (lavapipe in CI). Validation-layer
+/// messages are checked by [`check_validation`].
+pub fn context() -> &'static Context {
+    static CTX: OnceLock<Context> = OnceLock::new();
+    CTX.get_or_init(|| {
+        Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"))
+    })
+}
+
+/// Whether a validation message only says that the installed layer (Debian's 1.3.239) is
+/// older than the driver (Mesa 25): it does not know `VK_KHR_shader_maximal_reconvergence`
+/// and its feature structure (VkStructureType 1000434000), which the runtime enables.
+pub fn is_layer_version_gap(message: &str) -> bool {
+    message.contains("VK_KHR_shader_maximal_reconvergence is not supported by this layer")
+        || message.contains("unknown VkStructureType (1000434000)")
+}
+
+/// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything other
+/// than [`is_layer_version_gap`] messages.
+pub fn check_validation() {
+    let msgs: Vec<String> = context()
+        .validation_messages()
+        .into_iter()
+        .filter(|m| !is_layer_version_gap(m))
+        .collect();
+    assert!(
+        msgs.is_empty(),
+        "validation layer messages:\n{}",
+        msgs.join("\n")
+    );
+}
+
+/// Translates, validates and loads `src` on the test device.
+pub fn load(src: &str) -> Module {
+    let t = translate(src);
+    Module::from_translation(context(), "test.pisa", Arc::new(t))
+        .unwrap_or_else(|e| panic!("load failed: {e}"))
+}
+
+/// Wraps a kernel body in a module: header, then `decls`, then
+/// `.kernel @k(.param[8] %out, .param[8] %in) { body }`.
+pub fn kernel_module(decls: &str, body: &str) -> String {
+    format!(".version 0.1;\n.target 100;\n{decls}\n.kernel @k(.param[8] %out, .param[8] %in) {{\n{body}\n}}\n")
+}
+
+/// Runs kernel `k` of `src` once per element of `input` (one work-item each, work-groups
+/// of `local`), with `%out` and `%in` pointing at `u64` buffers of `input.len() * out_per`
+/// and `input.len() * in_per` elements; returns the output buffer.
+pub fn run_u64(src: &str, input: &[u64], in_per: usize, out_per: usize, local: u64) -> Vec<u64> {
+    let m = load(src);
+    let ctx = context();
+    let n = input.len() / in_per.max(1);
+    let inb = ctx.buffer_from(input).expect("input buffer");
+    let out = ctx.zeroed::<u64>(n * out_per).expect("output buffer");
+    m.dispatch("k", n as u64, local, &[(&out).into(), (&inb).into()])
+        .unwrap_or_else(|e| panic!("dispatch failed: {e}"));
+    check_validation();
+    out.read().expect("read back")
+}
+
+/// Edge values of a `bits`-wide integer (0, 1, 2, -1, min, max, alternating bits, ...)
+/// followed by `random` pseudo-random values (fixed seed), all masked to the width.
+pub fn int_inputs(bits: u32, random: usize, seed: u64) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mask = mask(bits);
+    let min = 1u64 << (bits - 1);
+    let mut v = vec![
+        0,
+        1,
+        2,
+        3,
+        mask,
+        mask - 1,
+        min,
+        min - 1,
+        min + 1,
+        0x5555_5555_5555_5555 & mask,
+        0xAAAA_AAAA_AAAA_AAAA & mask,
+        7,
+        31,
+        32,
+        33,
+        63,
+        64,
+        65,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for _ in 0..random {
+        v.push(rng.random::<u64>() & mask);
+    }
+    v.iter().map(|x| x & mask).collect()
+}
+
+/// All ones in the low `bits` bits.
+pub fn mask(bits: u32) -> u64 {
+    if bits >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << bits) - 1
+    }
+}
+
+/// Sign-extends the low `bits` bits.
+pub fn sext(x: u64, bits: u32) -> i64 {
+    if bits >= 64 {
+        x as i64
+    } else {
+        ((x << (64 - bits)) as i64) >> (64 - bits)
+    }
+}
+
+/// Runs one instruction over many cases on the device: `inst` is the instruction text
+/// with `%d` as destination and `%s0`, `%s1`, ... as sources, declared with the widths in
+/// `src_bits` (a width of 1 declares a predicate); `dst_bits` is the destination's width
+/// (1: a predicate, read back as 0/1). `%x32` (32-bit) and `%xp` (predicate) are spare
+/// registers for extra destinations. Each case gives one value per source. Returns the
+/// destination of every case, masked to its width.
+pub fn eval(inst: &str, src_bits: &[u32], dst_bits: u32, cases: &[Vec<u64>]) -> Vec<u64> {
+    let n = src_bits.len();
+    let mut decl = String::new();
+    let mut body = String::new();
+    for (i, &b) in src_bits.iter().enumerate() {
+        if b == 1 {
+            decl.push_str(&format!(".pred %s{i};\n.reg .32b %t{i};\n"));
+            body.push_str(&format!(
+                "ld.global.32b %t{i}, [%pin + {}];\nucmp.ne.32b %s{i}, %t{i}, 0;\n",
+                8 * i
+            ));
+        } else {
+            decl.push_str(&format!(".reg .{b}b %s{i};\n"));
+            body.push_str(&format!("ld.global.{b}b %s{i}, [%pin + {}];\n", 8 * i));
+        }
+    }
+    let (ddecl, store) = if dst_bits == 1 {
+        (
+            ".pred %d;\n.reg .32b %dv;\n".to_string(),
+            "sel.32b %dv, 1, 0, %d;\nst.global.32b [%pout], %dv;\n".to_string(),
+        )
+    } else {
+        (
+            format!(".reg .{dst_bits}b %d;\n"),
+            format!("st.global.{dst_bits}b [%pout], %d;\n"),
+        )
+    };
+    let src = kernel_module(
+        "",
+        &format!(
+            ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %g, %l, %s, %x32;\n.pred %xp;\n{decl}{ddecl}\
+             mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
+             umad.32b %i, %g, %s, %l;\n\
+             ld.param.64b %pin, [%in];\numul.full.32b %off, %i, {};\niadd.64b %pin, %pin, %off;\n\
+             ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 8;\niadd.64b %pout, %pout, %off;\n\
+             {body}{inst};\n{store}",
+            8 * n.max(1)
+        ),
+    );
+    let flat: Vec<u64> = cases
+        .iter()
+        .flat_map(|c| {
+            let mut c = c.clone();
+            c.resize(n.max(1), 0);
+            c
+        })
+        .collect();
+    let out = run_u64(&src, &flat, n.max(1), 1, 16);
+    let m = if dst_bits == 1 { 1 } else { mask(dst_bits) };
+    out.iter().map(|x| x & m).collect()
+}
+
+/// Checks `eval` against `expected` case by case, with a readable failure.
+pub fn check(
+    inst: &str,
+    src_bits: &[u32],
+    dst_bits: u32,
+    cases: &[Vec<u64>],
+    expected: impl Fn(&[u64]) -> u64,
+) {
+    let got = eval(inst, src_bits, dst_bits, cases);
+    let m = if dst_bits == 1 { 1 } else { mask(dst_bits) };
+    for (c, g) in cases.iter().zip(&got) {
+        let want = expected(c) & m;
+        assert_eq!(
+            *g, want,
+            "`{inst}` with sources {c:x?}: got {g:#x}, expected {want:#x}"
+        );
+    }
+}
+
+/// Every pair of `a` × `b`.
+pub fn pairs(a: &[u64], b: &[u64]) -> Vec<Vec<u64>> {
+    a.iter()
+        .flat_map(|&x| b.iter().map(move |&y| vec![x, y]))
+        .collect()
+}

@@ -22,7 +22,11 @@ pub struct Diagnostic {
 impl Diagnostic {
     /// An error at `span`.
     pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { message: message.into(), span, notes: Vec::new() }
+        Diagnostic {
+            message: message.into(),
+            span,
+            notes: Vec::new(),
+        }
     }
 
     /// Adds a note line.
@@ -62,7 +66,11 @@ fn render_one(out: &mut String, file: &SourceFile, d: &Diagnostic) {
     let _ = writeln!(out, "{}:{}:{}: error: {}", file.name, line, col, d.message);
     let text = file.line_text(line);
     let (end_line, end_col) = file.line_col(d.span.end as usize);
-    let width = if end_line == line && end_col > col { end_col - col } else { 1 };
+    let width = if end_line == line && end_col > col {
+        end_col - col
+    } else {
+        1
+    };
     let gutter = line.to_string();
     let _ = writeln!(out, "{} |", " ".repeat(gutter.len()));
     let _ = writeln!(out, "{} | {}", gutter, text.replace('\t', " "));
@@ -95,7 +103,10 @@ mod tests {
         let file = std::sync::Arc::new(SourceFile::new("k.pisa", ".version 0.1;\n.target 999;\n"));
         let d = Diagnostics {
             file,
-            errors: vec![Diagnostic::error(Span::new(22, 25), "unknown .target `999`")],
+            errors: vec![Diagnostic::error(
+                Span::new(22, 25),
+                "unknown .target `999`",
+            )],
         };
         let text = d.render();
         assert_eq!(

@@ -1,1 +1,248 @@
-//! Memory layout decisions (to be written).
+//! Memory layout decisions shared by the SPIR-V back end and the runtime.
+//!
+//! Owns: where every memory variable of a module lives —
+//! - the *globals arena*: one buffer per loaded module holding every `.global`/`.const`
+//!   variable (module scope and body `.const`), each at its alignment, with the initializer
+//!   image and the relocations the runtime patches once the arena's address is known;
+//! - the *shared arena*: one Workgroup array of 32-bit words for every `.shared` variable of
+//!   the module, each at a module-wide static offset (so every kernel reserves the module's
+//!   total; no function needs to be told where its variables are);
+//! - the *private arena*: the same for `.private`, per invocation. PISA forbids nothing about
+//!   recursion here, but the translator refuses it, so static frames are sound;
+//! - the *launch block*: the push-constant layout every kernel reads its launch values and
+//!   its `.param` argument block from.
+//!
+//! Must not: emit SPIR-V or interpret instructions.
+
+use crate::ir::{FuncId, GlobalId, InitItem, LocalId, MemSpace, Module, SymbolRef};
+use std::collections::HashMap;
+
+/// Byte offsets of the launch block (push constants) every kernel receives.
+pub mod launch {
+    /// `u64`: device address of the module's globals arena.
+    pub const GLOBALS_BASE: u32 = 0;
+    /// `u64`: `%printfbuffer` (0 unless the host provides one).
+    pub const PRINTF_BUFFER: u32 = 8;
+    /// `u64 x3`: `%globaloffset`.
+    pub const GLOBAL_OFFSET: u32 = 16;
+    /// `u64 x3`: `%globalsize`.
+    pub const GLOBAL_SIZE: u32 = 40;
+    /// `u32`: `%workdim`.
+    pub const WORK_DIM: u32 = 64;
+    /// `u64`: device address of the argument block when it is not inline (else 0).
+    pub const PARAM_BUFFER: u32 = 72;
+    /// Start of the inline argument block.
+    pub const INLINE_PARAMS: u32 = 80;
+    /// The push-constant budget the translator plans for: Vulkan guarantees 128 bytes.
+    pub const MAX_PUSH_CONSTANTS: u32 = 128;
+
+    /// Whether an argument block of `size` bytes travels inline in the push constants.
+    pub fn params_inline(size: u32) -> bool {
+        INLINE_PARAMS + size.div_ceil(4) * 4 <= MAX_PUSH_CONSTANTS
+    }
+
+    /// Size of the push-constant block of a kernel with an argument block of `size` bytes.
+    pub fn push_constant_size(size: u32) -> u32 {
+        if params_inline(size) {
+            INLINE_PARAMS + size.div_ceil(4) * 4
+        } else {
+            INLINE_PARAMS
+        }
+    }
+}
+
+/// Tag bits of generic addresses (design: tagged integers).
+pub mod generic {
+    /// Bits 63..62 = 0b10: a private address in bits 31..0.
+    pub const PRIVATE_TAG: u64 = 0x8000_0000_0000_0000;
+    /// Bits 63..62 = 0b11: a shared address in bits 31..0.
+    pub const SHARED_TAG: u64 = 0xC000_0000_0000_0000;
+    /// Mask of the tag bits.
+    pub const TAG_MASK: u64 = 0xC000_0000_0000_0000;
+}
+
+/// A value in the globals arena that the runtime fills in once the arena has an address.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct Relocation {
+    /// Offset in the arena of the value to write.
+    pub offset: u64,
+    /// Size in bytes of the value (the address is truncated to it, little-endian).
+    pub size: u8,
+    /// The value is `arena address + target + addend`.
+    pub target: u64,
+    /// Constant added to the address.
+    pub addend: i64,
+}
+
+/// The memory layout of one module.
+#[derive(Clone, Debug, Default)]
+pub struct ModuleLayout {
+    /// Arena offset of each module-scope variable, by [`GlobalId`].
+    pub globals: Vec<u64>,
+    /// Arena offset of each body-scope `.const` variable.
+    pub local_consts: HashMap<(FuncId, LocalId), u64>,
+    /// Shared-arena offset of each `.shared` variable.
+    pub shared: HashMap<(FuncId, LocalId), u32>,
+    /// Private-arena offset of each `.private` variable.
+    pub private: HashMap<(FuncId, LocalId), u32>,
+    /// Size of the globals arena in bytes (at least 16).
+    pub arena_size: u64,
+    /// Alignment of the globals arena.
+    pub arena_align: u64,
+    /// Initial bytes of the arena (relocated values are zero here).
+    pub image: Vec<u8>,
+    /// Values to patch with arena addresses.
+    pub relocations: Vec<Relocation>,
+    /// Size of the shared arena in bytes (a multiple of 8).
+    pub shared_size: u32,
+    /// Size of the private arena in bytes (a multiple of 8).
+    pub private_size: u32,
+}
+
+impl ModuleLayout {
+    /// The arena offset of a variable of the globals arena (module `.global`/`.const` or
+    /// body `.const`), or its shared/private offset.
+    pub fn var_offset(&self, func: FuncId, var: crate::ir::VarRef) -> u64 {
+        match var {
+            crate::ir::VarRef::Global(g) => self.globals[g.0 as usize],
+            crate::ir::VarRef::Local(l) => {
+                let key = (func, l);
+                if let Some(&o) = self.local_consts.get(&key) {
+                    o
+                } else if let Some(&o) = self.shared.get(&key) {
+                    o as u64
+                } else {
+                    self.private.get(&key).copied().unwrap_or(0) as u64
+                }
+            }
+        }
+    }
+}
+
+/// A layout problem (too much shared or private memory for 32-bit addresses).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LayoutError {
+    /// What overflowed.
+    pub message: String,
+    /// The variable that made it overflow.
+    pub span: crate::span::Span,
+}
+
+fn align_up(x: u64, a: u64) -> u64 {
+    x.div_ceil(a.max(1)) * a.max(1)
+}
+
+/// Lays out every memory variable of `module`.
+pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
+    let mut l = ModuleLayout {
+        arena_align: 16,
+        ..Default::default()
+    };
+    let mut arena_end = 0u64;
+    let place = |size: u64, align: u64, end: &mut u64, max_align: &mut u64| {
+        let off = align_up(*end, align);
+        *end = off + size;
+        *max_align = (*max_align).max(align);
+        off
+    };
+    let mut arena_align = 16u64;
+    for g in &module.globals {
+        l.globals
+            .push(place(g.size, g.align, &mut arena_end, &mut arena_align));
+    }
+    let (mut shared_end, mut private_end) = (0u64, 0u64);
+    let mut unused = 0u64;
+    for (fi, f) in module.functions.iter().enumerate() {
+        for (li, v) in f.locals.iter().enumerate() {
+            let key = (FuncId(fi as u32), LocalId(li as u32));
+            match v.space {
+                MemSpace::Const | MemSpace::Global => {
+                    let off = place(v.size, v.align, &mut arena_end, &mut arena_align);
+                    l.local_consts.insert(key, off);
+                }
+                MemSpace::Shared => {
+                    let off = place(v.size, v.align, &mut shared_end, &mut unused);
+                    check_32bit(shared_end, "shared", v.span)?;
+                    l.shared.insert(key, off as u32);
+                }
+                MemSpace::Private => {
+                    let off = place(v.size, v.align, &mut private_end, &mut unused);
+                    check_32bit(private_end, "private", v.span)?;
+                    l.private.insert(key, off as u32);
+                }
+            }
+        }
+    }
+    l.arena_align = arena_align;
+    l.arena_size = align_up(arena_end.max(16), 16);
+    l.shared_size = align_up(shared_end, 8) as u32;
+    l.private_size = align_up(private_end, 8) as u32;
+    l.image = vec![0; l.arena_size as usize];
+
+    let mut inits: Vec<(u64, &Vec<InitItem>)> = Vec::new();
+    for (g, off) in module.globals.iter().zip(&l.globals) {
+        if let Some(init) = &g.init {
+            inits.push((*off, init));
+        }
+    }
+    for (fi, f) in module.functions.iter().enumerate() {
+        for (li, v) in f.locals.iter().enumerate() {
+            if let (Some(init), Some(off)) = (
+                &v.init,
+                l.local_consts.get(&(FuncId(fi as u32), LocalId(li as u32))),
+            ) {
+                inits.push((*off, init));
+            }
+        }
+    }
+    for (base, items) in inits {
+        let mut at = base;
+        for item in items {
+            match *item {
+                InitItem::Value { size, value } => {
+                    let bytes = value.to_le_bytes();
+                    l.image[at as usize..at as usize + size as usize]
+                        .copy_from_slice(&bytes[..size as usize]);
+                }
+                InitItem::Zero(_) => {}
+                InitItem::Symbol {
+                    size,
+                    symbol,
+                    offset,
+                } => match symbol {
+                    SymbolRef::Global(GlobalId(g)) => l.relocations.push(Relocation {
+                        offset: at,
+                        size,
+                        target: l.globals[g as usize],
+                        addend: offset,
+                    }),
+                    SymbolRef::Function(f) => {
+                        let id = function_address(f).wrapping_add(offset as u64);
+                        let bytes = id.to_le_bytes();
+                        l.image[at as usize..at as usize + size as usize]
+                            .copy_from_slice(&bytes[..size as usize]);
+                    }
+                },
+            }
+            at += item.byte_len();
+        }
+    }
+    Ok(l)
+}
+
+/// The "address" of a function: a small id (its index + 1; 0 is never a function).
+pub fn function_address(f: FuncId) -> u64 {
+    f.0 as u64 + 1
+}
+
+fn check_32bit(end: u64, what: &str, span: crate::span::Span) -> Result<(), LayoutError> {
+    if end >= u32::MAX as u64 {
+        return Err(LayoutError {
+            message: format!(
+                "the module's {what} variables need more than 4 GiB of 32-bit {what} address space"
+            ),
+            span,
+        });
+    }
+    Ok(())
+}

@@ -43,7 +43,13 @@ pub fn check(file: &std::sync::Arc<SourceFile>) -> Result<ir::Module, Diagnostic
 }
 
 /// Parses, validates and translates one PISA source file to SPIR-V.
-pub fn compile(file: &std::sync::Arc<SourceFile>, options: &Options) -> Result<Translation, Diagnostics> {
+pub fn compile(
+    file: &std::sync::Arc<SourceFile>,
+    options: &Options,
+) -> Result<Translation, Diagnostics> {
     let module = check(file)?;
-    back::spirv::translate(&module, options).map_err(|errors| Diagnostics { file: file.clone(), errors })
+    back::spirv::translate(&module, options).map_err(|errors| Diagnostics {
+        file: file.clone(),
+        errors,
+    })
 }

@@ -1,1 +1,157 @@
-//! Reflection (to be written).
+//! Reflection: everything a runtime needs to know about a translated module besides its
+//! SPIR-V words — kernels and their argument blocks, the globals arena with its initializer
+//! image and relocations, `.host_access` and exported names, and the device features each
+//! kernel needs.
+//!
+//! It serializes to JSON for `pisa-vk translate --emit reflection`.
+
+use crate::layout::Relocation;
+use serde::Serialize;
+
+/// Reflection of one translated module.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reflection {
+    /// Kernels, in declaration order.
+    pub kernels: Vec<KernelInfo>,
+    /// Module variables living in the globals arena.
+    pub globals: Vec<GlobalInfo>,
+    /// The globals arena.
+    pub arena: ArenaInfo,
+    /// Bytes of shared memory every kernel of the module reserves.
+    pub shared_size: u32,
+    /// Bytes of private memory per work-item.
+    pub private_size: u32,
+}
+
+/// A kernel.
+#[derive(Clone, Debug, Serialize)]
+pub struct KernelInfo {
+    /// The PISA name (without `@`); also the SPIR-V entry point name.
+    pub name: String,
+    /// Its `.param` parameters.
+    pub params: Vec<ParamInfo>,
+    /// Size of the argument block in bytes.
+    pub param_size: u32,
+    /// Whether the argument block travels inside the push constants (else in a buffer whose
+    /// address is at [`crate::layout::launch::PARAM_BUFFER`]).
+    pub params_inline: bool,
+    /// Size of the push-constant block.
+    pub push_constant_size: u32,
+    /// `.reqd_work_group_size`.
+    pub reqd_work_group_size: Option<[u32; 3]>,
+    /// Device features the kernel needs.
+    pub features: Vec<Feature>,
+    /// Sub-group size the kernel is translated for, when it uses sub-group instructions.
+    pub subgroup_size: Option<u32>,
+}
+
+/// A kernel parameter.
+#[derive(Clone, Debug, Serialize)]
+pub struct ParamInfo {
+    /// Name without `%`.
+    pub name: String,
+    /// Offset in the argument block.
+    pub offset: u32,
+    /// Size in bytes.
+    pub size: u32,
+    /// Alignment in the argument block.
+    pub align: u32,
+    /// `.addrspace`, if given.
+    pub addrspace: Option<String>,
+}
+
+/// A variable of the globals arena.
+#[derive(Clone, Debug, Serialize)]
+pub struct GlobalInfo {
+    /// Name without `@`.
+    pub name: String,
+    /// `.host_access("NAME")`.
+    pub host_access: Option<String>,
+    /// Whether it is `.export`ed.
+    pub exported: bool,
+    /// `global` or `const`.
+    pub space: String,
+    /// Offset in the arena.
+    pub offset: u64,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// The globals arena.
+#[derive(Clone, Debug, Serialize)]
+pub struct ArenaInfo {
+    /// Size in bytes.
+    pub size: u64,
+    /// Alignment in bytes.
+    pub align: u64,
+    /// Initial contents (relocated values are zero).
+    #[serde(serialize_with = "hex")]
+    pub image: Vec<u8>,
+    /// Values to patch with `arena address + target + addend`.
+    pub relocations: Vec<Relocation>,
+}
+
+fn hex<S: serde::Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push_str(&format!("{b:02x}"));
+    }
+    s.serialize_str(&out)
+}
+
+/// Device features a kernel may need, named as Vulkan names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub enum Feature {
+    /// `bufferDeviceAddress` (always).
+    BufferDeviceAddress,
+    /// `shaderInt64` (always: addresses are 64-bit).
+    Int64,
+    /// `shaderInt8`.
+    Int8,
+    /// `shaderInt16`.
+    Int16,
+    /// `shaderFloat16`.
+    Float16,
+    /// `shaderFloat64`.
+    Float64,
+    /// `storageBuffer8BitAccess`.
+    StorageBuffer8Bit,
+    /// `storageBuffer16BitAccess`.
+    StorageBuffer16Bit,
+    /// Sub-group operations with a required sub-group size.
+    SubgroupSizeControl,
+}
+
+impl Feature {
+    /// The Vulkan spelling.
+    pub fn vulkan_name(self) -> &'static str {
+        match self {
+            Feature::BufferDeviceAddress => "bufferDeviceAddress",
+            Feature::Int64 => "shaderInt64",
+            Feature::Int8 => "shaderInt8",
+            Feature::Int16 => "shaderInt16",
+            Feature::Float16 => "shaderFloat16",
+            Feature::Float64 => "shaderFloat64",
+            Feature::StorageBuffer8Bit => "storageBuffer8BitAccess",
+            Feature::StorageBuffer16Bit => "storageBuffer16BitAccess",
+            Feature::SubgroupSizeControl => "subgroupSizeControl",
+        }
+    }
+}
+
+impl Reflection {
+    /// The kernel named `name`.
+    pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
+        self.kernels.iter().find(|k| k.name == name)
+    }
+
+    /// The arena variable with `.host_access` name `name`, else the exported or internal
+    /// variable of that name (without `@`).
+    pub fn symbol(&self, name: &str) -> Option<&GlobalInfo> {
+        let name = name.strip_prefix('@').unwrap_or(name);
+        self.globals
+            .iter()
+            .find(|g| g.host_access.as_deref() == Some(name))
+            .or_else(|| self.globals.iter().find(|g| g.name == name))
+    }
+}

@@ -1,18 +1,299 @@
-//! SPIR-V back end (to be written).
-use crate::{diag::Diagnostic, ir};
+//! The SPIR-V back end: typed IR → a Vulkan SPIR-V 1.5 module (Shader, GLCompute,
+//! PhysicalStorageBuffer64 addressing) plus [`Reflection`].
+//!
+//! Stages, one module each: [`cfg`] (blocks, dominators, loops, irreducible repair) →
+//! [`structurize`] (structured tree) → [`function`] (SPIR-V constructs, registers) with the
+//! instruction lowerings in `ops*`, [`memory`], [`special`] and [`values`]; [`module`]
+//! holds the module-wide builder state. Memory layout is decided in [`crate::layout`].
+
+pub mod cfg;
+pub mod function;
+pub mod memory;
+pub mod module;
+mod ops;
+mod ops_data;
+mod ops_float;
+mod ops_int;
+pub mod special;
+pub mod structurize;
+mod values;
+
+use crate::diag::Diagnostic;
+use crate::ir::{FuncId, Module, Opcode, Operand, SymbolRef};
+use crate::layout::{self, launch, ModuleLayout};
+use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, ParamInfo, Reflection};
+use function::{FnCx, FnSig};
+use module::ModuleCx;
+use rspirv::binary::Assemble;
+use rspirv::spirv;
 
 /// Translation options.
-#[derive(Clone, Debug, Default)]
-pub struct Options {}
-
-/// The result of a translation.
 #[derive(Clone, Debug)]
-pub struct Translation {
-    /// SPIR-V words.
-    pub spirv: Vec<u32>,
+pub struct Options {
+    /// Sub-group width to translate for: 32 is PISA's; another width is non-conforming and
+    /// only for devices that cannot run 32-wide sub-groups (`%subgroupsize` then reads it).
+    pub subgroup_size: u32,
 }
 
-/// Translates a module.
-pub fn translate(_module: &ir::Module, _options: &Options) -> Result<Translation, Vec<Diagnostic>> {
-    Err(vec![])
+impl Default for Options {
+    fn default() -> Options {
+        Options { subgroup_size: 32 }
+    }
+}
+
+/// A translated module.
+#[derive(Clone, Debug)]
+pub struct Translation {
+    /// The SPIR-V words.
+    pub spirv: Vec<u32>,
+    /// What the runtime needs to know.
+    pub reflection: Reflection,
+}
+
+/// Translates a validated module.
+pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<Diagnostic>> {
+    let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
+    check_recursion(module)?;
+    let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    let sigs = signatures(&mut m, module);
+    let mut errors = Vec::new();
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.body.is_none() {
+            continue;
+        }
+        if let Err(e) = FnCx::emit(
+            &mut m,
+            module,
+            &layout,
+            &sigs,
+            FuncId(i as u32),
+            options.subgroup_size,
+        ) {
+            errors.push(e);
+            // The builder is left mid-function; stop at the first failing function.
+            break;
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.is_kernel() && f.body.is_some() {
+            let id = sigs[i].id;
+            m.b.entry_point(
+                spirv::ExecutionModel::GLCompute,
+                id,
+                f.name.clone(),
+                m.interface.clone(),
+            );
+            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+        }
+    }
+    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
+    features.extend(m.features.iter().copied());
+    features.sort();
+    features.dedup();
+    let spirv_words = m.b.module().assemble();
+    let reflection = reflect(module, &layout, &features);
+    Ok(Translation {
+        spirv: spirv_words,
+        reflection,
+    })
+}
+
+fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
+    let void = m.b.type_void();
+    module
+        .functions
+        .iter()
+        .map(|f| {
+            let mut tmp_param_tys = Vec::new();
+            for &r in &f.reg_params {
+                tmp_param_tys.push(f.regs[r.0 as usize].ty);
+            }
+            let ret_ty = match f.ret {
+                Some(t) => reg_type(m, t),
+                None => void,
+            };
+            let param_tys: Vec<u32> = tmp_param_tys.iter().map(|&t| reg_type(m, t)).collect();
+            let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
+            FnSig {
+                id: m.b.id(),
+                fn_ty,
+                ret_ty,
+                param_tys,
+            }
+        })
+        .collect()
+}
+
+fn reg_type(m: &mut ModuleCx, ty: crate::ir::RegType) -> u32 {
+    use crate::ir::{Bits, RegType};
+    match ty {
+        RegType::Pred => m.ty(module::Scalar::Bool),
+        RegType::Scalar(Bits::B128) => {
+            let u = m.uint(64);
+            m.b.type_vector(u, 2)
+        }
+        RegType::Scalar(b) => m.uint(b.bits()),
+        RegType::Vector(b, n) => {
+            let e = if b == Bits::B128 {
+                let u = m.uint(64);
+                m.b.type_vector(u, 2)
+            } else {
+                m.uint(b.bits())
+            };
+            let len = m.const_u32(n as u32);
+            m.b.type_array(e, len)
+        }
+    }
+}
+
+/// Refuses recursion (direct, mutual, or through function addresses), naming the cycle.
+fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
+    let n = module.functions.len();
+    let mut address_taken = vec![false; n];
+    for g in &module.globals {
+        for item in g.init.iter().flatten() {
+            if let crate::ir::InitItem::Symbol {
+                symbol: SymbolRef::Function(f),
+                ..
+            } = item
+            {
+                address_taken[f.0 as usize] = true;
+            }
+        }
+    }
+    for f in &module.functions {
+        for inst in f.body.iter().flatten() {
+            if inst.op == Opcode::Addrof {
+                if let Some(Operand::Func(g)) = inst.ops.get(1) {
+                    address_taken[g.0 as usize] = true;
+                }
+            }
+        }
+    }
+    let mut edges: Vec<Vec<(usize, crate::span::Span)>> = vec![Vec::new(); n];
+    for (i, f) in module.functions.iter().enumerate() {
+        for inst in f.body.iter().flatten().filter(|x| x.op == Opcode::Call) {
+            let target = inst.ops.iter().find_map(|o| match o {
+                Operand::Func(g) => Some(Some(g.0 as usize)),
+                _ => None,
+            });
+            match target {
+                Some(Some(t)) => edges[i].push((t, inst.span)),
+                _ => {
+                    for (t, taken) in address_taken.iter().enumerate() {
+                        if *taken {
+                            edges[i].push((t, inst.span));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // DFS with colours; report the first cycle found.
+    let mut colour = vec![0u8; n];
+    let mut stack: Vec<(usize, crate::span::Span)> = Vec::new();
+    fn dfs(
+        v: usize,
+        edges: &[Vec<(usize, crate::span::Span)>],
+        colour: &mut [u8],
+        stack: &mut Vec<(usize, crate::span::Span)>,
+    ) -> Option<(Vec<usize>, crate::span::Span)> {
+        colour[v] = 1;
+        for &(w, span) in &edges[v] {
+            if colour[w] == 1 {
+                let start = stack.iter().position(|&(x, _)| x == w).unwrap_or(0);
+                let mut cyc: Vec<usize> = stack[start..].iter().map(|&(x, _)| x).collect();
+                cyc.push(v);
+                cyc.push(w);
+                return Some((cyc, span));
+            }
+            if colour[w] == 0 {
+                stack.push((v, span));
+                if let Some(c) = dfs(w, edges, colour, stack) {
+                    return Some(c);
+                }
+                stack.pop();
+            }
+        }
+        colour[v] = 2;
+        None
+    }
+    for v in 0..n {
+        if colour[v] == 0 {
+            if let Some((cyc, span)) = dfs(v, &edges, &mut colour, &mut stack) {
+                let names: Vec<String> = cyc
+                    .iter()
+                    .map(|&i| format!("@{}", module.functions[i].name))
+                    .collect();
+                return Err(vec![Diagnostic::error(
+                    span,
+                    format!(
+                        "recursion is not supported on Vulkan: call cycle {}",
+                        names.join(" -> ")
+                    ),
+                )]);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Reflection {
+    let kernels = module
+        .functions
+        .iter()
+        .filter(|f| f.is_kernel() && f.body.is_some())
+        .map(|f| {
+            let (offsets, size) = f.param_layout();
+            KernelInfo {
+                name: f.name.clone(),
+                params: f
+                    .params
+                    .iter()
+                    .zip(offsets)
+                    .map(|(p, offset)| ParamInfo {
+                        name: p.name.clone(),
+                        offset,
+                        size: p.size,
+                        align: p.align,
+                        addrspace: p.addrspace.map(|s| s.as_str().to_string()),
+                    })
+                    .collect(),
+                param_size: size,
+                params_inline: launch::params_inline(size),
+                push_constant_size: launch::MAX_PUSH_CONSTANTS,
+                reqd_work_group_size: f.attrs.reqd_work_group_size,
+                features: features.to_vec(),
+                subgroup_size: None,
+            }
+        })
+        .collect();
+    let globals = module
+        .globals
+        .iter()
+        .zip(&layout.globals)
+        .map(|(g, &offset)| GlobalInfo {
+            name: g.name.clone(),
+            host_access: g.host_access.clone(),
+            exported: g.linkage == crate::ir::Linkage::Export,
+            space: g.space.as_str().to_string(),
+            offset,
+            size: g.size,
+        })
+        .collect();
+    Reflection {
+        kernels,
+        globals,
+        arena: ArenaInfo {
+            size: layout.arena_size,
+            align: layout.arena_align,
+            image: layout.image.clone(),
+            relocations: layout.relocations.clone(),
+        },
+        shared_size: layout.shared_size,
+        private_size: layout.private_size,
+    }
 }

@@ -1,0 +1,96 @@
+//! The command line: one subcommand per job (clap derive).
+
+mod check;
+mod devices;
+mod run;
+mod translate;
+
+use clap::{Parser, Subcommand};
+use std::sync::Arc;
+
+/// Check, translate and run Intel Portable ISA (PISA v0.1) modules on Vulkan.
+#[derive(Parser, Debug)]
+#[command(name = "pisa-vk", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Parse and validate modules; print nothing and exit 0 when all are valid.
+    Check(check::Args),
+    /// Translate a module to SPIR-V (binary, disassembly, or reflection JSON).
+    Translate(translate::Args),
+    /// Run one kernel of a module and print its buffers and `.host_access` globals.
+    Run(run::Args),
+    /// List Vulkan devices with the features pisa-vk uses.
+    Devices(devices::Args),
+}
+
+/// A failure with its exit code.
+pub struct Failure {
+    /// 1 invalid PISA, 2 usage, 3 device/runtime.
+    pub code: u8,
+    /// What to print on stderr.
+    pub message: String,
+}
+
+impl Failure {
+    /// A usage error (exit 2).
+    pub fn usage(m: impl Into<String>) -> Failure {
+        Failure {
+            code: 2,
+            message: format!("error: {}", m.into()),
+        }
+    }
+
+    /// A runtime or device error (exit 3).
+    pub fn runtime(m: impl std::fmt::Display) -> Failure {
+        Failure {
+            code: 3,
+            message: format!("error: {m}"),
+        }
+    }
+}
+
+impl From<pisa_vk::Error> for Failure {
+    fn from(e: pisa_vk::Error) -> Failure {
+        match e {
+            pisa_vk::Error::Invalid(d) => Failure {
+                code: 1,
+                message: d.render(),
+            },
+            pisa_vk::Error::Io { .. } => Failure::usage(e.to_string()),
+            other => Failure::runtime(other),
+        }
+    }
+}
+
+/// Runs a parsed command line.
+pub fn run(cli: Cli) -> Result<(), Failure> {
+    match cli.command {
+        Command::Check(a) => check::run(a),
+        Command::Translate(a) => translate::run(a),
+        Command::Run(a) => run::run(a),
+        Command::Devices(a) => devices::run(a),
+    }
+}
+
+/// Reads a source file (`-` is standard input).
+pub fn read_source(path: &str) -> Result<Arc<pisa_translator::SourceFile>, Failure> {
+    let (name, text) = if path == "-" {
+        let mut s = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut s)
+            .map_err(|e| Failure::usage(format!("cannot read standard input: {e}")))?;
+        ("<stdin>".to_string(), s)
+    } else {
+        let bytes =
+            std::fs::read(path).map_err(|e| Failure::usage(format!("cannot read {path}: {e}")))?;
+        (
+            path.to_string(),
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    };
+    Ok(Arc::new(pisa_translator::SourceFile::new(name, text)))
+}

@@ -1,0 +1,75 @@
+//! `pisa-vk translate FILE [-o OUT] [--emit spv|spvasm|reflection]`
+
+use super::{read_source, Failure};
+use std::io::{IsTerminal, Write};
+
+/// What `translate` writes.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+enum Emit {
+    /// SPIR-V binary.
+    Spv,
+    /// SPIR-V disassembly.
+    Spvasm,
+    /// Reflection metadata as JSON.
+    Reflection,
+}
+
+/// Arguments of `translate`.
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The PISA file (`-` for standard input).
+    file: String,
+    /// Output file (standard output when absent).
+    #[arg(short, long)]
+    output: Option<String>,
+    /// What to write.
+    #[arg(long, value_enum, default_value = "spv")]
+    emit: Emit,
+    /// Translate for this sub-group width instead of PISA's 32 (non-conforming).
+    #[arg(long, default_value_t = 32)]
+    subgroup_size: u32,
+}
+
+/// Translates and writes the requested form.
+pub fn run(a: Args) -> Result<(), Failure> {
+    let file = read_source(&a.file)?;
+    let options = pisa_translator::Options {
+        subgroup_size: a.subgroup_size,
+    };
+    let t = pisa_translator::compile(&file, &options).map_err(|d| Failure {
+        code: 1,
+        message: d.render(),
+    })?;
+    let bytes: Vec<u8> = match a.emit {
+        Emit::Spv => t.spirv.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        Emit::Spvasm => disassemble(&t.spirv).into_bytes(),
+        Emit::Reflection => {
+            let mut s = serde_json::to_string_pretty(&t.reflection).map_err(Failure::runtime)?;
+            s.push('\n');
+            s.into_bytes()
+        }
+    };
+    match &a.output {
+        Some(path) => std::fs::write(path, &bytes)
+            .map_err(|e| Failure::usage(format!("cannot write {path}: {e}"))),
+        None => {
+            if a.emit == Emit::Spv && std::io::stdout().is_terminal() {
+                return Err(Failure::usage(
+                    "refusing to write binary SPIR-V to a terminal; use -o FILE or --emit spvasm",
+                ));
+            }
+            std::io::stdout()
+                .write_all(&bytes)
+                .map_err(|e| Failure::usage(format!("cannot write: {e}")))
+        }
+    }
+}
+
+/// SPIR-V disassembly text.
+pub fn disassemble(words: &[u32]) -> String {
+    use rspirv::binary::Disassemble;
+    match rspirv::dr::load_words(words) {
+        Ok(m) => m.disassemble(),
+        Err(e) => format!("; cannot disassemble: {e}\n"),
+    }
+}

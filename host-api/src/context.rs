@@ -1,0 +1,62 @@
+//! [`Context`]: one Vulkan device, shared by the modules and buffers made from it.
+
+use crate::{Buffer, Result};
+use bytemuck::Pod;
+use pisa_runtime::{DeviceInfo, DeviceSelector};
+use std::sync::Arc;
+
+/// A device to run PISA kernels on. Cheap to clone (shared).
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) rt: Arc<pisa_runtime::Context>,
+}
+
+impl Context {
+    /// The default device: `PISA_VK_DEVICE` if set (an index or a name substring), else the
+    /// best one (discrete > integrated > CPU).
+    pub fn new() -> Result<Context> {
+        Context::with_device(DeviceSelector::Default)
+    }
+
+    /// A chosen device.
+    pub fn with_device(selector: DeviceSelector) -> Result<Context> {
+        Ok(Context {
+            rt: Arc::new(pisa_runtime::Context::new(selector)?),
+        })
+    }
+
+    /// Every Vulkan device of this machine.
+    pub fn devices() -> Result<Vec<DeviceInfo>> {
+        Ok(pisa_runtime::Context::devices()?)
+    }
+
+    /// The device in use.
+    pub fn info(&self) -> &DeviceInfo {
+        self.rt.info()
+    }
+
+    /// The underlying runtime context.
+    pub fn runtime(&self) -> &pisa_runtime::Context {
+        &self.rt
+    }
+
+    /// A device buffer holding a copy of `data`.
+    pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
+        let b = self.zeroed::<T>(data.len())?;
+        b.write(data)?;
+        Ok(b)
+    }
+
+    /// A device buffer of `len` zeroed elements.
+    pub fn zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        let raw = self.rt.create_buffer(bytes)?;
+        raw.write(0, &vec![0u8; bytes as usize])?;
+        Ok(Buffer::new(raw, len))
+    }
+
+    /// Validation-layer messages collected so far (with `PISA_VK_VALIDATION=1`).
+    pub fn validation_messages(&self) -> Vec<String> {
+        self.rt.validation_messages()
+    }
+}

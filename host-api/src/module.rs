@@ -1,0 +1,398 @@
+//! [`Module`]: a translated PISA module loaded on a device — its globals arena allocated,
+//! initialized and relocated — with `.host_access` symbols and kernel dispatch.
+
+use crate::{Buffer, Context, Error, Result};
+use bytemuck::Pod;
+use pisa_translator::layout::launch;
+use pisa_translator::reflect::{Feature, KernelInfo, Reflection};
+use pisa_translator::{Options, SourceFile, Translation};
+use std::sync::Arc;
+
+/// Work-item counts in up to three dimensions; what is not given is 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dim3 {
+    /// Sizes per dimension.
+    pub size: [u64; 3],
+    /// How many dimensions were given (`%workdim`).
+    pub dims: u32,
+}
+
+impl From<u64> for Dim3 {
+    fn from(x: u64) -> Dim3 {
+        Dim3 {
+            size: [x, 1, 1],
+            dims: 1,
+        }
+    }
+}
+impl From<u32> for Dim3 {
+    fn from(x: u32) -> Dim3 {
+        Dim3::from(x as u64)
+    }
+}
+impl From<usize> for Dim3 {
+    fn from(x: usize) -> Dim3 {
+        Dim3::from(x as u64)
+    }
+}
+impl From<(u64, u64)> for Dim3 {
+    fn from((x, y): (u64, u64)) -> Dim3 {
+        Dim3 {
+            size: [x, y, 1],
+            dims: 2,
+        }
+    }
+}
+impl From<(u64, u64, u64)> for Dim3 {
+    fn from((x, y, z): (u64, u64, u64)) -> Dim3 {
+        Dim3 {
+            size: [x, y, z],
+            dims: 3,
+        }
+    }
+}
+impl From<[u64; 3]> for Dim3 {
+    fn from(size: [u64; 3]) -> Dim3 {
+        Dim3 { size, dims: 3 }
+    }
+}
+
+/// A whole launch: the NDRange in work-items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Launch {
+    /// Global size (work-items per dimension); need not be a multiple of `local`.
+    pub global: Dim3,
+    /// Work-group size.
+    pub local: Dim3,
+    /// Global offset (`%globaloffset`).
+    pub offset: [u64; 3],
+}
+
+/// One kernel argument: the bytes of its `.param`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg(pub Vec<u8>);
+
+impl<T: Pod> From<&Buffer<T>> for Arg {
+    fn from(b: &Buffer<T>) -> Arg {
+        Arg(b.device_address().to_le_bytes().to_vec())
+    }
+}
+
+macro_rules! scalar_args {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Arg {
+            fn from(x: $t) -> Arg { Arg(x.to_le_bytes().to_vec()) }
+        }
+    )*};
+}
+scalar_args!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// A PISA module loaded on a device.
+pub struct Module {
+    ctx: Context,
+    translation: Arc<Translation>,
+    arena: pisa_runtime::Buffer,
+    name: String,
+}
+
+/// A module variable reachable from the host (by `.host_access` name, or its own name).
+#[derive(Clone, Copy)]
+pub struct Symbol<'m> {
+    module: &'m Module,
+    offset: u64,
+    size: u64,
+}
+
+impl Module {
+    /// Reads, translates and loads the PISA file at `path`.
+    pub fn load(ctx: &Context, path: impl AsRef<std::path::Path>) -> Result<Module> {
+        let path = path.as_ref();
+        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Module::from_source(ctx, &path.display().to_string(), &text)
+    }
+
+    /// Translates and loads PISA source text; `name` is used in diagnostics.
+    pub fn from_source(ctx: &Context, name: &str, text: &str) -> Result<Module> {
+        Module::from_source_with(ctx, name, text, &Options::default())
+    }
+
+    /// Like [`Module::from_source`], with translation options.
+    pub fn from_source_with(
+        ctx: &Context,
+        name: &str,
+        text: &str,
+        options: &Options,
+    ) -> Result<Module> {
+        let file = Arc::new(SourceFile::new(name, text));
+        let translation = pisa_translator::compile(&file, options).map_err(Error::Invalid)?;
+        Module::from_translation(ctx, name, Arc::new(translation))
+    }
+
+    /// Loads an already translated module: allocates and initializes its globals arena.
+    pub fn from_translation(
+        ctx: &Context,
+        name: &str,
+        translation: Arc<Translation>,
+    ) -> Result<Module> {
+        let a = &translation.reflection.arena;
+        let arena = ctx.rt.create_buffer(a.size.max(16))?;
+        let base = arena.device_address();
+        let mut image = a.image.clone();
+        for r in &a.relocations {
+            let value = base.wrapping_add(r.target).wrapping_add(r.addend as u64);
+            let bytes = value.to_le_bytes();
+            let at = r.offset as usize;
+            image[at..at + r.size as usize].copy_from_slice(&bytes[..r.size as usize]);
+        }
+        arena.write(0, &image)?;
+        Ok(Module {
+            ctx: ctx.clone(),
+            translation,
+            arena,
+            name: name.to_string(),
+        })
+    }
+
+    /// The reflection of the translation.
+    pub fn reflection(&self) -> &Reflection {
+        &self.translation.reflection
+    }
+
+    /// The SPIR-V words.
+    pub fn spirv(&self) -> &[u32] {
+        &self.translation.spirv
+    }
+
+    /// The variable with `.host_access` name `name` (or module variable `@name`).
+    pub fn symbol(&self, name: &str) -> Result<Symbol<'_>> {
+        let g = self
+            .reflection()
+            .symbol(name)
+            .ok_or_else(|| Error::UnknownSymbol(name.to_string()))?;
+        Ok(Symbol {
+            module: self,
+            offset: g.offset,
+            size: g.size,
+        })
+    }
+
+    fn kernel(&self, name: &str) -> Result<&KernelInfo> {
+        let name = name.strip_prefix('@').unwrap_or(name);
+        self.reflection()
+            .kernel(name)
+            .ok_or_else(|| Error::UnknownKernel {
+                name: name.to_string(),
+                available: self
+                    .reflection()
+                    .kernels
+                    .iter()
+                    .map(|k| k.name.clone())
+                    .collect(),
+            })
+    }
+
+    /// Runs `kernel` over `global` work-items in work-groups of `local`, with `args` checked
+    /// against the kernel's `.param` sizes.
+    pub fn dispatch(
+        &self,
+        kernel: &str,
+        global: impl Into<Dim3>,
+        local: impl Into<Dim3>,
+        args: &[Arg],
+    ) -> Result<()> {
+        let launch = Launch {
+            global: global.into(),
+            local: local.into(),
+            offset: [0; 3],
+        };
+        self.dispatch_launch(kernel, &launch, args)
+    }
+
+    /// Runs `kernel` with a full launch description.
+    pub fn dispatch_launch(&self, kernel: &str, launch: &Launch, args: &[Arg]) -> Result<()> {
+        let k = self.kernel(kernel)?;
+        if args.len() != k.params.len() {
+            return Err(Error::ArgumentCount {
+                kernel: k.name.clone(),
+                expected: k.params.len(),
+                got: args.len(),
+            });
+        }
+        let mut bytes = vec![0u8; k.param_size as usize];
+        for (i, (a, p)) in args.iter().zip(&k.params).enumerate() {
+            if a.0.len() != p.size as usize {
+                return Err(Error::ArgumentSize {
+                    kernel: k.name.clone(),
+                    index: i,
+                    param: p.name.clone(),
+                    expected: p.size,
+                    got: a.0.len(),
+                });
+            }
+            bytes[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.0);
+        }
+        self.dispatch_raw(kernel, launch, &bytes)
+    }
+
+    /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
+    /// block must be exactly the kernel's `.param` layout.
+    pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
+        let k = self.kernel(kernel)?;
+        let launch_err = |message: String| Error::Launch {
+            kernel: k.name.clone(),
+            message,
+        };
+        if arg_block.len() != k.param_size as usize {
+            return Err(Error::SizeMismatch {
+                what: format!("argument block of `{}`", k.name),
+                expected: k.param_size as u64,
+                got: arg_block.len() as u64,
+            });
+        }
+        let local = launch.local.size;
+        if local.iter().any(|&l| l == 0 || l > u32::MAX as u64) {
+            return Err(launch_err(format!(
+                "work-group size {local:?} must be at least 1 in every dimension"
+            )));
+        }
+        let local32 = [local[0] as u32, local[1] as u32, local[2] as u32];
+        if let Some(req) = k.reqd_work_group_size {
+            if req != local32 {
+                return Err(launch_err(format!(
+                    "the kernel requires work-group size {req:?} (.reqd_work_group_size), {local32:?} given"
+                )));
+            }
+        }
+        let global = launch.global.size;
+        let mut groups = [0u32; 3];
+        for d in 0..3 {
+            let g = global[d].div_ceil(local[d]);
+            groups[d] = u32::try_from(g)
+                .map_err(|_| launch_err(format!("{g} work-groups in dimension {d} is too many")))?;
+        }
+        if groups.contains(&0) {
+            return Ok(());
+        }
+        let mut push = vec![0u8; launch::MAX_PUSH_CONSTANTS as usize];
+        let put = |push: &mut Vec<u8>, at: u32, v: &[u8]| {
+            push[at as usize..at as usize + v.len()].copy_from_slice(v)
+        };
+        put(
+            &mut push,
+            launch::GLOBALS_BASE,
+            &self.arena.device_address().to_le_bytes(),
+        );
+        for d in 0..3u32 {
+            put(
+                &mut push,
+                launch::GLOBAL_OFFSET + 8 * d,
+                &launch.offset[d as usize].to_le_bytes(),
+            );
+            put(
+                &mut push,
+                launch::GLOBAL_SIZE + 8 * d,
+                &global[d as usize].to_le_bytes(),
+            );
+        }
+        put(
+            &mut push,
+            launch::WORK_DIM,
+            &launch
+                .global
+                .dims
+                .max(launch.local.dims)
+                .max(1)
+                .to_le_bytes(),
+        );
+        let _param_buffer;
+        if k.params_inline {
+            put(&mut push, launch::INLINE_PARAMS, arg_block);
+        } else {
+            let b = self.ctx.rt.create_buffer(arg_block.len() as u64)?;
+            b.write(0, arg_block)?;
+            put(
+                &mut push,
+                launch::PARAM_BUFFER,
+                &b.device_address().to_le_bytes(),
+            );
+            _param_buffer = b;
+        }
+        let desc = pisa_runtime::PipelineDesc {
+            spirv: &self.translation.spirv,
+            entry_point: &k.name,
+            local_size: local32,
+            push_constant_size: k.push_constant_size,
+            required_subgroup_size: k.subgroup_size,
+            require_full_subgroups: k.subgroup_size.is_some(),
+            required_features: required_features(&k.features),
+            name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
+        };
+        let pipeline = self.ctx.rt.create_pipeline(&desc)?;
+        self.ctx.rt.dispatch(&pipeline, &push, groups)?;
+        Ok(())
+    }
+}
+
+/// The runtime feature set a kernel's reflected features need.
+pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
+    let mut f = pisa_runtime::FeatureSet::default();
+    for x in features {
+        match x {
+            Feature::BufferDeviceAddress => f.buffer_device_address = true,
+            Feature::Int64 => f.int64 = true,
+            Feature::Int8 => f.int8 = true,
+            Feature::Int16 => f.int16 = true,
+            Feature::Float16 => f.float16 = true,
+            Feature::Float64 => f.float64 = true,
+            Feature::StorageBuffer8Bit => f.storage_buffer_8bit = true,
+            Feature::StorageBuffer16Bit => f.storage_buffer_16bit = true,
+            Feature::SubgroupSizeControl => f.subgroup_size_control = true,
+        }
+    }
+    f
+}
+
+impl Symbol<'_> {
+    /// Size in bytes.
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// Device address.
+    pub fn address(&self) -> u64 {
+        self.module.arena.device_address() + self.offset
+    }
+
+    /// The contents as `T`s (the size must be a multiple of `T`'s).
+    pub fn read<T: Pod>(&self) -> Result<Vec<T>> {
+        let n = std::mem::size_of::<T>() as u64;
+        if n == 0 || self.size % n != 0 {
+            return Err(Error::SizeMismatch {
+                what: "Symbol::read".into(),
+                expected: self.size,
+                got: n,
+            });
+        }
+        let mut out = vec![T::zeroed(); (self.size / n) as usize];
+        self.module
+            .arena
+            .read(self.offset, bytemuck::cast_slice_mut(&mut out))?;
+        Ok(out)
+    }
+
+    /// Overwrites the contents: `data` must be exactly the variable's size.
+    pub fn write<T: Pod>(&self, data: &[T]) -> Result<()> {
+        let bytes: &[u8] = bytemuck::cast_slice(data);
+        if bytes.len() as u64 != self.size {
+            return Err(Error::SizeMismatch {
+                what: "Symbol::write".into(),
+                expected: self.size,
+                got: bytes.len() as u64,
+            });
+        }
+        Ok(self.module.arena.write(self.offset, bytes)?)
+    }
+}

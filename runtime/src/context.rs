@@ -1,0 +1,399 @@
+//! [`Context`]: one logical device with its allocator, pipeline caches and dispatch queue.
+//!
+//! The Vulkan objects that must outlive every buffer and pipeline (instance, device, allocator)
+//! live in a reference-counted [`DeviceShared`]; buffers and pipelines hold an `Arc` to it, so
+//! they stay valid even when they outlive the `Context`, and the device is destroyed only after
+//! the last of them is gone.
+//!
+//! Destruction order: dropping the `Context` releases its cached pipelines (each destroyed when
+//! its last `Arc` goes), the command pool and fence, and the `VkPipelineCache`; when the last
+//! buffer and pipeline are gone too, `DeviceShared` drops the allocator (which frees its memory
+//! blocks), the device, the debug messenger and the instance, in that order.
+
+use std::mem::ManuallyDrop;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
+use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
+
+use crate::buffer::Buffer;
+use crate::device::{self, DeviceInfo, DeviceSelector};
+use crate::dispatch::Executor;
+use crate::error::{Error, VkResultExt};
+use crate::features::{self, FeatureSet};
+use crate::instance::InstanceOwner;
+use crate::pipeline::{Pipeline, PipelineCache, PipelineDesc};
+
+/// Env variable: `1` turns the validation layer on.
+pub const VALIDATION_ENV: &str = "PISA_VK_VALIDATION";
+/// Env variable: the dispatch timeout in seconds (a float; default 60).
+pub const TIMEOUT_ENV: &str = "PISA_VK_TIMEOUT";
+/// The dispatch timeout when `PISA_VK_TIMEOUT` is not set.
+pub const DEFAULT_TIMEOUT_SECONDS: f64 = 60.0;
+
+/// How long dropping a context waits for a dispatch that timed out before leaking.
+const DROP_GRACE_SECONDS: f64 = 1.0;
+
+/// Settings of a [`Context`] that otherwise come from env variables. `None` = read the env
+/// variable (or use the default). Tests use this to avoid racing on the process environment.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ContextOptions {
+    /// Validation layer on or off (`PISA_VK_VALIDATION`).
+    pub validation: Option<bool>,
+    /// Dispatch timeout in seconds (`PISA_VK_TIMEOUT`).
+    pub timeout_seconds: Option<f64>,
+}
+
+impl ContextOptions {
+    /// Fills every `None` from the env variables. Errors name the variable with a bad value.
+    pub fn resolve_env(&self) -> Result<(bool, f64), Error> {
+        let validation = match self.validation {
+            Some(v) => v,
+            None => parse_bool_env(VALIDATION_ENV, std::env::var(VALIDATION_ENV).ok())?,
+        };
+        let timeout = match self.timeout_seconds {
+            Some(t) => check_timeout(t, "ContextOptions::timeout_seconds")?,
+            None => match std::env::var(TIMEOUT_ENV) {
+                Ok(v) => {
+                    let t = v.trim().parse::<f64>().map_err(|_| {
+                        Error::InvalidArgument(format!(
+                            "{TIMEOUT_ENV}={v:?} is not a number of seconds"
+                        ))
+                    })?;
+                    check_timeout(t, TIMEOUT_ENV)?
+                }
+                Err(_) => DEFAULT_TIMEOUT_SECONDS,
+            },
+        };
+        Ok((validation, timeout))
+    }
+}
+
+fn check_timeout(t: f64, source: &str) -> Result<f64, Error> {
+    if t.is_finite() && t > 0.0 && t < 1.0e9 {
+        Ok(t)
+    } else {
+        Err(Error::InvalidArgument(format!(
+            "{source}: the timeout must be a positive finite number of seconds, not {t}"
+        )))
+    }
+}
+
+fn parse_bool_env(name: &str, value: Option<String>) -> Result<bool, Error> {
+    match value
+        .as_deref()
+        .map(|v| v.trim().to_ascii_lowercase())
+        .as_deref()
+    {
+        None | Some("") | Some("0") | Some("false") | Some("no") | Some("off") => Ok(false),
+        Some("1") | Some("true") | Some("yes") | Some("on") => Ok(true),
+        Some(_) => Err(Error::InvalidArgument(format!(
+            "{name}={:?}: use 1 (on) or 0 (off)",
+            value.unwrap_or_default()
+        ))),
+    }
+}
+
+/// The device-lifetime objects shared by the context, its buffers and its pipelines.
+pub(crate) struct DeviceShared {
+    /// The logical device.
+    pub device: ash::Device,
+    /// The memory allocator (dropped before the device).
+    pub allocator: ManuallyDrop<Mutex<Allocator>>,
+    /// Set when work may still be running on the device after a timeout: then nothing is
+    /// destroyed or freed any more (leaking is safe, destroying objects in use is not).
+    pub wedged: AtomicBool,
+    /// Loader, instance and messenger (dropped after the device).
+    pub instance: ManuallyDrop<InstanceOwner>,
+}
+
+impl DeviceShared {
+    /// Locks the allocator, ignoring poisoning (the allocator stays consistent).
+    pub fn allocator(&self) -> MutexGuard<'_, Allocator> {
+        self.allocator.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Whether objects must be leaked instead of destroyed.
+    pub fn is_wedged(&self) -> bool {
+        self.wedged.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for DeviceShared {
+    fn drop(&mut self) {
+        if self.is_wedged() {
+            // Work may still use the device: leak device, memory and instance on purpose.
+            return;
+        }
+        // SAFETY: every buffer and pipeline holds an Arc to this, so none is left; the
+        // context's own objects were destroyed in its Drop. Order: allocator (frees memory),
+        // device, then instance (messenger first).
+        unsafe {
+            let _ = self.device.device_wait_idle();
+            ManuallyDrop::drop(&mut self.allocator);
+            self.device.destroy_device(None);
+            ManuallyDrop::drop(&mut self.instance);
+        }
+    }
+}
+
+/// One Vulkan device ready to run kernels. `Send + Sync`; share it by reference or in an `Arc`.
+///
+/// Dispatches are serialised on one queue and wait for completion. After an
+/// [`Error::Timeout`] the context may be unusable: the timed-out work is still running, and
+/// later dispatches fail at once with `Error::Timeout` until it ends (then the context works
+/// again). Dropping the context waits at most one more second for it; if it still runs, the
+/// device, its memory and every buffer and pipeline are leaked instead of destroyed while in
+/// use (the device keeps running the work: on lavapipe, one CPU thread spins until the process
+/// exits).
+pub struct Context {
+    shared: Arc<DeviceShared>,
+    info: DeviceInfo,
+    enabled: FeatureSet,
+    timeout_seconds: f64,
+    pipelines: PipelineCache,
+    executor: Mutex<Executor>,
+}
+
+impl Context {
+    /// Opens the device `selector` picks, with the settings of the env variables
+    /// (`PISA_VK_DEVICE`, `PISA_VK_VALIDATION`, `PISA_VK_TIMEOUT`).
+    pub fn new(selector: DeviceSelector) -> Result<Context, Error> {
+        Context::with_options(selector, &ContextOptions::default())
+    }
+
+    /// Like [`Context::new`], with settings given here taking precedence over env variables.
+    pub fn with_options(
+        selector: DeviceSelector,
+        options: &ContextOptions,
+    ) -> Result<Context, Error> {
+        let (validation, timeout_seconds) = options.resolve_env()?;
+        let from_env = selector == DeviceSelector::Default;
+        let selector = selector.resolve_env();
+        let owner = InstanceOwner::new(validation)?;
+        let mut devices = device::enumerate(&owner.instance, owner.api_version)?;
+        let infos: Vec<DeviceInfo> = devices.iter().map(|d| d.info.clone()).collect();
+        let picked = selector.pick(&infos).map_err(|e| match e {
+            Error::DeviceNotFound {
+                selector,
+                available,
+            } if from_env => Error::DeviceNotFound {
+                selector: format!("{selector} (from {})", device::DEVICE_ENV),
+                available,
+            },
+            other => other,
+        })?;
+        let chosen = devices.swap_remove(picked);
+        let info = chosen.info;
+        if info.api_version < (1, 2, 0) {
+            return Err(Error::NoDevice(format!(
+                "{} supports only Vulkan {}.{}; 1.2 or newer is needed",
+                info.name, info.api_version.0, info.api_version.1
+            )));
+        }
+        if !info.features.buffer_device_address {
+            return Err(Error::MissingFeatures {
+                what: format!("the runtime (device {})", info.name),
+                features: vec!["bufferDeviceAddress"],
+            });
+        }
+        let queue_family = chosen
+            .queue_family
+            .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue", info.name)))?;
+        let device = features::create_logical_device(
+            &owner.instance,
+            chosen.handle,
+            queue_family,
+            &chosen.support,
+        )
+        .vk("vkCreateDevice")?;
+        let mut debug_settings = AllocatorDebugSettings::default();
+        debug_settings.log_leaks_on_shutdown = false;
+        let allocator = Allocator::new(&AllocatorCreateDesc {
+            instance: owner.instance.clone(),
+            device: device.clone(),
+            physical_device: chosen.handle,
+            debug_settings,
+            buffer_device_address: true,
+            allocation_sizes: AllocationSizes::default(),
+        });
+        let allocator = match allocator {
+            Ok(a) => a,
+            Err(e) => {
+                // SAFETY: nothing was created on the device yet.
+                unsafe { device.destroy_device(None) };
+                return Err(Error::Allocation(e.to_string()));
+            }
+        };
+        let shared = Arc::new(DeviceShared {
+            device,
+            allocator: ManuallyDrop::new(Mutex::new(allocator)),
+            wedged: AtomicBool::new(false),
+            instance: ManuallyDrop::new(owner),
+        });
+        // From here on, dropping `shared` on an error cleans everything up.
+        let pipelines = PipelineCache::new(&shared)?;
+        let executor = match Executor::new(&shared, queue_family) {
+            Ok(e) => e,
+            Err(e) => {
+                pipelines.destroy(&shared);
+                return Err(e);
+            }
+        };
+        Ok(Context {
+            enabled: chosen.support.features,
+            shared,
+            info,
+            timeout_seconds,
+            pipelines,
+            executor: Mutex::new(executor),
+        })
+    }
+
+    /// Every device the loader reports, without creating a logical device.
+    pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
+        let owner = InstanceOwner::new(false)?;
+        let devices = device::enumerate(&owner.instance, owner.api_version)?;
+        Ok(devices.into_iter().map(|d| d.info).collect())
+    }
+
+    /// The device this context runs on.
+    pub fn info(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    /// The features enabled on the logical device (every supported one the runtime knows).
+    pub fn enabled_features(&self) -> &FeatureSet {
+        &self.enabled
+    }
+
+    /// The dispatch timeout in seconds.
+    pub fn timeout_seconds(&self) -> f64 {
+        self.timeout_seconds
+    }
+
+    /// A host-visible, persistently mapped buffer of `size` bytes (0 allowed), usable by
+    /// kernels through its [`device address`](Buffer::device_address). Contents start
+    /// unspecified.
+    pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
+        Buffer::new(&self.shared, size)
+    }
+
+    /// A compute pipeline for `desc`, from the in-memory cache when an identical one (same
+    /// SPIR-V, entry point, local size, push-constant size and sub-group settings) exists.
+    /// Checks `desc.required_features` first, and the local size against the device limits.
+    pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
+        self.pipelines
+            .get_or_create(&self.shared, &self.info, &self.enabled, desc)
+    }
+
+    /// Records and submits one dispatch of `pipeline` with `push_constants` (at most the
+    /// pipeline's push-constant size; shorter data is zero-padded) and waits for it, at most
+    /// the timeout (`PISA_VK_TIMEOUT`). Shader writes are visible to [`Buffer::read`] when
+    /// this returns.
+    pub fn dispatch(
+        &self,
+        pipeline: &Pipeline,
+        push_constants: &[u8],
+        group_count: [u32; 3],
+    ) -> Result<(), Error> {
+        if !pipeline.belongs_to(&self.shared) {
+            return Err(Error::InvalidArgument(format!(
+                "pipeline {:?} was created by another context",
+                pipeline.name()
+            )));
+        }
+        let max = self.info.max_workgroup_count;
+        if group_count.iter().zip(max).any(|(g, m)| *g > m) {
+            return Err(Error::InvalidArgument(format!(
+                "dispatch of {:?}: group count {group_count:?} exceeds the device limit \
+                 maxComputeWorkGroupCount {max:?}",
+                pipeline.name()
+            )));
+        }
+        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
+        exec.dispatch(
+            &self.shared,
+            pipeline,
+            push_constants,
+            group_count,
+            self.timeout_seconds,
+        )
+    }
+
+    /// Takes the messages the validation layer reported since the last call: warnings and
+    /// errors of every type, one line each (`[ERROR validation] VUID-...: text`); informational
+    /// messages are dropped. Empty when validation is off.
+    ///
+    /// A validation layer older than the driver may report the extensions and feature
+    /// structures it does not know yet (seen with layer 1.3.239 and Mesa 25:
+    /// `VK_KHR_shader_maximal_reconvergence`); those come from context creation.
+    pub fn validation_messages(&self) -> Vec<String> {
+        self.shared.instance.drain_messages()
+    }
+
+    /// Number of pipelines held by the in-memory pipeline cache.
+    pub fn cached_pipelines(&self) -> usize {
+        self.pipelines.len()
+    }
+
+    /// Empties the in-memory pipeline cache (pipelines still held elsewhere stay valid).
+    pub fn clear_pipeline_cache(&self) {
+        self.pipelines.clear();
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        let timeout = Duration::from_secs_f64(self.timeout_seconds.min(DROP_GRACE_SECONDS));
+        let exec = self.executor.get_mut().unwrap_or_else(|e| e.into_inner());
+        // Wait for any timed-out work once more; if it still runs, mark the device wedged
+        // so that nothing in use gets destroyed.
+        if !exec.finish(&self.shared, timeout) {
+            self.shared.wedged.store(true, Ordering::Release);
+        }
+        self.pipelines.clear();
+        exec.destroy(&self.shared);
+        self.pipelines.destroy(&self.shared);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bool_env_values() {
+        assert!(!parse_bool_env("X", None).unwrap());
+        assert!(!parse_bool_env("X", Some("0".into())).unwrap());
+        assert!(parse_bool_env("X", Some("1".into())).unwrap());
+        assert!(parse_bool_env("X", Some(" TRUE ".into())).unwrap());
+        assert!(matches!(
+            parse_bool_env("X", Some("maybe".into())),
+            Err(Error::InvalidArgument(m)) if m.contains("X=")
+        ));
+    }
+
+    #[test]
+    fn timeout_must_be_positive_and_finite() {
+        assert_eq!(check_timeout(2.5, "t").unwrap(), 2.5);
+        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert!(check_timeout(bad, "t").is_err());
+        }
+        let opts = ContextOptions {
+            validation: Some(false),
+            timeout_seconds: Some(3.0),
+        };
+        assert_eq!(opts.resolve_env().unwrap(), (false, 3.0));
+    }
+
+    #[test]
+    fn context_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Context>();
+        check::<Buffer>();
+        check::<Pipeline>();
+    }
+}

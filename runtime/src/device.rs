@@ -1,0 +1,430 @@
+//! Physical devices: what each one is ([`DeviceInfo`]) and which one to use
+//! ([`DeviceSelector`]).
+//!
+//! Devices are numbered in the order the loader reports them. The default choice is the env
+//! variable `PISA_VK_DEVICE` (a number is an index, anything else a case-insensitive name
+//! substring), else the best usable device: discrete > integrated > virtual > CPU > other.
+
+use std::ffi::CStr;
+
+use ash::vk;
+
+use crate::error::{Error, VkResultExt};
+use crate::features::{self, FeatureSet, Support};
+use crate::instance::version_text;
+
+/// The env variable that picks a device for [`DeviceSelector::Default`].
+pub const DEVICE_ENV: &str = "PISA_VK_DEVICE";
+
+/// The kind of a device, from `VkPhysicalDeviceType`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceType {
+    /// A discrete GPU.
+    Discrete,
+    /// A GPU integrated with the CPU.
+    Integrated,
+    /// A virtualised GPU.
+    Virtual,
+    /// A CPU driver (lavapipe, SwiftShader).
+    Cpu,
+    /// Anything else.
+    Other,
+}
+
+impl DeviceType {
+    fn from_vk(t: vk::PhysicalDeviceType) -> DeviceType {
+        match t {
+            vk::PhysicalDeviceType::DISCRETE_GPU => DeviceType::Discrete,
+            vk::PhysicalDeviceType::INTEGRATED_GPU => DeviceType::Integrated,
+            vk::PhysicalDeviceType::VIRTUAL_GPU => DeviceType::Virtual,
+            vk::PhysicalDeviceType::CPU => DeviceType::Cpu,
+            _ => DeviceType::Other,
+        }
+    }
+
+    /// Preference for the default choice: higher is better.
+    fn rank(self) -> u32 {
+        match self {
+            DeviceType::Discrete => 4,
+            DeviceType::Integrated => 3,
+            DeviceType::Virtual => 2,
+            DeviceType::Cpu => 1,
+            DeviceType::Other => 0,
+        }
+    }
+}
+
+/// What a device is and what it can do.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceInfo {
+    /// Position in the loader's device list (what [`DeviceSelector::Index`] takes).
+    pub index: usize,
+    /// `deviceName`, e.g. `llvmpipe (LLVM 15.0.6, 256 bits)`.
+    pub name: String,
+    /// The kind of device.
+    pub device_type: DeviceType,
+    /// `driverName`, e.g. `llvmpipe`.
+    pub driver_name: String,
+    /// `driverInfo`, e.g. `Mesa 25.0.7 (LLVM 15.0.6)`.
+    pub driver_info: String,
+    /// The device's Vulkan version (major, minor, patch).
+    pub api_version: (u32, u32, u32),
+    /// The default sub-group size.
+    pub subgroup_size: u32,
+    /// The smallest sub-group size a pipeline may require (= `subgroup_size` without
+    /// sub-group size control).
+    pub min_subgroup_size: u32,
+    /// The largest sub-group size a pipeline may require.
+    pub max_subgroup_size: u32,
+    /// `maxPushConstantsSize` in bytes.
+    pub max_push_constants_size: u32,
+    /// `maxComputeWorkGroupSize`.
+    pub max_workgroup_size: [u32; 3],
+    /// `maxComputeWorkGroupInvocations`.
+    pub max_workgroup_invocations: u32,
+    /// `maxComputeSharedMemorySize` in bytes.
+    pub max_shared_memory: u32,
+    /// `maxComputeWorkGroupCount`.
+    pub max_workgroup_count: [u32; 3],
+    /// `maxComputeWorkgroupSubgroups` (0 when unknown).
+    pub max_workgroup_subgroups: u32,
+    /// The features the device supports.
+    pub features: FeatureSet,
+}
+
+/// Which device a [`Context`](crate::Context) uses.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum DeviceSelector {
+    /// `PISA_VK_DEVICE` when set (a number = index, otherwise a case-insensitive name
+    /// substring), else the best usable device: discrete > integrated > virtual > CPU.
+    #[default]
+    Default,
+    /// The device at this position of [`Context::devices`](crate::Context::devices).
+    Index(usize),
+    /// The first device whose name contains this text, ignoring case.
+    NameContains(String),
+}
+
+impl DeviceSelector {
+    /// The selector `PISA_VK_DEVICE` stands for, given its value: `None` or empty = best
+    /// device, a number = index, anything else a name substring.
+    pub fn from_env_value(value: Option<&str>) -> DeviceSelector {
+        match value.map(str::trim) {
+            None | Some("") => DeviceSelector::Default,
+            Some(v) => match v.parse::<usize>() {
+                Ok(i) => DeviceSelector::Index(i),
+                Err(_) => DeviceSelector::NameContains(v.to_string()),
+            },
+        }
+    }
+
+    /// Replaces [`DeviceSelector::Default`] by what the env variable `PISA_VK_DEVICE` says.
+    pub fn resolve_env(&self) -> DeviceSelector {
+        match self {
+            DeviceSelector::Default => {
+                DeviceSelector::from_env_value(std::env::var(DEVICE_ENV).ok().as_deref())
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            DeviceSelector::Default => "the default choice".to_string(),
+            DeviceSelector::Index(i) => format!("index {i}"),
+            DeviceSelector::NameContains(s) => format!("name containing {s:?}"),
+        }
+    }
+
+    /// Picks from `devices` (already resolved: `Default` here means "best usable").
+    /// Returns the position in `devices`.
+    pub(crate) fn pick(&self, devices: &[DeviceInfo]) -> Result<usize, Error> {
+        let not_found = || Error::DeviceNotFound {
+            selector: self.describe(),
+            available: devices
+                .iter()
+                .map(|d| format!("{}: {}", d.index, d.name))
+                .collect(),
+        };
+        match self {
+            DeviceSelector::Index(i) => devices
+                .iter()
+                .position(|d| d.index == *i)
+                .ok_or_else(not_found),
+            DeviceSelector::NameContains(s) => {
+                let needle = s.to_lowercase();
+                devices
+                    .iter()
+                    .position(|d| d.name.to_lowercase().contains(&needle))
+                    .ok_or_else(not_found)
+            }
+            DeviceSelector::Default => {
+                if devices.is_empty() {
+                    return Err(Error::NoDevice(
+                        "the Vulkan loader reports no device; install a driver \
+                         (Debian/Ubuntu: `apt install mesa-vulkan-drivers` gives lavapipe)"
+                            .to_string(),
+                    ));
+                }
+                devices
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, d)| usable(d))
+                    .max_by_key(|(i, d)| (d.device_type.rank(), std::cmp::Reverse(*i)))
+                    .map(|(i, _)| i)
+                    .ok_or_else(|| {
+                        Error::NoDevice(format!(
+                            "no device has Vulkan 1.2 with bufferDeviceAddress; found: {}",
+                            devices
+                                .iter()
+                                .map(|d| format!(
+                                    "{} (Vulkan {}.{})",
+                                    d.name, d.api_version.0, d.api_version.1
+                                ))
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ))
+                    })
+            }
+        }
+    }
+}
+
+/// Whether the runtime can run on a device at all.
+pub(crate) fn usable(d: &DeviceInfo) -> bool {
+    d.api_version >= (1, 2, 0) && d.features.buffer_device_address
+}
+
+/// A physical device with what the runtime learnt about it.
+pub(crate) struct PhysicalDevice {
+    pub handle: vk::PhysicalDevice,
+    pub info: DeviceInfo,
+    pub support: Support,
+    /// A queue family with compute support.
+    pub queue_family: Option<u32>,
+}
+
+/// Enumerates and describes every physical device of `instance` (`api` = its API version).
+pub(crate) fn enumerate(instance: &ash::Instance, api: u32) -> Result<Vec<PhysicalDevice>, Error> {
+    // SAFETY: the instance is valid.
+    let handles =
+        unsafe { instance.enumerate_physical_devices() }.vk("vkEnumeratePhysicalDevices")?;
+    handles
+        .into_iter()
+        .enumerate()
+        .map(|(index, h)| describe(instance, api, index, h))
+        .collect()
+}
+
+fn cstr_text(chars: &[std::ffi::c_char]) -> String {
+    // SAFETY (of the cast): c_char and u8 have the same size; the array is NUL-terminated by
+    // Vulkan, and if it is not, `from_bytes_until_nul` fails and we use every byte.
+    let bytes: &[u8] = unsafe { std::slice::from_raw_parts(chars.as_ptr().cast(), chars.len()) };
+    match CStr::from_bytes_until_nul(bytes) {
+        Ok(s) => s.to_string_lossy().into_owned(),
+        Err(_) => String::from_utf8_lossy(bytes).into_owned(),
+    }
+}
+
+fn describe(
+    instance: &ash::Instance,
+    instance_api: u32,
+    index: usize,
+    handle: vk::PhysicalDevice,
+) -> Result<PhysicalDevice, Error> {
+    // SAFETY: `handle` comes from `instance`.
+    let props = unsafe { instance.get_physical_device_properties(handle) };
+    let exts = unsafe { instance.enumerate_device_extension_properties(handle) }
+        .vk("vkEnumerateDeviceExtensionProperties")?;
+    let api = props.api_version.min(instance_api);
+    let mut info = DeviceInfo {
+        index,
+        name: cstr_text(&props.device_name),
+        device_type: DeviceType::from_vk(props.device_type),
+        driver_name: String::new(),
+        driver_info: String::new(),
+        api_version: (
+            vk::api_version_major(props.api_version),
+            vk::api_version_minor(props.api_version),
+            vk::api_version_patch(props.api_version),
+        ),
+        subgroup_size: 1,
+        min_subgroup_size: 1,
+        max_subgroup_size: 1,
+        max_push_constants_size: props.limits.max_push_constants_size,
+        max_workgroup_size: props.limits.max_compute_work_group_size,
+        max_workgroup_invocations: props.limits.max_compute_work_group_invocations,
+        max_shared_memory: props.limits.max_compute_shared_memory_size,
+        max_workgroup_count: props.limits.max_compute_work_group_count,
+        max_workgroup_subgroups: 0,
+        features: FeatureSet::default(),
+    };
+    // SAFETY: queue family query on a valid handle.
+    let families = unsafe { instance.get_physical_device_queue_family_properties(handle) };
+    let queue_family = pick_queue_family(&families);
+    if api < vk::API_VERSION_1_2 {
+        // Too old for the runtime: describe what the 1.0 properties say, no features.
+        info.driver_info = format!("Vulkan {}", version_text(props.api_version));
+        return Ok(PhysicalDevice {
+            handle,
+            info,
+            support: Support::default(),
+            queue_family,
+        });
+    }
+
+    let opt = features::OptionalExtensions::from_available(&exts);
+    let sg_control_props = api >= vk::API_VERSION_1_3 || opt.subgroup_size_control;
+    let mut v11 = vk::PhysicalDeviceVulkan11Properties::default();
+    let mut v12 = vk::PhysicalDeviceVulkan12Properties::default();
+    let mut sg = vk::PhysicalDeviceSubgroupSizeControlProperties::default();
+    let mut p2 = vk::PhysicalDeviceProperties2::default()
+        .push_next(&mut v11)
+        .push_next(&mut v12);
+    if sg_control_props {
+        p2 = p2.push_next(&mut sg);
+    }
+    // SAFETY: valid handle; the chain lives until the call returns.
+    unsafe { instance.get_physical_device_properties2(handle, &mut p2) };
+    info.driver_name = cstr_text(&v12.driver_name);
+    info.driver_info = cstr_text(&v12.driver_info);
+    info.subgroup_size = v11.subgroup_size;
+    if sg_control_props && sg.min_subgroup_size > 0 {
+        info.min_subgroup_size = sg.min_subgroup_size;
+        info.max_subgroup_size = sg.max_subgroup_size;
+        info.max_workgroup_subgroups = sg.max_compute_workgroup_subgroups;
+    } else {
+        info.min_subgroup_size = v11.subgroup_size;
+        info.max_subgroup_size = v11.subgroup_size;
+    }
+    let mut support = features::query_support(
+        instance,
+        handle,
+        api,
+        &exts,
+        v11.subgroup_supported_stages,
+        v11.subgroup_supported_operations,
+    );
+    // A required sub-group size needs the compute stage in requiredSubgroupSizeStages.
+    if !sg
+        .required_subgroup_size_stages
+        .contains(vk::ShaderStageFlags::COMPUTE)
+    {
+        support.features.subgroup_size_control = false;
+    }
+    info.features = support.features;
+    Ok(PhysicalDevice {
+        handle,
+        info,
+        support,
+        queue_family,
+    })
+}
+
+/// A compute queue family, preferring one without graphics (a dedicated compute queue).
+fn pick_queue_family(families: &[vk::QueueFamilyProperties]) -> Option<u32> {
+    let compute = |f: &vk::QueueFamilyProperties| {
+        f.queue_flags.contains(vk::QueueFlags::COMPUTE) && f.queue_count > 0
+    };
+    families
+        .iter()
+        .position(|f| compute(f) && !f.queue_flags.contains(vk::QueueFlags::GRAPHICS))
+        .or_else(|| families.iter().position(compute))
+        .map(|i| i as u32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dev(index: usize, name: &str, t: DeviceType, ok: bool) -> DeviceInfo {
+        DeviceInfo {
+            index,
+            name: name.to_string(),
+            device_type: t,
+            driver_name: String::new(),
+            driver_info: String::new(),
+            api_version: (1, 3, 0),
+            subgroup_size: 8,
+            min_subgroup_size: 8,
+            max_subgroup_size: 8,
+            max_push_constants_size: 128,
+            max_workgroup_size: [1024; 3],
+            max_workgroup_invocations: 1024,
+            max_shared_memory: 32768,
+            max_workgroup_count: [65535; 3],
+            max_workgroup_subgroups: 32,
+            features: FeatureSet {
+                buffer_device_address: ok,
+                ..FeatureSet::default()
+            },
+        }
+    }
+
+    #[test]
+    fn env_value_parsing() {
+        assert_eq!(
+            DeviceSelector::from_env_value(None),
+            DeviceSelector::Default
+        );
+        assert_eq!(
+            DeviceSelector::from_env_value(Some(" ")),
+            DeviceSelector::Default
+        );
+        assert_eq!(
+            DeviceSelector::from_env_value(Some("2")),
+            DeviceSelector::Index(2)
+        );
+        assert_eq!(
+            DeviceSelector::from_env_value(Some("LLVMpipe")),
+            DeviceSelector::NameContains("LLVMpipe".into())
+        );
+    }
+
+    #[test]
+    fn default_prefers_discrete_then_integrated_and_skips_unusable() {
+        let devs = vec![
+            dev(0, "llvmpipe", DeviceType::Cpu, true),
+            dev(1, "iGPU", DeviceType::Integrated, true),
+            dev(2, "old dGPU", DeviceType::Discrete, false),
+            dev(3, "dGPU", DeviceType::Discrete, true),
+            dev(4, "dGPU twin", DeviceType::Discrete, true),
+        ];
+        assert_eq!(DeviceSelector::Default.pick(&devs).unwrap(), 3);
+        assert_eq!(DeviceSelector::Default.pick(&devs[..3]).unwrap(), 1);
+        assert_eq!(DeviceSelector::Default.pick(&devs[..1]).unwrap(), 0);
+        assert!(matches!(
+            DeviceSelector::Default.pick(&devs[2..3]),
+            Err(Error::NoDevice(_))
+        ));
+        assert!(matches!(
+            DeviceSelector::Default.pick(&[]),
+            Err(Error::NoDevice(_))
+        ));
+    }
+
+    #[test]
+    fn name_and_index_selection() {
+        let devs = vec![
+            dev(0, "llvmpipe (LLVM 15)", DeviceType::Cpu, true),
+            dev(1, "NVIDIA H200", DeviceType::Discrete, true),
+        ];
+        let by_name = DeviceSelector::NameContains("nvidia".into());
+        assert_eq!(by_name.pick(&devs).unwrap(), 1);
+        assert_eq!(DeviceSelector::Index(0).pick(&devs).unwrap(), 0);
+        match DeviceSelector::NameContains("radeon".into()).pick(&devs) {
+            Err(Error::DeviceNotFound {
+                selector,
+                available,
+            }) => {
+                assert!(selector.contains("radeon"));
+                assert_eq!(available, vec!["0: llvmpipe (LLVM 15)", "1: NVIDIA H200"]);
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(
+            DeviceSelector::Index(7).pick(&devs),
+            Err(Error::DeviceNotFound { .. })
+        ));
+    }
+}

@@ -1,0 +1,99 @@
+//! The one error type of the runtime.
+//!
+//! Every fallible function of the crate returns [`Error`]. Vulkan calls that fail are reported
+//! as [`Error::Vulkan`] with the name of the call, so that a user can look it up in the spec.
+
+use ash::vk;
+
+/// Everything that can go wrong in the runtime.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The Vulkan loader (`libvulkan.so.1`, `vulkan-1.dll`, ...) could not be loaded, or it
+    /// offers too old an API version.
+    #[error("Vulkan is not available: {0}")]
+    NoVulkan(String),
+
+    /// The loader works but no usable device was found.
+    #[error("no usable Vulkan device: {0}")]
+    NoDevice(String),
+
+    /// A [`DeviceSelector`](crate::DeviceSelector) matched no device.
+    #[error("no Vulkan device matches {selector}; available devices: {}", fmt_list(.available))]
+    DeviceNotFound {
+        /// The selector, as text (for example `name containing "nvidia"`).
+        selector: String,
+        /// `"index: name"` of every device the loader reported.
+        available: Vec<String>,
+    },
+
+    /// A kernel (or the runtime itself) needs device features that are not enabled.
+    #[error("{what} needs device features this device lacks: {}", .features.join(", "))]
+    MissingFeatures {
+        /// What needed them (a kernel name, or "the runtime").
+        what: String,
+        /// Vulkan spelling of every missing feature, e.g. `"shaderInt64"`.
+        features: Vec<&'static str>,
+    },
+
+    /// A wait on the device took longer than the allowed time.
+    ///
+    /// After this error the [`Context`](crate::Context) may be unusable: the work is still
+    /// running on the device. Later dispatches report [`Error::Timeout`] at once until it has
+    /// finished (then the context works again); if it is still running when the context is
+    /// dropped, its Vulkan objects are leaked rather than destroyed while in use.
+    #[error("{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT)")]
+    Timeout {
+        /// The time waited, in seconds.
+        seconds: f64,
+        /// What was being waited for.
+        what: String,
+    },
+
+    /// A buffer access outside the buffer.
+    #[error("out of bounds: {len} bytes at offset {offset} in a buffer of {size} bytes")]
+    OutOfBounds {
+        /// Requested start offset in bytes.
+        offset: u64,
+        /// Requested length in bytes.
+        len: u64,
+        /// Size of the buffer in bytes.
+        size: u64,
+    },
+
+    /// A Vulkan call returned an error code.
+    #[error("{call} failed: {result}")]
+    Vulkan {
+        /// The Vulkan function, e.g. `"vkCreateComputePipelines"`.
+        call: &'static str,
+        /// The code it returned.
+        result: vk::Result,
+    },
+
+    /// The memory allocator failed.
+    #[error("memory allocation failed: {0}")]
+    Allocation(String),
+
+    /// A caller passed an argument the runtime cannot honour (the message says which).
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+}
+
+fn fmt_list(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_string()
+    } else {
+        items.join(", ")
+    }
+}
+
+/// Turns a raw Vulkan result into [`Error::Vulkan`] naming `call`.
+pub(crate) trait VkResultExt<T> {
+    /// Maps the error code of `call` to [`Error::Vulkan`].
+    fn vk(self, call: &'static str) -> Result<T, Error>;
+}
+
+impl<T> VkResultExt<T> for Result<T, vk::Result> {
+    fn vk(self, call: &'static str) -> Result<T, Error> {
+        self.map_err(|result| Error::Vulkan { call, result })
+    }
+}

@@ -1,0 +1,626 @@
+//! Compute pipelines: creation from SPIR-V, checks against device features and limits, and
+//! the caches (a `VkPipelineCache` for the driver, an in-memory map for whole pipelines).
+//!
+//! Kernels have no descriptor sets: they reach memory through buffer device addresses passed
+//! in push constants. The local size is given through specialization constants 0, 1 and 2.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use ash::vk;
+
+use crate::context::DeviceShared;
+use crate::device::DeviceInfo;
+use crate::error::{Error, VkResultExt};
+use crate::features::FeatureSet;
+
+/// The SPIR-V magic number, the first word of every module.
+const SPIRV_MAGIC: u32 = 0x0723_0203;
+
+/// How many pipelines the in-memory cache keeps; the least recently used one goes first.
+pub const PIPELINE_CACHE_CAPACITY: usize = 256;
+
+/// What to build a compute pipeline from.
+#[derive(Clone, Debug)]
+pub struct PipelineDesc<'a> {
+    /// The SPIR-V module, as words.
+    pub spirv: &'a [u32],
+    /// The name of the `GLCompute` entry point.
+    pub entry_point: &'a str,
+    /// The local size, given to specialization constants 0, 1, 2 (u32).
+    pub local_size: [u32; 3],
+    /// Bytes of push constants the kernel reads (a multiple of 4; 0 for none).
+    pub push_constant_size: u32,
+    /// A sub-group size the pipeline must run with (`VK_EXT_subgroup_size_control`).
+    pub required_subgroup_size: Option<u32>,
+    /// Whether every sub-group must be full (`REQUIRE_FULL_SUBGROUPS`).
+    pub require_full_subgroups: bool,
+    /// Features the kernel needs; creation fails naming each one not enabled.
+    pub required_features: FeatureSet,
+    /// What to call the kernel in error messages.
+    pub name_for_errors: &'a str,
+}
+
+/// A compiled compute pipeline and its layout, destroyed when the last `Arc` goes.
+pub struct Pipeline {
+    shared: Arc<DeviceShared>,
+    pipeline: vk::Pipeline,
+    layout: vk::PipelineLayout,
+    local_size: [u32; 3],
+    push_constant_size: u32,
+    name: String,
+}
+
+impl Pipeline {
+    /// The name given at creation (`PipelineDesc::name_for_errors`).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The local size it was specialized for.
+    pub fn local_size(&self) -> [u32; 3] {
+        self.local_size
+    }
+
+    /// Bytes of push constants it takes.
+    pub fn push_constant_size(&self) -> u32 {
+        self.push_constant_size
+    }
+
+    pub(crate) fn handle(&self) -> vk::Pipeline {
+        self.pipeline
+    }
+
+    pub(crate) fn layout(&self) -> vk::PipelineLayout {
+        self.layout
+    }
+
+    pub(crate) fn belongs_to(&self, shared: &Arc<DeviceShared>) -> bool {
+        Arc::ptr_eq(&self.shared, shared)
+    }
+}
+
+impl std::fmt::Debug for Pipeline {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pipeline")
+            .field("name", &self.name)
+            .field("local_size", &self.local_size)
+            .field("push_constant_size", &self.push_constant_size)
+            .finish()
+    }
+}
+
+impl Drop for Pipeline {
+    fn drop(&mut self) {
+        if self.shared.is_wedged() {
+            return; // a timed-out dispatch may still use it: leak
+        }
+        // SAFETY: dispatches wait for completion, so no command buffer in flight uses it.
+        unsafe {
+            self.shared.device.destroy_pipeline(self.pipeline, None);
+            self.shared
+                .device
+                .destroy_pipeline_layout(self.layout, None);
+        }
+    }
+}
+
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct Key {
+    spirv_hash: u64,
+    entry: String,
+    local_size: [u32; 3],
+    push_constant_size: u32,
+    subgroup_size: Option<u32>,
+    full_subgroups: bool,
+}
+
+struct Entry {
+    spirv: Vec<u32>,
+    pipeline: Arc<Pipeline>,
+    last_use: u64,
+}
+
+#[derive(Default)]
+struct Map {
+    entries: HashMap<Key, Entry>,
+    clock: u64,
+}
+
+/// The `VkPipelineCache` and the in-memory map of built pipelines.
+pub(crate) struct PipelineCache {
+    vk_cache: vk::PipelineCache,
+    map: Mutex<Map>,
+}
+
+impl PipelineCache {
+    pub fn new(shared: &DeviceShared) -> Result<PipelineCache, Error> {
+        // SAFETY: valid device; an empty cache.
+        let vk_cache = unsafe {
+            shared
+                .device
+                .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
+        }
+        .vk("vkCreatePipelineCache")?;
+        Ok(PipelineCache {
+            vk_cache,
+            map: Mutex::new(Map::default()),
+        })
+    }
+
+    fn map(&self) -> MutexGuard<'_, Map> {
+        self.map.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn len(&self) -> usize {
+        self.map().entries.len()
+    }
+
+    pub fn clear(&self) {
+        // The guard is released at the end of the statement; the pipelines are destroyed after.
+        let old = std::mem::take(&mut self.map().entries);
+        drop(old);
+    }
+
+    /// Destroys the `VkPipelineCache` (the context is going away).
+    pub fn destroy(&self, shared: &DeviceShared) {
+        if !shared.is_wedged() {
+            // SAFETY: no pipeline creation runs (the context is being dropped).
+            unsafe { shared.device.destroy_pipeline_cache(self.vk_cache, None) };
+        }
+    }
+
+    pub fn get_or_create(
+        &self,
+        shared: &Arc<DeviceShared>,
+        info: &DeviceInfo,
+        enabled: &FeatureSet,
+        desc: &PipelineDesc,
+    ) -> Result<Arc<Pipeline>, Error> {
+        check(info, enabled, desc)?;
+        let mut hasher = DefaultHasher::new();
+        desc.spirv.hash(&mut hasher);
+        let key = Key {
+            spirv_hash: hasher.finish(),
+            entry: desc.entry_point.to_string(),
+            local_size: desc.local_size,
+            push_constant_size: desc.push_constant_size,
+            subgroup_size: desc.required_subgroup_size,
+            full_subgroups: desc.require_full_subgroups,
+        };
+        {
+            let mut map = self.map();
+            map.clock += 1;
+            let now = map.clock;
+            if let Some(e) = map.entries.get_mut(&key) {
+                if e.spirv == desc.spirv {
+                    e.last_use = now;
+                    return Ok(Arc::clone(&e.pipeline));
+                }
+            }
+        }
+        // Built without holding the lock: compiling can take long.
+        let pipeline = Arc::new(build(shared, self.vk_cache, desc)?);
+        let evicted = {
+            let mut map = self.map();
+            let mut evicted = None;
+            if map.entries.len() >= PIPELINE_CACHE_CAPACITY && !map.entries.contains_key(&key) {
+                let oldest = map
+                    .entries
+                    .iter()
+                    .min_by_key(|(_, e)| e.last_use)
+                    .map(|(k, _)| k.clone());
+                evicted = oldest.and_then(|k| map.entries.remove(&k));
+            }
+            map.clock += 1;
+            let now = map.clock;
+            let old = map.entries.insert(
+                key,
+                Entry {
+                    spirv: desc.spirv.to_vec(),
+                    pipeline: Arc::clone(&pipeline),
+                    last_use: now,
+                },
+            );
+            (evicted, old)
+        };
+        drop(evicted); // destroy evicted pipelines outside the lock
+        Ok(pipeline)
+    }
+}
+
+/// `"requiredSubgroupSize N"` as a `&'static str` (interned: each distinct N leaks once).
+fn subgroup_size_name(n: u32) -> &'static str {
+    static NAMES: Mutex<Vec<(u32, &'static str)>> = Mutex::new(Vec::new());
+    let mut names = NAMES.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((_, s)) = names.iter().find(|(k, _)| *k == n) {
+        return s;
+    }
+    let s: &'static str = Box::leak(format!("requiredSubgroupSize {n}").into_boxed_str());
+    names.push((n, s));
+    s
+}
+
+/// The names of the `GLCompute` entry points of a SPIR-V module (a scan of the instruction
+/// stream; the rest of the module is left to the driver).
+fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
+    const OP_ENTRY_POINT: u32 = 15;
+    const OP_FUNCTION: u32 = 54;
+    const GL_COMPUTE: u32 = 5;
+    let mut names = Vec::new();
+    let mut at = 5; // after the header
+    while at < words.len() {
+        let count = (words[at] >> 16) as usize;
+        let opcode = words[at] & 0xFFFF;
+        if count == 0 || at + count > words.len() {
+            return Err(format!("bad instruction length at word {at}"));
+        }
+        if opcode == OP_FUNCTION {
+            break; // entry points come before any function
+        }
+        if opcode == OP_ENTRY_POINT && count >= 4 && words[at + 1] == GL_COMPUTE {
+            let bytes: Vec<u8> = words[at + 3..at + count]
+                .iter()
+                .flat_map(|w| w.to_le_bytes())
+                .collect();
+            let len = bytes.iter().position(|b| *b == 0).unwrap_or(bytes.len());
+            names.push(String::from_utf8_lossy(&bytes[..len]).into_owned());
+        }
+        at += count;
+    }
+    Ok(names)
+}
+
+/// Checks `desc` against the enabled features and the device limits.
+fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result<(), Error> {
+    let name = desc.name_for_errors;
+    let invalid = |msg: String| Err(Error::InvalidArgument(format!("{name}: {msg}")));
+    if desc.spirv.len() < 5 || desc.spirv[0] != SPIRV_MAGIC {
+        return invalid("the module is not SPIR-V (bad magic number or too short)".into());
+    }
+    if desc.entry_point.is_empty() || desc.entry_point.contains('\0') {
+        return invalid(format!("bad entry point name {:?}", desc.entry_point));
+    }
+    let entries = compute_entry_points(desc.spirv)
+        .map_err(|m| Error::InvalidArgument(format!("{name}: malformed SPIR-V module: {m}")))?;
+    if !entries.iter().any(|e| e == desc.entry_point) {
+        return invalid(format!(
+            "the module has no GLCompute entry point {:?} (it has: {})",
+            desc.entry_point,
+            if entries.is_empty() {
+                "none".to_string()
+            } else {
+                entries.join(", ")
+            }
+        ));
+    }
+    let mut missing = enabled.missing(&desc.required_features);
+    if desc.required_subgroup_size.is_some() && !enabled.subgroup_size_control {
+        missing.push("subgroupSizeControl");
+    }
+    if desc.require_full_subgroups && !enabled.compute_full_subgroups {
+        missing.push("computeFullSubgroups");
+    }
+    if let Some(n) = desc.required_subgroup_size {
+        if !n.is_power_of_two() || n < info.min_subgroup_size || n > info.max_subgroup_size {
+            missing.push(subgroup_size_name(n));
+        }
+    }
+    missing.dedup();
+    if !missing.is_empty() {
+        return Err(Error::MissingFeatures {
+            what: name.to_string(),
+            features: missing,
+        });
+    }
+    let [x, y, z] = desc.local_size;
+    let max = info.max_workgroup_size;
+    if desc.local_size.contains(&0) {
+        return invalid(format!("local size {x}x{y}x{z} has a zero dimension"));
+    }
+    if x > max[0] || y > max[1] || z > max[2] {
+        return invalid(format!(
+            "local size {x}x{y}x{z} exceeds maxComputeWorkGroupSize {}x{}x{}",
+            max[0], max[1], max[2]
+        ));
+    }
+    let invocations = x as u64 * y as u64 * z as u64;
+    if invocations > info.max_workgroup_invocations as u64 {
+        return invalid(format!(
+            "local size {x}x{y}x{z} = {invocations} invocations exceeds \
+             maxComputeWorkGroupInvocations {}",
+            info.max_workgroup_invocations
+        ));
+    }
+    if let Some(n) = desc.required_subgroup_size {
+        let limit = n as u64 * info.max_workgroup_subgroups as u64;
+        if info.max_workgroup_subgroups > 0 && invocations > limit {
+            return invalid(format!(
+                "local size {x}x{y}x{z} needs more than maxComputeWorkgroupSubgroups {} \
+                 sub-groups of {n}",
+                info.max_workgroup_subgroups
+            ));
+        }
+    }
+    if desc.require_full_subgroups {
+        let n = desc
+            .required_subgroup_size
+            .unwrap_or(info.max_subgroup_size);
+        if n == 0 || x % n != 0 {
+            return invalid(format!(
+                "full sub-groups need a local size x that is a multiple of {n}, not {x}"
+            ));
+        }
+    }
+    if desc.push_constant_size % 4 != 0 {
+        return invalid(format!(
+            "push-constant size {} is not a multiple of 4",
+            desc.push_constant_size
+        ));
+    }
+    if desc.push_constant_size > info.max_push_constants_size {
+        return invalid(format!(
+            "push-constant size {} exceeds maxPushConstantsSize {}",
+            desc.push_constant_size, info.max_push_constants_size
+        ));
+    }
+    Ok(())
+}
+
+/// Creates the shader module, layout and pipeline (the module is destroyed right after).
+fn build(
+    shared: &Arc<DeviceShared>,
+    vk_cache: vk::PipelineCache,
+    desc: &PipelineDesc,
+) -> Result<Pipeline, Error> {
+    let device = &shared.device;
+    let entry = CString::new(desc.entry_point)
+        .map_err(|_| Error::InvalidArgument("entry point contains NUL".into()))?;
+    let ranges = [vk::PushConstantRange::default()
+        .stage_flags(vk::ShaderStageFlags::COMPUTE)
+        .offset(0)
+        .size(desc.push_constant_size)];
+    let mut layout_info = vk::PipelineLayoutCreateInfo::default();
+    if desc.push_constant_size > 0 {
+        layout_info = layout_info.push_constant_ranges(&ranges);
+    }
+    // SAFETY: valid device and create info.
+    let layout = unsafe { device.create_pipeline_layout(&layout_info, None) }
+        .vk("vkCreatePipelineLayout")?;
+    let module_info = vk::ShaderModuleCreateInfo::default().code(desc.spirv);
+    // SAFETY: the words start with the SPIR-V magic; the driver validates the rest.
+    let module = match unsafe { device.create_shader_module(&module_info, None) } {
+        Ok(m) => m,
+        Err(result) => {
+            // SAFETY: the layout is unused.
+            unsafe { device.destroy_pipeline_layout(layout, None) };
+            return Err(Error::Vulkan {
+                call: "vkCreateShaderModule",
+                result,
+            });
+        }
+    };
+    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..3u32)
+        .map(|i| {
+            vk::SpecializationMapEntry::default()
+                .constant_id(i)
+                .offset(i * 4)
+                .size(4)
+        })
+        .collect();
+    let spec_data: Vec<u8> = desc
+        .local_size
+        .iter()
+        .flat_map(|v| v.to_ne_bytes())
+        .collect();
+    let spec = vk::SpecializationInfo::default()
+        .map_entries(&spec_entries)
+        .data(&spec_data);
+    let mut required = vk::PipelineShaderStageRequiredSubgroupSizeCreateInfo::default()
+        .required_subgroup_size(desc.required_subgroup_size.unwrap_or(0));
+    let mut flags = vk::PipelineShaderStageCreateFlags::empty();
+    if desc.require_full_subgroups {
+        flags |= vk::PipelineShaderStageCreateFlags::REQUIRE_FULL_SUBGROUPS;
+    }
+    let mut stage = vk::PipelineShaderStageCreateInfo::default()
+        .flags(flags)
+        .stage(vk::ShaderStageFlags::COMPUTE)
+        .module(module)
+        .name(&entry)
+        .specialization_info(&spec);
+    if desc.required_subgroup_size.is_some() {
+        stage = stage.push_next(&mut required);
+    }
+    let info = vk::ComputePipelineCreateInfo::default()
+        .stage(stage)
+        .layout(layout);
+    // SAFETY: every structure lives until the call returns; features and limits were checked.
+    let created = unsafe { device.create_compute_pipelines(vk_cache, &[info], None) };
+    // SAFETY: a module may be destroyed once the pipelines using it exist.
+    unsafe { device.destroy_shader_module(module, None) };
+    match created {
+        Ok(p) => Ok(Pipeline {
+            shared: Arc::clone(shared),
+            pipeline: p[0],
+            layout,
+            local_size: desc.local_size,
+            push_constant_size: desc.push_constant_size,
+            name: desc.name_for_errors.to_string(),
+        }),
+        Err((pipelines, result)) => {
+            // SAFETY: nothing uses these yet; null handles are ignored by destroy.
+            unsafe {
+                for p in pipelines {
+                    device.destroy_pipeline(p, None);
+                }
+                device.destroy_pipeline_layout(layout, None);
+            }
+            Err(Error::Vulkan {
+                call: "vkCreateComputePipelines",
+                result,
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info() -> DeviceInfo {
+        DeviceInfo {
+            index: 0,
+            name: "test".into(),
+            device_type: crate::DeviceType::Cpu,
+            driver_name: String::new(),
+            driver_info: String::new(),
+            api_version: (1, 3, 0),
+            subgroup_size: 8,
+            min_subgroup_size: 4,
+            max_subgroup_size: 16,
+            max_push_constants_size: 128,
+            max_workgroup_size: [1024, 1024, 64],
+            max_workgroup_invocations: 1024,
+            max_shared_memory: 32768,
+            max_workgroup_count: [65535; 3],
+            max_workgroup_subgroups: 32,
+            features: FeatureSet::default(),
+        }
+    }
+
+    /// Header, then `OpEntryPoint GLCompute %1 "main"`.
+    const WORDS: [u32; 9] = [
+        SPIRV_MAGIC,
+        0x0001_0500,
+        0,
+        16,
+        0,
+        (4 << 16) | 15,
+        5,
+        1,
+        u32::from_le_bytes(*b"main"),
+    ];
+
+    fn desc() -> PipelineDesc<'static> {
+        PipelineDesc {
+            spirv: &WORDS,
+            entry_point: "main",
+            local_size: [64, 1, 1],
+            push_constant_size: 16,
+            required_subgroup_size: None,
+            require_full_subgroups: false,
+            required_features: FeatureSet::default(),
+            name_for_errors: "k",
+        }
+    }
+
+    fn all() -> FeatureSet {
+        FeatureSet {
+            subgroup_size_control: true,
+            compute_full_subgroups: true,
+            ..FeatureSet::default()
+        }
+    }
+
+    #[test]
+    fn accepts_a_good_description() {
+        check(&info(), &all(), &desc()).unwrap();
+    }
+
+    #[test]
+    fn rejects_bad_limits() {
+        let bad = |d: PipelineDesc| {
+            assert!(matches!(
+                check(&info(), &all(), &d),
+                Err(Error::InvalidArgument(_))
+            ))
+        };
+        bad(PipelineDesc {
+            local_size: [0, 1, 1],
+            ..desc()
+        });
+        bad(PipelineDesc {
+            local_size: [1, 1, 65],
+            ..desc()
+        });
+        bad(PipelineDesc {
+            local_size: [64, 32, 1],
+            ..desc()
+        });
+        bad(PipelineDesc {
+            push_constant_size: 6,
+            ..desc()
+        });
+        bad(PipelineDesc {
+            push_constant_size: 132,
+            ..desc()
+        });
+        bad(PipelineDesc {
+            spirv: &[1, 2, 3, 4, 5],
+            ..desc()
+        });
+        bad(PipelineDesc {
+            entry_point: "",
+            ..desc()
+        });
+        bad(PipelineDesc {
+            local_size: [12, 1, 1],
+            require_full_subgroups: true,
+            ..desc()
+        });
+        bad(PipelineDesc {
+            local_size: [1024, 1, 1],
+            required_subgroup_size: Some(4),
+            ..desc()
+        });
+    }
+
+    #[test]
+    fn subgroup_size_must_be_supported() {
+        let err = |n| match check(
+            &info(),
+            &all(),
+            &PipelineDesc {
+                required_subgroup_size: Some(n),
+                ..desc()
+            },
+        ) {
+            Err(Error::MissingFeatures { features, .. }) => features,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(err(32), vec!["requiredSubgroupSize 32"]);
+        assert_eq!(err(12), vec!["requiredSubgroupSize 12"]);
+        assert_eq!(err(2), vec!["requiredSubgroupSize 2"]);
+        check(
+            &info(),
+            &all(),
+            &PipelineDesc {
+                required_subgroup_size: Some(16),
+                require_full_subgroups: true,
+                ..desc()
+            },
+        )
+        .unwrap();
+        match check(
+            &info(),
+            &FeatureSet::default(),
+            &PipelineDesc {
+                required_subgroup_size: Some(8),
+                require_full_subgroups: true,
+                ..desc()
+            },
+        ) {
+            Err(Error::MissingFeatures { features, what }) => {
+                assert_eq!(what, "k");
+                assert_eq!(
+                    features,
+                    vec!["subgroupSizeControl", "computeFullSubgroups"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

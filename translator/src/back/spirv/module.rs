@@ -1,0 +1,262 @@
+//! Module-level SPIR-V state: the rspirv builder, de-duplicated types and constants,
+//! capabilities and features in use, and the module-scope variables every function may
+//! touch (built-ins, the launch block in push constants, the shared and private arenas).
+//!
+//! Must not: decide PISA semantics; it only hands out SPIR-V ids.
+
+use crate::reflect::Feature;
+use rspirv::dr::{Builder, Operand as SpvOperand};
+use rspirv::spirv::{self, BuiltIn, Capability, Decoration, StorageClass, Word};
+use std::collections::{BTreeSet, HashMap};
+
+/// Module-wide builder state.
+pub struct ModuleCx {
+    /// The rspirv builder.
+    pub b: Builder,
+    consts: HashMap<(Word, u64), Word>,
+    bool_consts: [Option<Word>; 2],
+    /// Capabilities declared so far.
+    pub caps: BTreeSet<u32>,
+    /// Features used by the function being emitted (collected per kernel by the caller).
+    pub features: BTreeSet<Feature>,
+    /// `GLSL.std.450` import.
+    pub glsl: Word,
+    builtins: HashMap<u32, Word>,
+    /// The push-constant launch block variable.
+    pub launch: Word,
+    /// Shared arena (`Workgroup uint[N]`), if the module has shared variables.
+    pub shared: Option<Word>,
+    /// Private arena (`Private uint[N]`), if the module has private variables.
+    pub private: Option<Word>,
+    /// `WorkgroupSize` spec-constant composite.
+    pub workgroup_size: Word,
+    /// Module-scope variables referenced (for entry-point interfaces).
+    pub interface: Vec<Word>,
+}
+
+/// Scalar kinds the back end asks types for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Scalar {
+    /// An unsigned integer of N bits (8, 16, 32, 64).
+    U(u32),
+    /// A float of N bits (16, 32, 64).
+    F(u32),
+    /// `bool`.
+    Bool,
+}
+
+impl ModuleCx {
+    /// Starts a module: header, base capabilities, memory model, the launch block and the
+    /// work-group-size specialization constants.
+    pub fn new(shared_bytes: u32, private_bytes: u32) -> ModuleCx {
+        let mut b = Builder::new();
+        b.set_version(1, 5);
+        let glsl = b.ext_inst_import("GLSL.std.450");
+        b.memory_model(
+            spirv::AddressingModel::PhysicalStorageBuffer64,
+            spirv::MemoryModel::GLSL450,
+        );
+        let mut cx = ModuleCx {
+            b,
+            consts: HashMap::new(),
+            bool_consts: [None, None],
+            caps: BTreeSet::new(),
+            features: BTreeSet::new(),
+            glsl,
+            builtins: HashMap::new(),
+            launch: 0,
+            shared: None,
+            private: None,
+            workgroup_size: 0,
+            interface: Vec::new(),
+        };
+        cx.capability(Capability::Shader);
+        cx.capability(Capability::PhysicalStorageBufferAddresses);
+        cx.capability(Capability::Int64);
+        // The launch block: a struct of one u32 array covering the 128-byte push range.
+        let u32t = cx.ty(Scalar::U(32));
+        let words = crate::layout::launch::MAX_PUSH_CONSTANTS / 4;
+        let n = cx.const_u32(words);
+        let arr = cx.b.id();
+        cx.b.module_mut()
+            .types_global_values
+            .push(rspirv::dr::Instruction::new(
+                spirv::Op::TypeArray,
+                None,
+                Some(arr),
+                vec![SpvOperand::IdRef(u32t), SpvOperand::IdRef(n)],
+            ));
+        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(4)]);
+        let st = cx.b.type_struct_id(None, [arr]);
+        cx.b.decorate(st, Decoration::Block, []);
+        cx.b.member_decorate(st, 0, Decoration::Offset, [SpvOperand::LiteralBit32(0)]);
+        let pst = cx.b.type_pointer(None, StorageClass::PushConstant, st);
+        cx.launch = cx.b.variable(pst, None, StorageClass::PushConstant, None);
+        cx.b.name(cx.launch, "pisa_launch");
+        cx.interface.push(cx.launch);
+        // Work-group size from specialization constants 0, 1, 2.
+        let mut comps = [0; 3];
+        for (i, c) in comps.iter_mut().enumerate() {
+            *c = cx.b.spec_constant_bit32(u32t, 1);
+            cx.b.decorate(*c, Decoration::SpecId, [SpvOperand::LiteralBit32(i as u32)]);
+        }
+        let v3 = cx.b.type_vector(u32t, 3);
+        cx.workgroup_size = cx.b.spec_constant_composite(v3, comps);
+        cx.b.decorate(
+            cx.workgroup_size,
+            Decoration::BuiltIn,
+            [SpvOperand::BuiltIn(BuiltIn::WorkgroupSize)],
+        );
+        if shared_bytes > 0 {
+            let n = cx.const_u32(shared_bytes / 4);
+            let arr = cx.b.type_array(u32t, n);
+            let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
+            let v = cx.b.variable(p, None, StorageClass::Workgroup, None);
+            cx.b.name(v, "pisa_shared");
+            cx.interface.push(v);
+            cx.shared = Some(v);
+        }
+        if private_bytes > 0 {
+            let n = cx.const_u32(private_bytes / 4);
+            let arr = cx.b.type_array(u32t, n);
+            let p = cx.b.type_pointer(None, StorageClass::Private, arr);
+            let v = cx.b.variable(p, None, StorageClass::Private, None);
+            cx.b.name(v, "pisa_private");
+            cx.interface.push(v);
+            cx.private = Some(v);
+        }
+        cx
+    }
+
+    /// Declares a capability once.
+    pub fn capability(&mut self, c: Capability) {
+        if self.caps.insert(c as u32) {
+            self.b.capability(c);
+        }
+    }
+
+    /// Records a device feature (and the capability that goes with it).
+    pub fn feature(&mut self, f: Feature) {
+        self.features.insert(f);
+    }
+
+    /// The type of a scalar kind, declaring the capability it needs.
+    pub fn ty(&mut self, s: Scalar) -> Word {
+        match s {
+            Scalar::Bool => self.b.type_bool(),
+            Scalar::U(bits) => {
+                match bits {
+                    8 => {
+                        self.capability(Capability::Int8);
+                        self.feature(Feature::Int8);
+                    }
+                    16 => {
+                        self.capability(Capability::Int16);
+                        self.feature(Feature::Int16);
+                    }
+                    _ => {}
+                }
+                self.b.type_int(bits, 0)
+            }
+            Scalar::F(bits) => {
+                match bits {
+                    16 => {
+                        self.capability(Capability::Float16);
+                        self.feature(Feature::Float16);
+                    }
+                    64 => {
+                        self.capability(Capability::Float64);
+                        self.feature(Feature::Float64);
+                    }
+                    _ => {}
+                }
+                self.b.type_float(bits, None)
+            }
+        }
+    }
+
+    /// `uN`.
+    pub fn uint(&mut self, bits: u32) -> Word {
+        self.ty(Scalar::U(bits))
+    }
+
+    /// A pointer type.
+    pub fn ptr(&mut self, class: StorageClass, pointee: Word) -> Word {
+        self.b.type_pointer(None, class, pointee)
+    }
+
+    /// An integer constant of `bits` bits holding the low bits of `value`.
+    pub fn const_uint(&mut self, bits: u32, value: u64) -> Word {
+        let ty = self.uint(bits);
+        let value = if bits >= 64 {
+            value
+        } else {
+            value & ((1u64 << bits) - 1)
+        };
+        self.const_of(ty, bits, value)
+    }
+
+    /// A constant of type `ty` (`bits` wide) with raw bits `value`.
+    pub fn const_of(&mut self, ty: Word, bits: u32, value: u64) -> Word {
+        if let Some(&id) = self.consts.get(&(ty, value)) {
+            return id;
+        }
+        let id = if bits == 64 {
+            self.b.constant_bit64(ty, value)
+        } else {
+            self.b.constant_bit32(ty, value as u32)
+        };
+        self.consts.insert((ty, value), id);
+        id
+    }
+
+    /// A `u32` constant.
+    pub fn const_u32(&mut self, value: u32) -> Word {
+        self.const_uint(32, value as u64)
+    }
+
+    /// A `bool` constant.
+    pub fn const_bool(&mut self, value: bool) -> Word {
+        if let Some(id) = self.bool_consts[value as usize] {
+            return id;
+        }
+        let t = self.b.type_bool();
+        let id = if value {
+            self.b.constant_true(t)
+        } else {
+            self.b.constant_false(t)
+        };
+        self.bool_consts[value as usize] = Some(id);
+        id
+    }
+
+    /// A built-in input variable (`uvec3` or `u32`), declared once.
+    pub fn builtin(&mut self, which: BuiltIn, vec3: bool) -> Word {
+        if let Some(&v) = self.builtins.get(&(which as u32)) {
+            return v;
+        }
+        let u32t = self.uint(32);
+        let ty = if vec3 {
+            self.b.type_vector(u32t, 3)
+        } else {
+            u32t
+        };
+        let p = self.ptr(StorageClass::Input, ty);
+        // Module scope even while a function is being built.
+        let v = self.b.id();
+        self.b
+            .module_mut()
+            .types_global_values
+            .push(rspirv::dr::Instruction::new(
+                spirv::Op::Variable,
+                Some(p),
+                Some(v),
+                vec![SpvOperand::StorageClass(StorageClass::Input)],
+            ));
+        self.b
+            .decorate(v, Decoration::BuiltIn, [SpvOperand::BuiltIn(which)]);
+        self.builtins.insert(which as u32, v);
+        self.interface.push(v);
+        v
+    }
+}

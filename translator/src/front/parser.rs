@@ -1,0 +1,900 @@
+//! The parser: tokens to the syntax tree ([`ast`](super::ast)), by recursive descent.
+//!
+//! It checks the grammar only (prog-1, prog-2, prog-4 and the instruction format of isa-0); names,
+//! types, qualifiers and restrictions are the validator's job. On a syntax error it reports one
+//! diagnostic and recovers at the next `;` or `}` (or the next top-level item), so that one run
+//! reports every error of a file. Scopes nested deeper than [`MAX_DEPTH`] are refused, so the
+//! recursion is bounded.
+
+use super::ast::*;
+use super::lexer::{Tok, Token};
+use crate::diag::Diagnostic;
+use crate::span::Span;
+
+/// Deepest nesting of `{ }` scopes accepted in a body.
+pub const MAX_DEPTH: usize = 256;
+
+/// A syntax error that has already been reported.
+struct Fail;
+
+type PResult<T> = Result<T, Fail>;
+
+struct Parser<'a, 'd> {
+    src: &'a str,
+    toks: &'a [Token],
+    pos: usize,
+    diags: &'d mut Vec<Diagnostic>,
+}
+
+/// Parses a token list (from [`super::lexer::lex`]) of `src` into a module, reporting syntax
+/// errors into `diags`.
+pub fn parse<'a>(src: &'a str, toks: &'a [Token], diags: &mut Vec<Diagnostic>) -> Module<'a> {
+    let mut p = Parser {
+        src,
+        toks,
+        pos: 0,
+        diags,
+    };
+    let mut module = Module::default();
+    while p.peek().tok != Tok::Eof {
+        let before = p.pos;
+        match p.item() {
+            Ok(Some(item)) => module.items.push(item),
+            Ok(None) => {}
+            Err(Fail) => {
+                module.had_errors = true;
+                p.sync_module();
+            }
+        }
+        if p.pos == before {
+            // Never loop without progress.
+            p.pos += 1;
+        }
+    }
+    module
+}
+
+/// Whether `text` (without its leading dot) is a register type word: `Nb` or `vK.Nb`.
+pub fn is_type_word(text: &str) -> bool {
+    fn bits(s: &str) -> bool {
+        s.len() >= 2 && s.ends_with('b') && s[..s.len() - 1].bytes().all(|b| b.is_ascii_digit())
+    }
+    if bits(text) {
+        return true;
+    }
+    match text.strip_prefix('v').and_then(|r| r.split_once('.')) {
+        Some((n, b)) => !n.is_empty() && n.bytes().all(|c| c.is_ascii_digit()) && bits(b),
+        None => false,
+    }
+}
+
+impl<'a> Parser<'a, '_> {
+    fn peek(&self) -> Token {
+        self.toks[self.pos.min(self.toks.len() - 1)]
+    }
+
+    fn peek_at(&self, n: usize) -> Token {
+        self.toks[(self.pos + n).min(self.toks.len() - 1)]
+    }
+
+    fn bump(&mut self) -> Token {
+        let t = self.peek();
+        if self.pos < self.toks.len() - 1 {
+            self.pos += 1;
+        }
+        t
+    }
+
+    fn text(&self, t: Token) -> &'a str {
+        &self.src[t.span.range()]
+    }
+
+    fn name(&self, t: Token) -> Name<'a> {
+        Name {
+            text: self.text(t),
+            span: t.span,
+        }
+    }
+
+    /// A name token without its one-character prefix (`%`, `@`, `.`).
+    fn bare(&self, t: Token) -> Name<'a> {
+        let text = self.text(t);
+        Name {
+            text: &text[1.min(text.len())..],
+            span: t.span,
+        }
+    }
+
+    fn prev_end(&self) -> u32 {
+        if self.pos == 0 {
+            0
+        } else {
+            self.toks[self.pos - 1].span.end
+        }
+    }
+
+    fn span_from(&self, start: Span) -> Span {
+        Span {
+            start: start.start,
+            end: self.prev_end().max(start.end),
+        }
+    }
+
+    fn found(&self, t: Token) -> String {
+        match t.tok {
+            Tok::Word | Tok::Reg | Tok::Sym | Tok::Int | Tok::Float | Tok::Str => {
+                format!("`{}`", self.text(t))
+            }
+            other => other.describe().to_string(),
+        }
+    }
+
+    /// Reports `msg` at the current token (unless the lexer already reported it).
+    fn error<T>(&mut self, msg: impl Into<String>) -> PResult<T> {
+        let t = self.peek();
+        if t.tok != Tok::Error {
+            self.diags.push(Diagnostic::error(t.span, msg));
+        }
+        Err(Fail)
+    }
+
+    fn expected<T>(&mut self, what: &str) -> PResult<T> {
+        let found = self.found(self.peek());
+        self.error(format!("expected {what}, found {found}"))
+    }
+
+    fn eat(&mut self, tok: Tok) -> Option<Token> {
+        if self.peek().tok == tok {
+            Some(self.bump())
+        } else {
+            None
+        }
+    }
+
+    fn expect(&mut self, tok: Tok) -> PResult<Token> {
+        match self.eat(tok) {
+            Some(t) => Ok(t),
+            None => self.expected(tok.describe()),
+        }
+    }
+
+    fn is_word(&self, t: Token, w: &str) -> bool {
+        t.tok == Tok::Word && self.text(t) == w
+    }
+
+    fn number(&mut self) -> PResult<Number<'a>> {
+        let t = self.peek();
+        match t.tok {
+            Tok::Int | Tok::Float => {
+                self.bump();
+                Ok(Number {
+                    text: self.text(t),
+                    float: t.tok == Tok::Float,
+                    span: t.span,
+                })
+            }
+            _ => self.expected("a number"),
+        }
+    }
+
+    fn int(&mut self) -> PResult<Number<'a>> {
+        let t = self.peek();
+        if t.tok == Tok::Int {
+            self.bump();
+            Ok(Number {
+                text: self.text(t),
+                float: false,
+                span: t.span,
+            })
+        } else {
+            self.expected("an integer")
+        }
+    }
+
+    /// Skips to the end of the current top-level item.
+    fn sync_module(&mut self) {
+        loop {
+            let t = self.peek();
+            match t.tok {
+                Tok::Eof => return,
+                Tok::Semi => {
+                    self.bump();
+                    return;
+                }
+                Tok::LBrace => {
+                    self.skip_balanced();
+                    return;
+                }
+                Tok::RBrace => {
+                    self.bump();
+                    return;
+                }
+                Tok::Word if self.pos > 0 && starts_item(self.text(t)) => return,
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    /// Skips a `{ ... }` group (the current token is `{`), nesting counted.
+    fn skip_balanced(&mut self) {
+        let mut depth = 0usize;
+        loop {
+            match self.bump().tok {
+                Tok::LBrace => depth += 1,
+                Tok::RBrace => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return;
+                    }
+                }
+                Tok::Eof => return,
+                _ => {}
+            }
+        }
+    }
+
+    /// Skips to the end of the current statement in a body.
+    fn sync_stmt(&mut self) {
+        loop {
+            match self.peek().tok {
+                Tok::Eof | Tok::RBrace | Tok::LBrace => return,
+                Tok::Semi => {
+                    self.bump();
+                    return;
+                }
+                _ => {
+                    self.bump();
+                }
+            }
+        }
+    }
+
+    fn item(&mut self) -> PResult<Option<Item<'a>>> {
+        let t = self.peek();
+        match t.tok {
+            Tok::Word => {}
+            Tok::LBrace => {
+                self.diags.push(Diagnostic::error(
+                    t.span,
+                    "a scope must be inside a kernel or function",
+                ));
+                self.skip_balanced();
+                return Ok(None);
+            }
+            _ => return self.expected("a declaration"),
+        }
+        let word = self.text(t);
+        match word {
+            ".version" => {
+                self.bump();
+                let n = self.number()?;
+                self.expect(Tok::Semi)?;
+                let text = Name {
+                    text: n.text,
+                    span: n.span,
+                };
+                Ok(Some(Item::Version {
+                    text,
+                    span: self.span_from(t.span),
+                }))
+            }
+            ".target" => {
+                self.bump();
+                let v = self.peek();
+                if !matches!(v.tok, Tok::Int | Tok::Word | Tok::Float) {
+                    return self.expected("a target");
+                }
+                self.bump();
+                let mut span = v.span;
+                // `100c` lexes as `100` `c`.
+                while matches!(self.peek().tok, Tok::Word | Tok::Int)
+                    && self.peek().span.start == span.end
+                {
+                    span.end = self.bump().span.end;
+                }
+                self.expect(Tok::Semi)?;
+                let text = Name {
+                    text: &self.src[span.range()],
+                    span,
+                };
+                Ok(Some(Item::Target {
+                    text,
+                    span: self.span_from(t.span),
+                }))
+            }
+            ".export" | ".import" | ".global" | ".const" | ".private" | ".shared" | ".kernel"
+            | ".function" => {
+                let linkage = self.linkage();
+                let k = self.peek();
+                let kw = if k.tok == Tok::Word { self.text(k) } else { "" };
+                match kw {
+                    ".global" | ".const" | ".private" | ".shared" => {
+                        Ok(Some(Item::Var(self.var_decl(linkage, t.span)?)))
+                    }
+                    ".kernel" | ".function" => {
+                        Ok(Some(Item::Func(self.func_decl(linkage, t.span)?)))
+                    }
+                    _ => self.expected("`.global`, `.const`, `.kernel` or `.function`"),
+                }
+            }
+            ".reg" | ".pred" => {
+                self.diags.push(Diagnostic::error(
+                    t.span,
+                    format!("`{word}` declarations must be inside a kernel or function"),
+                ));
+                self.sync_stmt();
+                Ok(None)
+            }
+            w if w.starts_with('.') => self.error(format!("unknown directive `{w}`")),
+            _ => {
+                if self.peek_at(1).tok == Tok::Colon {
+                    self.error("a label must be inside a kernel or function")
+                } else {
+                    self.error("an instruction must be inside a kernel or function")
+                }
+            }
+        }
+    }
+
+    fn linkage(&mut self) -> Option<(LinkageWord, Span)> {
+        let t = self.peek();
+        if self.is_word(t, ".export") {
+            self.bump();
+            Some((LinkageWord::Export, t.span))
+        } else if self.is_word(t, ".import") {
+            self.bump();
+            Some((LinkageWord::Import, t.span))
+        } else {
+            None
+        }
+    }
+
+    fn string_arg(&mut self) -> PResult<&'a str> {
+        self.expect(Tok::LParen)?;
+        let s = self.expect(Tok::Str)?;
+        self.expect(Tok::RParen)?;
+        let text = self.text(s);
+        Ok(&text[1..text.len() - 1])
+    }
+
+    fn var_decl(
+        &mut self,
+        linkage: Option<(LinkageWord, Span)>,
+        start: Span,
+    ) -> PResult<VarDecl<'a>> {
+        let space_tok = self.bump();
+        let space = self.bare(space_tok);
+        let (mut align, mut section, mut host_access, mut ty) = (None, None, None, None);
+        while self.peek().tok == Tok::Word {
+            let a = self.peek();
+            let w = self.text(a);
+            match w {
+                ".align" => {
+                    self.bump();
+                    let n = self.int()?;
+                    align = Some((n, self.span_from(a.span)));
+                }
+                ".section" => {
+                    self.bump();
+                    let s = self.string_arg()?;
+                    section = Some((s, self.span_from(a.span)));
+                }
+                ".host_access" => {
+                    self.bump();
+                    let s = self.string_arg()?;
+                    host_access = Some((s, self.span_from(a.span)));
+                }
+                _ if w.starts_with('.') && is_type_word(&w[1..]) => {
+                    self.bump();
+                    ty = Some(TypeWord {
+                        text: &w[1..],
+                        span: a.span,
+                    });
+                }
+                _ => return self.error(format!("unknown memory variable attribute `{w}`")),
+            }
+        }
+        let n = self.peek();
+        if n.tok != Tok::Sym {
+            return self.expected("a variable name (`@name`)");
+        }
+        self.bump();
+        let name = self.bare(n);
+        let mut size = None;
+        if let Some(l) = self.eat(Tok::LBracket) {
+            let v = self.int()?;
+            self.expect(Tok::RBracket)?;
+            size = Some((v, self.span_from(l.span)));
+        }
+        let mut init = None;
+        if self.eat(Tok::Eq).is_some() {
+            let l = self.expect(Tok::LBrace)?;
+            let mut elems = Vec::new();
+            if self.peek().tok != Tok::RBrace {
+                loop {
+                    elems.push(self.init_elem()?);
+                    if self.eat(Tok::Comma).is_none() {
+                        break;
+                    }
+                }
+            }
+            self.expect(Tok::RBrace)?;
+            init = Some((elems, self.span_from(l.span)));
+        }
+        self.expect(Tok::Semi)?;
+        let span = Span {
+            start: start.start,
+            end: self.toks[self.pos - 1].span.start,
+        };
+        Ok(VarDecl {
+            linkage,
+            space,
+            align,
+            section,
+            host_access,
+            ty,
+            name,
+            size,
+            init,
+            span,
+        })
+    }
+
+    fn init_elem(&mut self) -> PResult<InitElem<'a>> {
+        let t = self.peek();
+        if t.tok != Tok::Word || !self.text(t).starts_with('.') {
+            return self.expected("an initializer element (`.Nb value` or `.zero N`)");
+        }
+        self.bump();
+        let size = self.bare(t);
+        if size.text == "zero" {
+            let count = self.int()?;
+            return Ok(InitElem::Zero {
+                count,
+                span: self.span_from(t.span),
+            });
+        }
+        let v = self.peek();
+        match v.tok {
+            Tok::Sym => {
+                self.bump();
+                let name = self.bare(v);
+                let offset = if self.eat(Tok::Plus).is_some() {
+                    Some(self.int()?)
+                } else {
+                    None
+                };
+                Ok(InitElem::Symbol { size, name, offset })
+            }
+            Tok::Int | Tok::Float => Ok(InitElem::Value {
+                size,
+                value: self.number()?,
+            }),
+            _ => self.expected("a value or a symbol"),
+        }
+    }
+
+    fn attr(&mut self) -> PResult<Attr<'a>> {
+        let t = self.bump();
+        let name = self.bare(t);
+        let mut args = None;
+        if self.eat(Tok::LParen).is_some() {
+            let mut v = Vec::new();
+            if self.peek().tok != Tok::RParen {
+                loop {
+                    let a = self.peek();
+                    if !matches!(a.tok, Tok::Int | Tok::Word | Tok::Float) {
+                        return self.expected("an attribute value");
+                    }
+                    self.bump();
+                    v.push(self.name(a));
+                    if self.eat(Tok::Comma).is_none() {
+                        break;
+                    }
+                }
+            }
+            self.expect(Tok::RParen)?;
+            args = Some(v);
+        }
+        Ok(Attr {
+            name,
+            args,
+            span: self.span_from(t.span),
+        })
+    }
+
+    fn type_word(&mut self) -> PResult<TypeWord<'a>> {
+        let t = self.peek();
+        if t.tok == Tok::Word {
+            let w = self.text(t);
+            if w.starts_with('.') && is_type_word(&w[1..]) {
+                self.bump();
+                return Ok(TypeWord {
+                    text: &w[1..],
+                    span: t.span,
+                });
+            }
+        }
+        self.expected("a type (`.Nb` or `.vN.Nb`)")
+    }
+
+    fn func_decl(
+        &mut self,
+        linkage: Option<(LinkageWord, Span)>,
+        start: Span,
+    ) -> PResult<FuncDecl<'a>> {
+        let k = self.bump();
+        let kind = if self.text(k) == ".kernel" {
+            FuncKindWord::Kernel
+        } else {
+            FuncKindWord::Function
+        };
+        let mut attrs = Vec::new();
+        let mut ret = None;
+        if kind == FuncKindWord::Kernel {
+            while self.peek().tok == Tok::Word && self.text(self.peek()).starts_with('.') {
+                attrs.push(self.attr()?);
+            }
+        } else {
+            let t = self.peek();
+            if self.is_word(t, "void") {
+                self.bump();
+                ret = Some(None);
+            } else if t.tok == Tok::Word
+                && self.text(t).starts_with('.')
+                && is_type_word(&self.text(t)[1..])
+            {
+                ret = Some(Some(self.type_word()?));
+            } else {
+                return self.expected("a return type (`void`, `.Nb` or `.vN.Nb`)");
+            }
+        }
+        let n = self.peek();
+        if n.tok != Tok::Sym {
+            return self.expected("a name (`@name`)");
+        }
+        self.bump();
+        let name = self.bare(n);
+        let span = self.span_from(start);
+        self.expect(Tok::LParen)?;
+        let mut params = Vec::new();
+        if self.peek().tok != Tok::RParen {
+            loop {
+                params.push(if kind == FuncKindWord::Kernel {
+                    self.kernel_param()?
+                } else {
+                    self.func_param()?
+                });
+                if self.eat(Tok::Comma).is_none() {
+                    break;
+                }
+            }
+        }
+        self.expect(Tok::RParen)?;
+        let mut decl = FuncDecl {
+            linkage,
+            kind,
+            attrs,
+            ret,
+            name,
+            params,
+            body: None,
+            body_errors: false,
+            span,
+        };
+        if self.eat(Tok::Semi).is_some() {
+            return Ok(decl);
+        }
+        if self.peek().tok != Tok::LBrace {
+            return self.expected("`{` or `;`");
+        }
+        let mut errors = false;
+        decl.body = Some(self.block(0, &mut errors));
+        decl.body_errors = errors;
+        Ok(decl)
+    }
+
+    fn kernel_param(&mut self) -> PResult<Param<'a>> {
+        let t = self.peek();
+        if !self.is_word(t, ".param") {
+            return self.expected("a kernel parameter (`.param[N] %name`)");
+        }
+        self.bump();
+        self.expect(Tok::LBracket)?;
+        let size = self.int()?;
+        self.expect(Tok::RBracket)?;
+        let mut attrs = Vec::new();
+        while self.peek().tok == Tok::Word && self.text(self.peek()).starts_with('.') {
+            attrs.push(self.attr()?);
+        }
+        let n = self.peek();
+        if n.tok != Tok::Reg {
+            return self.expected("a parameter name (`%name`)");
+        }
+        self.bump();
+        Ok(Param::Kernel {
+            size,
+            attrs,
+            name: self.bare(n),
+            span: self.span_from(t.span),
+        })
+    }
+
+    fn func_param(&mut self) -> PResult<Param<'a>> {
+        let start = self.peek();
+        let mut pred = false;
+        if self.is_word(start, ".reg") {
+            self.bump();
+        }
+        let t = self.peek();
+        let ty = if self.is_word(t, ".pred") {
+            self.bump();
+            pred = true;
+            TypeWord {
+                text: "pred",
+                span: t.span,
+            }
+        } else {
+            self.type_word()?
+        };
+        let name = if self.peek().tok == Tok::Reg {
+            let n = self.bump();
+            Some(self.bare(n))
+        } else {
+            None
+        };
+        Ok(Param::Reg {
+            pred,
+            ty,
+            name,
+            span: self.span_from(start.span),
+        })
+    }
+
+    /// Parses `{ stmts }`; `errors` is set when anything inside failed to parse.
+    fn block(&mut self, depth: usize, errors: &mut bool) -> Block<'a> {
+        let open = self.bump();
+        let mut block = Block {
+            stmts: Vec::new(),
+            span: open.span,
+        };
+        loop {
+            let t = self.peek();
+            match t.tok {
+                Tok::RBrace => {
+                    self.bump();
+                    break;
+                }
+                Tok::Eof => {
+                    self.diags
+                        .push(Diagnostic::error(open.span, "this `{` is never closed"));
+                    *errors = true;
+                    break;
+                }
+                Tok::LBrace => {
+                    if depth + 1 >= MAX_DEPTH {
+                        self.diags.push(Diagnostic::error(
+                            t.span,
+                            format!("scopes are nested more than {MAX_DEPTH} deep"),
+                        ));
+                        *errors = true;
+                        self.skip_balanced();
+                        continue;
+                    }
+                    let inner = self.block(depth + 1, errors);
+                    block.stmts.push(Stmt::Scope(inner));
+                }
+                _ => {
+                    let before = self.pos;
+                    match self.stmt() {
+                        Ok(Some(s)) => block.stmts.push(s),
+                        Ok(None) => {}
+                        Err(Fail) => {
+                            *errors = true;
+                            self.sync_stmt();
+                        }
+                    }
+                    if self.pos == before {
+                        self.bump();
+                    }
+                }
+            }
+        }
+        block.span = self.span_from(open.span);
+        block
+    }
+
+    fn stmt(&mut self) -> PResult<Option<Stmt<'a>>> {
+        let t = self.peek();
+        if t.tok != Tok::Word {
+            return self.expected("a statement");
+        }
+        let w = self.text(t);
+        if let Some(dir) = w.strip_prefix('.') {
+            return match dir {
+                "reg" | "pred" => {
+                    self.bump();
+                    let ty = if dir == "reg" {
+                        Some(self.type_word()?)
+                    } else {
+                        None
+                    };
+                    let mut names = Vec::new();
+                    loop {
+                        names.push(self.reg_name()?);
+                        if self.eat(Tok::Comma).is_none() {
+                            break;
+                        }
+                    }
+                    let span = self.span_from(t.span);
+                    self.expect(Tok::Semi)?;
+                    Ok(Some(Stmt::Reg { ty, names, span }))
+                }
+                "global" | "const" | "private" | "shared" | "export" | "import" => {
+                    let linkage = self.linkage();
+                    let k = self.peek();
+                    if k.tok == Tok::Word
+                        && matches!(self.text(k), ".global" | ".const" | ".private" | ".shared")
+                    {
+                        Ok(Some(Stmt::Var(self.var_decl(linkage, t.span)?)))
+                    } else {
+                        self.expected("a memory variable declaration")
+                    }
+                }
+                "kernel" | "function" => self.error("kernels and functions cannot be nested"),
+                _ => self.error(format!("unknown directive `{w}`")),
+            };
+        }
+        self.bump();
+        if self.eat(Tok::Colon).is_some() {
+            return Ok(Some(Stmt::Label(self.name(t))));
+        }
+        let mnemonic = self.name(t);
+        let mut operands = Vec::with_capacity(4);
+        if self.peek().tok != Tok::Semi {
+            loop {
+                operands.push(self.operand()?);
+                if self.eat(Tok::Comma).is_none() {
+                    break;
+                }
+            }
+        }
+        let span = self.span_from(t.span);
+        if self.peek().tok != Tok::Semi {
+            return self.expected("`,` or `;`");
+        }
+        self.bump();
+        Ok(Some(Stmt::Inst(Inst {
+            mnemonic,
+            operands,
+            span,
+        })))
+    }
+
+    fn reg_name(&mut self) -> PResult<RegName<'a>> {
+        let t = self.peek();
+        if t.tok != Tok::Reg {
+            return self.expected("a register name (`%name`)");
+        }
+        self.bump();
+        let name = self.bare(t);
+        let mut range = None;
+        if self.eat(Tok::Lt).is_some() {
+            let a = self.int()?;
+            self.expect(Tok::Tilde)?;
+            let b = self.int()?;
+            self.expect(Tok::Gt)?;
+            range = Some((a, b));
+        }
+        Ok(RegName {
+            name,
+            range,
+            span: self.span_from(t.span),
+        })
+    }
+
+    fn operand(&mut self) -> PResult<Operand<'a>> {
+        let t = self.peek();
+        match t.tok {
+            Tok::Bang => {
+                self.bump();
+                let r = self.peek();
+                if r.tok != Tok::Reg {
+                    return self.expected("a predicate register after `!`");
+                }
+                self.bump();
+                Ok(Operand::Reg {
+                    name: self.bare(r),
+                    negated: true,
+                    span: self.span_from(t.span),
+                })
+            }
+            Tok::Reg | Tok::Sym => {
+                self.bump();
+                let op = if t.tok == Tok::Reg {
+                    Operand::Reg {
+                        name: self.bare(t),
+                        negated: false,
+                        span: t.span,
+                    }
+                } else {
+                    Operand::Sym(self.bare(t))
+                };
+                if self.eat(Tok::LParen).is_none() {
+                    return Ok(op);
+                }
+                let mut args = Vec::new();
+                if self.peek().tok != Tok::RParen {
+                    loop {
+                        args.push(self.operand()?);
+                        if self.eat(Tok::Comma).is_none() {
+                            break;
+                        }
+                    }
+                }
+                self.expect(Tok::RParen)?;
+                Ok(Operand::Call {
+                    target: Box::new(op),
+                    args,
+                    span: self.span_from(t.span),
+                })
+            }
+            Tok::Int | Tok::Float => Ok(Operand::Num(self.number()?)),
+            Tok::Word => {
+                self.bump();
+                Ok(Operand::Word(self.name(t)))
+            }
+            Tok::LBracket => {
+                self.bump();
+                let base = self.addr_term()?;
+                let offset = if self.eat(Tok::Plus).is_some() {
+                    Some(self.addr_term()?)
+                } else {
+                    None
+                };
+                if self.peek().tok != Tok::RBracket {
+                    return self.expected("`+` or `]`");
+                }
+                self.bump();
+                Ok(Operand::Addr {
+                    base,
+                    offset,
+                    span: self.span_from(t.span),
+                })
+            }
+            _ => self.expected("an operand"),
+        }
+    }
+
+    fn addr_term(&mut self) -> PResult<AddrTerm<'a>> {
+        let t = self.peek();
+        match t.tok {
+            Tok::Reg => {
+                self.bump();
+                Ok(AddrTerm::Reg(self.bare(t)))
+            }
+            Tok::Sym => {
+                self.bump();
+                Ok(AddrTerm::Sym(self.bare(t)))
+            }
+            Tok::Int => Ok(AddrTerm::Imm(self.int()?)),
+            _ => self.expected("a register, a variable or an integer in the address"),
+        }
+    }
+}
+
+fn starts_item(w: &str) -> bool {
+    matches!(
+        w,
+        ".version"
+            | ".target"
+            | ".global"
+            | ".const"
+            | ".kernel"
+            | ".function"
+            | ".export"
+            | ".import"
+    )
+}

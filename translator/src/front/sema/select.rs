@@ -1,0 +1,1041 @@
+//! Form selection and operand checking: an instruction against the forms of [`crate::isa`].
+//!
+//! The forms of the opcode are tried in table order; the first whose qualifiers (positionally,
+//! in spec order) and operand kinds match wins. When none does, the error of the form that got
+//! furthest is reported at the offending qualifier or operand. Then the operands of the chosen
+//! form are checked (widths, packed layouts, `!`, read-only special registers), immediates are
+//! converted to the operand's bit pattern, and the per-instruction restrictions run.
+
+use super::body::FnCx;
+use super::literal::{float_bits, parse_int};
+use super::operand::{ROp, Term};
+use super::restrict;
+use crate::front::ast::Inst;
+use crate::ir::{
+    self, AddrBase, AddrOffset, AddrSpace, Address, DataType, MemOrder, Opcode, Operand, Quals,
+    RegType,
+};
+use crate::isa::{self, Form, Kind, OperandRule, QualMismatch, Width};
+use crate::span::Span;
+
+/// Looks up an opcode by its mnemonic (a hash map: faster than a chain of string compares).
+fn opcode(name: &str) -> Option<Opcode> {
+    static MAP: std::sync::OnceLock<rustc_hash::FxHashMap<&'static str, Opcode>> =
+        std::sync::OnceLock::new();
+    MAP.get_or_init(|| Opcode::ALL.iter().map(|&o| (o.as_str(), o)).collect())
+        .get(name)
+        .copied()
+}
+
+/// The spelling of a register type (`.32b`, `.v4.32b`, `.pred`).
+pub fn type_name(t: RegType) -> String {
+    match t {
+        RegType::Pred => ".pred".to_string(),
+        RegType::Scalar(b) => format!(".{}b", b.bits()),
+        RegType::Vector(b, n) => format!(".v{n}.{}b", b.bits()),
+    }
+}
+
+/// Why an operand list does not fit a form.
+#[derive(Clone, Copy, Debug)]
+enum OpFail {
+    Kind(usize, Kind),
+    Count(usize),
+}
+
+struct Failure {
+    form: usize,
+    progress: (u8, usize),
+    qual: Option<QualMismatch>,
+    op: Option<OpFail>,
+}
+
+fn is_scalar_like(op: &ROp<'_>) -> bool {
+    match op {
+        ROp::Reg {
+            ty: RegType::Scalar(_),
+            swz: None,
+            ..
+        } => true,
+        ROp::Reg {
+            ty: RegType::Vector(..),
+            swz: Some(s),
+            ..
+        } => s.range().1 == 1,
+        ROp::Special { .. } => true,
+        _ => false,
+    }
+}
+
+/// Whether `op` is of kind `kind` (widths are checked later).
+fn kind_ok(kind: Kind, op: &ROp<'_>) -> bool {
+    if matches!(op, ROp::Bad(_)) {
+        return true;
+    }
+    // A kernel parameter fits any register-like kind; the conversion reports the specific error.
+    if matches!(op, ROp::Param { .. }) {
+        return !matches!(
+            kind,
+            Kind::Addr | Kind::ParamAddr | Kind::MemVar | Kind::Func | Kind::Label
+        );
+    }
+    let imm = matches!(op, ROp::Imm(_));
+    let plain = matches!(
+        op,
+        ROp::Reg {
+            ty: RegType::Scalar(_) | RegType::Vector(..),
+            swz: None,
+            ..
+        } | ROp::Special { comp: None, .. }
+    );
+    match kind {
+        Kind::Reg => is_scalar_like(op),
+        Kind::RegImm => is_scalar_like(op) || imm,
+        Kind::Pred | Kind::PredNeg => matches!(
+            op,
+            ROp::Reg {
+                ty: RegType::Pred,
+                ..
+            }
+        ),
+        Kind::Packed | Kind::Vector => matches!(
+            op,
+            ROp::Reg {
+                ty: RegType::Vector(..),
+                swz: None,
+                ..
+            }
+        ),
+        Kind::Data => plain || is_scalar_like(op),
+        Kind::Plain => plain,
+        Kind::PlainImm => plain || imm,
+        Kind::Swizzled => {
+            matches!(
+                op,
+                ROp::Reg {
+                    ty: RegType::Vector(..),
+                    swz: Some(_),
+                    ..
+                } | ROp::Special { comp: Some(_), .. }
+            )
+        }
+        Kind::Addr | Kind::ParamAddr => matches!(op, ROp::Addr { .. }),
+        Kind::MemVar => matches!(op, ROp::Var { .. }),
+        Kind::RegOrVar => is_scalar_like(op) || matches!(op, ROp::Var { .. }),
+        Kind::Func => matches!(op, ROp::Func { .. }),
+        Kind::Label => matches!(op, ROp::Word(w) if w.text != "void"),
+        Kind::RetVal => {
+            matches!(op, ROp::Reg { .. }) || matches!(op, ROp::Word(w) if w.text == "void")
+        }
+        Kind::CallTarget => matches!(op, ROp::Func { .. } | ROp::Reg { .. }),
+        Kind::Args => matches!(op, ROp::Reg { .. } | ROp::Special { .. }),
+        Kind::RetImm => matches!(op, ROp::Reg { .. } | ROp::Special { .. }) || imm,
+    }
+}
+
+fn match_operands(form: &Form, ops: &[ROp<'_>]) -> Result<(), OpFail> {
+    let rules = form.operands;
+    let args = rules.last().filter(|r| r.kind == Kind::Args);
+    let fixed = if args.is_some() {
+        &rules[..rules.len() - 1]
+    } else {
+        rules
+    };
+    for (i, op) in ops.iter().enumerate() {
+        let rule = match fixed.get(i).or(args) {
+            Some(r) => r,
+            None => return Err(OpFail::Count(i)),
+        };
+        if !kind_ok(rule.kind, op) {
+            return Err(OpFail::Kind(i, rule.kind));
+        }
+    }
+    if ops.len() < form.required_operands() {
+        return Err(OpFail::Count(ops.len()));
+    }
+    Ok(())
+}
+
+fn rule_at(form: &Form, i: usize) -> OperandRule {
+    let rules = form.operands;
+    match rules.get(i) {
+        Some(r) if r.kind != Kind::Args => *r,
+        _ => *rules.last().expect("forms with operands"),
+    }
+}
+
+/// Most qualifier words one mnemonic may have.
+pub const MAX_WORDS: usize = 16;
+
+/// Qualifier words of a mnemonic, on the stack.
+struct Words<'a> {
+    items: [(&'a str, Span); MAX_WORDS],
+    len: usize,
+}
+
+/// Splits a mnemonic into its opcode text and qualifier words with their spans; `None` when it
+/// has more than [`MAX_WORDS`] qualifiers.
+fn split_mnemonic(text: &str, start: u32) -> Option<(&str, Span, Words<'_>)> {
+    let mut words = Words {
+        items: [("", Span::default()); MAX_WORDS],
+        len: 0,
+    };
+    let mut off = 0usize;
+    let mut opname = "";
+    let mut opspan = Span::default();
+    for (i, part) in text.split('.').enumerate() {
+        let span = Span::new(start as usize + off, start as usize + off + part.len());
+        if i == 0 {
+            opname = part;
+            opspan = span;
+        } else {
+            if words.len == MAX_WORDS {
+                return None;
+            }
+            words.items[words.len] = (part, span);
+            words.len += 1;
+        }
+        off += part.len() + 1;
+    }
+    Some((opname, opspan, words))
+}
+
+/// Checks one instruction; `None` when it has errors (already reported).
+pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<ir::Inst> {
+    let mut ops = std::mem::take(&mut f.op_buf);
+    ops.clear();
+    let r = instruction_with(f, inst, &mut ops);
+    f.op_buf = ops;
+    r
+}
+
+fn instruction_with<'a>(
+    f: &mut FnCx<'a, '_, '_>,
+    inst: &'a Inst<'a>,
+    ops: &mut Vec<ROp<'a>>,
+) -> Option<ir::Inst> {
+    let text = inst.mnemonic.text;
+    let Some((opname, opspan, words)) = split_mnemonic(text, inst.mnemonic.span.start) else {
+        f.error(
+            inst.mnemonic.span,
+            format!("too many qualifiers in `{text}` (at most {MAX_WORDS})"),
+        );
+        return None;
+    };
+    let words = &words.items[..words.len];
+    let Some(op) = opcode(opname) else {
+        f.error(opspan, format!("unknown instruction `{opname}`"));
+        return None;
+    };
+    let def = isa::def(op);
+    f.resolve_operands(&inst.operands, ops);
+    let ops = &ops[..];
+    if words.iter().any(|(w, _)| w.is_empty()) {
+        for (w, span) in words {
+            if w.is_empty() {
+                f.error(*span, format!("empty qualifier in `{text}`"));
+            }
+        }
+        return None;
+    }
+    let chosen = def.forms.iter().enumerate().find_map(|(fi, form)| {
+        let qm = isa::match_quals(form, words).ok()?;
+        match_operands(form, ops).ok()?;
+        Some((fi, qm))
+    });
+    let Some((fi, qm)) = chosen else {
+        let mut unknown = false;
+        for (w, span) in words {
+            if !def.knows_word(w) {
+                f.error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
+                unknown = true;
+            }
+        }
+        if unknown {
+            return None;
+        }
+        let mut failures = Vec::new();
+        for (fi, form) in def.forms.iter().enumerate() {
+            match isa::match_quals(form, words) {
+                Err(m) => failures.push(Failure {
+                    form: fi,
+                    progress: (0, m.matched),
+                    qual: Some(m),
+                    op: None,
+                }),
+                Ok(_) => {
+                    if let Err(e) = match_operands(form, ops) {
+                        let at = match e {
+                            OpFail::Kind(i, _) | OpFail::Count(i) => i,
+                        };
+                        failures.push(Failure {
+                            form: fi,
+                            progress: (1, at),
+                            qual: None,
+                            op: Some(e),
+                        });
+                    }
+                }
+            }
+        }
+        report_failure(f, inst, opname, words, def, ops, &failures);
+        return None;
+    };
+    let form = &def.forms[fi];
+    let written = qm.quals.clone();
+    let q = with_defaults(op, fi, qm.quals);
+    let errors_before = f.cx.diags.len();
+    let mut out = Vec::with_capacity(ops.len());
+    for (i, rop) in ops.iter().enumerate() {
+        let rule = rule_at(form, i);
+        if let Some(o) = convert(f, op, &rule, i, rop, &q) {
+            out.push(o);
+        }
+    }
+    restrict::check(
+        f,
+        &restrict::Checked {
+            op,
+            form: fi,
+            written: &written,
+            q: &q,
+            spans: &qm.spans,
+            ops,
+            irops: &out,
+            inst,
+        },
+    );
+    if let Some(msg) = target_error(opname, form, f.cx.target) {
+        f.error(inst.mnemonic.span, msg);
+    }
+    if f.cx.diags.len() != errors_before {
+        return None;
+    }
+    Some(ir::Inst {
+        op,
+        form: fi as u8,
+        q,
+        ops: out,
+        span: inst.span,
+    })
+}
+
+/// The error for using `form` in a module for `module`, when its minimum target is above it.
+pub fn target_error(opname: &str, form: &Form, module: ir::Target) -> Option<String> {
+    (!module.can_execute(form.target)).then(|| {
+        format!(
+            "`{opname}` ({}) requires .target {} or compatible, but the module targets {}",
+            form.name,
+            form.target.as_str(),
+            module.as_str()
+        )
+    })
+}
+
+/// Fills in the meaning of omitted qualifiers where the IR records it explicitly.
+fn with_defaults(op: Opcode, form: usize, mut q: Quals) -> Quals {
+    match (op, form) {
+        (Opcode::Ld | Opcode::St, _) if q.space.is_none() => q.space = Some(AddrSpace::Generic),
+        _ => {}
+    }
+    match (op, form) {
+        (Opcode::Ld, 0) | (Opcode::St, 0) if q.order.is_none() => q.order = Some(MemOrder::Weak),
+        (Opcode::Iatom | Opcode::Fatom, _) if q.order.is_none() => {
+            q.order = Some(MemOrder::Relaxed)
+        }
+        (Opcode::Fence, 0) => {
+            q.space.get_or_insert(AddrSpace::Generic);
+            q.order.get_or_insert(MemOrder::SeqCst);
+        }
+        (Opcode::Fence, _) => {
+            q.order.get_or_insert(MemOrder::SeqCst);
+        }
+        _ => {}
+    }
+    q
+}
+
+fn report_failure(
+    f: &mut FnCx<'_, '_, '_>,
+    inst: &Inst<'_>,
+    opname: &str,
+    words: &[(&str, Span)],
+    def: &isa::InstrDef,
+    ops: &[ROp<'_>],
+    failures: &[Failure],
+) {
+    let Some(best) = failures
+        .iter()
+        .max_by_key(|fl| (fl.progress, std::cmp::Reverse(fl.form)))
+    else {
+        return;
+    };
+    let form = &def.forms[best.form];
+    if let Some(m) = best.qual {
+        let i = m.matched;
+        if let Some(&(w, span)) = words.get(i) {
+            let earlier = words[..i].iter().any(|(x, _)| *x == w);
+            let slot_of = |w: &str| form.quals.iter().position(|s| s.knows_word(w));
+            let cur_slot = m.missing.unwrap_or(form.quals.len());
+            let msg = if earlier {
+                format!("duplicate qualifier `.{w}` in `{}`", inst.mnemonic.text)
+            } else if slot_of(w).is_some_and(|s| s < cur_slot) {
+                let order: Vec<String> =
+                    form.quals.iter().map(|s| format!(".{}", s.name)).collect();
+                format!(
+                    "qualifier `.{w}` is out of order: `{opname}` qualifiers are written as {}",
+                    order.join("")
+                )
+            } else if let (Some(si), Some(_)) = (m.missing, slot_of(w)) {
+                let slot = &form.quals[si];
+                let needed = form.quals[si..].iter().filter(|s| s.required).count();
+                if words.len() - i >= needed {
+                    return f.error(
+                        span,
+                        format!(
+                            "`.{w}` is not a valid `.{}` for `{opname}` (one of {})",
+                            slot.name,
+                            slot.spellings()
+                        ),
+                    );
+                }
+                return f.error(
+                    inst.mnemonic.span,
+                    format!(
+                        "missing `.{}` qualifier for `{opname}` (one of {})",
+                        slot.name,
+                        slot.spellings()
+                    ),
+                );
+            } else if i > 0 {
+                format!(
+                    "qualifier combination not allowed: `.{w}` cannot follow `.{}` in `{opname}`",
+                    words[i - 1].0
+                )
+            } else {
+                format!(
+                    "qualifier `.{w}` is not allowed here in `{}`",
+                    inst.mnemonic.text
+                )
+            };
+            f.error(span, msg);
+        } else if let Some(si) = m.missing {
+            let slot = &form.quals[si];
+            f.error(
+                inst.mnemonic.span,
+                format!(
+                    "missing `.{}` qualifier for `{opname}` (one of {})",
+                    slot.name,
+                    slot.spellings()
+                ),
+            );
+        }
+        return;
+    }
+    match best.op {
+        Some(OpFail::Count(_)) => {
+            let min = form.required_operands();
+            let has_args = form.operands.iter().any(|r| r.kind == Kind::Args);
+            let max = form.operands.len();
+            let expected = if has_args {
+                format!("at least {min}")
+            } else if min == max {
+                format!("{min}")
+            } else {
+                format!("{min} to {max}")
+            };
+            let s = if expected == "1" { "" } else { "s" };
+            f.error(
+                inst.span,
+                format!(
+                    "`{}` expects {expected} operand{s}, found {}",
+                    inst.mnemonic.text,
+                    ops.len()
+                ),
+            );
+        }
+        Some(OpFail::Kind(i, _)) => {
+            let mut descs: Vec<&str> = Vec::new();
+            for fl in failures.iter().filter(|fl| fl.progress == best.progress) {
+                if let Some(OpFail::Kind(_, k)) = fl.op {
+                    if !descs.contains(&k.describe()) {
+                        descs.push(k.describe());
+                    }
+                }
+            }
+            let rule = rule_at(form, i);
+            let rop = &ops[i];
+            let msg = if rule.kind == Kind::Args && matches!(rop, ROp::Imm(_)) {
+                "call arguments must be register variables; immediate values are not allowed"
+                    .to_string()
+            } else {
+                let mut m = format!(
+                    "operand {} (`{}`) of `{opname}` must be {}",
+                    i + 1,
+                    rule.role,
+                    descs.join(" or ")
+                );
+                match rop {
+                    ROp::Imm(_) if rule.kind == Kind::Packed => {
+                        m.push_str("; immediate values are not allowed for packed operands")
+                    }
+                    ROp::Reg {
+                        ty: RegType::Vector(..),
+                        swz: None,
+                        name,
+                        ..
+                    } if rule.kind == Kind::Reg || rule.kind == Kind::RegImm => {
+                        m.push_str(&format!(
+                            " (`%{name}` is a vector register; use a swizzle such as `%{name}.x`)"
+                        ))
+                    }
+                    ROp::Reg {
+                        ty: RegType::Pred,
+                        name,
+                        ..
+                    } => m.push_str(&format!(" (`%{name}` is a predicate)")),
+                    ROp::Reg { swz: Some(s), .. } if s.range().1 > 1 => {
+                        m.push_str(" (multi-element swizzles are only allowed on `mov`)")
+                    }
+                    _ => {}
+                }
+                m
+            };
+            f.error(rop.span(), msg);
+        }
+        None => {}
+    }
+}
+
+fn expected_bits(w: Width, q: &Quals) -> Option<(u32, &'static str)> {
+    Some(match w {
+        Width::Type => (q.ty?.bits(), "the bitwidth of `.type`"),
+        Width::Twice => (q.ty?.bits() * 2, "twice the bitwidth of `.type`"),
+        Width::To => (q.to?.bits(), "the bitwidth of `.to`"),
+        Width::From => (q.from?.bits(), "the bitwidth of `.from`"),
+        Width::Bits(n) => (n, "the operand size"),
+        Width::AddrFrom => (
+            q.space_from?.mem_space()?.address_bits(),
+            "the address size of `.from`",
+        ),
+        Width::AddrTo => (
+            q.space_to?.mem_space()?.address_bits(),
+            "the address size of `.to`",
+        ),
+        Width::Any => return None,
+    })
+}
+
+fn data_type(w: Width, q: &Quals) -> Option<DataType> {
+    match w {
+        Width::Type => q.ty,
+        Width::To => q.to,
+        Width::From => q.from,
+        _ => None,
+    }
+}
+
+fn is_scalar_float(t: DataType) -> bool {
+    matches!(t, DataType::Hf | DataType::Bf | DataType::F | DataType::Df)
+}
+
+/// Converts one checked-kind operand to the IR, checking its width; reports and returns `None`
+/// on error.
+fn convert(
+    f: &mut FnCx<'_, '_, '_>,
+    op: Opcode,
+    rule: &OperandRule,
+    index: usize,
+    rop: &ROp<'_>,
+    q: &Quals,
+) -> Option<Operand> {
+    let role = rule.role;
+    match *rop {
+        ROp::Bad(_) => None,
+        ROp::Reg {
+            id,
+            ty,
+            swz,
+            neg,
+            name,
+            span,
+        } => {
+            if neg && rule.kind != Kind::PredNeg {
+                f.error(
+                    span,
+                    format!("`!` is not allowed on operand {} (`{role}`)", index + 1),
+                );
+                return None;
+            }
+            if ty == RegType::Pred {
+                match rule.kind {
+                    Kind::Args => {
+                        f.error(
+                            span,
+                            format!("predicate `%{name}` cannot be passed as a function argument"),
+                        );
+                        return None;
+                    }
+                    Kind::RetVal | Kind::RetImm => {
+                        f.error(
+                            span,
+                            format!("predicate `%{name}` cannot be used as a return value"),
+                        );
+                        return None;
+                    }
+                    _ => {
+                        return Some(Operand::Pred {
+                            reg: id,
+                            negated: neg,
+                        })
+                    }
+                }
+            }
+            if rule.kind == Kind::Packed {
+                let dt = data_type(rule.width, q)?;
+                let (eb, n) = dt.packed()?;
+                let want = RegType::Vector(ir::Bits::from_bits(eb)?, n);
+                if ty != want {
+                    f.error(
+                        span,
+                        format!(
+                            "packed operand `{role}` must be a {} register for .{}, but `%{name}` is {}",
+                            type_name(want),
+                            dt.as_str(),
+                            type_name(ty)
+                        ),
+                    );
+                    return None;
+                }
+                return Some(Operand::Reg {
+                    reg: id,
+                    swizzle: None,
+                });
+            }
+            let elem = ty.element().map_or(1, |b| b.bits());
+            let actual = match (rule.kind, swz) {
+                (_, Some(s)) => elem * s.range().1 as u32,
+                (Kind::Plain | Kind::PlainImm | Kind::RetVal | Kind::RetImm | Kind::Args, None) => {
+                    ty.total_bits()
+                }
+                (_, None) => elem,
+            };
+            if let Some((want, why)) = expected_bits(rule.width, q) {
+                let what = if matches!(rule.kind, Kind::Swizzled | Kind::Plain | Kind::PlainImm) {
+                    "total width"
+                } else {
+                    "bitwidth"
+                };
+                if actual != want {
+                    f.error(
+                        span,
+                        format!("{what} of `{role}` must match {why} ({want} bits), but `%{name}` has {actual} bits"),
+                    );
+                    return None;
+                }
+            }
+            if rule.kind == Kind::CallTarget && ty != RegType::Scalar(ir::Bits::B64) {
+                f.error(
+                    span,
+                    format!("call target register `%{name}` must be a 64-bit scalar register"),
+                );
+                return None;
+            }
+            Some(Operand::Reg {
+                reg: id,
+                swizzle: swz,
+            })
+        }
+        ROp::Special {
+            reg,
+            comp,
+            neg,
+            span,
+        } => {
+            if neg {
+                f.error(
+                    span,
+                    format!("`!` is not allowed on operand {} (`{role}`)", index + 1),
+                );
+                return None;
+            }
+            if rule.write || rule.kind == Kind::Args {
+                let why = if rule.write {
+                    "is read-only"
+                } else {
+                    "cannot be passed as a function argument"
+                };
+                f.error(span, format!("special register `%{}` {why}", reg.as_str()));
+                return None;
+            }
+            let actual = reg.ty().element().map_or(32, |b| b.bits());
+            if let Some((want, why)) = expected_bits(rule.width, q) {
+                if actual != want {
+                    f.error(
+                        span,
+                        format!("bitwidth of `{role}` must match {why} ({want} bits), but `%{}` has {actual} bits", reg.as_str()),
+                    );
+                    return None;
+                }
+            }
+            Some(Operand::Special {
+                reg,
+                component: comp,
+            })
+        }
+        ROp::Imm(n) => {
+            let (bits, float) = if rule.kind == Kind::RetImm {
+                match f.ret {
+                    Some(RegType::Scalar(b)) => (b.bits(), None),
+                    Some(t) => {
+                        f.error(
+                            n.span,
+                            format!("an immediate cannot be returned as {}", type_name(t)),
+                        );
+                        return None;
+                    }
+                    None => (32, None),
+                }
+            } else {
+                let Some((bits, _)) = expected_bits(rule.width, q) else {
+                    f.error(
+                        n.span,
+                        format!("operand {} (`{role}`) cannot be an immediate", index + 1),
+                    );
+                    return None;
+                };
+                let float = if rule.float {
+                    data_type(rule.width, q).filter(|t| is_scalar_float(*t))
+                } else {
+                    None
+                };
+                (bits, float)
+            };
+            if let Some(t) = float {
+                return match float_bits(n.text, t) {
+                    Ok(v) => Some(Operand::Imm(v)),
+                    Err(msg) => {
+                        f.error(n.span, msg);
+                        None
+                    }
+                };
+            }
+            if n.float {
+                f.error(
+                    n.span,
+                    format!(
+                        "floating-point literal `{}` is not allowed for an integer operand",
+                        n.text
+                    ),
+                );
+                return None;
+            }
+            match parse_int(n.text) {
+                Some(l) if l.fits(bits) => Some(Operand::Imm(l.bits(bits))),
+                _ => {
+                    f.error(
+                        n.span,
+                        format!("immediate `{}` does not fit in {bits} bits", n.text),
+                    );
+                    None
+                }
+            }
+        }
+        ROp::Var {
+            var,
+            space,
+            name,
+            span,
+        } => {
+            if rule.kind == Kind::MemVar || rule.kind == Kind::RegOrVar {
+                if let Some((want, why)) = expected_bits(rule.width, q) {
+                    let actual = space.address_bits();
+                    if actual != want {
+                        f.error(
+                            span,
+                            format!(
+                                "address size of `@{name}` (.{}: {actual} bits) must match {why} ({want} bits)",
+                                space.as_str()
+                            ),
+                        );
+                        return None;
+                    }
+                }
+            }
+            Some(Operand::Var(var))
+        }
+        ROp::Func { id, span } => {
+            if rule.kind == Kind::RegOrVar {
+                f.error(span, "a function name is not allowed here");
+                return None;
+            }
+            Some(Operand::Func(id))
+        }
+        ROp::Param { span, .. } => {
+            f.error(
+                span,
+                "kernel parameters can only be used as the address of `ld.param`",
+            );
+            None
+        }
+        ROp::Word(w) => {
+            if w.text == "void" {
+                return Some(Operand::Void);
+            }
+            match f.label_map.get(w.text) {
+                Some(id) => Some(Operand::Label(*id)),
+                None => {
+                    if !f.quiet {
+                        f.error(w.span, format!("undeclared label `{}`", w.text));
+                    }
+                    None
+                }
+            }
+        }
+        ROp::Addr { base, offset, span } => {
+            if rule.kind == Kind::ParamAddr {
+                param_address(f, base, offset, q)
+            } else {
+                address(f, op, base, offset, span, q)
+            }
+        }
+    }
+}
+
+fn offset(f: &mut FnCx<'_, '_, '_>, t: Option<Term<'_>>, base_bits: u32) -> Option<AddrOffset> {
+    Some(match t {
+        None => AddrOffset::None,
+        Some(Term::Reg { id, ty, name, span }) => match ty {
+            RegType::Scalar(b) if b.bits() == 32 || b.bits() == 64 => {
+                if b.bits() == 64 && base_bits == 32 {
+                    f.error(span, format!("a 64-bit offset register (`%{name}`) cannot be added to a 32-bit address"));
+                    return None;
+                }
+                AddrOffset::Reg(id)
+            }
+            _ => {
+                f.error(
+                    span,
+                    format!(
+                        "address offset register must be 32 or 64 bits, but `%{name}` is {}",
+                        type_name(ty)
+                    ),
+                );
+                return None;
+            }
+        },
+        Some(Term::Imm(n)) => match parse_int(n.text) {
+            Some(l) if l.fits(base_bits) => AddrOffset::Imm(l.as_i64()),
+            _ => {
+                f.error(
+                    n.span,
+                    format!(
+                        "address offset `{}` does not fit in {base_bits} bits",
+                        n.text
+                    ),
+                );
+                return None;
+            }
+        },
+        Some(Term::Var { span, .. }) => {
+            f.error(
+                span,
+                "the offset of an address must be a register or an immediate",
+            );
+            return None;
+        }
+        Some(Term::Param { span, .. }) => {
+            f.error(
+                span,
+                "kernel parameters can only be used as the address of `ld.param`",
+            );
+            return None;
+        }
+        Some(Term::Bad(_)) => return None,
+    })
+}
+
+fn address(
+    f: &mut FnCx<'_, '_, '_>,
+    op: Opcode,
+    base: Term<'_>,
+    off: Option<Term<'_>>,
+    span: Span,
+    q: &Quals,
+) -> Option<Operand> {
+    let space = q.space.unwrap_or(AddrSpace::Generic);
+    let space_bits = space.mem_space().map_or(64, |m| m.address_bits());
+    let sname = space_name(space);
+    let (b, bits) = match base {
+        Term::Reg { id, ty, name, span } => match ty {
+            RegType::Scalar(bt) if bt.bits() == 32 || bt.bits() == 64 => {
+                if bt.bits() != space_bits {
+                    f.error(
+                        span,
+                        format!("address register `%{name}` has {} bits, but .{sname} addresses are {space_bits} bits", bt.bits()),
+                    );
+                    return None;
+                }
+                (AddrBase::Reg(id), bt.bits())
+            }
+            _ => {
+                f.error(
+                    span,
+                    format!(
+                        "address base register must be 32 or 64 bits, but `%{name}` is {}",
+                        type_name(ty)
+                    ),
+                );
+                return None;
+            }
+        },
+        Term::Var {
+            var,
+            space: vs,
+            name,
+            span,
+        } => {
+            let ok = match space {
+                AddrSpace::Generic => matches!(vs, ir::MemSpace::Global | ir::MemSpace::Const),
+                s => s.mem_space() == Some(vs),
+            };
+            if !ok {
+                f.error(
+                    span,
+                    format!(
+                        "memory variable `@{name}` is in .{} memory, but `{}` accesses .{sname}",
+                        vs.as_str(),
+                        op.as_str()
+                    ),
+                );
+                return None;
+            }
+            (AddrBase::Var(var), vs.address_bits())
+        }
+        Term::Imm(n) => {
+            if off.is_some() {
+                f.error(span, "an immediate address cannot have an offset");
+                return None;
+            }
+            match parse_int(n.text) {
+                Some(l) if l.fits(space_bits) => {
+                    (AddrBase::Imm(l.bits(space_bits) as u64), space_bits)
+                }
+                _ => {
+                    f.error(
+                        n.span,
+                        format!(
+                            "immediate address `{}` does not fit in {space_bits} bits",
+                            n.text
+                        ),
+                    );
+                    return None;
+                }
+            }
+        }
+        Term::Param { span, .. } => {
+            f.error(
+                span,
+                "kernel parameters can only be used as the address of `ld.param`",
+            );
+            return None;
+        }
+        Term::Bad(_) => return None,
+    };
+    let o = offset(f, off, bits)?;
+    Some(Operand::Addr(Address {
+        base: b,
+        offset: o,
+        bits,
+    }))
+}
+
+fn param_address(
+    f: &mut FnCx<'_, '_, '_>,
+    base: Term<'_>,
+    off: Option<Term<'_>>,
+    q: &Quals,
+) -> Option<Operand> {
+    let (id, name, size) = match base {
+        Term::Param { id, name, .. } => (id, name, f.params.get(id.0 as usize).map_or(0, |p| p.1)),
+        Term::Bad(_) => return None,
+        other => {
+            f.error(
+                other.span(),
+                "`ld.param` reads a kernel parameter: write `[%param]` or `[%param + offset]`",
+            );
+            return None;
+        }
+    };
+    let bits = match off {
+        Some(Term::Reg {
+            ty: RegType::Scalar(b),
+            ..
+        }) if b.bits() == 64 => 64,
+        _ => 32,
+    };
+    let o = offset(f, off, bits)?;
+    if let AddrOffset::Imm(v) = o {
+        let access = q.ty.map_or(0, |t| t.bits() / 8) as i64 * q.vec.unwrap_or(1) as i64;
+        if v < 0 || v.saturating_add(access) > size as i64 {
+            let span = off.map_or(Span::default(), |t| t.span());
+            f.error(
+                span,
+                format!(
+                    "`ld.param` reads bytes {v}..{} of `%{name}`, which has {size} bytes",
+                    v.saturating_add(access)
+                ),
+            );
+            return None;
+        }
+    }
+    Some(Operand::Addr(Address {
+        base: AddrBase::Param(id),
+        offset: o,
+        bits,
+    }))
+}
+
+/// The qualifier spelling of an instruction address space.
+pub fn space_name(s: AddrSpace) -> &'static str {
+    match s {
+        AddrSpace::Global => "global",
+        AddrSpace::Const => "const",
+        AddrSpace::Shared => "shared",
+        AddrSpace::Private => "private",
+        AddrSpace::Generic => "generic",
+        AddrSpace::Param => "param",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ir::Target;
+
+    #[test]
+    fn forms_above_the_target_are_refused() {
+        let f = Form {
+            name: "future",
+            quals: &[],
+            operands: &[],
+            since: (0, 1),
+            target: Target::T100c,
+        };
+        assert_eq!(
+            target_error("iadd", &f, Target::T100).as_deref(),
+            Some("`iadd` (future) requires .target 100c or compatible, but the module targets 100")
+        );
+        assert_eq!(target_error("iadd", &f, Target::T100c), None);
+        assert_eq!(target_error("iadd", &f, Target::T100ca), None);
+        for &op in ir::Opcode::ALL {
+            for form in isa::def(op).forms {
+                assert_eq!(
+                    target_error(op.as_str(), form, Target::T100),
+                    None,
+                    "every v0.1 form needs only 100"
+                );
+            }
+        }
+    }
+}
