@@ -1,0 +1,154 @@
+//! The state of a dispatch as the interpreter sees it: what every work-item of a work-group
+//! shares ([`Env`]) and what each work-item owns ([`Lane`]: ids, call stack, private arena).
+
+use crate::error::{unsupported, Error, Result};
+use crate::layout::Prepared;
+use crate::machine::{Launch, CALL_DEPTH_LIMIT};
+use crate::memory::NULL32;
+use pisa_translator::ir::{FuncId, Operand};
+use pisa_translator::Span;
+
+/// What every work-item of the work-group being run sees alike.
+pub(crate) struct Env<'a> {
+    /// The loaded module.
+    pub prepared: &'a Prepared,
+    /// The kernel argument block.
+    pub args: &'a [u8],
+    /// The kernel.
+    pub kernel: FuncId,
+    /// The launch.
+    pub launch: &'a Launch,
+    /// `%groupid`.
+    pub group_id: [u32; 3],
+    /// `%localsize`: the size of this work-group (smaller than the enqueued size for the
+    /// last, partial, work-group of a dimension).
+    pub local_size: [u32; 3],
+    /// `%groupcount`.
+    pub group_count: [u32; 3],
+    /// `%subgroupsize`.
+    pub subgroup_size: u32,
+}
+
+/// Whether a work-item can run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LaneState {
+    /// It can execute its next instruction.
+    Running,
+    /// It waits at the `barrier.workgroup` its pc points at.
+    AtBarrier,
+    /// It returned from the kernel.
+    Done,
+}
+
+/// One activation of a kernel or function.
+#[derive(Clone, Debug)]
+pub(crate) struct Frame {
+    /// The function.
+    pub func: FuncId,
+    /// Index of the next instruction; while a callee runs, the index of the `call`.
+    pub pc: usize,
+    /// The register file, laid out by [`crate::layout::FuncLayout`]; all zero at entry.
+    pub regs: Vec<u8>,
+    /// Added to the static offsets of the function's `.private` variables: 0, or for a
+    /// recursive activation the base of its own copy.
+    pub private_base: u32,
+    /// Length of the private arena before this frame was pushed.
+    pub private_mark: usize,
+    /// The caller's `retval` operand, if the call has one.
+    pub ret_to: Option<Operand>,
+}
+
+/// One work-item.
+#[derive(Clone, Debug)]
+pub(crate) struct Lane {
+    /// `%localid`.
+    pub local_id: [u32; 3],
+    /// `%laneid`.
+    pub lane_id: u32,
+    /// The call stack; the last frame runs.
+    pub frames: Vec<Frame>,
+    /// The private arena: every function's `.private` variables at their static offsets,
+    /// then the copies of recursive activations, stacked.
+    pub private: Vec<u8>,
+    /// Whether it can run.
+    pub state: LaneState,
+}
+
+impl Lane {
+    /// A work-item about to enter `env.kernel`.
+    pub fn new(env: &Env, local_id: [u32; 3], lane_id: u32) -> Result<Lane> {
+        let mut lane = Lane {
+            local_id,
+            lane_id,
+            frames: Vec::new(),
+            private: vec![0; env.prepared.private_size as usize],
+            state: LaneState::Running,
+        };
+        lane.push_frame(env.prepared, env.kernel, None, Span::default())?;
+        Ok(lane)
+    }
+
+    /// The running frame.
+    pub fn top(&self) -> &Frame {
+        self.frames.last().expect("a live work-item has a frame")
+    }
+
+    /// The running frame, mutably.
+    pub fn top_mut(&mut self) -> &mut Frame {
+        self.frames
+            .last_mut()
+            .expect("a live work-item has a frame")
+    }
+
+    /// Enters `func` (which has a body) with zeroed registers. Its `.private` variables are
+    /// at their static offsets, unless `func` is already active in this work-item: then the
+    /// activation gets a zeroed copy of its region at the end of the arena.
+    pub fn push_frame(
+        &mut self,
+        p: &Prepared,
+        func: FuncId,
+        ret_to: Option<Operand>,
+        at: Span,
+    ) -> Result<()> {
+        if self.frames.len() >= CALL_DEPTH_LIMIT {
+            return Err(Error::CallDepth { at });
+        }
+        let layout = &p.funcs[func.0 as usize];
+        let mark = self.private.len();
+        let recursive = self.frames.iter().any(|f| f.func == func);
+        let (start, end) = (
+            layout.private_span.0 as usize,
+            layout.private_span.1 as usize,
+        );
+        let base = if recursive && end > start {
+            let align = layout.private_align.max(1) as usize;
+            let base = mark.div_ceil(align) * align;
+            if (base + end) as u64 >= NULL32 {
+                return Err(unsupported(
+                    at,
+                    "more than 4 GiB of private memory in one work-item",
+                ));
+            }
+            self.private.resize(base + end, 0);
+            base
+        } else {
+            0
+        };
+        self.frames.push(Frame {
+            func,
+            pc: 0,
+            regs: vec![0; layout.reg_bytes],
+            private_base: base as u32,
+            private_mark: mark,
+            ret_to,
+        });
+        Ok(())
+    }
+
+    /// Leaves the running frame, releasing its private memory.
+    pub fn pop_frame(&mut self) -> Option<Frame> {
+        let f = self.frames.pop()?;
+        self.private.truncate(f.private_mark);
+        Some(f)
+    }
+}
