@@ -91,6 +91,80 @@ pub fn kernel_module(decls: &str, body: &str) -> String {
     format!(".version 0.1;\n.target 100;\n{decls}\n.kernel @k(.param[8] %out, .param[8] %in) {{\n{body}\n}}\n")
 }
 
+/// [`run_u64`] on the CPU reference interpreter (sub-groups of `subgroup_size`).
+pub fn reference_u64(
+    src: &str,
+    input: &[u64],
+    in_per: usize,
+    out_per: usize,
+    local: u64,
+    subgroup_size: u32,
+) -> Vec<u64> {
+    let file = Arc::new(SourceFile::new("test.pisa", src));
+    let module =
+        pisa_translator::check(&file).unwrap_or_else(|d| panic!("invalid:\n{}", d.render()));
+    let mut m = pisa_reference::Machine::new(pisa_reference::Config {
+        subgroup_size,
+        ..Default::default()
+    });
+    let loaded = m
+        .load(&module)
+        .unwrap_or_else(|e| panic!("reference load: {e}"));
+    let n = input.len() / in_per.max(1);
+    let inb = m.alloc((input.len() * 8).max(8) as u64, 16);
+    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
+    m.write(inb, &bytes).expect("write input");
+    let outb = m.alloc((n * out_per * 8).max(8) as u64, 16);
+    m.write(outb, &vec![0; n * out_per * 8])
+        .expect("zero output");
+    let mut args = outb.to_le_bytes().to_vec();
+    args.extend(inb.to_le_bytes());
+    let launch = pisa_reference::Launch::linear(n as u64, local as u32);
+    m.dispatch(&loaded, "k", &launch, &args)
+        .unwrap_or_else(|e| panic!("reference dispatch: {e}"));
+    let mut out = vec![0u8; n * out_per * 8];
+    m.read(outb, &mut out).expect("read output");
+    out.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+        .collect()
+}
+
+/// Runs `src` on the device and on the reference and asserts that every output word agrees
+/// under `same` (bit equality, or NaN-aware for floating-point results); returns the
+/// device's output.
+pub fn run_both(
+    src: &str,
+    input: &[u64],
+    in_per: usize,
+    out_per: usize,
+    local: u64,
+    same: impl Fn(u64, u64) -> bool,
+) -> Vec<u64> {
+    let dev = run_u64(src, input, in_per, out_per, local);
+    let reference = reference_u64(src, input, in_per, out_per, local, 32);
+    for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {
+        assert!(
+            same(*d, *r),
+            "device and reference differ at output word {i}: {d:#x} vs {r:#x}\n{src}"
+        );
+    }
+    dev
+}
+
+/// Whether `bits` (the low `width` bits) is a NaN of the IEEE format of that width (16 means
+/// binary16; bfloat16 NaNs are NaNs of binary16 too: exponent all ones, mantissa not 0).
+pub fn is_nan_bits(bits: u64, width: u32) -> bool {
+    match width {
+        16 => {
+            let h = bits as u16;
+            (h & 0x7C00 == 0x7C00 && h & 0x03FF != 0) || (h & 0x7F80 == 0x7F80 && h & 0x007F != 0)
+        }
+        32 => f32::from_bits(bits as u32).is_nan(),
+        64 => f64::from_bits(bits).is_nan(),
+        _ => false,
+    }
+}
+
 /// Runs kernel `k` of `src` once per element of `input` (one work-item each, work-groups
 /// of `local`), with `%out` and `%in` pointing at `u64` buffers of `input.len() * out_per`
 /// and `input.len() * in_per` elements; returns the output buffer.
@@ -210,8 +284,18 @@ pub fn eval(inst: &str, src_bits: &[u32], dst_bits: u32, cases: &[Vec<u64>]) -> 
             c
         })
         .collect();
-    let out = run_u64(&src, &flat, n.max(1), 1, 16);
     let m = if dst_bits == 1 { 1 } else { mask(dst_bits) };
+    // Where the spec allows any NaN (an invalid operation, several NaN inputs), device and
+    // reference may pick different ones: a float result that is NaN on both sides agrees.
+    let float = inst.split_whitespace().next().is_some_and(|mn| {
+        mn.split('.').any(|q| matches!(q, "f" | "df" | "hf" | "bf"))
+            && !mn.starts_with("fcmp")
+            && !mn.starts_with("f2i")
+    });
+    let out = run_both(&src, &flat, n.max(1), 1, 16, |d, r| {
+        (d & m) == (r & m)
+            || (float && is_nan_bits(d & m, dst_bits) && is_nan_bits(r & m, dst_bits))
+    });
     out.iter().map(|x| x & m).collect()
 }
 

@@ -3,7 +3,7 @@
 //! address, with vector arguments and return values), and the refusal of recursion.
 //! Expected values are worked out by hand in each test.
 
-use pisa_conformance::{kernel_module, run_u64, translate};
+use pisa_conformance::{kernel_module, run_both, translate};
 
 /// A kernel whose work-item i reads `in[i]` into `%x` (64-bit), runs `code` and stores
 /// `%r` (64-bit) to `out[i]`.
@@ -29,7 +29,7 @@ fn counted_loop_sums_one_to_n() {
          loop:\nucmp.gt.64b %p, %k, %x;\ngoto.cond %p, done;\niadd.64b %r, %r, %k;\niadd.64b %k, %k, 1;\ngoto loop;\ndone:",
     );
     let input: Vec<u64> = (0..40).collect();
-    let out = run_u64(&src, &input, 1, 1, 8);
+    let out = run_both(&src, &input, 1, 1, 8, |a, b| a == b);
     for (n, r) in input.iter().zip(out) {
         assert_eq!(r, n * (n + 1) / 2, "sum 1..={n}");
     }
@@ -49,7 +49,7 @@ fn nested_loops_with_a_break_out_of_both() {
          next:\niadd.64b %a, %a, 1;\ngoto outer;\ndone:",
     );
     let input: Vec<u64> = (0..12).collect();
-    let out = run_u64(&src, &input, 1, 1, 4);
+    let out = run_both(&src, &input, 1, 1, 4, |a, b| a == b);
     for (&x, r) in input.iter().zip(out) {
         let mut want = 0;
         'o: for a in 0..x {
@@ -75,7 +75,7 @@ fn irreducible_loop_entered_at_two_labels() {
          A:\niadd.64b %r, %r, 1;\niadd.64b %n, %n, 1;\nucmp.ge.64b %q, %n, 5;\ngoto.cond %q, out;\n\
          B:\niadd.64b %r, %r, 10;\niadd.64b %n, %n, 1;\nucmp.ge.64b %q, %n, 5;\ngoto.cond %q, out;\ngoto A;\nout:",
     );
-    let out = run_u64(&src, &[0, 1, 2, 3], 1, 1, 4);
+    let out = run_both(&src, &[0, 1, 2, 3], 1, 1, 4, |a, b| a == b);
     // even: A B A B A = 1+10+1+10+1 = 23; odd: B A B A B = 10+1+10+1+10 = 32
     assert_eq!(out, vec![23, 32, 23, 32]);
 }
@@ -86,7 +86,7 @@ fn conditional_return_in_kernel_ends_the_work_item() {
         "",
         ".pred %p;\nmov.64b %r, 7;\nst.global.64b [%pout], %r;\nucmp.lt.64b %p, %x, 3;\nreturn.cond %p;\nmov.64b %r, 9;",
     );
-    let out = run_u64(&src, &[0, 1, 2, 3, 4, 5], 1, 1, 2);
+    let out = run_both(&src, &[0, 1, 2, 3, 4, 5], 1, 1, 2, |a, b| a == b);
     assert_eq!(out, vec![7, 7, 7, 9, 9, 9]);
 }
 
@@ -131,7 +131,7 @@ fn direct_conditional_and_indirect_calls_with_vector_arguments() {
          ld.const.64b %f, [@table];\ncall %r, %f(%r);",
     );
     let input: Vec<u64> = (0..8).collect();
-    let out = run_u64(&src, &input, 1, 1, 4);
+    let out = run_both(&src, &input, 1, 1, 4, |a, b| a == b);
     for (&x, r) in input.iter().zip(out) {
         let picked = if x & 1 == 1 { 1000 + 100 } else { 2 * x };
         assert_eq!(r, (picked + 100) * 2, "x = {x}");

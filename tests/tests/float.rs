@@ -121,7 +121,7 @@ fn min_max_abs_neg_and_saturation() {
     check_f32("fneg.f %d, %s0", 1, |a| -a[0]);
     check_f32("fadd.dsat.f %d, %s0, %s1", 2, |a| {
         let s = a[0] + a[1];
-        if s.is_nan() || s < 0.0 {
+        if s.is_nan() || s <= 0.0 {
             0.0
         } else if s > 1.0 {
             1.0

@@ -3,7 +3,7 @@
 //! initializers and relocations, kernel parameters at every offset (inline and in an
 //! argument buffer), and `.host_access` symbols. Expected bytes are worked out by hand.
 
-use pisa_conformance::{context, kernel_module, load, run_u64};
+use pisa_conformance::{context, kernel_module, load, run_both};
 
 /// Stores the bytes 0x11, 0x22, 0x33, 0x44 one at a time into `@V` (in `space`), then reads
 /// them back as one 32-bit load, two 16-bit loads and one 8-bit load, into out[0..4].
@@ -31,7 +31,7 @@ fn bytes_in(space: &str) -> Vec<u64> {
              ld.{space}.8b %b, [@V + 3];\nzext.64b.8b %q, %b;\nst.global.64b [%p + 24], %q;"
         ),
     );
-    run_u64(&src, &[0, 0, 0, 0], 4, 4, 1)[..4].to_vec()
+    run_both(&src, &[0, 0, 0, 0], 4, 4, 1, |a, b| a == b)[..4].to_vec()
 }
 
 #[test]
@@ -69,7 +69,7 @@ fn sixty_four_bit_and_vector_accesses_in_every_space() {
                  mov.64b %x, %d.x;\nst.global.64b [%p], %x;\nmov.64b %x, %d.y;\nst.global.64b [%p + 8], %x;"
             ),
         );
-        let out = run_u64(&src, &[0, 0], 2, 2, 1);
+        let out = run_both(&src, &[0, 0], 2, 2, 1, |a, b| a == b);
         assert_eq!(
             &out[..2],
             &[0x0f0e_0d0c_0b0a_0908, 0x1716_1514_1312_1110],
@@ -127,7 +127,7 @@ fn generic_addresses_round_trip_and_nulls_convert() {
          mov.32b %w, 77;\nst.shared.32b [@S + 4], %w;\naddrcast.generic.shared %gen, @S;\nld.generic.32b %w, [%gen + 4];\n\
          zext.64b.32b %x, %w;\nst.global.64b [%p + 64], %x;",
     );
-    let out = run_u64(&src, &[0; 9], 9, 9, 1);
+    let out = run_both(&src, &[0; 9], 9, 9, 1, |a, b| a == b);
     assert_eq!(
         out,
         vec![
@@ -156,7 +156,7 @@ fn module_globals_initializers_and_relocations() {
          ld.const.64b %a, [@P + 8];\naddrof.64b %x, @D;\nisub.64b %x, %a, %x;\nst.global.64b [%p + 16], %x;\n\
          ld.const.8b %b, [@B + 1];\nzext.64b.8b %x, %b;\nst.global.64b [%p + 24], %x;",
     );
-    let out = run_u64(&src, &[0; 4], 4, 4, 1);
+    let out = run_both(&src, &[0; 4], 4, 4, 1, |a, b| a == b);
     assert_eq!(out, vec![0x0000_FFFE_0000_FFFF, 0xFFFE, 0, 0x49]);
 }
 

@@ -2,7 +2,7 @@
 //! moves and `extract`/`insert` on the device, against per-element semantics written out
 //! here from the spec.
 
-use pisa_conformance::{int_inputs, kernel_module, run_u64};
+use pisa_conformance::{int_inputs, kernel_module, run_both};
 
 /// Runs `inst` with `%d`, `%a`, `%b` (and `%c`) declared as `decl`-typed registers loaded
 /// from one 32-bit word each (as `.v4.8b` / `.v2.16b`), and `%k` a 32-bit scalar; returns
@@ -42,7 +42,7 @@ fn packed(decl: &str, inst: &str, cases: &[[u32; 4]]) -> Vec<u32> {
         .iter()
         .flat_map(|c| c.iter().map(|&x| x as u64))
         .collect();
-    run_u64(&src, &input, 4, 1, 8)
+    run_both(&src, &input, 4, 1, 8, |a, b| a == b)
         .iter()
         .map(|&x| x as u32)
         .collect()
@@ -204,7 +204,7 @@ fn wide_moves_swizzles_extract_and_insert() {
         0x1111_1111_0000_0000u64 | 0x0302_0100,
         0x0706_0504_0b0a_0908u64,
     ];
-    let out = run_u64(&src, &input, 2, 5, 1);
+    let out = run_both(&src, &input, 2, 5, 1, |a, b| a == b);
     assert_eq!(
         out,
         vec![

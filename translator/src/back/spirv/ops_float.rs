@@ -306,7 +306,7 @@ impl FnCx<'_> {
         Ok(b)
     }
 
-    /// `.dsat`: clamp to [0, 1]; NaN becomes +0.
+    /// `.dsat`: clamp to [+0, 1]; NaN and -0 become +0.
     fn dsat(&mut self, k: FKind, f: Word) -> EResult<Word> {
         let ft = self.ftype(k);
         let bt = self.m.ty(Scalar::Bool);
@@ -321,7 +321,12 @@ impl FnCx<'_> {
                 1f32.to_bits() as u64
             },
         );
-        let lt = self.m.b.f_ord_less_than(bt, None, f, zero).map_err(bug)?;
+        // -0 clamps to +0 as well.
+        let lt = self
+            .m
+            .b
+            .f_ord_less_than_equal(bt, None, f, zero)
+            .map_err(bug)?;
         let gt = self.m.b.f_ord_greater_than(bt, None, f, one).map_err(bug)?;
         let nan = self.m.b.is_nan(bt, None, f).map_err(bug)?;
         let low = self.m.b.logical_or(bt, None, lt, nan).map_err(bug)?;
