@@ -229,3 +229,52 @@ fn devices_lists_at_least_one_device() {
         "{s}"
     );
 }
+
+#[test]
+fn the_reference_interpreter_prints_what_the_device_prints() {
+    let input = format!(
+        "u32[]:{}",
+        (0..128)
+            .map(|i| (i * 7919 % 1000).to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    let run = |device: Option<&str>| {
+        let mut args = vec![
+            "run",
+            "examples/reduce.pisa",
+            "--kernel",
+            "reduce",
+            "--grid",
+            "128",
+            "--block",
+            "64",
+            "--arg",
+            &input,
+            "--arg",
+            "u32[2]",
+            "--json",
+        ];
+        if let Some(d) = device {
+            args.extend(["--device", d]);
+        }
+        let out = pisa_vk(&args, None);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{device:?}: {}",
+            text(&out.stderr)
+        );
+        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+    };
+    let reference = run(Some("reference"));
+    let want: Vec<u64> = (0..2)
+        .map(|g| {
+            (g * 64..g * 64 + 64)
+                .map(|i| (i * 7919 % 1000) as u64)
+                .sum()
+        })
+        .collect();
+    assert_eq!(reference["buffers"][1]["values"], serde_json::json!(want));
+    assert_eq!(run(None), reference);
+}

@@ -32,7 +32,8 @@ pub struct Args {
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// Device index or name substring (default: PISA_VK_DEVICE, else the best device).
+    /// Device index or name substring (default: PISA_VK_DEVICE, else the best device), or
+    /// `reference` for the CPU reference interpreter.
     #[arg(long)]
     device: Option<String>,
     /// Translate for this sub-group width instead of PISA's 32 (non-conforming).
@@ -40,20 +41,37 @@ pub struct Args {
     subgroup_size: u32,
 }
 
-struct BufArg {
-    index: usize,
-    ty: ElemType,
-    buffer: pisa_vk::Buffer<u8>,
+/// What a run leaves to print: buffer arguments (position, type, bytes) and `.host_access`
+/// globals (name, bytes).
+struct Results {
+    buffers: Vec<(usize, ElemType, Vec<u8>)>,
+    globals: Vec<(String, Vec<u8>)>,
+}
+
+/// The parsed request, shared by both executors.
+struct Request {
+    kernel: String,
+    grid: ([u64; 3], u32),
+    block: Option<([u64; 3], u32)>,
+    offset: [u64; 3],
+    args: Vec<ArgSpec>,
+    sets: Vec<(String, Vec<u8>)>,
 }
 
 /// Runs the kernel and prints buffers and globals.
 pub fn run(a: Args) -> Result<(), Failure> {
-    let (grid, gdims) = argspec::parse_dims(&a.grid).map_err(Failure::usage)?;
+    let grid = argspec::parse_dims(&a.grid).map_err(Failure::usage)?;
+    let block = a
+        .block
+        .as_deref()
+        .map(argspec::parse_dims)
+        .transpose()
+        .map_err(Failure::usage)?;
     let offset = match &a.offset {
         Some(o) => argspec::parse_dims(o).map_err(Failure::usage)?.0,
         None => [0; 3],
     };
-    let specs: Vec<ArgSpec> = a
+    let args = a
         .args
         .iter()
         .map(|s| argspec::parse_arg(s))
@@ -70,86 +88,216 @@ pub fn run(a: Args) -> Result<(), Failure> {
         sets.push((name.trim_start_matches('@').to_string(), bytes));
     }
     let file = read_source(&a.file)?;
-    let options = pisa_translator::Options {
-        subgroup_size: a.subgroup_size,
+    let req = Request {
+        kernel: a.kernel.trim_start_matches('@').to_string(),
+        grid,
+        block,
+        offset,
+        args,
+        sets,
     };
+    let results = if a.device.as_deref() == Some("reference") {
+        run_reference(&file, &req, a.subgroup_size)?
+    } else {
+        run_vulkan(&file, &req, a.device.as_deref(), a.subgroup_size)?
+    };
+    print_results(&req.kernel, &results, a.json);
+    Ok(())
+}
+
+fn run_vulkan(
+    file: &pisa_translator::SourceFile,
+    req: &Request,
+    device: Option<&str>,
+    subgroup_size: u32,
+) -> Result<Results, Failure> {
+    let options = pisa_translator::Options { subgroup_size };
+    let file = std::sync::Arc::new(file.clone());
     let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,
         message: d.render(),
     })?;
-    let selector = match &a.device {
+    let selector = match device {
         None => DeviceSelector::Default,
         Some(d) => match d.parse::<usize>() {
             Ok(i) => DeviceSelector::Index(i),
-            Err(_) => DeviceSelector::NameContains(d.clone()),
+            Err(_) => DeviceSelector::NameContains(d.to_string()),
         },
     };
     let ctx = Context::with_device(selector)?;
     let module = Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?;
-    let kernel = a.kernel.trim_start_matches('@').to_string();
-    let block = match &a.block {
-        Some(b) => argspec::parse_dims(b).map_err(Failure::usage)?,
-        None => match module
-            .reflection()
-            .kernel(&kernel)
-            .and_then(|k| k.reqd_work_group_size)
-        {
-            Some(r) => ([r[0] as u64, r[1] as u64, r[2] as u64], 3),
-            None => ([1, 1, 1], 1),
-        },
-    };
-    for (name, bytes) in &sets {
+    let reqd = module
+        .reflection()
+        .kernel(&req.kernel)
+        .and_then(|k| k.reqd_work_group_size);
+    for (name, bytes) in &req.sets {
         module.symbol(name)?.write(bytes)?;
     }
     let mut args = Vec::new();
     let mut buffers = Vec::new();
-    for (index, spec) in specs.into_iter().enumerate() {
+    for (index, spec) in req.args.iter().enumerate() {
         match spec {
-            ArgSpec::Scalar(bytes) => args.push(Arg(bytes)),
+            ArgSpec::Scalar(bytes) => args.push(Arg(bytes.clone())),
             ArgSpec::Buffer { ty, bytes } => {
-                let buffer = ctx.buffer_from(&bytes)?;
+                let buffer = ctx.buffer_from(bytes)?;
                 args.push(Arg::from(&buffer));
-                buffers.push(BufArg { index, ty, buffer });
+                buffers.push((index, *ty, buffer));
             }
         }
     }
-    let launch = Launch {
+    module.dispatch_launch(&req.kernel, &launch(req, reqd), &args)?;
+    let mut out = Results {
+        buffers: Vec::new(),
+        globals: Vec::new(),
+    };
+    for (index, ty, b) in buffers {
+        out.buffers.push((index, ty, b.read()?));
+    }
+    for g in &module.reflection().globals {
+        if let Some(name) = &g.host_access {
+            out.globals
+                .push((name.clone(), module.symbol(name)?.read::<u8>()?));
+        }
+    }
+    Ok(out)
+}
+
+/// The launch: the block defaults to the kernel's `.reqd_work_group_size`, else 1.
+fn launch(req: &Request, reqd: Option<[u32; 3]>) -> Launch {
+    let block = req.block.unwrap_or(match reqd {
+        Some(r) => ([r[0] as u64, r[1] as u64, r[2] as u64], 3),
+        None => ([1, 1, 1], 1),
+    });
+    Launch {
         global: Dim3 {
-            size: grid,
-            dims: gdims,
+            size: req.grid.0,
+            dims: req.grid.1,
         },
         local: Dim3 {
             size: block.0,
             dims: block.1,
         },
-        offset,
-    };
-    module.dispatch_launch(&kernel, &launch, &args)?;
-    print_results(&module, &kernel, &buffers, a.json)
+        offset: req.offset,
+    }
 }
 
-fn print_results(
-    module: &Module,
-    kernel: &str,
-    buffers: &[BufArg],
-    json: bool,
-) -> Result<(), Failure> {
-    let mut globals = Vec::new();
-    for g in &module.reflection().globals {
+/// `--device reference`: the CPU reference interpreter, with the same arguments and output.
+fn run_reference(
+    file: &pisa_translator::SourceFile,
+    req: &Request,
+    subgroup_size: u32,
+) -> Result<Results, Failure> {
+    let file = std::sync::Arc::new(file.clone());
+    let module = pisa_translator::check(&file).map_err(|d| Failure {
+        code: 1,
+        message: d.render(),
+    })?;
+    let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
+    let f = module
+        .functions
+        .iter()
+        .find(|f| f.is_kernel() && f.name == req.kernel && f.body.is_some())
+        .ok_or_else(|| Failure::runtime(format!("no kernel `{}` in the module", req.kernel)))?;
+    let mut machine = pisa_reference::Machine::new(pisa_reference::Config {
+        subgroup_size,
+        ..Default::default()
+    });
+    let loaded = machine.load(&module).map_err(rt)?;
+    for (name, bytes) in &req.sets {
+        let sym = loaded.symbol(name).ok_or_else(|| {
+            Failure::runtime(format!(
+                "no `.host_access` name or module variable `{name}`"
+            ))
+        })?;
+        if sym.size != bytes.len() as u64 {
+            return Err(Failure::runtime(format!(
+                "--set {name}: {} bytes given, {} expected",
+                bytes.len(),
+                sym.size
+            )));
+        }
+        machine.write(sym.address, bytes).map_err(rt)?;
+    }
+    let (offsets, size) = f.param_layout();
+    if req.args.len() != f.params.len() {
+        return Err(Failure::runtime(format!(
+            "kernel `{}` takes {} argument(s), {} given",
+            f.name,
+            f.params.len(),
+            req.args.len()
+        )));
+    }
+    let mut block = vec![0u8; size as usize];
+    let mut buffers = Vec::new();
+    for (i, spec) in req.args.iter().enumerate() {
+        let bytes = match spec {
+            ArgSpec::Scalar(b) => b.clone(),
+            ArgSpec::Buffer { ty, bytes } => {
+                let addr = machine.alloc(bytes.len().max(1) as u64, 16);
+                machine.write(addr, bytes).map_err(rt)?;
+                buffers.push((i, *ty, addr, bytes.len()));
+                addr.to_le_bytes().to_vec()
+            }
+        };
+        let p = &f.params[i];
+        if bytes.len() != p.size as usize {
+            return Err(Failure::runtime(format!(
+                "argument {i} (`%{}`) of kernel `{}` is {} bytes, but `.param[{}]`",
+                p.name,
+                f.name,
+                bytes.len(),
+                p.size
+            )));
+        }
+        block[offsets[i] as usize..offsets[i] as usize + bytes.len()].copy_from_slice(&bytes);
+    }
+    let l = launch(req, f.attrs.reqd_work_group_size);
+    let local = l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX));
+    let rl = pisa_reference::Launch {
+        global_size: l.global.size,
+        local_size: local,
+        global_offset: l.offset,
+        work_dim: l.global.dims.max(l.local.dims),
+    };
+    machine
+        .dispatch(&loaded, &req.kernel, &rl, &block)
+        .map_err(rt)?;
+    let mut out = Results {
+        buffers: Vec::new(),
+        globals: Vec::new(),
+    };
+    for (i, ty, addr, len) in buffers {
+        let mut b = vec![0u8; len];
+        machine.read(addr, &mut b).map_err(rt)?;
+        out.buffers.push((i, ty, b));
+    }
+    for g in &module.globals {
         if let Some(name) = &g.host_access {
-            let bytes: Vec<u8> = module.symbol(name)?.read::<u8>()?;
-            globals.push((name.clone(), bytes));
+            if let Some(sym) = loaded.symbol(name) {
+                let mut b = vec![0u8; sym.size as usize];
+                machine.read(sym.address, &mut b).map_err(rt)?;
+                out.globals.push((name.clone(), b));
+            }
         }
     }
-    let mut decoded = Vec::new();
-    for b in buffers {
-        let bytes = b.buffer.read()?;
-        let values: Vec<argspec::Value> = bytes
-            .chunks_exact(b.ty.size())
-            .map(|c| b.ty.decode(c))
-            .collect();
-        decoded.push((b.index, b.ty, values));
-    }
+    Ok(out)
+}
+
+fn print_results(kernel: &str, r: &Results, json: bool) {
+    let decoded: Vec<(usize, ElemType, Vec<argspec::Value>)> = r
+        .buffers
+        .iter()
+        .map(|(i, ty, bytes)| {
+            (
+                *i,
+                *ty,
+                bytes
+                    .chunks_exact(ty.size())
+                    .map(|c| ty.decode(c))
+                    .collect(),
+            )
+        })
+        .collect();
     if json {
         let bufs: Vec<String> = decoded
             .iter()
@@ -162,7 +310,8 @@ fn print_results(
                 )
             })
             .collect();
-        let globs: Vec<String> = globals
+        let globs: Vec<String> = r
+            .globals
             .iter()
             .map(|(n, b)| {
                 format!(
@@ -183,9 +332,8 @@ fn print_results(
             let vals: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
             println!("arg {i} ({}[{}]): {}", ty.name(), vs.len(), vals.join(" "));
         }
-        for (n, b) in &globals {
+        for (n, b) in &r.globals {
             println!("{n}: {}", argspec::to_hex(b));
         }
     }
-    Ok(())
 }
