@@ -1,5 +1,5 @@
 //! Load / dispatch / drop cycles through the host API, printing memory as it goes:
-//! `cargo run --release -p pisa-vk --example leak_check -- 10000`.
+//! `cargo run --release -p pisa-vk --example host_leak_check -- 10000`.
 //!
 //! Each cycle translates and loads a module (globals arena with an initializer), creates a
 //! buffer, dispatches a kernel over a partial work-group, checks the result and drops it all.

@@ -1,5 +1,5 @@
 //! Load / dispatch / drop cycles keep the heap flat (the full 10,000-cycle run is
-//! `cargo run --release -p pisa-vk --example leak_check`). Its own test binary, so that
+//! `cargo run --release -p pisa-vk --example host_leak_check`). Its own test binary, so that
 //! nothing else allocates while it measures.
 
 #[path = "../../examples/leak_check.rs"]

@@ -328,6 +328,7 @@ pub fn read_u32s(buf: &pisa_runtime::Buffer, count: usize) -> Vec<u32> {
         .collect()
 }
 
+#[allow(unused_imports)]
 pub use pisa_runtime::memory_stats::{heap_in_use, rss_bytes};
 
 /// Distinct local sizes the leak cycles go through (more than the pipeline cache holds).
