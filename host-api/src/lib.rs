@@ -33,6 +33,6 @@ mod module;
 pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
-pub use module::{required_features, Arg, Dim3, Launch, Module, Symbol};
+pub use module::{pack_args, required_features, Arg, Dim3, Launch, Module, Symbol};
 pub use pisa_runtime::{DeviceInfo, DeviceSelector, DeviceType};
 pub use pisa_translator::Options;

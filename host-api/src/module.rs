@@ -4,7 +4,7 @@
 use crate::{Buffer, Context, Error, Result};
 use bytemuck::Pod;
 use pisa_translator::layout::launch;
-use pisa_translator::reflect::{Feature, KernelInfo, Reflection};
+use pisa_translator::reflect::{Feature, KernelInfo, ParamInfo, Reflection};
 use pisa_translator::{Options, SourceFile, Translation};
 use std::sync::Arc;
 
@@ -214,26 +214,7 @@ impl Module {
     /// Runs `kernel` with a full launch description.
     pub fn dispatch_launch(&self, kernel: &str, launch: &Launch, args: &[Arg]) -> Result<()> {
         let k = self.kernel(kernel)?;
-        if args.len() != k.params.len() {
-            return Err(Error::ArgumentCount {
-                kernel: k.name.clone(),
-                expected: k.params.len(),
-                got: args.len(),
-            });
-        }
-        let mut bytes = vec![0u8; k.param_size as usize];
-        for (i, (a, p)) in args.iter().zip(&k.params).enumerate() {
-            if a.0.len() != p.size as usize {
-                return Err(Error::ArgumentSize {
-                    kernel: k.name.clone(),
-                    index: i,
-                    param: p.name.clone(),
-                    expected: p.size,
-                    got: a.0.len(),
-                });
-            }
-            bytes[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.0);
-        }
+        let bytes = pack_args(&k.name, &k.params, k.param_size, args)?;
         self.dispatch_raw(kernel, launch, &bytes)
     }
 
@@ -334,6 +315,32 @@ impl Module {
         self.ctx.rt.dispatch(&pipeline, &push, groups)?;
         Ok(())
     }
+}
+
+/// Lays out `args` in a kernel's argument block, checking their count and sizes against
+/// the `.param`s.
+pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) -> Result<Vec<u8>> {
+    if args.len() != params.len() {
+        return Err(Error::ArgumentCount {
+            kernel: kernel.to_string(),
+            expected: params.len(),
+            got: args.len(),
+        });
+    }
+    let mut bytes = vec![0u8; size as usize];
+    for (i, (a, p)) in args.iter().zip(params).enumerate() {
+        if a.0.len() != p.size as usize {
+            return Err(Error::ArgumentSize {
+                kernel: kernel.to_string(),
+                index: i,
+                param: p.name.clone(),
+                expected: p.size,
+                got: a.0.len(),
+            });
+        }
+        bytes[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.0);
+    }
+    Ok(bytes)
 }
 
 /// The runtime feature set a kernel's reflected features need.

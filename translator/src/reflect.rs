@@ -139,6 +139,25 @@ impl Feature {
     }
 }
 
+/// The `.param` parameters of a kernel with their offsets in the argument block, and the
+/// block's size (PISA's argument ABI: [`crate::ir::Function::param_layout`]).
+pub fn params_of(f: &crate::ir::Function) -> (Vec<ParamInfo>, u32) {
+    let (offsets, size) = f.param_layout();
+    let params = f
+        .params
+        .iter()
+        .zip(offsets)
+        .map(|(p, offset)| ParamInfo {
+            name: p.name.clone(),
+            offset,
+            size: p.size,
+            align: p.align,
+            addrspace: p.addrspace.map(|s| s.as_str().to_string()),
+        })
+        .collect();
+    (params, size)
+}
+
 impl Reflection {
     /// The kernel named `name`.
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {

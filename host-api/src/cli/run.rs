@@ -218,39 +218,21 @@ fn run_reference(
         }
         machine.write(sym.address, bytes).map_err(rt)?;
     }
-    let (offsets, size) = f.param_layout();
-    if req.args.len() != f.params.len() {
-        return Err(Failure::runtime(format!(
-            "kernel `{}` takes {} argument(s), {} given",
-            f.name,
-            f.params.len(),
-            req.args.len()
-        )));
-    }
-    let mut block = vec![0u8; size as usize];
+    let mut args = Vec::new();
     let mut buffers = Vec::new();
     for (i, spec) in req.args.iter().enumerate() {
-        let bytes = match spec {
-            ArgSpec::Scalar(b) => b.clone(),
+        match spec {
+            ArgSpec::Scalar(b) => args.push(Arg(b.clone())),
             ArgSpec::Buffer { ty, bytes } => {
                 let addr = machine.alloc(bytes.len().max(1) as u64, 16);
                 machine.write(addr, bytes).map_err(rt)?;
                 buffers.push((i, *ty, addr, bytes.len()));
-                addr.to_le_bytes().to_vec()
+                args.push(Arg(addr.to_le_bytes().to_vec()));
             }
-        };
-        let p = &f.params[i];
-        if bytes.len() != p.size as usize {
-            return Err(Failure::runtime(format!(
-                "argument {i} (`%{}`) of kernel `{}` is {} bytes, but `.param[{}]`",
-                p.name,
-                f.name,
-                bytes.len(),
-                p.size
-            )));
         }
-        block[offsets[i] as usize..offsets[i] as usize + bytes.len()].copy_from_slice(&bytes);
     }
+    let (params, size) = pisa_translator::reflect::params_of(f);
+    let block = pisa_vk::pack_args(&f.name, &params, size, &args)?;
     let l = launch(req, f.attrs.reqd_work_group_size);
     let local = l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX));
     let rl = pisa_reference::Launch {

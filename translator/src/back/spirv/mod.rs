@@ -21,7 +21,7 @@ mod values;
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand, SymbolRef};
 use crate::layout::{self, launch, ModuleLayout};
-use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, ParamInfo, Reflection};
+use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 use module::ModuleCx;
 use rspirv::binary::Assemble;
@@ -270,21 +270,10 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         .iter()
         .filter(|f| f.is_kernel() && f.body.is_some())
         .map(|f| {
-            let (offsets, size) = f.param_layout();
+            let (params, size) = crate::reflect::params_of(f);
             KernelInfo {
                 name: f.name.clone(),
-                params: f
-                    .params
-                    .iter()
-                    .zip(offsets)
-                    .map(|(p, offset)| ParamInfo {
-                        name: p.name.clone(),
-                        offset,
-                        size: p.size,
-                        align: p.align,
-                        addrspace: p.addrspace.map(|s| s.as_str().to_string()),
-                    })
-                    .collect(),
+                params,
                 param_size: size,
                 params_inline: launch::params_inline(size),
                 push_constant_size: launch::MAX_PUSH_CONSTANTS,
