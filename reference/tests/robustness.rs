@@ -93,6 +93,7 @@ impl Gen {
             _ => (self.0.next() as u128) << 64 | self.0.next() as u128,
         }
     }
+    #[allow(clippy::field_reassign_with_default)] // each field is drawn in turn
     fn quals(&mut self) -> Quals {
         let mut q = Quals::default();
         q.ty = match self.n(10) {
