@@ -161,3 +161,24 @@ fn every_control_flow_module_passes_spirv_val() {
     translate(".version 0.1;\n.target 100;\n.kernel @empty() {\n}\n");
     translate(".version 0.1;\n.target 100;\n.kernel @spin() {\n.pred %p;\nloop:\ngoto loop;\n}\n");
 }
+
+#[test]
+fn direct_self_recursion_is_checked_then_refused() {
+    // Regression: the front end once panicked on a function calling itself directly.
+    let src = ".version 0.1;\n.target 100;\n\
+        .function .32b @fib(.reg .32b %n) {\n  .reg .32b %m, %a, %b;\n  .pred %small;\n\
+          ucmp.lt.32b %small, %n, 2;\n  return.cond %small, %n;\n  isub.32b %m, %n, 1;\n  call %a, @fib(%m);\n\
+          isub.32b %m, %n, 2;\n  call %b, @fib(%m);\n  iadd.32b %a, %a, %b;\n  return %a;\n}\n\
+        .kernel @k() {\n  .reg .32b %r, %x;\n  mov.32b %x, 10;\n  call %r, @fib(%x);\n}\n";
+    let file = std::sync::Arc::new(pisa_translator::SourceFile::new("fib.pisa", src));
+    let module =
+        pisa_translator::check(&file).unwrap_or_else(|d| panic!("valid PISA:\n{}", d.render()));
+    assert_eq!(module.functions.len(), 2);
+    let err =
+        pisa_translator::compile(&file, &Default::default()).expect_err("recursion is refused");
+    assert!(
+        err.render().contains("call cycle @fib -> @fib"),
+        "{}",
+        err.render()
+    );
+}

@@ -517,9 +517,19 @@ impl FnCx<'_> {
             );
             return self.m.b.select(ft, None, any, qn, r).map_err(bug);
         }
-        // minimumNumber: a NaN operand yields the other one (NaN when both are).
+        // minimumNumber: a NaN operand yields the other one; two NaNs give a quiet NaN.
         let r = self.m.b.select(ft, None, an, b, r).map_err(bug)?;
-        self.m.b.select(ft, None, bn, a, r).map_err(bug)
+        let r = self.m.b.select(ft, None, bn, a, r).map_err(bug)?;
+        let both = self.m.b.logical_and(bt, None, an, bn).map_err(bug)?;
+        let qbit = if cb == 64 {
+            FKind::F64.quiet_bit()
+        } else {
+            FKind::F32.quiet_bit()
+        };
+        let q = self.m.const_uint(cb, qbit);
+        let quieted = self.m.b.bitwise_or(it, None, ai, q).map_err(bug)?;
+        let quieted = self.m.b.bitcast(ft, None, quieted).map_err(bug)?;
+        self.m.b.select(ft, None, both, quieted, r).map_err(bug)
     }
 
     /// `fabs` and `fneg` on the sign bit (`fabs` of a NaN returns a quiet NaN).

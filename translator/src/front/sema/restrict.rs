@@ -411,10 +411,12 @@ fn call(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
         return;
     }
     let ret = callee.ret;
+    // A function calling itself is still being checked: its registers are in `f`.
+    let regs = if id == f.id { &f.regs } else { &callee.regs };
     let params: Vec<RegType> = callee
         .reg_params
         .iter()
-        .map(|r| callee.regs[r.0 as usize].ty)
+        .filter_map(|r| regs.get(r.0 as usize).map(|d| d.ty))
         .collect();
     match (retval, ret) {
         (
