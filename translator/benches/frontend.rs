@@ -1,6 +1,16 @@
-//! Front-end throughput: lexes, parses and validates a generated module of more than 5 MB
-//! (many kernels and functions mixing declarations, arithmetic, memory, control flow and calls)
-//! and reports MB/s.
+//! Front-end throughput: lexes, parses and validates a generated module of more than 5 MiB
+//! (many kernels and functions mixing declarations, arithmetic, memory, control flow and calls),
+//! dropping the IR it returns, as [`pisa_translator::check`] does for a caller.
+//!
+//! Run with `cargo bench -p pisa-translator --bench frontend`. Before measuring, the bench
+//! prints the module's exact size (`module: N bytes (X MB, Y MiB), K kernels`). Criterion then
+//! reports, for `frontend/check 5 MiB module`, the time of one whole `check`
+//! (`time: [low mean high]`) and the throughput (`thrpt: [low mean high]`): the module's bytes
+//! divided by that time, in decimal MB/s (10^6 bytes per second; MiB/s = MB/s / 1.048576).
+//! Criterion keeps the last results under `target/criterion/frontend/` and compares a new run
+//! against them (`change:`). Throughput depends on the load of the machine (the benchmark is
+//! single-threaded, so other work on the cores slows it): note `uptime`'s load average with a
+//! figure.
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use std::fmt::Write as _;
@@ -67,14 +77,21 @@ done:
 
 fn frontend(c: &mut Criterion) {
     let text = generate(5 << 20);
+    let kernels = text.matches(".kernel").count();
+    println!(
+        "module: {} bytes ({:.2} MB, {:.2} MiB), {kernels} kernels",
+        text.len(),
+        text.len() as f64 / 1e6,
+        text.len() as f64 / (1024.0 * 1024.0)
+    );
     let file = Arc::new(pisa_translator::SourceFile::new("bench.pisa", text));
     if let Err(d) = pisa_translator::check(&file) {
         panic!("generated module is invalid:\n{}", d.render());
     }
     let mut g = c.benchmark_group("frontend");
-    g.throughput(Throughput::Bytes(file.text.len() as u64));
+    g.throughput(Throughput::BytesDecimal(file.text.len() as u64));
     g.sample_size(10);
-    g.bench_function("check 5 MB module", |b| {
+    g.bench_function("check 5 MiB module", |b| {
         b.iter(|| pisa_translator::check(std::hint::black_box(&file)).is_ok())
     });
     g.finish();

@@ -2,8 +2,38 @@
 //!
 //! Names and literals borrow from the source text; nothing here is resolved or checked beyond
 //! the grammar. The validator (`front::sema`) turns this into the typed IR.
+//!
+//! Statements, operands, call arguments and register names live in arenas of the [`Module`]; a
+//! block, an instruction, a call or a register declaration holds a [`List`] (a range of its
+//! arena), so parsing an instruction allocates nothing of its own.
 
 use crate::span::Span;
+
+/// A range of one of the [`Module`]'s arenas.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct List {
+    /// Index of the first element.
+    pub start: u32,
+    /// Index one past the last element.
+    pub end: u32,
+}
+
+impl List {
+    /// The range as `usize`s.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// Number of elements.
+    pub fn len(self) -> usize {
+        (self.end - self.start) as usize
+    }
+
+    /// Whether the list is empty.
+    pub fn is_empty(self) -> bool {
+        self.end == self.start
+    }
+}
 
 /// A name or word with its span (`%` / `@` prefixes already stripped for names).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +51,36 @@ pub struct Module<'a> {
     pub items: Vec<Item<'a>>,
     /// Whether some top-level item failed to parse (suppresses "undeclared" follow-up errors).
     pub had_errors: bool,
+    /// The arena of body statements ([`Block::stmts`]).
+    pub stmts: Vec<Stmt<'a>>,
+    /// The arena of instruction operands ([`Inst::operands`]).
+    pub operands: Vec<Operand<'a>>,
+    /// The arena of call arguments ([`Operand::Call`]).
+    pub args: Vec<Operand<'a>>,
+    /// The arena of declared register names ([`Stmt::Reg`]).
+    pub reg_names: Vec<RegName<'a>>,
+}
+
+impl<'a> Module<'a> {
+    /// The statements of a block.
+    pub fn stmts(&self, l: List) -> &[Stmt<'a>] {
+        &self.stmts[l.range()]
+    }
+
+    /// The operands of an instruction.
+    pub fn operands(&self, l: List) -> &[Operand<'a>] {
+        &self.operands[l.range()]
+    }
+
+    /// The arguments of a call operand.
+    pub fn args(&self, l: List) -> &[Operand<'a>] {
+        &self.args[l.range()]
+    }
+
+    /// The names of a register declaration.
+    pub fn reg_names(&self, l: List) -> &[RegName<'a>] {
+        &self.reg_names[l.range()]
+    }
 }
 
 /// A top-level item.
@@ -171,7 +231,7 @@ pub struct FuncDecl<'a> {
     /// Parameters.
     pub params: Vec<Param<'a>>,
     /// Body (`None` for a declaration ending in `;`).
-    pub body: Option<Block<'a>>,
+    pub body: Option<Block>,
     /// Whether something inside the body failed to parse.
     pub body_errors: bool,
     /// From the first word to the name.
@@ -206,10 +266,10 @@ pub enum Param<'a> {
 }
 
 /// A `{ ... }` block.
-#[derive(Debug, Default)]
-pub struct Block<'a> {
-    /// Statements in order.
-    pub stmts: Vec<Stmt<'a>>,
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Block {
+    /// Statements in order (in [`Module::stmts`]).
+    pub stmts: List,
     /// From `{` to `}`.
     pub span: Span,
 }
@@ -232,17 +292,17 @@ pub enum Stmt<'a> {
     Reg {
         /// `None` for `.pred`.
         ty: Option<TypeWord<'a>>,
-        /// The names.
-        names: Vec<RegName<'a>>,
+        /// The names (in [`Module::reg_names`]).
+        names: List,
         /// The whole declaration.
         span: Span,
     },
     /// A memory variable.
-    Var(VarDecl<'a>),
+    Var(Box<VarDecl<'a>>),
     /// `name:`.
     Label(Name<'a>),
     /// A nested scope.
-    Scope(Block<'a>),
+    Scope(Block),
     /// An instruction.
     Inst(Inst<'a>),
 }
@@ -252,8 +312,8 @@ pub enum Stmt<'a> {
 pub struct Inst<'a> {
     /// The mnemonic word (`ld.global.32b`).
     pub mnemonic: Name<'a>,
-    /// Operands in order.
-    pub operands: Vec<Operand<'a>>,
+    /// Operands in order (in [`Module::operands`]).
+    pub operands: List,
     /// The whole instruction without `;`.
     pub span: Span,
 }
@@ -277,6 +337,15 @@ impl AddrTerm<'_> {
             AddrTerm::Imm(n) => n.span,
         }
     }
+}
+
+/// The target of a call operand.
+#[derive(Clone, Copy, Debug)]
+pub enum CallTarget<'a> {
+    /// `%reg(...)`.
+    Reg(Name<'a>),
+    /// `@f(...)`.
+    Sym(Name<'a>),
 }
 
 /// An operand as written.
@@ -309,9 +378,9 @@ pub enum Operand<'a> {
     /// `target(args)` of `call`.
     Call {
         /// The target (`@f` or `%reg`).
-        target: Box<Operand<'a>>,
-        /// The arguments.
-        args: Vec<Operand<'a>>,
+        target: CallTarget<'a>,
+        /// The arguments (in [`Module::args`]).
+        args: List,
         /// From the target to `)`.
         span: Span,
     },

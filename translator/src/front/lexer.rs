@@ -4,6 +4,7 @@
 //! [`Tok::Word`]; the parser splits them on `.`. Registers (`%name`, which may contain dots:
 //! `%v.x`) and symbols (`@name`) are one token each. A character that starts no token becomes a
 //! [`Tok::Error`] token plus a diagnostic, so the parser can skip it without reporting again.
+//! The parser pulls tokens one at a time from a [`Lexer`]; [`lex`] collects them all.
 //!
 //! This module owns tokenization only; it does not interpret numbers or words.
 
@@ -131,41 +132,91 @@ pub struct Token {
 /// token into `diags`.
 pub fn lex(src: &str, diags: &mut Vec<Diagnostic>) -> Vec<Token> {
     let mut out = Vec::with_capacity(src.len() / 4 + 1);
-    let mut lexer = Tok::lexer(src);
-    while let Some(r) = lexer.next() {
-        let range = lexer.span();
-        let span = Span::new(range.start, range.end);
+    let mut lexer = Lexer::new(src);
+    loop {
+        let t = lexer.next_token(diags);
+        out.push(t);
+        if t.tok == Tok::Eof {
+            return out;
+        }
+    }
+}
+
+/// Tokens one at a time, as the parser asks for them (the same tokens and diagnostics as
+/// [`lex`], without a token list in memory).
+pub struct Lexer<'a> {
+    src: &'a str,
+    inner: logos::Lexer<'a, Tok>,
+    /// What was read ahead after a run of bad characters.
+    pending: Option<Result<Token, Span>>,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `src`.
+    pub fn new(src: &'a str) -> Lexer<'a> {
+        Lexer {
+            src,
+            inner: Tok::lexer(src),
+            pending: None,
+        }
+    }
+
+    /// The next token ([`Tok::Eof`] at the end, and again if asked again). Characters that
+    /// start no token are reported into `diags`; a run of them is one [`Tok::Error`] token and
+    /// one diagnostic (at its first character).
+    pub fn next_token(&mut self, diags: &mut Vec<Diagnostic>) -> Token {
+        let r = match self.pending.take() {
+            Some(r) => Some(r),
+            None => self.raw(),
+        };
         match r {
-            Ok(tok) => out.push(Token { tok, span }),
-            Err(()) => {
-                let text = &src[range.clone()];
+            Some(Ok(t)) => t,
+            Some(Err(span)) => {
+                let text = &self.src[span.range()];
                 let msg = if text.starts_with('"') {
                     "unterminated string literal".to_string()
                 } else {
                     let c = text.chars().next().unwrap_or(' ');
                     format!("unexpected character `{}`", c.escape_debug())
                 };
-                // Merge a run of bad characters into one diagnostic.
-                if let Some(last) = out.last_mut() {
-                    if last.tok == Tok::Error && last.span.end == span.start {
-                        last.span.end = span.end;
-                        continue;
-                    }
-                }
                 diags.push(Diagnostic::error(span, msg));
-                out.push(Token {
+                let mut error = Token {
                     tok: Tok::Error,
                     span,
-                });
+                };
+                loop {
+                    match self.raw() {
+                        Some(Err(next)) if next.start == error.span.end => {
+                            error.span.end = next.end;
+                        }
+                        other => {
+                            self.pending = other;
+                            break;
+                        }
+                    }
+                }
+                error
+            }
+            None => {
+                let end = self.src.len();
+                Token {
+                    tok: Tok::Eof,
+                    span: Span::new(end, end),
+                }
             }
         }
     }
-    let end = src.len();
-    out.push(Token {
-        tok: Tok::Eof,
-        span: Span::new(end, end),
-    });
-    out
+
+    /// The next logos token: a token, the span of a bad character, or `None` at the end.
+    fn raw(&mut self) -> Option<Result<Token, Span>> {
+        let r = self.inner.next()?;
+        let range = self.inner.span();
+        let span = Span::new(range.start, range.end);
+        Some(match r {
+            Ok(tok) => Ok(Token { tok, span }),
+            Err(()) => Err(span),
+        })
+    }
 }
 
 #[cfg(test)]

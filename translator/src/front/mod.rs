@@ -1,8 +1,9 @@
 //! The front end: PISA source text to the typed IR of [`crate::ir`].
 //!
-//! Three stages, one module each: [`lexer`] (logos tokens with spans), [`parser`] (recursive
-//! descent to the [`ast`], recovering at `;` and `}`), and [`sema`] (name resolution, the
-//! instruction table of [`crate::isa`], every restriction of the spec, immediate conversion).
+//! Three stages, one module each: [`lexer`] (logos tokens with spans, pulled by the parser one
+//! at a time), [`parser`] (recursive descent to the [`ast`], recovering at `;` and `}`), and
+//! [`sema`] (name resolution, the instruction table of [`crate::isa`], every restriction of the
+//! spec, immediate conversion).
 //! Every stage reports into one list of diagnostics, so one run shows every error of a file.
 //!
 //! The front end never panics on any input: recursion is bounded by the scope depth limit of the
@@ -20,8 +21,7 @@ use std::sync::Arc;
 pub fn check(file: &Arc<SourceFile>) -> Result<ir::Module, Diagnostics> {
     let src = file.text.as_str();
     let mut errors = Vec::new();
-    let tokens = lexer::lex(src, &mut errors);
-    let ast = parser::parse(src, &tokens, &mut errors);
+    let ast = parser::parse(src, &mut errors);
     let module = sema::check(src, &ast, &mut errors);
     if errors.is_empty() {
         Ok(module)

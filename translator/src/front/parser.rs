@@ -3,15 +3,21 @@
 //! It checks the grammar only (prog-1, prog-2, prog-4 and the instruction format of isa-0); names,
 //! types, qualifiers and restrictions are the validator's job. On a syntax error it reports one
 //! diagnostic and recovers at the next `;` or `}` (or the next top-level item), so that one run
-//! reports every error of a file. Scopes nested deeper than [`MAX_DEPTH`] are refused, so the
-//! recursion is bounded.
+//! reports every error of a file. Scopes and call argument lists nested deeper than
+//! [`MAX_DEPTH`] are refused, so the recursion is bounded.
+//!
+//! Statements, operands and register names go to the arenas of the [`Module`]. Operands and
+//! register names are written there as they are parsed; a block's statements and a call's
+//! arguments sit on a stack while they are parsed (nested blocks and argument lists above them)
+//! and move to their arena in one piece when the list ends.
 
 use super::ast::*;
-use super::lexer::{Tok, Token};
+use super::lexer::{Lexer, Tok, Token};
 use crate::diag::Diagnostic;
 use crate::span::Span;
 
-/// Deepest nesting of `{ }` scopes accepted in a body.
+/// Deepest nesting of `{ }` scopes accepted in a body (and of call argument lists in an
+/// operand).
 pub const MAX_DEPTH: usize = 256;
 
 /// A syntax error that has already been reported.
@@ -21,37 +27,72 @@ type PResult<T> = Result<T, Fail>;
 
 struct Parser<'a, 'd> {
     src: &'a str,
-    toks: &'a [Token],
+    /// Where the tokens come from.
+    lexer: Lexer<'a>,
+    /// The current token.
+    cur: Token,
+    /// The token after it, once asked for.
+    next: Option<Token>,
+    /// The last token consumed.
+    prev: Option<Token>,
+    /// How many tokens were consumed.
     pos: usize,
     diags: &'d mut Vec<Diagnostic>,
+    /// The module being built (its arenas fill up as blocks and instructions end).
+    module: Module<'a>,
+    /// Statements of the blocks being parsed, innermost last; moved to the arena when a block
+    /// ends.
+    stmt_stack: Vec<Stmt<'a>>,
+    /// Arguments of the call operands being parsed, innermost last; moved to the arena when the
+    /// list ends.
+    op_stack: Vec<Operand<'a>>,
+    /// How many argument lists enclose the operand being parsed.
+    call_depth: usize,
 }
 
-/// Parses a token list (from [`super::lexer::lex`]) of `src` into a module, reporting syntax
-/// errors into `diags`.
-pub fn parse<'a>(src: &'a str, toks: &'a [Token], diags: &mut Vec<Diagnostic>) -> Module<'a> {
+/// Lexes and parses `src` into a module, reporting bad characters and syntax errors into
+/// `diags`.
+pub fn parse<'a>(src: &'a str, diags: &mut Vec<Diagnostic>) -> Module<'a> {
+    let mut lexer = Lexer::new(src);
+    let cur = lexer.next_token(diags);
+    // Rough sizes from the source size, so that the arenas rarely grow.
+    let n = src.len();
     let mut p = Parser {
         src,
-        toks,
+        lexer,
+        cur,
+        next: None,
+        prev: None,
         pos: 0,
         diags,
+        module: Module {
+            items: Vec::new(),
+            had_errors: false,
+            stmts: Vec::with_capacity(n / 24),
+            operands: Vec::with_capacity(n / 12),
+            args: Vec::new(),
+            reg_names: Vec::with_capacity(n / 64),
+        },
+        stmt_stack: Vec::with_capacity(64),
+        op_stack: Vec::with_capacity(16),
+        call_depth: 0,
     };
-    let mut module = Module::default();
     while p.peek().tok != Tok::Eof {
         let before = p.pos;
         match p.item() {
-            Ok(Some(item)) => module.items.push(item),
+            Ok(Some(item)) => p.module.items.push(item),
             Ok(None) => {}
             Err(Fail) => {
-                module.had_errors = true;
+                p.module.had_errors = true;
                 p.sync_module();
             }
         }
         if p.pos == before {
             // Never loop without progress.
-            p.pos += 1;
+            p.bump();
         }
     }
-    module
+    p.module
 }
 
 /// Whether `text` (without its leading dot) is a register type word: `Nb` or `vK.Nb`.
@@ -70,16 +111,33 @@ pub fn is_type_word(text: &str) -> bool {
 
 impl<'a> Parser<'a, '_> {
     fn peek(&self) -> Token {
-        self.toks[self.pos.min(self.toks.len() - 1)]
+        self.cur
     }
 
-    fn peek_at(&self, n: usize) -> Token {
-        self.toks[(self.pos + n).min(self.toks.len() - 1)]
+    /// The token after the current one.
+    fn peek_next(&mut self) -> Token {
+        if self.cur.tok == Tok::Eof {
+            return self.cur;
+        }
+        match self.next {
+            Some(t) => t,
+            None => {
+                let t = self.lexer.next_token(self.diags);
+                self.next = Some(t);
+                t
+            }
+        }
     }
 
+    /// Consumes the current token (never the end of file) and returns it.
     fn bump(&mut self) -> Token {
-        let t = self.peek();
-        if self.pos < self.toks.len() - 1 {
+        let t = self.cur;
+        if t.tok != Tok::Eof {
+            self.prev = Some(t);
+            self.cur = match self.next.take() {
+                Some(n) => n,
+                None => self.lexer.next_token(self.diags),
+            };
             self.pos += 1;
         }
         t
@@ -106,11 +164,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     fn prev_end(&self) -> u32 {
-        if self.pos == 0 {
-            0
-        } else {
-            self.toks[self.pos - 1].span.end
-        }
+        self.prev.map_or(0, |t| t.span.end)
     }
 
     fn span_from(&self, start: Span) -> Span {
@@ -329,7 +383,7 @@ impl<'a> Parser<'a, '_> {
             }
             w if w.starts_with('.') => self.error(format!("unknown directive `{w}`")),
             _ => {
-                if self.peek_at(1).tok == Tok::Colon {
+                if self.peek_next().tok == Tok::Colon {
                     self.error("a label must be inside a kernel or function")
                 } else {
                     self.error("an instruction must be inside a kernel or function")
@@ -426,7 +480,7 @@ impl<'a> Parser<'a, '_> {
         self.expect(Tok::Semi)?;
         let span = Span {
             start: start.start,
-            end: self.toks[self.pos - 1].span.start,
+            end: self.prev.map_or(start.start, |t| t.span.start),
         };
         Ok(VarDecl {
             linkage,
@@ -653,11 +707,43 @@ impl<'a> Parser<'a, '_> {
         })
     }
 
+    /// Moves the call arguments pushed since `mark` to their arena.
+    fn flush_args(&mut self, mark: usize) -> List {
+        let start = self.module.args.len() as u32;
+        self.module.args.extend(self.op_stack.drain(mark..));
+        List {
+            start,
+            end: self.module.args.len() as u32,
+        }
+    }
+
+    /// Parses a comma-separated argument list onto the operand stack, up to `)` (not consumed;
+    /// an empty list is allowed). On error the stack is left as it was.
+    fn arg_list(&mut self) -> PResult<usize> {
+        let mark = self.op_stack.len();
+        if self.peek().tok != Tok::RParen {
+            loop {
+                match self.operand() {
+                    Ok(o) => self.op_stack.push(o),
+                    Err(e) => {
+                        self.op_stack.truncate(mark);
+                        return Err(e);
+                    }
+                }
+                if self.eat(Tok::Comma).is_none() {
+                    break;
+                }
+            }
+        }
+        Ok(mark)
+    }
+
     /// Parses `{ stmts }`; `errors` is set when anything inside failed to parse.
-    fn block(&mut self, depth: usize, errors: &mut bool) -> Block<'a> {
+    fn block(&mut self, depth: usize, errors: &mut bool) -> Block {
         let open = self.bump();
+        let mark = self.stmt_stack.len();
         let mut block = Block {
-            stmts: Vec::new(),
+            stmts: List::default(),
             span: open.span,
         };
         loop {
@@ -684,12 +770,12 @@ impl<'a> Parser<'a, '_> {
                         continue;
                     }
                     let inner = self.block(depth + 1, errors);
-                    block.stmts.push(Stmt::Scope(inner));
+                    self.stmt_stack.push(Stmt::Scope(inner));
                 }
                 _ => {
                     let before = self.pos;
                     match self.stmt() {
-                        Ok(Some(s)) => block.stmts.push(s),
+                        Ok(Some(s)) => self.stmt_stack.push(s),
                         Ok(None) => {}
                         Err(Fail) => {
                             *errors = true;
@@ -703,6 +789,12 @@ impl<'a> Parser<'a, '_> {
             }
         }
         block.span = self.span_from(open.span);
+        let start = self.module.stmts.len() as u32;
+        self.module.stmts.extend(self.stmt_stack.drain(mark..));
+        block.stmts = List {
+            start,
+            end: self.module.stmts.len() as u32,
+        };
         block
     }
 
@@ -721,15 +813,28 @@ impl<'a> Parser<'a, '_> {
                     } else {
                         None
                     };
-                    let mut names = Vec::new();
+                    let start = self.module.reg_names.len();
                     loop {
-                        names.push(self.reg_name()?);
+                        match self.reg_name() {
+                            Ok(n) => self.module.reg_names.push(n),
+                            Err(e) => {
+                                self.module.reg_names.truncate(start);
+                                return Err(e);
+                            }
+                        }
                         if self.eat(Tok::Comma).is_none() {
                             break;
                         }
                     }
+                    let names = List {
+                        start: start as u32,
+                        end: self.module.reg_names.len() as u32,
+                    };
                     let span = self.span_from(t.span);
-                    self.expect(Tok::Semi)?;
+                    if let Err(e) = self.expect(Tok::Semi) {
+                        self.module.reg_names.truncate(start);
+                        return Err(e);
+                    }
                     Ok(Some(Stmt::Reg { ty, names, span }))
                 }
                 "global" | "const" | "private" | "shared" | "export" | "import" => {
@@ -738,7 +843,7 @@ impl<'a> Parser<'a, '_> {
                     if k.tok == Tok::Word
                         && matches!(self.text(k), ".global" | ".const" | ".private" | ".shared")
                     {
-                        Ok(Some(Stmt::Var(self.var_decl(linkage, t.span)?)))
+                        Ok(Some(Stmt::Var(Box::new(self.var_decl(linkage, t.span)?))))
                     } else {
                         self.expected("a memory variable declaration")
                     }
@@ -752,10 +857,17 @@ impl<'a> Parser<'a, '_> {
             return Ok(Some(Stmt::Label(self.name(t))));
         }
         let mnemonic = self.name(t);
-        let mut operands = Vec::with_capacity(4);
+        // The operands go straight to the arena (call arguments go to their own).
+        let start = self.module.operands.len();
         if self.peek().tok != Tok::Semi {
             loop {
-                operands.push(self.operand()?);
+                match self.operand() {
+                    Ok(o) => self.module.operands.push(o),
+                    Err(e) => {
+                        self.module.operands.truncate(start);
+                        return Err(e);
+                    }
+                }
                 if self.eat(Tok::Comma).is_none() {
                     break;
                 }
@@ -763,9 +875,14 @@ impl<'a> Parser<'a, '_> {
         }
         let span = self.span_from(t.span);
         if self.peek().tok != Tok::Semi {
+            self.module.operands.truncate(start);
             return self.expected("`,` or `;`");
         }
         self.bump();
+        let operands = List {
+            start: start as u32,
+            end: self.module.operands.len() as u32,
+        };
         Ok(Some(Stmt::Inst(Inst {
             mnemonic,
             operands,
@@ -813,30 +930,40 @@ impl<'a> Parser<'a, '_> {
             }
             Tok::Reg | Tok::Sym => {
                 self.bump();
-                let op = if t.tok == Tok::Reg {
-                    Operand::Reg {
-                        name: self.bare(t),
-                        negated: false,
-                        span: t.span,
-                    }
-                } else {
-                    Operand::Sym(self.bare(t))
-                };
-                if self.eat(Tok::LParen).is_none() {
-                    return Ok(op);
-                }
-                let mut args = Vec::new();
-                if self.peek().tok != Tok::RParen {
-                    loop {
-                        args.push(self.operand()?);
-                        if self.eat(Tok::Comma).is_none() {
-                            break;
+                let name = self.bare(t);
+                if self.peek().tok != Tok::LParen {
+                    return Ok(if t.tok == Tok::Reg {
+                        Operand::Reg {
+                            name,
+                            negated: false,
+                            span: t.span,
                         }
-                    }
+                    } else {
+                        Operand::Sym(name)
+                    });
                 }
-                self.expect(Tok::RParen)?;
+                if self.call_depth >= MAX_DEPTH {
+                    return self.error(format!(
+                        "argument lists are nested more than {MAX_DEPTH} deep"
+                    ));
+                }
+                self.bump();
+                self.call_depth += 1;
+                let r = self.arg_list();
+                self.call_depth -= 1;
+                let mark = r?;
+                if let Err(e) = self.expect(Tok::RParen) {
+                    self.op_stack.truncate(mark);
+                    return Err(e);
+                }
+                let args = self.flush_args(mark);
+                let target = if t.tok == Tok::Reg {
+                    CallTarget::Reg(name)
+                } else {
+                    CallTarget::Sym(name)
+                };
                 Ok(Operand::Call {
-                    target: Box::new(op),
+                    target,
                     args,
                     span: self.span_from(t.span),
                 })

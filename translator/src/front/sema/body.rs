@@ -3,18 +3,27 @@
 //!
 //! Scope rule: a name declared in a scope is visible throughout that scope (also before its
 //! declaration) and in nested scopes, where it may be shadowed; labels are function-wide.
+//!
+//! The `%` names of all open scopes share one hash table ([`RegNames`]): a name maps to its
+//! innermost binding, and each binding remembers the one it shadows, so a lookup hashes the name
+//! once whatever the nesting, and closing a scope restores the shadowed bindings. The table keeps
+//! no strings of its own: a binding's name is the register's name in the IR (or the kernel
+//! parameter's in the source).
 
 use super::decl::{local_var, reg_type};
 use super::literal::parse_int;
+use super::operand::special_reg;
 use super::{select, Ctx};
-use crate::front::ast::{Block, FuncDecl, Inst, RegName, Stmt};
+use crate::front::ast::{self, Block, FuncDecl, Inst, RegName, Stmt};
 use crate::ir::{
     FuncId, Function, FunctionKind, Label, LabelId, LocalId, LocalVar, MemSpace, ParamId, RegDecl,
-    RegId, RegType, SpecialReg,
+    RegId, RegType,
 };
 use crate::span::Span;
-use rustc_hash::FxHashMap;
+use hashbrown::HashTable;
+use rustc_hash::{FxHashMap, FxHasher};
 use std::borrow::Cow;
+use std::hash::Hasher;
 
 /// Most registers one range declaration may create.
 pub const MAX_RANGE: u64 = 65536;
@@ -30,13 +39,56 @@ pub enum RegLocal {
     Param(ParamId),
 }
 
-/// One scope's names.
+/// One scope's `@` names (its `%` names are in [`RegNames`]).
 #[derive(Default)]
 pub struct Scope<'a> {
-    /// `%` names.
-    pub regs: FxHashMap<Cow<'a, str>, RegLocal>,
     /// `@` names.
     pub vars: FxHashMap<&'a str, LocalId>,
+}
+
+/// No binding.
+const NONE: u32 = u32::MAX;
+
+/// One `%` name declared in one scope.
+#[derive(Clone, Copy, Debug)]
+struct Binding {
+    /// What it names.
+    local: RegLocal,
+    /// The depth of its scope (0: the parameters' scope).
+    depth: u32,
+    /// The binding of the same name it shadows, or [`NONE`].
+    prev: u32,
+}
+
+/// The `%` names of the open scopes of a function: one hash table from a name to its innermost
+/// binding (by index), and the bindings in declaration order (a stack: closing a scope pops its
+/// bindings). Kept in [`Ctx`] and reused from function to function.
+#[derive(Default)]
+pub struct RegNames {
+    table: HashTable<u32>,
+    bindings: Vec<Binding>,
+}
+
+impl RegNames {
+    fn clear(&mut self) {
+        self.table.clear();
+        self.bindings.clear();
+    }
+}
+
+/// The hash of a name (the same for a `&str` and a `String`).
+fn hash_name(name: &str) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(name.as_bytes());
+    h.finish()
+}
+
+/// The name a binding binds.
+fn name_of<'s>(regs: &'s [RegDecl], params: &[(&'s str, u32)], b: &Binding) -> &'s str {
+    match b.local {
+        RegLocal::Reg(id) => &regs[id.0 as usize].name,
+        RegLocal::Param(id) => params[id.0 as usize].0,
+    }
 }
 
 /// The state of one function while its body is checked.
@@ -53,14 +105,18 @@ pub struct FnCx<'a, 'c, 'd> {
     pub regs: Vec<RegDecl>,
     /// Its memory variables.
     pub locals: Vec<LocalVar>,
+    /// The syntax tree (for its arenas).
+    pub ast: &'a ast::Module<'a>,
     /// Kernel parameters: name and size.
-    pub params: Vec<(String, u32)>,
+    pub params: Vec<(&'a str, u32)>,
     /// Its labels.
     pub labels: Vec<Label>,
     /// Label names.
     pub label_map: FxHashMap<&'a str, LabelId>,
     /// Open scopes, innermost last.
     pub scopes: Vec<Scope<'a>>,
+    /// The `%` names of the open scopes.
+    names: RegNames,
     /// Whether "undeclared register/label" errors are suppressed (a statement failed to parse
     /// or a register declaration was refused).
     pub quiet: bool,
@@ -78,10 +134,80 @@ impl<'a> FnCx<'a, '_, '_> {
 
     /// Looks up a `%` name through the open scopes.
     pub fn lookup_reg(&self, name: &str) -> Option<RegLocal> {
-        self.scopes
-            .iter()
-            .rev()
-            .find_map(|s| s.regs.get(name).copied())
+        let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
+        self.names
+            .table
+            .find(hash_name(name), |&i| {
+                name_of(regs, params, &bindings[i as usize]) == name
+            })
+            .map(|&i| bindings[i as usize].local)
+    }
+
+    /// The depth of the innermost open scope.
+    fn depth(&self) -> u32 {
+        self.scopes.len() as u32 - 1
+    }
+
+    /// Finds the visible binding of `name` (hashed to `hash`).
+    fn find_binding(&self, hash: u64, name: &str) -> Option<u32> {
+        let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
+        self.names
+            .table
+            .find(hash, |&i| {
+                name_of(regs, params, &bindings[i as usize]) == name
+            })
+            .copied()
+    }
+
+    /// Makes `local` (whose name, hashed to `hash`, is already where [`name_of`] finds it) the
+    /// visible binding of its name in the innermost scope; `shadowed` is the binding it hides.
+    fn bind(&mut self, hash: u64, local: RegLocal, shadowed: Option<u32>) {
+        let depth = self.depth();
+        let index = self.names.bindings.len() as u32;
+        self.names.bindings.push(Binding {
+            local,
+            depth,
+            prev: shadowed.unwrap_or(NONE),
+        });
+        match shadowed {
+            Some(old) => {
+                if let Some(slot) = self.names.table.find_mut(hash, |&i| i == old) {
+                    *slot = index;
+                }
+            }
+            None => {
+                let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
+                self.names.table.insert_unique(hash, index, |&i| {
+                    hash_name(name_of(regs, params, &bindings[i as usize]))
+                });
+            }
+        }
+    }
+
+    /// Opens a scope.
+    fn push_scope(&mut self) {
+        self.scopes.push(Scope::default());
+    }
+
+    /// Closes the innermost scope: its bindings go, the ones they shadowed come back.
+    fn pop_scope(&mut self) {
+        let depth = self.depth();
+        while let Some(&b) = self.names.bindings.last() {
+            if b.depth != depth {
+                break;
+            }
+            let index = self.names.bindings.len() as u32 - 1;
+            let hash = hash_name(name_of(&self.regs, &self.params, &b));
+            if let Ok(entry) = self.names.table.find_entry(hash, |&i| i == index) {
+                if b.prev == NONE {
+                    entry.remove();
+                } else {
+                    *entry.into_mut() = b.prev;
+                }
+            }
+            self.names.bindings.pop();
+        }
+        self.scopes.pop();
     }
 
     /// Looks up an `@` name through the open scopes (not module scope).
@@ -92,8 +218,8 @@ impl<'a> FnCx<'a, '_, '_> {
             .find_map(|s| s.vars.get(name).copied())
     }
 
-    fn declare_reg(&mut self, name: Cow<'a, str>, ty: RegType, span: Span) -> bool {
-        if SpecialReg::ALL.iter().any(|s| s.as_str() == name.as_ref()) {
+    fn declare_reg(&mut self, name: Cow<'_, str>, ty: RegType, span: Span) -> bool {
+        if special_reg(&name).is_some() {
             self.error(
                 span,
                 format!("`%{name}` is a special register and cannot be declared"),
@@ -107,26 +233,35 @@ impl<'a> FnCx<'a, '_, '_> {
             );
             return false;
         }
-        let scope = self.scopes.last_mut().expect("a scope is open");
-        if scope.regs.contains_key(name.as_ref()) {
+        let hash = hash_name(&name);
+        let shadowed = self.find_binding(hash, &name);
+        if shadowed.is_some_and(|b| self.names.bindings[b as usize].depth == self.depth()) {
             self.error(span, format!("`%{name}` is already declared in this scope"));
             return false;
         }
         let id = RegId(self.regs.len() as u32);
         self.regs.push(RegDecl {
-            name: name.to_string(),
+            name: name.into_owned(),
             ty,
             span,
         });
-        self.scopes
-            .last_mut()
-            .expect("a scope is open")
-            .regs
-            .insert(name, RegLocal::Reg(id));
+        self.bind(hash, RegLocal::Reg(id), shadowed);
         true
     }
 
-    fn declare_names(&mut self, ty: RegType, names: &[RegName<'a>]) {
+    /// Declares kernel parameter `id` (named `self.params[id].0`) in the innermost scope.
+    fn declare_param(&mut self, id: ParamId, span: Span) {
+        let name = self.params[id.0 as usize].0;
+        let hash = hash_name(name);
+        let shadowed = self.find_binding(hash, name);
+        if shadowed.is_some_and(|b| self.names.bindings[b as usize].depth == self.depth()) {
+            self.error(span, format!("`%{name}` is already declared in this scope"));
+            return;
+        }
+        self.bind(hash, RegLocal::Param(id), shadowed);
+    }
+
+    fn declare_names(&mut self, ty: RegType, names: &'a [RegName<'a>]) {
         for n in names {
             let Some((a, b)) = &n.range else {
                 self.declare_reg(Cow::Borrowed(n.name.text), ty, n.name.span);
@@ -172,10 +307,12 @@ impl<'a> FnCx<'a, '_, '_> {
         }
     }
 
-    fn declare_block(&mut self, b: &Block<'a>) {
-        for s in &b.stmts {
+    fn declare_block(&mut self, b: &Block) {
+        let ast = self.ast;
+        for s in ast.stmts(b.stmts) {
             match s {
                 Stmt::Reg { ty, names, .. } => {
+                    let names = ast.reg_names(*names);
                     let rt = match ty {
                         Some(t) => match reg_type(self.cx, t) {
                             Some(rt) => rt,
@@ -214,8 +351,9 @@ impl<'a> FnCx<'a, '_, '_> {
         }
     }
 
-    fn collect_labels(&mut self, b: &Block<'a>, count: &mut usize) {
-        for s in &b.stmts {
+    fn collect_labels(&mut self, b: &Block, count: &mut usize) {
+        let ast = self.ast;
+        for s in ast.stmts(b.stmts) {
             match s {
                 Stmt::Inst(_) => *count += 1,
                 Stmt::Scope(inner) => self.collect_labels(inner, count),
@@ -242,13 +380,14 @@ impl<'a> FnCx<'a, '_, '_> {
 
     fn block(
         &mut self,
-        b: &'a Block<'a>,
+        b: &Block,
         out: &mut Vec<crate::ir::Inst>,
         last: &mut Option<&'a Inst<'a>>,
     ) {
-        self.scopes.push(Scope::default());
+        self.push_scope();
         self.declare_block(b);
-        for s in &b.stmts {
+        let ast = self.ast;
+        for s in ast.stmts(b.stmts) {
             match s {
                 Stmt::Inst(i) => {
                     *last = Some(i);
@@ -260,23 +399,38 @@ impl<'a> FnCx<'a, '_, '_> {
                 _ => {}
             }
         }
-        self.scopes.pop();
+        self.pop_scope();
     }
 }
 
 /// Checks the body of function `id` and stores it (with its registers, locals and labels).
-pub fn function<'a>(cx: &mut Ctx<'a, '_>, id: FuncId, f: &'a FuncDecl<'a>) {
+pub fn function<'a>(
+    cx: &mut Ctx<'a, '_>,
+    ast: &'a ast::Module<'a>,
+    id: FuncId,
+    f: &'a FuncDecl<'a>,
+) {
     let Some(body) = &f.body else { return };
     let func: &mut Function = &mut cx.functions[id.0 as usize];
     let kind = func.kind;
     let ret = func.ret;
-    let regs = std::mem::take(&mut func.regs);
-    let params: Vec<(String, u32)> = func
+    // The signature's registers (the parameters) stay in the function while its body is
+    // checked: a recursive call reads them.
+    let param_regs = func.regs.clone();
+    // Kernel parameters, in order: `signature` made one IR parameter of each.
+    let params: Vec<(&'a str, u32)> = f
         .params
         .iter()
-        .map(|p| (p.name.clone(), p.size))
+        .filter_map(|p| match p {
+            ast::Param::Kernel { name, .. } => Some(name.text),
+            ast::Param::Reg { .. } => None,
+        })
+        .zip(func.params.iter().map(|p| p.size))
         .collect();
     let quiet = f.body_errors || cx.quiet_undeclared;
+    let mut names = std::mem::take(&mut cx.reg_names);
+    names.clear();
+    let op_buf = std::mem::take(&mut cx.op_buf);
     let mut fcx = FnCx {
         cx,
         id,
@@ -284,32 +438,24 @@ pub fn function<'a>(cx: &mut Ctx<'a, '_>, id: FuncId, f: &'a FuncDecl<'a>) {
         ret,
         regs: Vec::new(),
         locals: Vec::new(),
+        ast,
         params,
         labels: Vec::new(),
         label_map: FxHashMap::default(),
         scopes: vec![Scope::default()],
+        names,
         quiet,
         quiet_syms: quiet,
-        op_buf: Vec::with_capacity(8),
+        op_buf,
     };
     // Parameters live in the outermost scope of the body.
     for (i, p) in f.params.iter().enumerate() {
         match p {
-            crate::front::ast::Param::Kernel { name, .. } => {
-                let scope = fcx.scopes.last_mut().expect("a scope is open");
-                if scope.regs.contains_key(name.text) {
-                    fcx.error(
-                        name.span,
-                        format!("`%{}` is already declared in this scope", name.text),
-                    );
-                } else {
-                    scope
-                        .regs
-                        .insert(Cow::Borrowed(name.text), RegLocal::Param(ParamId(i as u32)));
-                }
+            ast::Param::Kernel { name, .. } => {
+                fcx.declare_param(ParamId(i as u32), name.span);
             }
-            crate::front::ast::Param::Reg { name, .. } => {
-                let decl = regs[i].clone();
+            ast::Param::Reg { name, .. } => {
+                let decl = param_regs[i].clone();
                 match name {
                     Some(n) => {
                         if !fcx.declare_reg(Cow::Borrowed(n.text), decl.ty, n.span) {
@@ -341,8 +487,13 @@ pub fn function<'a>(cx: &mut Ctx<'a, '_>, id: FuncId, f: &'a FuncDecl<'a>) {
         regs,
         locals,
         labels,
+        mut names,
+        op_buf,
         ..
     } = fcx;
+    names.clear();
+    cx.reg_names = names;
+    cx.op_buf = op_buf;
     let func = &mut cx.functions[id.0 as usize];
     func.regs = regs;
     func.locals = locals;

@@ -47,6 +47,14 @@ pub struct Ctx<'a, 'd> {
     pub globals: Vec<ir::GlobalVar>,
     /// Kernels and functions, by id (bodies filled in last).
     pub functions: Vec<ir::Function>,
+    /// The `%` name table, reused from function to function.
+    pub reg_names: body::RegNames,
+    /// The resolved-operand buffer, reused from function to function.
+    pub op_buf: Vec<operand::ROp<'a>>,
+    /// Mnemonic spellings seen so far, to their index in `mnemonic_infos`.
+    pub mnemonics: FxHashMap<&'a str, u32>,
+    /// What each mnemonic spelling seen so far means.
+    pub mnemonic_infos: Vec<select::Mnemonic>,
 }
 
 impl Ctx<'_, '_> {
@@ -66,6 +74,10 @@ pub fn check<'a>(_src: &'a str, m: &'a ast::Module<'a>, diags: &mut Vec<Diagnost
         quiet_undeclared: m.had_errors,
         globals: Vec::new(),
         functions: Vec::new(),
+        reg_names: body::RegNames::default(),
+        op_buf: Vec::with_capacity(16),
+        mnemonics: FxHashMap::default(),
+        mnemonic_infos: Vec::new(),
     };
     let (version, target) = header::check(&mut cx, &m.items);
     cx.target = target;
@@ -110,7 +122,7 @@ pub fn check<'a>(_src: &'a str, m: &'a ast::Module<'a>, diags: &mut Vec<Diagnost
     let mut id = 0u32;
     for item in &m.items {
         if let ast::Item::Func(f) = item {
-            body::function(&mut cx, FuncId(id), f);
+            body::function(&mut cx, m, FuncId(id), f);
             id += 1;
         }
     }

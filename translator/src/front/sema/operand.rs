@@ -6,9 +6,29 @@
 
 use super::body::{FnCx, RegLocal};
 use super::Symbol;
-use crate::front::ast::{AddrTerm, Name, Number, Operand};
+use crate::front::ast::{AddrTerm, CallTarget, Name, Number, Operand};
 use crate::ir::{FuncId, GlobalId, MemSpace, ParamId, RegId, RegType, SpecialReg, Swizzle, VarRef};
 use crate::span::Span;
+
+/// The special register named `name` (without `%`), if any.
+pub fn special_reg(name: &str) -> Option<SpecialReg> {
+    use SpecialReg::*;
+    Some(match name {
+        "activemask" => ActiveMask,
+        "enqueuedlocalsize" => EnqueuedLocalSize,
+        "globaloffset" => GlobalOffset,
+        "globalsize" => GlobalSize,
+        "groupcount" => GroupCount,
+        "groupid" => GroupId,
+        "laneid" => LaneId,
+        "localid" => LocalId,
+        "localsize" => LocalSize,
+        "printfbuffer" => PrintfBuffer,
+        "subgroupsize" => SubgroupSize,
+        "workdim" => WorkDim,
+        _ => return None,
+    })
+}
 
 /// A resolved operand.
 #[derive(Clone, Copy, Debug)]
@@ -169,7 +189,7 @@ impl<'a> FnCx<'a, '_, '_> {
             Some(RegLocal::Param(id)) => return ROp::Param { id, span },
             None => {}
         }
-        if let Some(&reg) = SpecialReg::ALL.iter().find(|s| s.as_str() == name) {
+        if let Some(reg) = special_reg(name) {
             if matches!(reg.ty(), RegType::Vector(..)) {
                 self.error(
                     span,
@@ -240,7 +260,7 @@ impl<'a> FnCx<'a, '_, '_> {
                 }
             });
         }
-        let reg = *SpecialReg::ALL.iter().find(|s| s.as_str() == base)?;
+        let reg = special_reg(base)?;
         Some(match (reg.ty(), swz) {
             (RegType::Vector(..), Swizzle::X | Swizzle::Y | Swizzle::Z) => ROp::Special {
                 reg,
@@ -290,7 +310,7 @@ impl<'a> FnCx<'a, '_, '_> {
             }
             Some(Symbol::Func(id)) => ROp::Func { id, span },
             None => {
-                if self.params.iter().any(|(p, _)| p == name) {
+                if self.params.iter().any(|(p, _)| *p == name) {
                     self.error(
                         span,
                         format!("kernel parameter `%{name}` is named with `%`, not `@{name}`"),
@@ -309,8 +329,11 @@ impl<'a> FnCx<'a, '_, '_> {
         for op in ops {
             match op {
                 Operand::Call { target, args, .. } => {
-                    out.push(self.resolve_one(target));
-                    for a in args {
+                    out.push(match target {
+                        CallTarget::Reg(n) => self.resolve_reg(n.text, false, n.span),
+                        CallTarget::Sym(n) => self.resolve_sym(n.text, n.span),
+                    });
+                    for a in self.ast.args(*args) {
                         out.push(self.resolve_one(a));
                     }
                 }
@@ -395,5 +418,20 @@ impl<'a> FnCx<'a, '_, '_> {
             }
             other => Term::Bad(other.span()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn special_registers_by_name() {
+        for &r in SpecialReg::ALL {
+            assert_eq!(special_reg(r.as_str()), Some(r));
+        }
+        assert_eq!(special_reg("localid.x"), None);
+        assert_eq!(special_reg("LocalId"), None);
+        assert_eq!(special_reg(""), None);
     }
 }

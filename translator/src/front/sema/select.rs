@@ -209,7 +209,104 @@ pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<i
     r
 }
 
+/// What one spelling of a mnemonic (`ld.global.v4.32b`) means, worked out the first time the
+/// spelling is seen in a module and reused for every later instruction with the same spelling:
+/// the opcode, and the forms whose qualifiers the words match.
+#[derive(Debug)]
+pub struct Mnemonic {
+    op: Opcode,
+    /// The forms whose qualifiers match, in table order.
+    forms: Vec<MnemonicForm>,
+}
+
+#[derive(Debug)]
+struct MnemonicForm {
+    /// Index of the form.
+    form: u8,
+    /// The typed qualifiers as written (no defaults).
+    quals: Quals,
+    /// For each slot of the form, the span of its words, relative to the mnemonic's start.
+    spans: [Option<Span>; isa::MAX_SLOTS],
+}
+
+impl Mnemonic {
+    /// Works out `text`; `None` when the mnemonic itself is wrong (too many qualifiers, an
+    /// unknown opcode, an empty qualifier), which is reported by [`uncached`] every time.
+    fn new(text: &str) -> Option<Mnemonic> {
+        let (opname, _, words) = split_mnemonic(text, 0)?;
+        let words = &words.items[..words.len];
+        let op = opcode(opname)?;
+        if words.iter().any(|(w, _)| w.is_empty()) {
+            return None;
+        }
+        let forms = isa::def(op)
+            .forms
+            .iter()
+            .enumerate()
+            .filter_map(|(fi, form)| {
+                let qm = isa::match_quals(form, words).ok()?;
+                Some(MnemonicForm {
+                    form: fi as u8,
+                    quals: qm.quals,
+                    spans: qm.spans,
+                })
+            })
+            .collect();
+        Some(Mnemonic { op, forms })
+    }
+}
+
+/// Shifts a span relative to a mnemonic's start to the mnemonic's place in the source.
+fn rebase(span: Span, start: u32) -> Span {
+    Span {
+        start: span.start + start,
+        end: span.end + start,
+    }
+}
+
 fn instruction_with<'a>(
+    f: &mut FnCx<'a, '_, '_>,
+    inst: &'a Inst<'a>,
+    ops: &mut Vec<ROp<'a>>,
+) -> Option<ir::Inst> {
+    let text = inst.mnemonic.text;
+    let index = match f.cx.mnemonics.get(text) {
+        Some(&i) => i,
+        None => {
+            let Some(m) = Mnemonic::new(text) else {
+                return uncached(f, inst, ops);
+            };
+            let i = f.cx.mnemonic_infos.len() as u32;
+            f.cx.mnemonic_infos.push(m);
+            f.cx.mnemonics.insert(text, i);
+            i
+        }
+    };
+    f.resolve_operands(f.ast.operands(inst.operands), ops);
+    let ops = &ops[..];
+    let m = &f.cx.mnemonic_infos[index as usize];
+    let op = m.op;
+    let def = isa::def(op);
+    let Some(c) = m
+        .forms
+        .iter()
+        .find(|c| match_operands(&def.forms[c.form as usize], ops).is_ok())
+    else {
+        let (opname, _, words) =
+            split_mnemonic(text, inst.mnemonic.span.start).expect("a valid mnemonic");
+        no_form(f, inst, opname, &words.items[..words.len], def, ops);
+        return None;
+    };
+    let fi = c.form as usize;
+    let written = c.quals.clone();
+    let q = with_defaults(op, fi, c.quals.clone());
+    let start = inst.mnemonic.span.start;
+    let spans = c.spans.map(|s| s.map(|s| rebase(s, start)));
+    finish(f, inst, op, fi, written, q, &spans, ops)
+}
+
+/// [`instruction_with`] for a mnemonic that is wrong in itself: reports why.
+fn uncached<'a>(
     f: &mut FnCx<'a, '_, '_>,
     inst: &'a Inst<'a>,
     ops: &mut Vec<ROp<'a>>,
@@ -228,7 +325,7 @@ fn instruction_with<'a>(
         return None;
     };
     let def = isa::def(op);
-    f.resolve_operands(&inst.operands, ops);
+    f.resolve_operands(f.ast.operands(inst.operands), ops);
     let ops = &ops[..];
     if words.iter().any(|(w, _)| w.is_empty()) {
         for (w, span) in words {
@@ -238,12 +335,21 @@ fn instruction_with<'a>(
         }
         return None;
     }
-    let chosen = def.forms.iter().enumerate().find_map(|(fi, form)| {
-        let qm = isa::match_quals(form, words).ok()?;
-        match_operands(form, ops).ok()?;
-        Some((fi, qm))
-    });
-    let Some((fi, qm)) = chosen else {
+    // `Mnemonic::new` accepts every other mnemonic.
+    no_form(f, inst, opname, words, def, ops);
+    None
+}
+
+/// Reports why no form of `def` fits the qualifier words and operands.
+fn no_form(
+    f: &mut FnCx<'_, '_, '_>,
+    inst: &Inst<'_>,
+    opname: &str,
+    words: &[(&str, Span)],
+    def: &isa::InstrDef,
+    ops: &[ROp<'_>],
+) {
+    {
         let mut unknown = false;
         for (w, span) in words {
             if !def.knows_word(w) {
@@ -252,7 +358,7 @@ fn instruction_with<'a>(
             }
         }
         if unknown {
-            return None;
+            return;
         }
         let mut failures = Vec::new();
         for (fi, form) in def.forms.iter().enumerate() {
@@ -279,11 +385,24 @@ fn instruction_with<'a>(
             }
         }
         report_failure(f, inst, opname, words, def, ops, &failures);
-        return None;
-    };
+    }
+}
+
+/// Converts the operands of an instruction that matched form `fi` and runs the restrictions.
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    f: &mut FnCx<'_, '_, '_>,
+    inst: &Inst<'_>,
+    op: Opcode,
+    fi: usize,
+    written: Quals,
+    q: Quals,
+    spans: &[Option<Span>; isa::MAX_SLOTS],
+    ops: &[ROp<'_>],
+) -> Option<ir::Inst> {
+    let def = isa::def(op);
     let form = &def.forms[fi];
-    let written = qm.quals.clone();
-    let q = with_defaults(op, fi, qm.quals);
+    let opname = op.as_str();
     let errors_before = f.cx.diags.len();
     let mut out = Vec::with_capacity(ops.len());
     for (i, rop) in ops.iter().enumerate() {
@@ -299,7 +418,7 @@ fn instruction_with<'a>(
             form: fi,
             written: &written,
             q: &q,
-            spans: &qm.spans,
+            spans,
             ops,
             irops: &out,
             inst,
