@@ -1240,7 +1240,8 @@ pub fn run_case_stats(seed: u64) -> Result<CaseStats, Mismatch> {
             dynamic_instructions: p.dynamic_instructions() * ITEMS as u64,
         }),
         Outcome::Differ(kind, first) => {
-            let (min, detail) = if kind == Kind::Mismatch || kind == Kind::Translate {
+            let minimize_it = std::env::var_os("PISA_DIFFTEST_NO_MINIMIZE").is_none();
+            let (min, detail) = if minimize_it && (kind == Kind::Mismatch || kind == Kind::Translate) {
                 minimize(&p, &input, &kind)
             } else {
                 (p.clone(), first.clone())
