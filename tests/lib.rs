@@ -324,3 +324,4 @@ pub fn pairs(a: &[u64], b: &[u64]) -> Vec<Vec<u64>> {
         .flat_map(|&x| b.iter().map(move |&y| vec![x, y]))
         .collect()
 }
+pub mod generator;

@@ -1,0 +1,1273 @@
+//! Random valid PISA programs and a differential runner: each program runs on the Vulkan
+//! device (through the `pisa-vk` host API) and on the CPU reference, every output bit is
+//! compared, and a difference is minimized to a small `.pisa` file.
+//!
+//! A program is a list of lines. Every line carries the groups that enclose it (an
+//! instruction with its helpers, an if/else diamond, a loop, ...); deleting a group removes
+//! all its lines and leaves a valid program, because every register is initialized in the
+//! prologue, loop counters and their branches are never separate groups, and barriers only
+//! go with their whole exchange. The minimizer deletes groups and replaces source operands
+//! of single instructions by constants while the difference persists.
+//!
+//! Floating-point results (except `fabs`/`fneg`, which are bit operations) are canonicalized
+//! with integer instructions (any NaN becomes the canonical quiet NaN of its type), so that a
+//! choice between NaNs that the spec leaves open never shows up as a difference; everything
+//! is compared bit for bit.
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// Work-items per dispatch and per work-group.
+pub const ITEMS: usize = 16;
+/// Work-group size (shared memory is split in `LOCAL` slots of `SLOT` bytes).
+pub const LOCAL: u64 = 8;
+/// Input words per work-item.
+pub const IN_PER: usize = 8;
+/// Output words per work-item: 16 words of register dump, 4 words of global scratch.
+pub const OUT_PER: usize = 20;
+const SCRATCH: u64 = 128;
+const SLOT: u64 = 32;
+
+/// One line of a generated program.
+#[derive(Clone, Debug)]
+pub struct Line {
+    /// The text (an instruction, a label, a declaration).
+    pub text: String,
+    /// Deletable groups enclosing the line, outermost first.
+    pub groups: Vec<usize>,
+    /// Whether its register sources may be replaced by constants.
+    pub main: bool,
+    /// How many times one work-item executes it at most (loop trip counts multiplied).
+    pub weight: u64,
+}
+
+/// A generated program.
+#[derive(Clone, Debug)]
+pub struct Program {
+    /// The lines, joined by newlines.
+    pub lines: Vec<Line>,
+}
+
+impl Program {
+    /// The PISA text.
+    pub fn text(&self) -> String {
+        let mut s = String::new();
+        for l in &self.lines {
+            s.push_str(&l.text);
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Instructions executed per work-item at most (labels and declarations not counted).
+    pub fn dynamic_instructions(&self) -> u64 {
+        self.lines
+            .iter()
+            .filter(|l| is_instruction(&l.text))
+            .map(|l| l.weight)
+            .sum()
+    }
+
+    /// Instructions in the text.
+    pub fn static_instructions(&self) -> usize {
+        self.lines.iter().filter(|l| is_instruction(&l.text)).count()
+    }
+
+    fn groups(&self) -> Vec<usize> {
+        let mut g: Vec<usize> = self.lines.iter().flat_map(|l| l.groups.clone()).collect();
+        g.sort_unstable();
+        g.dedup();
+        g
+    }
+
+    /// Removes the lines that belong to `g` itself (labels, branches, loop counters) and
+    /// keeps the groups nested in it; `None` where that would drop a barrier (a race).
+    fn unwrapped(&self, g: usize) -> Option<Program> {
+        let own = |l: &Line| l.groups.last() == Some(&g);
+        if !self.lines.iter().any(own)
+            || self.lines.iter().any(|l| own(l) && l.text.contains("barrier"))
+        {
+            return None;
+        }
+        Some(Program {
+            lines: self
+                .lines
+                .iter()
+                .filter(|l| !own(l))
+                .cloned()
+                .map(|mut l| {
+                    l.groups.retain(|&x| x != g);
+                    l
+                })
+                .collect(),
+        })
+    }
+
+    fn without_group(&self, g: usize) -> Program {
+        Program {
+            lines: self
+                .lines
+                .iter()
+                .filter(|l| !l.groups.contains(&g))
+                .cloned()
+                .collect(),
+        }
+    }
+}
+
+fn is_instruction(t: &str) -> bool {
+    let t = t.trim();
+    !(t.is_empty()
+        || t.starts_with('.')
+        || t.ends_with(':')
+        || t.starts_with('}')
+        || t.starts_with('{')
+        || t.starts_with("//"))
+}
+
+const W16: [&str; 4] = ["%h0", "%h1", "%h2", "%h3"];
+const W32: [&str; 6] = ["%w0", "%w1", "%w2", "%w3", "%w4", "%w5"];
+const W64: [&str; 6] = ["%d0", "%d1", "%d2", "%d3", "%d4", "%d5"];
+const W8: [&str; 2] = ["%c0", "%c1"];
+const PREDS: [&str; 3] = ["%p0", "%p1", "%p2"];
+const PACK16: [&str; 2] = ["%k0", "%k1"];
+const PACK8: [&str; 2] = ["%q0", "%q1"];
+
+/// Register declarations shared by the kernel and the functions.
+const POOL_DECLS: &str = ".reg .16b %h0, %h1, %h2, %h3, %t16;\n\
+.reg .32b %w0, %w1, %w2, %w3, %w4, %w5, %t32, %lc0, %lc1, %lc2, %sa, %sb;\n\
+.reg .64b %d0, %d1, %d2, %d3, %d4, %d5, %t64, %ga, %fp;\n\
+.reg .8b %c0, %c1;\n.pred %p0, %p1, %p2, %np, %lp;\n\
+.reg .v4.32b %v0;\n.reg .v2.32b %u0;\n.reg .v2.16b %k0, %k1;\n.reg .v4.8b %q0, %q1;";
+
+struct Func {
+    name: String,
+    ret: u32,
+}
+
+struct Gen {
+    rng: StdRng,
+    lines: Vec<Line>,
+    stack: Vec<usize>,
+    next_group: usize,
+    labels: usize,
+    weight: u64,
+    depth: usize,
+    loops: usize,
+    in_kernel: bool,
+    funcs: Vec<Func>,
+}
+
+fn regs(w: u32) -> &'static [&'static str] {
+    match w {
+        8 => &W8,
+        16 => &W16,
+        32 => &W32,
+        _ => &W64,
+    }
+}
+
+fn mask(w: u32) -> u64 {
+    if w >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << w) - 1
+    }
+}
+
+impl Gen {
+    fn emit(&mut self, text: impl Into<String>) {
+        self.lines.push(Line {
+            text: text.into(),
+            groups: self.stack.clone(),
+            main: false,
+            weight: self.weight,
+        });
+    }
+
+    fn emit_main(&mut self, text: impl Into<String>) {
+        self.emit(text);
+        self.lines.last_mut().unwrap().main = true;
+    }
+
+    fn open(&mut self) {
+        self.stack.push(self.next_group);
+        self.next_group += 1;
+    }
+
+    fn close(&mut self) {
+        self.stack.pop();
+    }
+
+    fn label(&mut self) -> String {
+        self.labels += 1;
+        format!("L{}", self.labels)
+    }
+
+    fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
+        xs[self.rng.random_range(0..xs.len())]
+    }
+
+    fn reg(&mut self, w: u32) -> &'static str {
+        let r = regs(w);
+        r[self.rng.random_range(0..r.len())]
+    }
+
+    fn pred(&mut self) -> &'static str {
+        self.pick(&PREDS)
+    }
+
+    fn width(&mut self) -> u32 {
+        self.pick(&[16, 32, 32, 64, 64])
+    }
+
+    /// An immediate that fits `w` bits, in hex or signed decimal.
+    fn imm(&mut self, w: u32) -> String {
+        let v: u64 = match self.rng.random_range(0..6) {
+            0 => self.rng.random_range(0..8),
+            1 => mask(w),
+            2 => 1u64 << (w - 1),
+            3 => (1u64 << (w - 1)) - 1,
+            _ => self.rng.random::<u64>() & mask(w),
+        };
+        if self.rng.random_bool(0.3) && v <= mask(w - 1) {
+            format!("-{}", v.min(1u64 << (w - 2)))
+        } else {
+            format!("{:#x}", v)
+        }
+    }
+
+    /// A source: usually a register, sometimes an immediate.
+    fn src(&mut self, w: u32) -> String {
+        if self.rng.random_bool(0.2) {
+            self.imm(w)
+        } else {
+            self.reg(w).to_string()
+        }
+    }
+
+    fn canon(&mut self, d: &str, ty: &str) {
+        let (w, abs, inf, nan) = match ty {
+            "f" => (32, 0x7FFF_FFFFu64, 0x7F80_0000u64, 0x7FC0_0000u64),
+            "hf" => (16, 0x7FFF, 0x7C00, 0x7E00),
+            "bf" => (16, 0x7FFF, 0x7F80, 0x7FC0),
+            _ => (64, 0x7FFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0000, 0x7FF8_0000_0000_0000),
+        };
+        self.emit(format!("and.{w}b %t{w}, {d}, {abs:#x};"));
+        self.emit(format!("ucmp.gt.{w}b %np, %t{w}, {inf:#x};"));
+        self.emit(format!("sel.{w}b {d}, {nan:#x}, {d}, %np;"));
+    }
+
+    fn int_op(&mut self) {
+        let w = self.width();
+        let d = self.reg(w);
+        let a = self.reg(w);
+        match self.rng.random_range(0..22) {
+            0..=4 => {
+                let op = self.pick(&[
+                    "iadd", "isub", "smul", "umul", "and", "or", "xor", "smin", "smax", "umin",
+                    "umax", "iadd.dsat", "isub.dsat",
+                ]);
+                let b = self.src(w);
+                self.emit_main(format!("{op}.{w}b {d}, {a}, {b};"));
+            }
+            5 => {
+                let op = self.pick(&["umad", "smad"]);
+                let (b, c) = (self.src(w), self.src(w));
+                self.emit_main(format!("{op}.{w}b {d}, {a}, {b}, {c};"));
+            }
+            6 => {
+                let op = self.pick(&["ineg", "iabs", "not", "cbit", "fbh", "fbl"]);
+                let (op, w) = if matches!(op, "cbit" | "fbh" | "fbl") && w == 64 {
+                    (op, 32)
+                } else {
+                    (op, w)
+                };
+                let (d, a) = if w == 32 { (self.reg(32), self.reg(32)) } else { (d, a) };
+                self.emit_main(format!("{op}.{w}b {d}, {a};"));
+            }
+            7 | 8 => {
+                let op = self.pick(&["shl", "shr", "asr"]);
+                let c = if self.rng.random_bool(0.5) {
+                    self.reg(32).to_string()
+                } else {
+                    self.rng.random_range(0..70u32).to_string()
+                };
+                self.emit_main(format!("{op}.{w}b {d}, {a}, {c};"));
+            }
+            9 => {
+                let op = self.pick(&["udiv", "udiv.rem", "sdiv", "sdiv.rem", "udiv.quo"]);
+                let b = self.reg(w);
+                self.emit(format!("or.{w}b %t{w}, {b}, 1;"));
+                self.emit_main(format!("{op}.{w}b {d}, {a}, %t{w};"));
+            }
+            10 | 11 => {
+                let s = self.pick(&["s", "u"]);
+                let cop = self.pick(&["eq", "ne", "lt", "le", "gt", "ge"]);
+                let p = self.pred();
+                let b = self.src(w);
+                self.emit_main(format!("{s}cmp.{cop}.{w}b {p}, {a}, {b};"));
+            }
+            12 | 13 => {
+                let b = self.src(w);
+                if self.rng.random_bool(0.7) {
+                    let p = self.pred();
+                    let neg = if self.rng.random_bool(0.3) { "!" } else { "" };
+                    self.emit_main(format!("sel.{w}b {d}, {a}, {b}, {neg}{p};"));
+                } else {
+                    let c = self.reg(w);
+                    self.emit_main(format!("sel.{w}b {d}, {a}, {b}, {c};"));
+                }
+            }
+            14 => {
+                // full-width multiply
+                let w = self.pick(&[16u32, 32]);
+                let s = self.pick(&["s", "u"]);
+                let d = self.reg(2 * w);
+                let (a, b) = (self.reg(w), self.src(w));
+                if self.rng.random_bool(0.5) {
+                    self.emit_main(format!("{s}mul.full.{w}b {d}, {a}, {b};"));
+                } else {
+                    let c = self.reg(2 * w);
+                    self.emit_main(format!("{s}mad.full.{w}b {d}, {a}, {b}, {c};"));
+                }
+            }
+            15 => {
+                // 32-bit only: funnel shifts, bit fields, bit reverse, dp4a
+                let d = self.reg(32);
+                let a = self.reg(32);
+                let b = self.reg(32);
+                match self.rng.random_range(0..5) {
+                    0 => {
+                        let dir = self.pick(&["l", "r"]);
+                        let c = self.src(32);
+                        self.emit_main(format!("shf.{dir}.32b {d}, {a}, {b}, {c};"));
+                    }
+                    1 => {
+                        let op = self.pick(&["ubfe", "sbfe"]);
+                        let pos = self.rng.random_range(0..32u32);
+                        let len = self.rng.random_range(0..=32 - pos);
+                        self.emit_main(format!("{op}.32b {d}, {a}, {pos}, {len};"));
+                    }
+                    2 => {
+                        let pos = self.rng.random_range(0..32u32);
+                        let len = self.rng.random_range(0..=32 - pos);
+                        self.emit_main(format!("bfi.32b {d}, {a}, {b}, {pos}, {len};"));
+                    }
+                    3 => self.emit_main(format!("bfrev.32b {d}, {a};")),
+                    _ => {
+                        let q = self.pick(&["uu", "us", "su", "ss"]);
+                        let c = self.reg(32);
+                        self.emit_main(format!("dp4a.{q}.32b {d}, {a}, {b}, {c};"));
+                    }
+                }
+            }
+            16 | 17 => {
+                // width changes, 8-bit registers included
+                let (from, to) =
+                    self.pick(&[(8u32, 16u32), (8, 32), (8, 64), (16, 32), (16, 64), (32, 64)]);
+                if self.rng.random_bool(0.5) {
+                    let op = self.pick(&["sext", "zext"]);
+                    let (d, a) = (self.reg(to), self.reg(from));
+                    self.emit_main(format!("{op}.{to}b.{from}b {d}, {a};"));
+                } else {
+                    let (d, a) = (self.reg(from), self.reg(to));
+                    self.emit_main(format!("trunc.{from}b.{to}b {d}, {a};"));
+                }
+            }
+            18 => {
+                let b = self.src(w);
+                self.emit_main(format!("mov.{w}b {d}, {b};"));
+            }
+            _ => self.vector_op(),
+        }
+    }
+
+    fn vector_op(&mut self) {
+        let el = ["x", "y", "z", "w"];
+        match self.rng.random_range(0..8) {
+            0 => {
+                let (e, r) = (self.pick(&el), self.reg(32));
+                self.emit_main(format!("mov.32b %v0.{e}, {r};"));
+            }
+            1 => {
+                let (e, r) = (self.pick(&el), self.reg(32));
+                self.emit_main(format!("mov.32b {r}, %v0.{e};"));
+            }
+            2 => {
+                let (e, r) = (self.pick(&["xy", "zw"]), self.reg(64));
+                if self.rng.random_bool(0.5) {
+                    self.emit_main(format!("mov.64b {r}, %v0.{e};"));
+                } else {
+                    self.emit_main(format!("mov.64b %v0.{e}, {r};"));
+                }
+            }
+            3 => {
+                let (e, f) = (self.pick(&["xy", "zw"]), self.pick(&["xy"]));
+                if self.rng.random_bool(0.5) {
+                    self.emit(format!("mov.64b %u0.{f}, %v0.{e};"));
+                } else {
+                    self.emit(format!("mov.64b %v0.{e}, %u0.{f};"));
+                }
+            }
+            4 => {
+                let r = self.reg(64);
+                if self.rng.random_bool(0.5) {
+                    self.emit_main(format!("mov.64b {r}, %u0;"));
+                } else {
+                    self.emit_main(format!("mov.64b %u0, {r};"));
+                }
+            }
+            5 => {
+                let r = self.reg(32);
+                let k = if self.rng.random_bool(0.5) {
+                    self.pick(&PACK16)
+                } else {
+                    self.pick(&PACK8)
+                };
+                if self.rng.random_bool(0.5) {
+                    self.emit(format!("mov.32b {k}, {r};"));
+                } else {
+                    self.emit(format!("mov.32b {r}, {k};"));
+                }
+            }
+            _ => {
+                if self.rng.random_bool(0.5) {
+                    let [d, a, b] = [self.pick(&PACK16), self.pick(&PACK16), self.pick(&PACK16)];
+                    match self.rng.random_range(0..4) {
+                        0 | 1 => {
+                            let op = self.pick(&[
+                                "iadd", "isub", "iadd.dsat", "isub.dsat", "smax", "smin", "umax",
+                                "umin", "smul",
+                            ]);
+                            self.emit(format!("{op}.16bx2 {d}, {a}, {b};"));
+                        }
+                        2 => {
+                            let c = self.pick(&PACK16);
+                            self.emit(format!("smad.16bx2 {d}, {a}, {b}, {c};"));
+                        }
+                        _ => {
+                            let op = self.pick(&["shl", "shr", "asr"]);
+                            let k = self.reg(32);
+                            self.emit(format!("{op}.16bx2 {d}, {a}, {k};"));
+                        }
+                    }
+                } else {
+                    let [d, a, b] = [self.pick(&PACK8), self.pick(&PACK8), self.pick(&PACK8)];
+                    let op = self.pick(&["iadd", "iadd.dsat", "smax", "smin"]);
+                    self.emit(format!("{op}.8bx4 {d}, {a}, {b};"));
+                }
+            }
+        }
+    }
+
+    fn float_op(&mut self) {
+        let ty = self.pick(&["f", "f", "hf", "bf"]);
+        let w = if ty == "f" { 32 } else { 16 };
+        let d = self.reg(w);
+        let a = self.reg(w);
+        let b = self.reg(w);
+        match self.rng.random_range(0..12) {
+            0..=3 => {
+                let op = self.pick(&["fadd", "fsub", "fmul", "fmin", "fmax"]);
+                self.emit_main(format!("{op}.{ty} {d}, {a}, {b};"));
+                self.canon(d, ty);
+            }
+            4 => {
+                let c = self.reg(32);
+                let (d, a, b) = (self.reg(32), self.reg(32), self.reg(32));
+                self.emit_main(format!("fmad.f {d}, {a}, {b}, {c};"));
+                self.canon(d, "f");
+            }
+            5 => {
+                let op = self.pick(&["fabs", "fneg"]);
+                self.emit_main(format!("{op}.{ty} {d}, {a};"));
+            }
+            6 => {
+                let cop = self.pick(&["eq", "ne", "lt", "le", "gt", "ge"]);
+                let p = self.pred();
+                self.emit_main(format!("fcmp.{cop}.{ty} {p}, {a}, {b};"));
+            }
+            7 | 8 => {
+                let rnd = self.pick(&["", ".re", ".rd", ".ru", ".rz", ".rna"]);
+                let to = if ty == "f" {
+                    self.pick(&["s32", "u32", "s64", "u64", "s16", "u16"])
+                } else {
+                    self.pick(&["s16", "u16", "s32", "u32"])
+                };
+                let tw: u32 = to[1..].parse().unwrap();
+                let d = self.reg(tw);
+                self.emit_main(format!("f2i.{to}.{ty}{rnd} {d}, {a};"));
+            }
+            9 => {
+                let from = self.pick(&["s32", "u32", "s64", "u64", "s16", "u16"]);
+                let fw: u32 = from[1..].parse().unwrap();
+                let s = self.reg(fw);
+                if self.rng.random_bool(0.6) {
+                    let d = self.reg(32);
+                    self.emit_main(format!("i2f.f.{from} {d}, {s};"));
+                } else {
+                    let d = self.reg(64);
+                    self.emit_main(format!("i2f.df.{from} {d}, {s};"));
+                }
+            }
+            10 => {
+                if self.rng.random_bool(0.5) {
+                    let (d, s) = (self.reg(64), self.reg(32));
+                    self.emit_main(format!("fext.df.f {d}, {s};"));
+                    self.canon(d, "df");
+                } else {
+                    let t = self.pick(&["hf", "bf"]);
+                    let (d, s) = (self.reg(32), self.reg(16));
+                    self.emit_main(format!("fext.f.{t} {d}, {s};"));
+                    self.canon(d, "f");
+                }
+            }
+            _ => {
+                let t = self.pick(&["hf", "bf"]);
+                let (d, s) = (self.reg(16), self.reg(32));
+                self.emit_main(format!("ftrunc.{t}.f {d}, {s};"));
+                self.canon(d, t);
+            }
+        }
+    }
+
+    fn mem_op(&mut self) {
+        let w = self.pick(&[8u32, 16, 32, 64]);
+        let bytes = (w / 8) as u64;
+        let off = self.rng.random_range(0..(32 / bytes)) * bytes;
+        let r = self.reg(w);
+        let ld = self.rng.random_bool(0.5);
+        let acc = |space: &str, addr: String| {
+            if ld {
+                format!("ld.{space}.{w}b {r}, [{addr}];")
+            } else {
+                format!("st.{space}.{w}b [{addr}], {r};")
+            }
+        };
+        match self.rng.random_range(0..6) {
+            0 => {
+                let off = off + 32 * self.rng.random_range(0..2);
+                self.emit_main(acc("private", format!("@P + {off}")));
+            }
+            1 => {
+                self.emit(format!("iadd.32b %sa, %sb, {off};"));
+                self.emit_main(acc("shared", "@S + %sa".into()));
+            }
+            2 => {
+                self.emit("addrcast.generic.private %ga, @P;");
+                self.emit_main(acc("generic", format!("%ga + {off}")));
+            }
+            3 => {
+                self.emit("addrcast.generic.shared %ga, @S;");
+                self.emit("zext.64b.32b %t64, %sb;");
+                self.emit("iadd.64b %ga, %ga, %t64;");
+                self.emit_main(acc("generic", format!("%ga + {off}")));
+            }
+            4 => {
+                let off = SCRATCH + off;
+                self.emit_main(acc("global", format!("%pout + {off}")));
+            }
+            _ => {
+                // vector accesses in private memory
+                if self.rng.random_bool(0.5) {
+                    let off = 16 * self.rng.random_range(0..4);
+                    if ld {
+                        self.emit(format!("ld.private.v4.32b %v0, [@P + {off}];"));
+                    } else {
+                        self.emit(format!("st.private.v4.32b [@P + {off}], %v0;"));
+                    }
+                } else {
+                    let off = 8 * self.rng.random_range(0..8);
+                    if ld {
+                        self.emit(format!("ld.private.v2.32b %u0, [@P + {off}];"));
+                    } else {
+                        self.emit(format!("st.private.v2.32b [@P + {off}], %u0;"));
+                    }
+                }
+            }
+        }
+    }
+
+    fn call_op(&mut self) {
+        if self.funcs.is_empty() {
+            return self.int_op();
+        }
+        let i = self.rng.random_range(0..self.funcs.len());
+        let (name, ret) = (self.funcs[i].name.clone(), self.funcs[i].ret);
+        let d = self.reg(ret);
+        let (a, b) = (self.reg(64), self.reg(32));
+        if self.rng.random_bool(0.5) {
+            self.emit_main(format!("call {d}, @{name}({a}, {b});"));
+        } else {
+            self.emit(format!("addrof.64b %fp, @{name};"));
+            self.emit_main(format!("call {d}, %fp({a}, {b});"));
+        }
+    }
+
+    /// One unit (a deletable group).
+    fn unit(&mut self) {
+        self.open();
+        let k = self.rng.random_range(0..100);
+        if !self.in_kernel {
+            if k < 70 {
+                self.int_op()
+            } else {
+                self.float_op()
+            }
+        } else if k < 45 {
+            self.int_op()
+        } else if k < 65 {
+            self.float_op()
+        } else if k < 85 {
+            self.mem_op()
+        } else if k < 92 {
+            self.call_op()
+        } else {
+            self.int_op()
+        }
+        self.close();
+    }
+
+    fn cond(&mut self) -> String {
+        let p = self.pred();
+        if self.rng.random_bool(0.3) {
+            format!("!{p}")
+        } else {
+            p.to_string()
+        }
+    }
+
+    /// A sequence of `n` statements: units and (depth permitting) control flow.
+    fn block(&mut self, n: usize) {
+        for _ in 0..n {
+            let k = self.rng.random_range(0..100);
+            if self.depth < 2 && k < 10 {
+                self.if_else();
+            } else if self.depth < 2 && self.loops < 3 && k < 16 {
+                self.r#loop();
+            } else if self.depth < 1 && self.loops < 3 && k < 19 {
+                self.irreducible();
+            } else {
+                self.unit();
+            }
+        }
+    }
+
+    fn set_pred(&mut self) {
+        // A data-dependent predicate, so that work-items diverge.
+        self.open();
+        let w = self.width();
+        let (p, a) = (self.pred(), self.reg(w));
+        let cop = self.pick(&["lt", "ge", "eq", "ne"]);
+        let b = self.src(w);
+        self.emit_main(format!("ucmp.{cop}.{w}b {p}, {a}, {b};"));
+        self.close();
+    }
+
+    fn if_else(&mut self) {
+        self.open();
+        self.depth += 1;
+        self.set_pred();
+        let (els, end) = (self.label(), self.label());
+        let c = self.cond();
+        self.emit(format!("goto.cond {c}, {els};"));
+        let n = self.rng.random_range(1..5);
+        self.block(n);
+        let has_else = self.rng.random_bool(0.6);
+        if has_else {
+            self.emit(format!("goto {end};"));
+        }
+        self.emit(format!("{els}:"));
+        if has_else {
+            let n = self.rng.random_range(1..5);
+            self.block(n);
+            self.emit(format!("{end}:"));
+        }
+        self.depth -= 1;
+        self.close();
+    }
+
+    fn r#loop(&mut self) {
+        self.open();
+        let lc = format!("%lc{}", self.depth);
+        self.loops += 1;
+        self.depth += 1;
+        let trips = self.rng.random_range(1..5u64);
+        let (top, exit) = (self.label(), self.label());
+        self.emit(format!("mov.32b {lc}, 0;"));
+        self.emit(format!("{top}:"));
+        let saved = self.weight;
+        self.weight *= trips;
+        let n = self.rng.random_range(1..5);
+        self.block(n);
+        let brk = self.rng.random_bool(0.2);
+        if brk {
+            self.set_pred();
+            let c = self.cond();
+            self.emit(format!("goto.cond {c}, {exit};"));
+        }
+        self.emit(format!("iadd.32b {lc}, {lc}, 1;"));
+        self.emit(format!("ucmp.lt.32b %lp, {lc}, {trips};"));
+        self.emit(format!("goto.cond %lp, {top};"));
+        self.weight = saved;
+        self.emit(format!("{exit}:"));
+        self.depth -= 1;
+        self.close();
+    }
+
+    /// Two labels A and B on a cycle, entered at A or at B; bounded by a counter.
+    fn irreducible(&mut self) {
+        self.open();
+        self.loops += 1;
+        self.depth += 1;
+        let lc = "%lc2";
+        let limit = self.rng.random_range(2..6u64);
+        let (a, b, out) = (self.label(), self.label(), self.label());
+        self.emit(format!("mov.32b {lc}, 0;"));
+        self.set_pred();
+        let c = self.cond();
+        self.emit(format!("goto.cond {c}, {b};"));
+        let saved = self.weight;
+        self.weight *= limit;
+        self.emit(format!("{a}:"));
+        let n = self.rng.random_range(1..3);
+        self.block(n);
+        self.emit(format!("iadd.32b {lc}, {lc}, 1;"));
+        self.emit(format!("ucmp.ge.32b %lp, {lc}, {limit};"));
+        self.emit(format!("goto.cond %lp, {out};"));
+        self.emit(format!("{b}:"));
+        let n = self.rng.random_range(1..3);
+        self.block(n);
+        self.emit(format!("iadd.32b {lc}, {lc}, 1;"));
+        self.emit(format!("ucmp.ge.32b %lp, {lc}, {limit};"));
+        self.emit(format!("goto.cond %lp, {out};"));
+        self.emit(format!("goto {a};"));
+        self.weight = saved;
+        self.emit(format!("{out}:"));
+        self.depth -= 1;
+        self.close();
+    }
+
+    /// Initializes every pool register from 64-bit sources `srcs` (names of .64b registers).
+    fn init_pool(&mut self, srcs: &[&str]) {
+        let mut i = 0;
+        let mut next = |_: &mut Gen| {
+            i += 1;
+            srcs[(i - 1) % srcs.len()]
+        };
+        for r in W64 {
+            let s = next(self);
+            if s != r {
+                self.emit(format!("mov.64b {r}, {s};"));
+            }
+        }
+        for r in W32.iter().chain(["%t32", "%sa"].iter()) {
+            let s = next(self);
+            let sh = self.pick(&[0, 32]);
+            self.emit(format!("shr.64b %t64, {s}, {sh};"));
+            self.emit(format!("trunc.32b.64b {r}, %t64;"));
+        }
+        for r in W16.iter().chain(["%t16"].iter()) {
+            let s = next(self);
+            let sh = self.pick(&[0, 16, 32, 48]);
+            self.emit(format!("shr.64b %t64, {s}, {sh};"));
+            self.emit(format!("trunc.16b.64b {r}, %t64;"));
+        }
+        for r in W8 {
+            let s = next(self);
+            self.emit(format!("trunc.8b.64b {r}, {s};"));
+        }
+        for (j, p) in PREDS.iter().chain(["%np", "%lp"].iter()).enumerate() {
+            self.emit(format!("ucmp.lt.32b {p}, %w{}, %w{};", j % 6, (j + 3) % 6));
+        }
+        for (j, e) in ["x", "y", "z", "w"].iter().enumerate() {
+            self.emit(format!("mov.32b %v0.{e}, %w{j};"));
+        }
+        self.emit("mov.64b %u0, %d5;");
+        for (j, k) in PACK16.iter().chain(PACK8.iter()).enumerate() {
+            self.emit(format!("mov.32b {k}, %w{};", 5 - j));
+        }
+        self.emit("mov.64b %t64, 0;");
+        self.emit("mov.64b %ga, 0;");
+        self.emit("mov.64b %fp, 0;");
+        for l in ["%lc0", "%lc1", "%lc2", "%sb"] {
+            self.emit(format!("mov.32b {l}, 0;"));
+        }
+    }
+
+    fn function(&mut self, idx: usize) {
+        let ret = self.pick(&[32u32, 64]);
+        let name = format!("f{idx}");
+        self.emit(format!(
+            ".function .{ret}b @{name}(.reg .64b %a0, .reg .32b %a1) {{"
+        ));
+        self.emit(POOL_DECLS);
+        self.emit(".reg .64b %a2;");
+        self.emit("zext.64b.32b %a2, %a1;");
+        self.init_pool(&["%a0", "%a2"]);
+        let n = self.rng.random_range(2..8);
+        for _ in 0..n {
+            self.unit();
+        }
+        let r = self.reg(ret);
+        self.emit(format!("return {r};"));
+        self.emit("}");
+        self.funcs.push(Func { name, ret });
+    }
+
+    fn store_all(&mut self) {
+        for (j, r) in W64.iter().enumerate() {
+            self.emit(format!("st.global.64b [%pout + {}], {r};", 8 * j));
+        }
+        self.emit("st.global.v4.32b [%pout + 48], %v0;");
+        self.emit("st.global.v2.32b [%pout + 64], %u0;");
+        for (j, r) in W32.iter().enumerate() {
+            self.emit(format!("st.global.32b [%pout + {}], {r};", 72 + 4 * j));
+        }
+        for (j, k) in PACK16.iter().chain(PACK8.iter()).enumerate() {
+            self.emit(format!("mov.32b %t32, {k};"));
+            self.emit(format!("st.global.32b [%pout + {}], %t32;", 96 + 4 * j));
+        }
+        for (j, r) in W16.iter().enumerate() {
+            self.emit(format!("st.global.16b [%pout + {}], {r};", 112 + 2 * j));
+        }
+        for (j, r) in W8.iter().enumerate() {
+            self.emit(format!("st.global.8b [%pout + {}], {r};", 120 + j));
+        }
+        for (j, p) in PREDS.iter().enumerate() {
+            self.emit(format!("sel.16b %t16, 1, 0, {p};"));
+            self.emit(format!("st.global.16b [%pout + {}], %t16;", 122 + 2 * j));
+        }
+    }
+
+    fn kernel(&mut self) {
+        self.in_kernel = true;
+        self.emit(".kernel @k(.param[8] %out, .param[8] %in) {");
+        self.emit(POOL_DECLS);
+        self.emit(".reg .64b %pin, %pout, %off;\n.reg .32b %gid, %gsz, %lid, %item;");
+        self.emit(".private .align 16 @P[64];");
+        self.emit(&format!(".shared .align 16 @S[{}];", SLOT * LOCAL));
+        self.emit("mov.32b %gid, %groupid.x;");
+        self.emit("mov.32b %gsz, %enqueuedlocalsize.x;");
+        self.emit("mov.32b %lid, %localid.x;");
+        self.emit("umad.32b %item, %gid, %gsz, %lid;");
+        self.emit("ld.param.64b %pin, [%in];");
+        self.emit(&format!("umul.full.32b %off, %item, {};", 8 * IN_PER));
+        self.emit("iadd.64b %pin, %pin, %off;");
+        self.emit("ld.param.64b %pout, [%out];");
+        self.emit(&format!("umul.full.32b %off, %item, {};", 8 * OUT_PER));
+        self.emit("iadd.64b %pout, %pout, %off;");
+        let mut order: Vec<usize> = (0..IN_PER).collect();
+        for i in (1..order.len()).rev() {
+            let j = self.rng.random_range(0..=i);
+            order.swap(i, j);
+        }
+        for (j, r) in W64.iter().enumerate() {
+            self.emit(format!("ld.global.64b {r}, [%pin + {}];", 8 * order[j]));
+        }
+        self.init_pool(&W64);
+        self.emit(&format!("shl.32b %sb, %lid, {};", SLOT.trailing_zeros()));
+        // private and shared memory start with defined contents
+        for j in 0..8 {
+            self.emit(format!("st.private.64b [@P + {}], %d{};", 8 * j, j % 6));
+        }
+        for j in 0..4 {
+            self.emit(format!("iadd.32b %sa, %sb, {};", 8 * j));
+            self.emit(format!("st.shared.64b [@S + %sa], %d{};", (j + 2) % 6));
+        }
+        let parts = self.rng.random_range(1..4);
+        for part in 0..parts {
+            let n = self.rng.random_range(6..16);
+            self.block(n);
+            if part + 1 < parts && self.rng.random_bool(0.7) {
+                // exchange with the neighbour's shared slot between two barriers
+                self.open();
+                self.emit("barrier.workgroup;");
+                self.emit("xor.32b %sa, %lid, 1;");
+                self.emit(&format!("shl.32b %sa, %sa, {};", SLOT.trailing_zeros()));
+                for _ in 0..self.rng.random_range(1..3) {
+                    self.open();
+                    let w = self.pick(&[16u32, 32, 64]);
+                    let off = self.rng.random_range(0..(SLOT / (w as u64 / 8))) * (w as u64 / 8);
+                    let r = self.reg(w);
+                    self.emit(format!("iadd.32b %t32, %sa, {off};"));
+                    self.emit_main(format!("ld.shared.{w}b {r}, [@S + %t32];"));
+                    self.close();
+                }
+                self.emit("barrier.workgroup;");
+                self.close();
+            }
+        }
+        self.store_all();
+        if self.rng.random_bool(0.4) {
+            self.open();
+            self.set_pred();
+            let c = self.cond();
+            self.emit(format!("return.cond {c};"));
+            for _ in 0..self.rng.random_range(1..4) {
+                self.unit();
+            }
+            self.store_all();
+            self.close();
+        }
+        self.emit("}");
+    }
+}
+
+/// Generates the program of `seed`.
+pub fn generate(seed: u64) -> Program {
+    let mut g = Gen {
+        rng: StdRng::seed_from_u64(seed),
+        lines: Vec::new(),
+        stack: Vec::new(),
+        next_group: 0,
+        labels: 0,
+        weight: 1,
+        depth: 0,
+        loops: 0,
+        in_kernel: false,
+        funcs: Vec::new(),
+    };
+    g.emit(".version 0.1;\n.target 100;");
+    let nf = g.rng.random_range(0..3);
+    for i in 0..nf {
+        g.function(i);
+    }
+    g.kernel();
+    Program { lines: g.lines }
+}
+
+/// Input words for the program of `seed`: integer and floating-point edge values mixed with
+/// random bits.
+pub fn inputs(seed: u64) -> Vec<u64> {
+    let mut rng = StdRng::seed_from_u64(seed ^ 0x9E37_79B9_7F4A_7C15);
+    const F32: [u32; 14] = [
+        0, 0x8000_0000, 0x3F80_0000, 0xBF80_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x7F80_0001,
+        0x0000_0001, 0x007F_FFFF, 0x7F7F_FFFF, 0x4F00_0000, 0xCF00_0000, 0x3F00_0000,
+    ];
+    const F16: [u16; 12] = [
+        0, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x03FF, 0x7BFF, 0x3F80, 0x7F80,
+    ];
+    const INT: [u64; 10] = [
+        0,
+        1,
+        2,
+        u64::MAX,
+        0x8000_0000_0000_0000,
+        0x7FFF_FFFF_FFFF_FFFF,
+        0xFFFF_FFFF,
+        0x8000_0000,
+        0x7FFF_FFFF,
+        0x5555_5555_5555_5555,
+    ];
+    let f32w = |rng: &mut StdRng| -> u64 {
+        match rng.random_range(0..3) {
+            0 => F32[rng.random_range(0..F32.len())] as u64,
+            1 => (rng.random_range(-1000.0f32..1000.0)).to_bits() as u64,
+            _ => (rng.random_range(-4.0f32..4.0)).to_bits() as u64,
+        }
+    };
+    (0..ITEMS * IN_PER)
+        .map(|_| match rng.random_range(0..6) {
+            0 => INT[rng.random_range(0..INT.len())],
+            1 => rng.random::<u64>(),
+            2 => rng.random_range(0..300u64),
+            3 => f32w(&mut rng) | (f32w(&mut rng) << 32),
+            4 => (0..4).fold(0u64, |acc, i| {
+                let h = if rng.random_bool(0.5) {
+                    F16[rng.random_range(0..F16.len())]
+                } else {
+                    half::f16::from_f32(rng.random_range(-50.0f32..50.0)).to_bits()
+                };
+                acc | ((h as u64) << (16 * i))
+            }),
+            _ => rng.random_range(-1000.0f64..1000.0).to_bits(),
+        })
+        .collect()
+}
+
+/// Why a case failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    /// Both sides ran and an output word differs.
+    Mismatch,
+    /// The translator refused the program or spirv-val rejected the module.
+    Translate,
+    /// The device failed to load or run it.
+    Device,
+    /// The reference refused it (a generator bug: the program is not valid).
+    Reference,
+}
+
+/// A failed case: the (minimized) program and what went wrong.
+#[derive(Debug, Clone)]
+pub struct Mismatch {
+    /// The seed.
+    pub seed: u64,
+    /// What kind of failure.
+    pub kind: Kind,
+    /// The minimized program text.
+    pub program: String,
+    /// A description (first differing word, or the error).
+    pub detail: String,
+    /// Where the program was written.
+    pub path: Option<std::path::PathBuf>,
+}
+
+impl std::fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "seed {}: {:?}: {}\n{}{}",
+            self.seed,
+            self.kind,
+            self.detail,
+            self.path
+                .as_ref()
+                .map(|p| format!("written to {}\n", p.display()))
+                .unwrap_or_default(),
+            self.program
+        )
+    }
+}
+
+/// Front-end check only: the rendered diagnostics of the program of `seed`, if refused.
+pub fn check_only(seed: u64) -> Option<String> {
+    let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", &generate(seed).text()));
+    pisa_translator::check(&file).err().map(|d| d.render())
+}
+
+/// Outcome of one execution of a program.
+enum Outcome {
+    Same,
+    Differ(Kind, String),
+}
+
+fn device_run(src: &str, input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
+    let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", src));
+    let t = pisa_translator::compile(&file, &Default::default())
+        .map_err(|d| (Kind::Translate, d.render()))?;
+    crate::validate(&t.spirv).map_err(|e| (Kind::Translate, format!("spirv-val: {e}")))?;
+    let ctx = crate::context();
+    let m = pisa_vk::Module::from_translation(ctx, "diff.pisa", Arc::new(t))
+        .map_err(|e| (Kind::Device, format!("load: {e}")))?;
+    let inb = ctx.buffer_from(input).map_err(|e| (Kind::Device, e.to_string()))?;
+    let out = ctx
+        .zeroed::<u64>(ITEMS * OUT_PER)
+        .map_err(|e| (Kind::Device, e.to_string()))?;
+    m.dispatch("k", ITEMS as u64, LOCAL, &[(&out).into(), (&inb).into()])
+        .map_err(|e| (Kind::Device, format!("dispatch: {e}")))?;
+    out.read().map_err(|e| (Kind::Device, e.to_string()))
+}
+
+fn reference_run(src: &str, input: &[u64]) -> Result<Vec<u64>, String> {
+    let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", src));
+    let module = pisa_translator::check(&file).map_err(|d| d.render())?;
+    let mut m = pisa_reference::Machine::new(pisa_reference::Config {
+        subgroup_size: 32,
+        step_limit: 1 << 22,
+    });
+    let loaded = m.load(&module).map_err(|e| e.to_string())?;
+    let inb = m.alloc((input.len() * 8) as u64, 16);
+    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
+    m.write(inb, &bytes).map_err(|e| e.to_string())?;
+    let outb = m.alloc((ITEMS * OUT_PER * 8) as u64, 16);
+    m.write(outb, &vec![0; ITEMS * OUT_PER * 8])
+        .map_err(|e| e.to_string())?;
+    let mut args = outb.to_le_bytes().to_vec();
+    args.extend(inb.to_le_bytes());
+    let launch = pisa_reference::Launch::linear(ITEMS as u64, LOCAL as u32);
+    m.dispatch(&loaded, "k", &launch, &args)
+        .map_err(|e| e.to_string())?;
+    let mut out = vec![0u8; ITEMS * OUT_PER * 8];
+    m.read(outb, &mut out).map_err(|e| e.to_string())?;
+    Ok(out
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect())
+}
+
+/// Names the output word `j` of a work-item.
+fn word_name(j: usize) -> &'static str {
+    const NAMES: [&str; OUT_PER] = [
+        "%d0", "%d1", "%d2", "%d3", "%d4", "%d5", "%v0.xy", "%v0.zw", "%u0", "%w0|%w1",
+        "%w2|%w3", "%w4|%w5", "%k0|%k1", "%q0|%q1", "%h0..%h3", "%c0 %c1 %p0 %p1 %p2",
+        "scratch0", "scratch1", "scratch2", "scratch3",
+    ];
+    NAMES[j]
+}
+
+fn execute(src: &str, input: &[u64]) -> Outcome {
+    let reference = match reference_run(src, input) {
+        Ok(r) => r,
+        Err(e) => return Outcome::Differ(Kind::Reference, e),
+    };
+    let dev = match device_run(src, input) {
+        Ok(d) => d,
+        Err((k, e)) => return Outcome::Differ(k, e),
+    };
+    for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {
+        if d != r {
+            return Outcome::Differ(
+                Kind::Mismatch,
+                format!(
+                    "work-item {} word {} ({}): device {d:#018x}, reference {r:#018x}",
+                    i / OUT_PER,
+                    i % OUT_PER,
+                    word_name(i % OUT_PER)
+                ),
+            );
+        }
+    }
+    Outcome::Same
+}
+
+/// Replaces the `k`-th source operand (not the destination) of an instruction line.
+fn replace_operand(text: &str, k: usize, with: &str) -> Option<String> {
+    let t = text.trim_end_matches(';');
+    let (mn, rest) = t.split_once(' ')?;
+    let mut ops: Vec<String> = rest.split(", ").map(|s| s.to_string()).collect();
+    if mn.starts_with("call") {
+        return None;
+    }
+    let idx = 1 + k;
+    let op = ops.get(idx)?;
+    if !op.starts_with('%') || op.contains('[') || op.contains('(') {
+        return None;
+    }
+    ops[idx] = with.to_string();
+    Some(format!("{mn} {};", ops.join(", ")))
+}
+
+/// Minimizes `p` while `input` still gives a failure of `kind`.
+pub fn minimize(p: &Program, input: &[u64], kind: &Kind) -> (Program, String) {
+    // the same kind of failure, and for a mismatch in the same output word of a work-item
+    let slot = |d: &str| d.split(" (").next().and_then(|s| s.split(" word ").nth(1)).map(str::to_string);
+    let first = match execute(&p.text(), input) {
+        Outcome::Differ(_, d) => d,
+        Outcome::Same => String::new(),
+    };
+    let want = slot(&first);
+    let fails = |q: &Program| match execute(&q.text(), input) {
+        Outcome::Differ(k, d) if &k == kind && (*kind != Kind::Mismatch || slot(&d) == want) => Some(d),
+        _ => None,
+    };
+    let mut best = p.clone();
+    let mut detail = first.clone();
+    // delete groups, outermost first, until nothing more can go
+    loop {
+        let mut progress = false;
+        for g in best.groups() {
+            let q = best.without_group(g);
+            if q.lines.len() == best.lines.len() {
+                continue;
+            }
+            if let Some(d) = fails(&q) {
+                best = q;
+                detail = d;
+                progress = true;
+            } else if let Some(q) = best.unwrapped(g) {
+                if let Some(d) = fails(&q) {
+                    best = q;
+                    detail = d;
+                    progress = true;
+                }
+            }
+        }
+        if !progress {
+            break;
+        }
+    }
+    // replace register sources by constants
+    for i in 0..best.lines.len() {
+        if !best.lines[i].main {
+            continue;
+        }
+        for k in 0..3 {
+            for c in ["0", "1"] {
+                if let Some(t) = replace_operand(&best.lines[i].text, k, c) {
+                    let mut q = best.clone();
+                    q.lines[i].text = t;
+                    if let Some(d) = fails(&q) {
+                        best = q;
+                        detail = d;
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    (best, detail)
+}
+
+/// Where failures are written: `target/difftest` (under `CARGO_TARGET_DIR` if set).
+pub fn failure_dir() -> std::path::PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("..")
+                .join("target")
+        });
+    target.join("difftest")
+}
+
+/// Statistics of one passing case.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CaseStats {
+    /// Instructions in the program text.
+    pub static_instructions: usize,
+    /// Upper bound of instructions executed on the device (all work-items).
+    pub dynamic_instructions: u64,
+}
+
+/// Generates, runs and compares the program of `seed`; on a failure the program is
+/// minimized and written to `target/difftest/failure-SEED.pisa`.
+pub fn run_case(seed: u64) -> Result<(), Mismatch> {
+    run_case_stats(seed).map(|_| ())
+}
+
+/// [`run_case`] returning statistics.
+pub fn run_case_stats(seed: u64) -> Result<CaseStats, Mismatch> {
+    let p = generate(seed);
+    let input = inputs(seed);
+    match execute(&p.text(), &input) {
+        Outcome::Same => Ok(CaseStats {
+            static_instructions: p.static_instructions(),
+            dynamic_instructions: p.dynamic_instructions() * ITEMS as u64,
+        }),
+        Outcome::Differ(kind, first) => {
+            let minimize_it = std::env::var_os("PISA_DIFFTEST_NO_MINIMIZE").is_none();
+            let (min, detail) = if minimize_it && (kind == Kind::Mismatch || kind == Kind::Translate) {
+                minimize(&p, &input, &kind)
+            } else {
+                (p.clone(), first.clone())
+            };
+            let mut program = String::new();
+            for l in format!("pisa-difftest seed {seed}: {kind:?}: {detail}").lines() {
+                let _ = writeln!(program, "// {l}");
+            }
+            let _ = writeln!(program, "// inputs ({ITEMS} work-items x {IN_PER} words, local size {LOCAL}):");
+            for c in input.chunks(IN_PER) {
+                let words: Vec<String> = c.iter().map(|x| format!("{x:#x}")).collect();
+                let _ = writeln!(program, "//   {}", words.join(" "));
+            }
+            program.push_str(&min.text());
+            let dir = failure_dir();
+            let path = std::fs::create_dir_all(&dir).ok().and_then(|_| {
+                let path = dir.join(format!("failure-{seed}.pisa"));
+                std::fs::write(&path, &program).ok().map(|_| path)
+            });
+            Err(Mismatch {
+                seed,
+                kind,
+                program,
+                detail,
+                path,
+            })
+        }
+    }
+}
