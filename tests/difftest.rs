@@ -20,7 +20,14 @@ fn main() {
         let mut seen = std::collections::BTreeMap::new();
         for s in 0..args[1].parse::<u64>().unwrap() {
             if let Some(e) = pisa_conformance::generator::check_only(s) {
-                let key: String = e.lines().next().unwrap_or("").split(": ").skip(2).collect::<Vec<_>>().join(": ");
+                let key: String = e
+                    .lines()
+                    .next()
+                    .unwrap_or("")
+                    .split(": ")
+                    .skip(2)
+                    .collect::<Vec<_>>()
+                    .join(": ");
                 seen.entry(key).or_insert((s, e));
             }
         }
@@ -38,7 +45,9 @@ fn main() {
             ("--threads", Some(v)) => threads = v.max(1) as usize,
             ("--stop-after", Some(v)) => stop_after = v as usize,
             _ => {
-                eprintln!("usage: pisa-difftest [--count N] [--seed S] [--threads T] [--stop-after K]");
+                eprintln!(
+                    "usage: pisa-difftest [--count N] [--seed S] [--threads T] [--stop-after K]"
+                );
                 std::process::exit(2);
             }
         }
@@ -86,7 +95,10 @@ fn main() {
     let f = failures.into_inner().unwrap();
     let count_of = |k: Kind| f.iter().filter(|(_, x)| *x == k).count();
     println!("programs:               {n} (seeds {seed}..)");
-    println!("static instructions:    {}", static_insts.load(Ordering::Relaxed));
+    println!(
+        "static instructions:    {}",
+        static_insts.load(Ordering::Relaxed)
+    );
     println!(
         "device instructions:    {} (upper bound: per-item instruction count with loop trip counts, x {} work-items)",
         dyn_insts.load(Ordering::Relaxed),
@@ -102,7 +114,10 @@ fn main() {
     let mut seeds: Vec<u64> = f.iter().map(|(s, _)| *s).collect();
     seeds.sort_unstable();
     println!("failing seeds:          {seeds:?}");
-    println!("time:                   {secs:.1}s ({:.1} programs/s)", n as f64 / secs);
+    println!(
+        "time:                   {secs:.1}s ({:.1} programs/s)",
+        n as f64 / secs
+    );
     if !f.is_empty() {
         std::process::exit(1);
     }

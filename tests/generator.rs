@@ -72,7 +72,10 @@ impl Program {
 
     /// Instructions in the text.
     pub fn static_instructions(&self) -> usize {
-        self.lines.iter().filter(|l| is_instruction(&l.text)).count()
+        self.lines
+            .iter()
+            .filter(|l| is_instruction(&l.text))
+            .count()
     }
 
     fn groups(&self) -> Vec<usize> {
@@ -87,7 +90,10 @@ impl Program {
     fn unwrapped(&self, g: usize) -> Option<Program> {
         let own = |l: &Line| l.groups.last() == Some(&g);
         if !self.lines.iter().any(own)
-            || self.lines.iter().any(|l| own(l) && l.text.contains("barrier"))
+            || self
+                .lines
+                .iter()
+                .any(|l| own(l) && l.text.contains("barrier"))
         {
             return None;
         }
@@ -253,7 +259,12 @@ impl Gen {
             "f" => (32, 0x7FFF_FFFFu64, 0x7F80_0000u64, 0x7FC0_0000u64),
             "hf" => (16, 0x7FFF, 0x7C00, 0x7E00),
             "bf" => (16, 0x7FFF, 0x7F80, 0x7FC0),
-            _ => (64, 0x7FFF_FFFF_FFFF_FFFF, 0x7FF0_0000_0000_0000, 0x7FF8_0000_0000_0000),
+            _ => (
+                64,
+                0x7FFF_FFFF_FFFF_FFFF,
+                0x7FF0_0000_0000_0000,
+                0x7FF8_0000_0000_0000,
+            ),
         };
         self.emit(format!("and.{w}b %t{w}, {d}, {abs:#x};"));
         self.emit(format!("ucmp.gt.{w}b %np, %t{w}, {inf:#x};"));
@@ -267,8 +278,19 @@ impl Gen {
         match self.rng.random_range(0..22) {
             0..=4 => {
                 let op = self.pick(&[
-                    "iadd", "isub", "smul", "umul", "and", "or", "xor", "smin", "smax", "umin",
-                    "umax", "iadd.dsat", "isub.dsat",
+                    "iadd",
+                    "isub",
+                    "smul",
+                    "umul",
+                    "and",
+                    "or",
+                    "xor",
+                    "smin",
+                    "smax",
+                    "umin",
+                    "umax",
+                    "iadd.dsat",
+                    "isub.dsat",
                 ]);
                 let b = self.src(w);
                 self.emit_main(format!("{op}.{w}b {d}, {a}, {b};"));
@@ -285,7 +307,11 @@ impl Gen {
                 } else {
                     (op, w)
                 };
-                let (d, a) = if w == 32 { (self.reg(32), self.reg(32)) } else { (d, a) };
+                let (d, a) = if w == 32 {
+                    (self.reg(32), self.reg(32))
+                } else {
+                    (d, a)
+                };
                 self.emit_main(format!("{op}.{w}b {d}, {a};"));
             }
             7 | 8 => {
@@ -366,8 +392,14 @@ impl Gen {
             }
             16 | 17 => {
                 // width changes, 8-bit registers included
-                let (from, to) =
-                    self.pick(&[(8u32, 16u32), (8, 32), (8, 64), (16, 32), (16, 64), (32, 64)]);
+                let (from, to) = self.pick(&[
+                    (8u32, 16u32),
+                    (8, 32),
+                    (8, 64),
+                    (16, 32),
+                    (16, 64),
+                    (32, 64),
+                ]);
                 if self.rng.random_bool(0.5) {
                     let op = self.pick(&["sext", "zext"]);
                     let (d, a) = (self.reg(to), self.reg(from));
@@ -439,8 +471,15 @@ impl Gen {
                     match self.rng.random_range(0..4) {
                         0 | 1 => {
                             let op = self.pick(&[
-                                "iadd", "isub", "iadd.dsat", "isub.dsat", "smax", "smin", "umax",
-                                "umin", "smul",
+                                "iadd",
+                                "isub",
+                                "iadd.dsat",
+                                "isub.dsat",
+                                "smax",
+                                "smin",
+                                "umax",
+                                "umin",
+                                "smul",
                             ]);
                             self.emit(format!("{op}.16bx2 {d}, {a}, {b};"));
                         }
@@ -945,8 +984,20 @@ pub fn generate(seed: u64) -> Program {
 pub fn inputs(seed: u64) -> Vec<u64> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x9E37_79B9_7F4A_7C15);
     const F32: [u32; 14] = [
-        0, 0x8000_0000, 0x3F80_0000, 0xBF80_0000, 0x7F80_0000, 0xFF80_0000, 0x7FC0_0000, 0x7F80_0001,
-        0x0000_0001, 0x007F_FFFF, 0x7F7F_FFFF, 0x4F00_0000, 0xCF00_0000, 0x3F00_0000,
+        0,
+        0x8000_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x7F80_0001,
+        0x0000_0001,
+        0x007F_FFFF,
+        0x7F7F_FFFF,
+        0x4F00_0000,
+        0xCF00_0000,
+        0x3F00_0000,
     ];
     const F16: [u16; 12] = [
         0, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x03FF, 0x7BFF, 0x3F80, 0x7F80,
@@ -1036,7 +1087,10 @@ impl std::fmt::Display for Mismatch {
 
 /// Front-end check only: the rendered diagnostics of the program of `seed`, if refused.
 pub fn check_only(seed: u64) -> Option<String> {
-    let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", &generate(seed).text()));
+    let file = Arc::new(pisa_translator::SourceFile::new(
+        "diff.pisa",
+        &generate(seed).text(),
+    ));
     pisa_translator::check(&file).err().map(|d| d.render())
 }
 
@@ -1054,7 +1108,9 @@ fn device_run(src: &str, input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
     let ctx = crate::context();
     let m = pisa_vk::Module::from_translation(ctx, "diff.pisa", Arc::new(t))
         .map_err(|e| (Kind::Device, format!("load: {e}")))?;
-    let inb = ctx.buffer_from(input).map_err(|e| (Kind::Device, e.to_string()))?;
+    let inb = ctx
+        .buffer_from(input)
+        .map_err(|e| (Kind::Device, e.to_string()))?;
     let out = ctx
         .zeroed::<u64>(ITEMS * OUT_PER)
         .map_err(|e| (Kind::Device, e.to_string()))?;
@@ -1093,9 +1149,26 @@ fn reference_run(src: &str, input: &[u64]) -> Result<Vec<u64>, String> {
 /// Names the output word `j` of a work-item.
 fn word_name(j: usize) -> &'static str {
     const NAMES: [&str; OUT_PER] = [
-        "%d0", "%d1", "%d2", "%d3", "%d4", "%d5", "%v0.xy", "%v0.zw", "%u0", "%w0|%w1",
-        "%w2|%w3", "%w4|%w5", "%k0|%k1", "%q0|%q1", "%h0..%h3", "%c0 %c1 %p0 %p1 %p2",
-        "scratch0", "scratch1", "scratch2", "scratch3",
+        "%d0",
+        "%d1",
+        "%d2",
+        "%d3",
+        "%d4",
+        "%d5",
+        "%v0.xy",
+        "%v0.zw",
+        "%u0",
+        "%w0|%w1",
+        "%w2|%w3",
+        "%w4|%w5",
+        "%k0|%k1",
+        "%q0|%q1",
+        "%h0..%h3",
+        "%c0 %c1 %p0 %p1 %p2",
+        "scratch0",
+        "scratch1",
+        "scratch2",
+        "scratch3",
     ];
     NAMES[j]
 }
@@ -1145,14 +1218,21 @@ fn replace_operand(text: &str, k: usize, with: &str) -> Option<String> {
 /// Minimizes `p` while `input` still gives a failure of `kind`.
 pub fn minimize(p: &Program, input: &[u64], kind: &Kind) -> (Program, String) {
     // the same kind of failure, and for a mismatch in the same output word of a work-item
-    let slot = |d: &str| d.split(" (").next().and_then(|s| s.split(" word ").nth(1)).map(str::to_string);
+    let slot = |d: &str| {
+        d.split(" (")
+            .next()
+            .and_then(|s| s.split(" word ").nth(1))
+            .map(str::to_string)
+    };
     let first = match execute(&p.text(), input) {
         Outcome::Differ(_, d) => d,
         Outcome::Same => String::new(),
     };
     let want = slot(&first);
     let fails = |q: &Program| match execute(&q.text(), input) {
-        Outcome::Differ(k, d) if &k == kind && (*kind != Kind::Mismatch || slot(&d) == want) => Some(d),
+        Outcome::Differ(k, d) if &k == kind && (*kind != Kind::Mismatch || slot(&d) == want) => {
+            Some(d)
+        }
         _ => None,
     };
     let mut best = p.clone();
@@ -1241,16 +1321,20 @@ pub fn run_case_stats(seed: u64) -> Result<CaseStats, Mismatch> {
         }),
         Outcome::Differ(kind, first) => {
             let minimize_it = std::env::var_os("PISA_DIFFTEST_NO_MINIMIZE").is_none();
-            let (min, detail) = if minimize_it && (kind == Kind::Mismatch || kind == Kind::Translate) {
-                minimize(&p, &input, &kind)
-            } else {
-                (p.clone(), first.clone())
-            };
+            let (min, detail) =
+                if minimize_it && (kind == Kind::Mismatch || kind == Kind::Translate) {
+                    minimize(&p, &input, &kind)
+                } else {
+                    (p.clone(), first.clone())
+                };
             let mut program = String::new();
             for l in format!("pisa-difftest seed {seed}: {kind:?}: {detail}").lines() {
                 let _ = writeln!(program, "// {l}");
             }
-            let _ = writeln!(program, "// inputs ({ITEMS} work-items x {IN_PER} words, local size {LOCAL}):");
+            let _ = writeln!(
+                program,
+                "// inputs ({ITEMS} work-items x {IN_PER} words, local size {LOCAL}):"
+            );
             for c in input.chunks(IN_PER) {
                 let words: Vec<String> = c.iter().map(|x| format!("{x:#x}")).collect();
                 let _ = writeln!(program, "//   {}", words.join(" "));
