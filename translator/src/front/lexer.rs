@@ -164,47 +164,69 @@ impl<'a> Lexer<'a> {
     /// The next token ([`Tok::Eof`] at the end, and again if asked again). Characters that
     /// start no token are reported into `diags`; a run of them is one [`Tok::Error`] token and
     /// one diagnostic (at its first character).
+    #[inline]
     pub fn next_token(&mut self, diags: &mut Vec<Diagnostic>) -> Token {
-        let r = match self.pending.take() {
-            Some(r) => Some(r),
-            None => self.raw(),
-        };
-        match r {
-            Some(Ok(t)) => t,
-            Some(Err(span)) => {
-                let text = &self.src[span.range()];
-                let msg = if text.starts_with('"') {
-                    "unterminated string literal".to_string()
-                } else {
-                    let c = text.chars().next().unwrap_or(' ');
-                    format!("unexpected character `{}`", c.escape_debug())
-                };
-                diags.push(Diagnostic::error(span, msg));
-                let mut error = Token {
-                    tok: Tok::Error,
-                    span,
-                };
-                loop {
-                    match self.raw() {
-                        Some(Err(next)) if next.start == error.span.end => {
-                            error.span.end = next.end;
-                        }
-                        other => {
-                            self.pending = other;
-                            break;
-                        }
+        if self.pending.is_none() {
+            // The common case: a good token straight from logos.
+            return match self.inner.next() {
+                Some(Ok(tok)) => {
+                    let range = self.inner.span();
+                    Token {
+                        tok,
+                        span: Span::new(range.start, range.end),
                     }
                 }
-                error
-            }
-            None => {
-                let end = self.src.len();
-                Token {
-                    tok: Tok::Eof,
-                    span: Span::new(end, end),
+                Some(Err(())) => {
+                    let range = self.inner.span();
+                    self.error_run(Span::new(range.start, range.end), diags)
+                }
+                None => self.eof(),
+            };
+        }
+        match self.pending.take() {
+            Some(Ok(t)) => t,
+            Some(Err(span)) => self.error_run(span, diags),
+            None => self.eof(),
+        }
+    }
+
+    fn eof(&self) -> Token {
+        let end = self.src.len();
+        Token {
+            tok: Tok::Eof,
+            span: Span::new(end, end),
+        }
+    }
+
+    /// Reports the bad character at `span` and merges the bad characters right after it into
+    /// one [`Tok::Error`] token.
+    #[cold]
+    #[inline(never)]
+    fn error_run(&mut self, span: Span, diags: &mut Vec<Diagnostic>) -> Token {
+        let text = &self.src[span.range()];
+        let msg = if text.starts_with('"') {
+            "unterminated string literal".to_string()
+        } else {
+            let c = text.chars().next().unwrap_or(' ');
+            format!("unexpected character `{}`", c.escape_debug())
+        };
+        diags.push(Diagnostic::error(span, msg));
+        let mut error = Token {
+            tok: Tok::Error,
+            span,
+        };
+        loop {
+            match self.raw() {
+                Some(Err(next)) if next.start == error.span.end => {
+                    error.span.end = next.end;
+                }
+                other => {
+                    self.pending = other;
+                    break;
                 }
             }
         }
+        error
     }
 
     /// The next logos token: a token, the span of a bad character, or `None` at the end.

@@ -76,6 +76,25 @@ impl RegNames {
     }
 }
 
+/// `base` followed by `i` in decimal (`%h<0~5>` declares `h0` to `h4`), without `format!`.
+fn numbered(base: &str, i: u64) -> String {
+    let mut digits = [0u8; 20];
+    let mut n = i;
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    let mut s = String::with_capacity(base.len() + digits.len() - at);
+    s.push_str(base);
+    s.extend(digits[at..].iter().map(|&d| d as char));
+    s
+}
+
 /// The hash of a name (the same for a `&str` and a `String`).
 fn hash_name(name: &str) -> u64 {
     let mut h = FxHasher::default();
@@ -300,7 +319,7 @@ impl<'a> FnCx<'a, '_, '_> {
                 continue;
             }
             for i in lo..hi {
-                if !self.declare_reg(Cow::Owned(format!("{}{i}", n.name.text)), ty, n.span) {
+                if !self.declare_reg(Cow::Owned(numbered(n.name.text, i)), ty, n.span) {
                     break;
                 }
             }
@@ -351,12 +370,27 @@ impl<'a> FnCx<'a, '_, '_> {
         }
     }
 
-    fn collect_labels(&mut self, b: &Block, count: &mut usize) {
+    /// Defines the labels of `b` and its nested scopes; counts their instructions into `count`
+    /// and, roughly, their registers into `regs` (to size the lists).
+    fn collect_labels(&mut self, b: &Block, count: &mut usize, regs: &mut usize) {
         let ast = self.ast;
         for s in ast.stmts(b.stmts) {
             match s {
                 Stmt::Inst(_) => *count += 1,
-                Stmt::Scope(inner) => self.collect_labels(inner, count),
+                Stmt::Scope(inner) => self.collect_labels(inner, count, regs),
+                Stmt::Reg { names, .. } => {
+                    for n in ast.reg_names(*names) {
+                        *regs += match &n.range {
+                            None => 1,
+                            Some((a, b)) => match (parse_int(a.text), parse_int(b.text)) {
+                                (Some(lo), Some(hi)) if hi.mag > lo.mag => {
+                                    (hi.mag - lo.mag).min(MAX_RANGE as u128) as usize
+                                }
+                                _ => 0,
+                            },
+                        };
+                    }
+                }
                 Stmt::Label(n) => {
                     if self.label_map.contains_key(n.text) {
                         self.error(
@@ -442,7 +476,11 @@ pub fn function<'a>(
         params,
         labels: Vec::new(),
         label_map: FxHashMap::default(),
-        scopes: vec![Scope::default()],
+        scopes: {
+            let mut v = Vec::with_capacity(4);
+            v.push(Scope::default());
+            v
+        },
         names,
         quiet,
         quiet_syms: quiet,
@@ -467,8 +505,9 @@ pub fn function<'a>(
             }
         }
     }
-    let mut count = 0;
-    fcx.collect_labels(body, &mut count);
+    let (mut count, mut regs) = (0, 0);
+    fcx.collect_labels(body, &mut count, &mut regs);
+    fcx.regs.reserve(regs.min(MAX_REGS));
     let mut out = Vec::with_capacity(count);
     let mut last = None;
     fcx.block(body, &mut out, &mut last);
@@ -504,4 +543,14 @@ pub fn function<'a>(
 /// The address size of a memory space, as a register type.
 pub fn space_bits(space: MemSpace) -> u32 {
     space.address_bits()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn numbered_names() {
+        assert_eq!(super::numbered("h", 0), "h0");
+        assert_eq!(super::numbered("t", 65535), "t65535");
+        assert_eq!(super::numbered("", u64::MAX), u64::MAX.to_string());
+    }
 }

@@ -590,15 +590,21 @@ pub fn signature(cx: &mut Ctx<'_, '_>, f: &ast::FuncDecl<'_>) -> Function {
         Some(Some(t)) => reg_type(cx, t),
         _ => None,
     };
+    // Kernels have only kernel parameters, functions only register parameters.
+    let (kernel_params, reg_params) = if kind == FunctionKind::Kernel {
+        (f.params.len(), 0)
+    } else {
+        (0, f.params.len())
+    };
     let mut func = Function {
         name: f.name.text.to_string(),
         kind,
         linkage,
         ret,
-        params: Vec::new(),
-        reg_params: Vec::new(),
+        params: Vec::with_capacity(kernel_params),
+        reg_params: Vec::with_capacity(reg_params),
         attrs: KernelAttrs::default(),
-        regs: Vec::new(),
+        regs: Vec::with_capacity(reg_params),
         locals: Vec::new(),
         labels: Vec::new(),
         body: None,
