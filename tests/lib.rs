@@ -57,14 +57,10 @@ pub fn context() -> &'static Context {
 
 /// Whether a validation message only says that the installed layer (Debian's 1.3.239) is
 /// older than the driver (Mesa 25): it does not know `VK_KHR_shader_maximal_reconvergence`
-/// and its feature structure (VkStructureType 1000434000), which the runtime enables, nor
-/// the SPIR-V side (`SPV_KHR_maximal_reconvergence`, `MaximallyReconvergesKHR`), which
-/// sub-group kernels declare (the crate's newer spirv-val checks those modules).
+/// and its feature structure (VkStructureType 1000434000), which the runtime enables.
 pub fn is_layer_version_gap(message: &str) -> bool {
     message.contains("VK_KHR_shader_maximal_reconvergence is not supported by this layer")
         || message.contains("unknown VkStructureType (1000434000)")
-        || message.contains("MaximallyReconvergesKHR")
-        || message.contains("SPV_KHR_maximal_reconvergence")
 }
 
 /// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything other

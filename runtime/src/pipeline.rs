@@ -203,16 +203,7 @@ impl PipelineCache {
             }
         }
         // Built without holding the lock: compiling can take long.
-        let pipeline = if enabled.maximal_reconvergence {
-            Arc::new(build(shared, self.vk_cache, desc)?)
-        } else {
-            let words = without_maximal_reconvergence(desc.spirv);
-            let desc = PipelineDesc {
-                spirv: &words,
-                ..desc.clone()
-            };
-            Arc::new(build(shared, self.vk_cache, &desc)?)
-        };
+        let pipeline = Arc::new(build(shared, self.vk_cache, desc)?);
         let evicted = {
             let mut map = self.map();
             let mut evicted = None;
@@ -281,45 +272,6 @@ fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
         at += count;
     }
     Ok(names)
-}
-
-/// `words` without `OpExtension "SPV_KHR_maximal_reconvergence"` and the
-/// `MaximallyReconvergesKHR` execution modes: the translator asks for maximal reconvergence
-/// for sub-group kernels, which a device without `shaderMaximalReconvergence` runs with the
-/// default reconvergence instead (a scan of the instruction stream, malformed input kept).
-fn without_maximal_reconvergence(words: &[u32]) -> Vec<u32> {
-    const OP_EXTENSION: u32 = 10;
-    const OP_EXECUTION_MODE: u32 = 16;
-    const OP_FUNCTION: u32 = 54;
-    const MAXIMALLY_RECONVERGES: u32 = 6023;
-    const NAME: &[u8] = b"SPV_KHR_maximal_reconvergence\0";
-    if words.len() < 5 {
-        return words.to_vec();
-    }
-    let mut out = words[..5].to_vec();
-    let mut at = 5;
-    while at < words.len() {
-        let count = (words[at] >> 16) as usize;
-        let opcode = words[at] & 0xFFFF;
-        if count == 0 || at + count > words.len() || opcode == OP_FUNCTION {
-            out.extend_from_slice(&words[at..]);
-            break;
-        }
-        let inst = &words[at..at + count];
-        let drop = match opcode {
-            OP_EXECUTION_MODE => inst.get(2) == Some(&MAXIMALLY_RECONVERGES),
-            OP_EXTENSION => {
-                let bytes: Vec<u8> = inst[1..].iter().flat_map(|w| w.to_le_bytes()).collect();
-                bytes.starts_with(NAME)
-            }
-            _ => false,
-        };
-        if !drop {
-            out.extend_from_slice(inst);
-        }
-        at += count;
-    }
-    out
 }
 
 /// Checks `desc` against the enabled features and the device limits.
@@ -670,29 +622,5 @@ mod tests {
             }
             other => panic!("{other:?}"),
         }
-    }
-
-    #[test]
-    fn maximal_reconvergence_is_removed_and_nothing_else() {
-        // header; OpCapability Shader; OpExtension "SPV_KHR_maximal_reconvergence";
-        // OpExecutionMode %1 LocalSize 1 1 1; OpExecutionMode %1 MaximallyReconvergesKHR;
-        // OpFunction (kept, with everything after it).
-        let mut name: Vec<u32> = b"SPV_KHR_maximal_reconvergence\0\0\0"
-            .chunks(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        let mut words = vec![SPIRV_MAGIC, 0x0001_0500, 0, 10, 0, 2 << 16 | 17, 1];
-        words.push(((1 + name.len() as u32) << 16) | 10);
-        words.append(&mut name);
-        words.extend([6 << 16 | 16, 1, 17, 1, 1, 1]);
-        words.extend([3 << 16 | 16, 1, 6023]);
-        words.extend([5 << 16 | 54, 2, 1, 0, 3, 6023]);
-        let out = without_maximal_reconvergence(&words);
-        let mut want = vec![SPIRV_MAGIC, 0x0001_0500, 0, 10, 0, 2 << 16 | 17, 1];
-        want.extend([6 << 16 | 16, 1, 17, 1, 1, 1]);
-        want.extend([5 << 16 | 54, 2, 1, 0, 3, 6023]);
-        assert_eq!(out, want);
-        // Malformed input comes back whole.
-        assert_eq!(without_maximal_reconvergence(&words[..3]), &words[..3]);
     }
 }

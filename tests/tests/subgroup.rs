@@ -527,7 +527,8 @@ fn reduction_example_exact() {
 
 /// Two kernels in one module: `plain` uses no sub-group state, `shuffles` uses `shfl`.
 const MIXED: &str = ".version 0.1;\n.target 100;\n\
-.kernel @plain(.param[8] %out) {\n  .reg .64b %p;\n  ld.param.64b %p, [%out];\n  st.global.32b [%p], 42;\n}\n\
+.kernel @plain(.param[8] %out) {\n  .reg .64b %p;\n  .reg .32b %v;\n  ld.param.64b %p, [%out];\n\
+  mov.32b %v, 42;\n  st.global.32b [%p], %v;\n}\n\
 .kernel @shuffles(.param[8] %out) {\n  .reg .64b %p;\n  .reg .32b %v;\n\
   ld.param.64b %p, [%out];\n  mov.32b %v, %localid.x;\n  shfl.xor.32b %v, %v, 1, 0xffffffff;\n\
   st.global.32b [%p], %v;\n}\n";

@@ -78,6 +78,22 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if !errors.is_empty() {
         return Err(errors);
     }
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.is_kernel() && f.body.is_some() {
+            let id = sigs[i].id;
+            m.b.entry_point(
+                spirv::ExecutionModel::GLCompute,
+                id,
+                f.name.clone(),
+                m.interface.clone(),
+            );
+            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+        }
+    }
+    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
+    features.extend(m.features.iter().copied());
+    features.sort();
+    features.dedup();
     let edges = call_graph(module);
     let subgroup_kernels: Vec<bool> = module
         .functions
@@ -90,32 +106,6 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                 .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
         })
         .collect();
-    for (i, f) in module.functions.iter().enumerate() {
-        if f.is_kernel() && f.body.is_some() {
-            let id = sigs[i].id;
-            m.b.entry_point(
-                spirv::ExecutionModel::GLCompute,
-                id,
-                f.name.clone(),
-                m.interface.clone(),
-            );
-            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
-            if subgroup_kernels[i] {
-                // `%activemask` and the participation of sub-group instructions are the
-                // invocations executing together: ask for maximal reconvergence (the
-                // runtime removes the request on a device without it, spec-notes §39).
-                if !m.maximal_reconvergence {
-                    m.maximal_reconvergence = true;
-                    m.b.extension("SPV_KHR_maximal_reconvergence");
-                }
-                m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
-            }
-        }
-    }
-    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
-    features.extend(m.features.iter().copied());
-    features.sort();
-    features.dedup();
     let spirv_words = m.b.module().assemble();
     let mut reflection = reflect(module, &layout, &features);
     for k in &mut reflection.kernels {

@@ -38,8 +38,6 @@ pub struct ModuleCx {
     /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
     /// sub-group size.
     pub subgroup_users: BTreeSet<u32>,
-    /// Whether `SPV_KHR_maximal_reconvergence` is declared (for a sub-group kernel).
-    pub maximal_reconvergence: bool,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -88,7 +86,6 @@ impl ModuleCx {
             workgroup_size: 0,
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
-            maximal_reconvergence: false,
             types: HashMap::default(),
         };
         cx.capability(Capability::Shader);
