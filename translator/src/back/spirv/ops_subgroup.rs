@@ -29,6 +29,10 @@ use super::ops_int::int_shape;
 use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp, SpecialReg};
 use rspirv::spirv::{Capability, GroupOperation, Scope, Word};
 
+/// A two-operand `rspirv` builder method (`bitwise_and`, `i_add`, ...).
+type BinaryOp =
+    fn(&mut rspirv::dr::Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
+
 /// Bit layout of a floating-point format: sign bit, exponent mask, quiet bit.
 struct FloatBits {
     width: u32,
@@ -79,18 +83,7 @@ impl FnCx<'_> {
     }
 
     /// `a op b` on u32 values with a builder method.
-    fn u32_op(
-        &mut self,
-        f: fn(
-            &mut rspirv::dr::Builder,
-            Word,
-            Option<Word>,
-            Word,
-            Word,
-        ) -> Result<Word, rspirv::dr::Error>,
-        a: Word,
-        b: Word,
-    ) -> EResult<Word> {
+    fn u32_op(&mut self, f: BinaryOp, a: Word, b: Word) -> EResult<Word> {
         let t = self.m.uint(32);
         f(&mut self.m.b, t, None, a, b).map_err(bug)
     }
