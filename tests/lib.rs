@@ -80,9 +80,21 @@ pub fn check_validation() {
 
 /// Translates, validates and loads `src` on the test device.
 pub fn load(src: &str) -> Module {
-    let t = translate(src);
+    load_with(src, &Options::default())
+}
+
+/// [`load`] with translation options.
+pub fn load_with(src: &str, options: &Options) -> Module {
+    let t = translate_with(src, options);
     Module::from_translation(context(), "test.pisa", Arc::new(t))
         .unwrap_or_else(|e| panic!("load failed: {e}"))
+}
+
+/// The sub-group width of the test device (lavapipe: 8, or 16 with
+/// `LP_NATIVE_VECTOR_WIDTH=512`), the width [`run_both_at`] translates sub-group kernels
+/// for when the device cannot run PISA's 32.
+pub fn device_subgroup_size() -> u32 {
+    context().info().subgroup_size
 }
 
 /// Wraps a kernel body in a module: header, then `decls`, then
@@ -140,12 +152,28 @@ pub fn run_both(
     local: u64,
     same: impl Fn(u64, u64) -> bool,
 ) -> Vec<u64> {
-    let dev = run_u64(src, input, in_per, out_per, local);
-    let reference = reference_u64(src, input, in_per, out_per, local, 32);
+    run_both_at(src, input, in_per, out_per, local, 32, same)
+}
+
+/// [`run_both`] with sub-groups of `subgroup_size`: the device runs the kernel translated
+/// for that width (`Options::subgroup_size`), the reference runs at the same width.
+pub fn run_both_at(
+    src: &str,
+    input: &[u64],
+    in_per: usize,
+    out_per: usize,
+    local: u64,
+    subgroup_size: u32,
+    same: impl Fn(u64, u64) -> bool,
+) -> Vec<u64> {
+    let options = Options { subgroup_size };
+    let dev = run_u64_with(src, input, in_per, out_per, local, &options);
+    let reference = reference_u64(src, input, in_per, out_per, local, subgroup_size);
     for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {
         assert!(
             same(*d, *r),
-            "device and reference differ at output word {i}: {d:#x} vs {r:#x}\n{src}"
+            "device and reference differ at output word {i}: {d:#x} vs {r:#x} \
+             (sub-groups of {subgroup_size})\n{src}"
         );
     }
     dev
@@ -169,7 +197,19 @@ pub fn is_nan_bits(bits: u64, width: u32) -> bool {
 /// of `local`), with `%out` and `%in` pointing at `u64` buffers of `input.len() * out_per`
 /// and `input.len() * in_per` elements; returns the output buffer.
 pub fn run_u64(src: &str, input: &[u64], in_per: usize, out_per: usize, local: u64) -> Vec<u64> {
-    let m = load(src);
+    run_u64_with(src, input, in_per, out_per, local, &Options::default())
+}
+
+/// [`run_u64`] with translation options.
+pub fn run_u64_with(
+    src: &str,
+    input: &[u64],
+    in_per: usize,
+    out_per: usize,
+    local: u64,
+    options: &Options,
+) -> Vec<u64> {
+    let m = load_with(src, options);
     let ctx = context();
     let n = input.len() / in_per.max(1);
     let inb = ctx.buffer_from(input).expect("input buffer");

@@ -14,6 +14,7 @@ mod ops;
 mod ops_data;
 mod ops_float;
 mod ops_int;
+mod ops_subgroup;
 pub mod special;
 pub mod structurize;
 mod values;

@@ -40,12 +40,11 @@ impl FnCx<'_> {
             Barrier | Fence => self.sync(inst),
             // Control transfers are block terminators, lowered by the structurizer.
             Goto | Return => Ok(()),
-            Ftrunc2 | Pf2i | Fred | Ired | Redfirstidx | Shfl | Fatom | Iatom => {
-                Err(self.err(format!(
-                    "`{}` is not supported by the SPIR-V back end yet",
-                    inst.op.as_str()
-                )))
-            }
+            Fred | Ired | Redfirstidx | Shfl => self.subgroup_inst(inst),
+            Ftrunc2 | Pf2i | Fatom | Iatom => Err(self.err(format!(
+                "`{}` is not supported by the SPIR-V back end yet",
+                inst.op.as_str()
+            ))),
         }
     }
 }

@@ -1,0 +1,586 @@
+//! Sub-group communication (isa-7: `shfl`, `ired`, `fred`, `redfirstidx`) on the device.
+//!
+//! lavapipe's sub-groups are 8 lanes (16 with `LP_NATIVE_VECTOR_WIDTH=512`), so sub-group
+//! kernels are translated for the device's width (`Options::subgroup_size`, non-conforming)
+//! and compared bit for bit with the reference interpreter run at the same width. Every
+//! test runs at the width of the process's device; [`whole_suite_at_16_lanes`] runs this
+//! test binary again with `LP_NATIVE_VECTOR_WIDTH=512` (never 1024: there lavapipe claims 32
+//! lanes but its ballots and reductions see 16), so both 8 and 16 lanes are covered.
+//!
+//! Each sub-group of a dispatch is one scenario: a participation mask (sub-group-uniform),
+//! which lanes execute the instruction (divergence), and per-lane values, `shfl` controls
+//! and old `dst` values, random and edge values mixed.
+
+use pisa_conformance::{
+    context, device_subgroup_size, kernel_module, load, run_both_at, run_u64_with, translate_with,
+};
+use pisa_translator::Options;
+use rand::{Rng, SeedableRng};
+
+/// Scenarios (sub-groups) per dispatch.
+const SCENARIOS: usize = 64;
+/// Work-group size: a multiple of every width tested.
+const LOCAL: u64 = 64;
+/// Words of input per work-item: value, control, mask, execute flag, old dst.
+const IN_PER: usize = 5;
+
+fn width() -> u32 {
+    device_subgroup_size()
+}
+
+/// The kernel: loads the operands of work-item `i`, runs `inst` (on `%d`, `%v`, `%c`, `%m`)
+/// only where the execute flag is set, and stores `%d` and the `%activemask` seen inside
+/// the branch (0xDEAD where the work-item skipped it).
+fn kernel(bits: u32, packed: bool, inst: &str) -> String {
+    let (decl, load, store) = if packed {
+        (
+            ".reg .v2.16b %v, %d;\n.reg .16b %e16;\n".to_string(),
+            "ld.global.16b %e16, [%pin];\nmov.16b %v.x, %e16;\n\
+             ld.global.16b %e16, [%pin + 2];\nmov.16b %v.y, %e16;\n\
+             ld.global.16b %e16, [%pin + 32];\nmov.16b %d.x, %e16;\n\
+             ld.global.16b %e16, [%pin + 34];\nmov.16b %d.y, %e16;\n"
+                .to_string(),
+            "mov.16b %e16, %d.x;\nst.global.16b [%pout], %e16;\n\
+             mov.16b %e16, %d.y;\nst.global.16b [%pout + 2], %e16;\n"
+                .to_string(),
+        )
+    } else {
+        (
+            format!(".reg .{bits}b %v, %d;\n"),
+            format!("ld.global.{bits}b %v, [%pin];\nld.global.{bits}b %d, [%pin + 32];\n"),
+            format!("st.global.{bits}b [%pout], %d;\n"),
+        )
+    };
+    kernel_module(
+        "",
+        &format!(
+            ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %g, %s, %l, %c, %m, %e, %am;\n\
+             .pred %skip;\n{decl}\
+             mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
+             umad.32b %i, %g, %s, %l;\n\
+             ld.param.64b %pin, [%in];\numul.full.32b %off, %i, {};\niadd.64b %pin, %pin, %off;\n\
+             ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 16;\niadd.64b %pout, %pout, %off;\n\
+             {load}ld.global.32b %c, [%pin + 8];\nld.global.32b %m, [%pin + 16];\n\
+             ld.global.32b %e, [%pin + 24];\nmov.32b %am, 0xDEAD;\n\
+             ucmp.eq.32b %skip, %e, 0;\ngoto.cond %skip, after;\n\
+             mov.32b %am, %activemask;\n{inst};\n\
+             after:\n{store}st.global.32b [%pout + 8], %am;",
+            8 * IN_PER
+        ),
+    )
+}
+
+/// Per-scenario inputs for sub-groups of `w` lanes: `values(rng, lane)` gives a value.
+fn scenarios(w: u32, seed: u64, mut value: impl FnMut(&mut rand::rngs::StdRng) -> u64) -> Vec<u64> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let full = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
+    let mut input = Vec::new();
+    for s in 0..SCENARIOS {
+        let mask: u32 = match s % 8 {
+            0 => u32::MAX,
+            1 => rng.random(),
+            2 => 1 << rng.random_range(0..w),
+            3 => 0x5555_5555,
+            4 => full >> (w / 2),
+            5 => rng.random::<u32>() & rng.random::<u32>(),
+            6 => (1 << (w - 1)) | 1,
+            _ => {
+                if s == 7 {
+                    0
+                } else {
+                    rng.random::<u32>() | rng.random::<u32>()
+                }
+            }
+        };
+        // Which lanes execute the instruction: all, then assorted divergent sets (at
+        // least one lane).
+        let exec: u32 = match (s / 8) % 4 {
+            0 => full,
+            1 => loop {
+                let e = rng.random::<u32>() & full;
+                if e != 0 {
+                    break e;
+                }
+            },
+            2 => 0xAAAA_AAAA & full,
+            _ => full & !(1 << rng.random_range(0..w)),
+        };
+        // shfl control: the same for the whole sub-group in half the scenarios.
+        let uniform_control = s % 2 == 0;
+        let shared_control = control(&mut rng);
+        for lane in 0..w {
+            let c = if uniform_control {
+                shared_control
+            } else {
+                control(&mut rng)
+            };
+            input.extend([
+                value(&mut rng),
+                c as u64,
+                mask as u64,
+                (exec >> lane & 1) as u64,
+                rng.random::<u32>() as u64,
+            ]);
+        }
+    }
+    input
+}
+
+/// A `shfl` control word: lane offset, clamp value and segment mask, from the encoding
+/// table or arbitrary, with the don't-care bits set at times.
+fn control(rng: &mut rand::rngs::StdRng) -> u32 {
+    let offset = match rng.random_range(0..4) {
+        0 => rng.random_range(0..4),
+        1 => [0, 1, 2, 4, 8, 16, 31][rng.random_range(0..7)],
+        _ => rng.random_range(0..32),
+    };
+    let seg = match rng.random_range(0..3) {
+        0 => [0u32, 0x10, 0x18, 0x1C, 0x1E][rng.random_range(0..5)],
+        1 => 0,
+        _ => rng.random_range(0..32),
+    };
+    let cval = rng.random_range(0..32u32);
+    let junk = if rng.random_range(0..4) == 0 {
+        rng.random::<u32>() & 0xFFE0_E0E0
+    } else {
+        0
+    };
+    offset | cval << 8 | seg << 16 | junk
+}
+
+/// Runs `inst` over the scenarios at the device's width against the reference, bit for bit;
+/// also checks `%activemask` inside the branch against the execute flags. Returns the
+/// device's `dst` per work-item.
+fn check(bits: u32, packed: bool, inst: &str, input: &[u64]) -> Vec<u64> {
+    let w = width();
+    let src = kernel(bits, packed, inst);
+    let out = run_both_at(&src, input, IN_PER, 2, LOCAL, w, |a, b| a == b);
+    for (s, chunk) in input.chunks(IN_PER * w as usize).enumerate() {
+        let exec: u64 = (0..w as usize)
+            .map(|l| chunk[l * IN_PER + 3] << l)
+            .fold(0, |a, b| a | b);
+        for l in 0..w as usize {
+            let am = out[2 * (s * w as usize + l) + 1];
+            let want = if chunk[l * IN_PER + 3] != 0 {
+                exec
+            } else {
+                0xDEAD
+            };
+            assert_eq!(
+                am, want,
+                "`{inst}`: %activemask of lane {l} in scenario {s}"
+            );
+        }
+    }
+    out.iter().step_by(2).copied().collect()
+}
+
+/// Random 32-bit values with edge values mixed in.
+fn int_value(bits: u32) -> impl FnMut(&mut rand::rngs::StdRng) -> u64 {
+    let edges = pisa_conformance::int_inputs(bits, 0, 0);
+    move |rng| {
+        if rng.random_range(0..3) == 0 {
+            edges[rng.random_range(0..edges.len())]
+        } else {
+            rng.random::<u64>() & pisa_conformance::mask(bits)
+        }
+    }
+}
+
+/// Floats of `ty` (`f`, `hf`, `bf`; a pair of 16-bit ones for the packed types): random,
+/// and edge values (±0, ±inf, quiet and signalling NaNs of both signs with payloads,
+/// denormals, extremes). NaNs are rarer in some scenarios than others through `nan_rate`.
+fn float_value(ty: &str) -> impl FnMut(&mut rand::rngs::StdRng) -> u64 {
+    let (w, edges): (u32, Vec<u64>) = match ty {
+        "f" => (
+            32,
+            vec![
+                0,
+                0x8000_0000,
+                0x7F80_0000,
+                0xFF80_0000,
+                0x7FC0_0000,
+                0xFFC0_0001,
+                0x7F80_0001,
+                0xFFA0_0000,
+                1,
+                0x8000_0001,
+                0x007F_FFFF,
+                0x7F7F_FFFF,
+                0xFF7F_FFFF,
+                0x3F80_0000,
+                0xBF80_0000,
+            ],
+        ),
+        "hf" | "hfx2" => (
+            16,
+            vec![
+                0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x7C01, 0xFD00, 1, 0x8001, 0x03FF,
+                0x7BFF, 0xFBFF, 0x3C00, 0xBC00,
+            ],
+        ),
+        _ => (
+            16,
+            vec![
+                0, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0xFFA0, 1, 0x8001, 0x007F,
+                0x7F7F, 0xFF7F, 0x3F80, 0xBF80,
+            ],
+        ),
+    };
+    let n = if ty.ends_with("x2") { 2 } else { 1 };
+    move |rng| {
+        let mut v = 0u64;
+        for e in 0..n {
+            let x = match rng.random_range(0..8) {
+                0..=2 => edges[rng.random_range(0..edges.len())],
+                // Non-NaN values of a narrow range, so that equal magnitudes and ties occur.
+                3 => edges[rng.random_range(0..2)] ^ rng.random_range(0..4),
+                _ => rng.random::<u64>() & pisa_conformance::mask(w),
+            };
+            v |= x << (16 * e);
+        }
+        v
+    }
+}
+
+#[test]
+fn shfl_every_mode_with_and_without_segments() {
+    let w = width();
+    for (k, op) in ["up", "dn", "xor", "idx"].iter().enumerate() {
+        for sg in ["", ".sg"] {
+            let input = scenarios(w, 100 + k as u64, int_value(32));
+            check(
+                32,
+                false,
+                &format!("shfl.{op}{sg}.32b %d, %v, %c, %m"),
+                &input,
+            );
+        }
+    }
+}
+
+#[test]
+fn shfl_hand_derived() {
+    // Down by 2 within segments of 8 lanes, clamped at the segment's end (cval 0b11111 per
+    // the encoding table), with an immediate control and mask; lane values 100 + lane.
+    let w = width();
+    let src = kernel(32, false, "shfl.dn.sg.32b %d, %v, 0x00181f02, 0xffffffff");
+    let mut input = Vec::new();
+    for i in 0..LOCAL {
+        input.extend([100 + i % w as u64, 0, 0, 1, 7]);
+    }
+    let out = run_u64_with(
+        &src,
+        &input,
+        IN_PER,
+        2,
+        LOCAL,
+        &Options { subgroup_size: w },
+    );
+    for i in 0..LOCAL as usize {
+        let lane = i as u64 % w as u64;
+        // in bounds when lane + 2 stays in the lane's segment of 8 (and the sub-group)
+        let want = if lane % 8 + 2 <= 7 && lane + 2 < w as u64 {
+            102 + lane
+        } else {
+            100 + lane
+        };
+        assert_eq!(out[2 * i], want, "lane {lane}");
+    }
+}
+
+#[test]
+fn ired_every_operation_and_type() {
+    let w = width();
+    let ops = [
+        "sum", "smin", "smax", "umin", "umax", "and", "or", "xor", "absmax",
+    ];
+    for (k, op) in ops.iter().enumerate() {
+        for bits in [16, 32] {
+            let input = scenarios(w, 200 + k as u64 * 2 + bits as u64, int_value(bits));
+            check(
+                bits,
+                false,
+                &format!("ired.{op}.{bits}b %d, %v, %m"),
+                &input,
+            );
+        }
+    }
+}
+
+#[test]
+fn fred_every_operation_type_and_nan_mode() {
+    let w = width();
+    for (k, op) in ["min", "max", "absmax"].iter().enumerate() {
+        for ty in ["f", "hf", "bf", "hfx2", "bfx2"] {
+            for nanp in ["", ".nanp"] {
+                let seed = 300 + k as u64 * 16 + ty.len() as u64 * 2 + nanp.len() as u64;
+                let input = scenarios(w, seed, float_value(ty));
+                let bits = if ty == "f" { 32 } else { 16 };
+                check(
+                    bits,
+                    ty.ends_with("x2"),
+                    &format!("fred.{op}{nanp}.{ty} %d, %v, %m"),
+                    &input,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fred_hand_derived_signed_zeros_and_nans() {
+    // One sub-group, every lane executing and participating: lane 0 has -0, lane 1 +0,
+    // lane 2 a signalling NaN (payload 1), lane 3 -inf; the rest +1.0.
+    let w = width() as usize;
+    let run_lane = |inst: &str, lane: usize| -> u64 {
+        let mut input = Vec::new();
+        for lane in 0..LOCAL as usize {
+            let v = match lane % w {
+                0 => 0x8000_0000,
+                1 => 0,
+                2 => 0xFF80_0001,
+                3 => 0xFF80_0000,
+                _ => 0x3F80_0000,
+            };
+            input.extend([v, 0, u32::MAX as u64, 1, 0]);
+        }
+        let out = run_u64_with(
+            &kernel(32, false, inst),
+            &input,
+            IN_PER,
+            2,
+            LOCAL,
+            &Options {
+                subgroup_size: w as u32,
+            },
+        );
+        out[2 * lane]
+    };
+    let run = |inst: &str| run_lane(inst, 0);
+    assert_eq!(run("fred.min.f %d, %v, %m"), 0xFF80_0000, "min: -inf");
+    assert_eq!(run("fred.max.f %d, %v, %m"), 0x3F80_0000, "max: 1.0");
+    assert_eq!(
+        run("fred.min.nanp.f %d, %v, %m"),
+        0xFFC0_0001,
+        "nanp: the NaN, quiet"
+    );
+    assert_eq!(run("fred.absmax.f %d, %v, %m"), 0x7F80_0000, "absmax: +inf");
+    assert_eq!(
+        run("fred.absmax.nanp.f %d, %v, %m"),
+        0x7FC0_0001,
+        "|NaN|, quiet"
+    );
+    // -0 < +0: min of lanes 0 and 1 only is -0, max is +0.
+    assert_eq!(run("fred.min.f %d, %v, 3"), 0x8000_0000);
+    assert_eq!(run("fred.max.f %d, %v, 3"), 0);
+    // Only the NaN participates: it comes back quiet; lane 0 keeps its `dst` (0).
+    assert_eq!(run_lane("fred.max.f %d, %v, 4", 2), 0xFFC0_0001);
+    assert_eq!(run("fred.max.f %d, %v, 4"), 0);
+}
+
+#[test]
+fn shfl_clamp_follows_the_semantics_block() {
+    // The specification's first `.sg` example (cval 0 with segmask 0b11000) draws lanes
+    // 24..29 reading 26..31, but its semantics block clamps at `(%laneid & segmask) |
+    // (cval & ~segmask)` = the segment's first lane: every lane keeps its own value
+    // (spec-notes §37). Its second example (cval 0b11101) agrees with the block.
+    let w = width() as u64;
+    let run = |control: u32| -> Vec<u64> {
+        let src = kernel(
+            32,
+            false,
+            &format!("shfl.dn.sg.32b %d, %v, {control:#x}, %m"),
+        );
+        let mut input = Vec::new();
+        for i in 0..LOCAL {
+            input.extend([100 + i % w, 0, u32::MAX as u64, 1, 7]);
+        }
+        let out = run_u64_with(
+            &src,
+            &input,
+            IN_PER,
+            2,
+            LOCAL,
+            &Options {
+                subgroup_size: w as u32,
+            },
+        );
+        out.iter().step_by(2).copied().collect()
+    };
+    let got = run(0x0018_0002);
+    for (i, g) in got.iter().enumerate() {
+        assert_eq!(*g, 100 + i as u64 % w, "cval 0: lane {i} keeps its value");
+    }
+    let got = run(0x0018_1d02);
+    for (i, g) in got.iter().enumerate() {
+        let lane = i as u64 % w;
+        let want = if lane % 8 + 2 <= 5 {
+            102 + lane
+        } else {
+            100 + lane
+        };
+        assert_eq!(*g, want, "cval 0b11101: lane {lane}");
+    }
+}
+
+#[test]
+fn redfirstidx_over_masks() {
+    let w = width();
+    let mut input = scenarios(w, 400, int_value(32));
+    // The specification's loop does not end without a participating lane: give every
+    // scenario one (the first executing lane) so that the result is defined.
+    for chunk in input.chunks_mut(IN_PER * w as usize) {
+        let first = (0..w as usize)
+            .find(|&l| chunk[l * IN_PER + 3] != 0)
+            .unwrap();
+        let mask = chunk[2] | 1 << first;
+        for l in 0..w as usize {
+            chunk[l * IN_PER + 2] = mask;
+        }
+    }
+    let out = check(32, false, "redfirstidx.32b %d, %m", &input);
+    for (s, chunk) in input.chunks(IN_PER * w as usize).enumerate() {
+        let exec: u64 = (0..w as usize)
+            .map(|l| chunk[l * IN_PER + 3] << l)
+            .fold(0, |a, b| a | b);
+        let want = (chunk[2] & exec).trailing_zeros() as u64;
+        for l in (0..w as usize).filter(|&l| chunk[l * IN_PER + 3] != 0) {
+            assert_eq!(out[s * w as usize + l], want, "scenario {s} lane {l}");
+        }
+    }
+}
+
+/// Inclusive prefix sum within each sub-group with `shfl.up`, width-agnostic
+/// (`%subgroupsize` steps).
+const SCAN: &str = ".version 0.1;\n.target 100;\n\
+.kernel @scan(.param[8] %data) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %lane, %size, %step, %v, %t;\n  .pred %low, %more;\n\
+  ld.param.64b %p, [%data];\n  mov.32b %i, %localid.x;\n  umul.full.32b %off, %i, 4;\n\
+  iadd.64b %p, %p, %off;\n  ld.global.32b %v, [%p];\n\
+  mov.32b %lane, %laneid;\n  mov.32b %size, %subgroupsize;\n  mov.32b %step, 1;\n\
+loop:\n\
+  shfl.up.32b %t, %v, %step, 0xffffffff;\n\
+  ucmp.lt.32b %low, %lane, %step;\n  sel.32b %t, 0, %t, %low;\n  iadd.32b %v, %v, %t;\n\
+  shl.32b %step, %step, 1;\n  ucmp.lt.32b %more, %step, %size;\n  goto.cond %more, loop;\n\
+  st.global.32b [%p], %v;\n}\n";
+
+#[test]
+fn scan_kernel_exact() {
+    let w = width();
+    let t = translate_with(SCAN, &Options { subgroup_size: w });
+    let m =
+        pisa_vk::Module::from_translation(context(), "scan.pisa", std::sync::Arc::new(t)).unwrap();
+    let data: Vec<u32> = (0..64u32)
+        .map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0xFFFF_0000 | 1)
+        .collect();
+    let buf = context().buffer_from(&data).unwrap();
+    m.dispatch("scan", 64u64, 64u64, &[(&buf).into()]).unwrap();
+    let got = buf.read().unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let start = i - i % w as usize;
+        let want = data[start..=i].iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(*g, want, "work-item {i}");
+    }
+}
+
+fn example_text(name: &str) -> String {
+    let path = format!("{}/../examples/{name}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(path).expect("example file")
+}
+
+#[test]
+fn reduction_example_exact() {
+    let w = width();
+    let t = translate_with(
+        &example_text("subgroup_reduce.pisa"),
+        &Options { subgroup_size: w },
+    );
+    let m = pisa_vk::Module::from_translation(context(), "reduce", std::sync::Arc::new(t)).unwrap();
+    let n = 256usize;
+    let data: Vec<u32> = (0..n as u32)
+        .map(|i| {
+            if i % 7 == 0 {
+                u32::MAX - i
+            } else {
+                i * 1000 + 3
+            }
+        })
+        .collect();
+    let input = context().buffer_from(&data).unwrap();
+    let sums = context().zeroed::<u32>(n / w as usize).unwrap();
+    m.dispatch(
+        "subgroup_reduce",
+        n as u64,
+        64u64,
+        &[(&input).into(), (&sums).into()],
+    )
+    .unwrap();
+    let got = sums.read().unwrap();
+    for (s, g) in got.iter().enumerate() {
+        let want = data[s * w as usize..(s + 1) * w as usize]
+            .iter()
+            .fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(*g, want, "sub-group {s}");
+    }
+}
+
+/// Two kernels in one module: `plain` uses no sub-group state, `shuffles` uses `shfl`.
+const MIXED: &str = ".version 0.1;\n.target 100;\n\
+.kernel @plain(.param[8] %out) {\n  .reg .64b %p;\n  .reg .32b %v;\n  ld.param.64b %p, [%out];\n\
+  mov.32b %v, 42;\n  st.global.32b [%p], %v;\n}\n\
+.kernel @shuffles(.param[8] %out) {\n  .reg .64b %p;\n  .reg .32b %v;\n\
+  ld.param.64b %p, [%out];\n  mov.32b %v, %localid.x;\n  shfl.xor.32b %v, %v, 1, 0xffffffff;\n\
+  st.global.32b [%p], %v;\n}\n";
+
+#[test]
+fn sub_group_kernels_are_refused_without_32_lanes_and_others_run() {
+    let info = context().info().clone();
+    if info.max_subgroup_size >= 32 {
+        return; // a device with 32-wide sub-groups runs both
+    }
+    let m = load(MIXED);
+    let out = context().zeroed::<u32>(1).unwrap();
+    let err = m
+        .dispatch("shuffles", 32u64, 32u64, &[(&out).into()])
+        .expect_err("a shfl kernel needs 32-wide sub-groups")
+        .to_string();
+    assert!(err.contains("requiredSubgroupSize 32"), "{err}");
+    assert!(err.contains("shuffles"), "{err}");
+    m.dispatch("plain", 1u64, 1u64, &[(&out).into()]).unwrap();
+    assert_eq!(out.read().unwrap(), vec![42]);
+    let t = translate_with(MIXED, &Options::default());
+    let k = t.reflection.kernel("plain").unwrap();
+    assert_eq!(k.subgroup_size, None);
+    assert_eq!(
+        t.reflection.kernel("shuffles").unwrap().subgroup_size,
+        Some(32)
+    );
+}
+
+/// Runs this test binary again with lavapipe's 16-lane sub-groups; the child process runs
+/// every test above at width 16.
+#[test]
+fn whole_suite_at_16_lanes() {
+    if std::env::var_os("PISA_SUBGROUP_CHILD").is_some() {
+        assert_eq!(width(), 16, "the child process runs lavapipe at 16 lanes");
+        return;
+    }
+    if !context().info().name.to_lowercase().contains("llvmpipe") {
+        return; // the environment variable is lavapipe's
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .env("LP_NATIVE_VECTOR_WIDTH", "512")
+        .env("PISA_SUBGROUP_CHILD", "1")
+        .args(["--test-threads", "2"])
+        .output()
+        .expect("run the test binary again");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "at 16 lanes:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("test result: ok. 11 passed"), "{text}");
+}

@@ -1,0 +1,429 @@
+//! Lowering of the sub-group communication instructions (isa-7): `shfl`, `ired`, `fred`,
+//! `redfirstidx`, exactly as their semantics blocks say, for a sub-group of the width the
+//! kernel is translated for (see [`super::special`] for `%laneid` and `%activemask`).
+//!
+//! Every active invocation executes the SPIR-V group operations (none is skipped by a
+//! branch), so a shuffle only ever reads a lane that executes it; a work-item outside the
+//! participation mask (`mask & %activemask`) then keeps its `dst` through a select.
+//!
+//! - `shfl`: the source lane is computed as in the specification (signed 32-bit lane
+//!   arithmetic, clamp and segment mask), then `OpGroupNonUniformShuffle` reads it when it
+//!   is in bounds and in the participation mask, the own lane otherwise.
+//! - `ired`: `OpGroupNonUniform{IAdd,SMin,…}` `Reduce` on 32-bit values, to which a lane
+//!   outside the mask contributes the identity of the operation; 16-bit values are
+//!   sign- or zero-extended as the operation needs, `.absmax` reduces `|x|` unsigned.
+//! - `fred`: each float (each element of a packed pair) is mapped to a 32-bit integer key
+//!   in IEEE total order (`-0 < +0`), reduced with `SMin`/`SMax` (NaNs and non-participants
+//!   contribute the identity) and mapped back: exact, whatever order the device reduces
+//!   in. A NaN result is the first NaN in `%laneid` order, made quiet (what the reference's
+//!   in-order fold gives), found with a ballot and read with a shuffle; it is the result
+//!   when any participant has one with `.nanp`, or when every participant has one without.
+//! - `redfirstidx`: `FindILsb(src0 & %activemask)`.
+//!
+//! The participation mask must be sub-group-uniform (the specification says so); with a
+//! non-uniform mask a reduction combines the lanes that are in their own mask.
+
+use super::function::{bug, EResult, FnCx};
+use super::module::Scalar;
+use super::ops_int::int_shape;
+use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp, SpecialReg};
+use rspirv::spirv::{Capability, GroupOperation, Scope, Word};
+
+/// A two-operand `rspirv` builder method (`bitwise_and`, `i_add`, ...).
+type BinaryOp =
+    fn(&mut rspirv::dr::Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
+
+/// Bit layout of a floating-point format: sign bit, exponent mask, quiet bit.
+struct FloatBits {
+    width: u32,
+    exp_mask: u32,
+    quiet: u32,
+}
+
+impl FloatBits {
+    fn of(ty: DataType) -> Option<FloatBits> {
+        let (width, exp_bits, frac_bits) = match ty {
+            DataType::F => (32, 8, 23),
+            DataType::Hf | DataType::Hfx2 => (16, 5, 10),
+            DataType::Bf | DataType::Bfx2 => (16, 8, 7),
+            _ => return None,
+        };
+        Some(FloatBits {
+            width,
+            exp_mask: ((1u32 << exp_bits) - 1) << frac_bits,
+            quiet: 1 << (frac_bits - 1),
+        })
+    }
+
+    fn sign(&self) -> u32 {
+        1 << (self.width - 1)
+    }
+}
+
+impl FnCx<'_> {
+    /// Lowers `shfl`, `ired`, `fred` and `redfirstidx`.
+    pub fn subgroup_inst(&mut self, inst: &Inst) -> EResult {
+        self.m.subgroup_users.insert(self.fid.0);
+        self.m.capability(Capability::GroupNonUniform);
+        self.m.capability(Capability::GroupNonUniformBallot);
+        match inst.op {
+            Opcode::Shfl => self.shfl(inst),
+            Opcode::Ired => self.ired(inst),
+            Opcode::Fred => self.fred(inst),
+            Opcode::Redfirstidx => self.redfirstidx(inst),
+            _ => Err(self.err(format!(
+                "`{}` is not a sub-group instruction",
+                inst.op.as_str()
+            ))),
+        }
+    }
+
+    fn scope(&mut self) -> Word {
+        self.m.const_u32(Scope::Subgroup as u32)
+    }
+
+    /// `a op b` on u32 values with a builder method.
+    fn u32_op(&mut self, f: BinaryOp, a: Word, b: Word) -> EResult<Word> {
+        let t = self.m.uint(32);
+        f(&mut self.m.b, t, None, a, b).map_err(bug)
+    }
+
+    fn and32(&mut self, a: Word, b: Word) -> EResult<Word> {
+        self.u32_op(rspirv::dr::Builder::bitwise_and, a, b)
+    }
+
+    fn and_const(&mut self, a: Word, k: u32) -> EResult<Word> {
+        let k = self.m.const_u32(k);
+        self.and32(a, k)
+    }
+
+    /// `(mask >> lane) & 1 != 0` for `lane` below 32.
+    fn mask_has(&mut self, mask: Word, lane: Word) -> EResult<Word> {
+        let bt = self.m.ty(Scalar::Bool);
+        let s = self.u32_op(rspirv::dr::Builder::shift_right_logical, mask, lane)?;
+        let one = self.and_const(s, 1)?;
+        let zero = self.m.const_u32(0);
+        self.m.b.i_not_equal(bt, None, one, zero).map_err(bug)
+    }
+
+    fn bool_and(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let bt = self.m.ty(Scalar::Bool);
+        self.m.b.logical_and(bt, None, a, b).map_err(bug)
+    }
+
+    fn bool_not(&mut self, a: Word) -> EResult<Word> {
+        let bt = self.m.ty(Scalar::Bool);
+        self.m.b.logical_not(bt, None, a).map_err(bug)
+    }
+
+    /// Word 0 of `OpGroupNonUniformBallot(pred)`: the lanes (all of them, at the widths
+    /// translated for) whose `pred` is true.
+    fn ballot(&mut self, pred: Word) -> EResult<Word> {
+        let u32t = self.m.uint(32);
+        let v4 = self.m.vector(u32t, 4);
+        let scope = self.scope();
+        let b = self
+            .m
+            .b
+            .group_non_uniform_ballot(v4, None, scope, pred)
+            .map_err(bug)?;
+        self.m.b.composite_extract(u32t, None, b, [0]).map_err(bug)
+    }
+
+    /// `OpGroupNonUniformShuffle` of a u32.
+    fn shuffle(&mut self, value: Word, lane: Word) -> EResult<Word> {
+        self.m.capability(Capability::GroupNonUniformShuffle);
+        let u32t = self.m.uint(32);
+        let scope = self.scope();
+        self.m
+            .b
+            .group_non_uniform_shuffle(u32t, None, scope, value, lane)
+            .map_err(bug)
+    }
+
+    /// `FindILsb` of a u32 (all ones for 0).
+    fn find_lsb(&mut self, x: Word) -> EResult<Word> {
+        let u32t = self.m.uint(32);
+        let glsl = self.m.glsl;
+        self.m
+            .b
+            .ext_inst(u32t, None, glsl, 73, [rspirv::dr::Operand::IdRef(x)])
+            .map_err(bug)
+    }
+
+    /// `%laneid`, and whether this lane is in `mask_operand & %activemask` (that value too).
+    fn participation(&mut self, inst: &Inst, i: usize) -> EResult<(Word, Word, Word)> {
+        let lane = self.special_value(SpecialReg::LaneId, None)?;
+        let active = self.special_value(SpecialReg::ActiveMask, None)?;
+        let mask = self.read_uint(&inst.ops[i], 32)?;
+        let p = self.and32(mask, active)?;
+        let me = self.mask_has(p, lane)?;
+        Ok((lane, p, me))
+    }
+
+    fn check_ty(&self, inst: &Inst, ok: &[DataType]) -> EResult<DataType> {
+        match inst.q.ty {
+            Some(t) if ok.contains(&t) => Ok(t),
+            t => Err(self.err(format!(
+                "`{}` does not take the type {}",
+                inst.op.as_str(),
+                t.map_or("(none)".to_string(), |t| format!(".{}", t.as_str()))
+            ))),
+        }
+    }
+
+    fn redfirstidx(&mut self, inst: &Inst) -> EResult {
+        self.check_ty(inst, &[DataType::B32])?;
+        let active = self.special_value(SpecialReg::ActiveMask, None)?;
+        let mask = self.read_uint(&inst.ops[1], 32)?;
+        let p = self.and32(mask, active)?;
+        // No participating lane: the specification's loop does not end (undefined); this
+        // gives all ones.
+        let r = self.find_lsb(p)?;
+        self.write_uint(&inst.ops[0], 32, r)
+    }
+
+    fn shfl(&mut self, inst: &Inst) -> EResult {
+        self.check_ty(inst, &[DataType::B32])?;
+        let op = inst
+            .q
+            .shfl
+            .ok_or_else(|| self.err("`shfl` without an operation (.up .dn .xor .idx)"))?;
+        let bt = self.m.ty(Scalar::Bool);
+        let u32t = self.m.uint(32);
+        let old = self.read_uint(&inst.ops[0], 32)?;
+        let value = self.read_uint(&inst.ops[1], 32)?;
+        let src1 = self.read_uint(&inst.ops[2], 32)?;
+        let (lane, p, me) = self.participation(inst, 3)?;
+        let offset = self.and_const(src1, 0x1F)?;
+        let (cval, seg) = if inst.q.sg {
+            let c = self.shr_const(src1, 32, 8)?;
+            let c = self.and_const(c, 0x1F)?;
+            let s = self.shr_const(src1, 32, 16)?;
+            let s = self.and_const(s, 0x1F)?;
+            (c, s)
+        } else {
+            let c = if op == ShflOp::Up { 0 } else { 0x1F };
+            (self.m.const_u32(c), self.m.const_u32(0))
+        };
+        let not_seg = self.m.b.not(u32t, None, seg).map_err(bug)?;
+        let min_lane = self.and32(lane, seg)?;
+        let c_part = self.and32(cval, not_seg)?;
+        let clamp = self.u32_op(rspirv::dr::Builder::bitwise_or, min_lane, c_part)?;
+        let src_lane = match op {
+            ShflOp::Up => self.u32_op(rspirv::dr::Builder::i_sub, lane, offset)?,
+            ShflOp::Dn => self.u32_op(rspirv::dr::Builder::i_add, lane, offset)?,
+            ShflOp::Xor => self.u32_op(rspirv::dr::Builder::bitwise_xor, lane, offset)?,
+            ShflOp::Idx => {
+                let o = self.and32(offset, not_seg)?;
+                self.u32_op(rspirv::dr::Builder::bitwise_or, min_lane, o)?
+            }
+        };
+        // Lane numbers are small, so the signed comparisons see `lane - offset < 0` as such.
+        let in_bounds = if op == ShflOp::Up {
+            self.m
+                .b
+                .s_greater_than_equal(bt, None, src_lane, clamp)
+                .map_err(bug)?
+        } else {
+            self.m
+                .b
+                .s_less_than_equal(bt, None, src_lane, clamp)
+                .map_err(bug)?
+        };
+        let c32 = self.m.const_u32(32);
+        let in_range = self.m.b.u_less_than(bt, None, src_lane, c32).map_err(bug)?;
+        let lane5 = self.and_const(src_lane, 0x1F)?;
+        let src_in = self.mask_has(p, lane5)?;
+        let ok = self.bool_and(in_bounds, in_range)?;
+        let ok = self.bool_and(ok, src_in)?;
+        // A lane in the mask is active, so the shuffle reads a lane that executes it.
+        let from = self.sel(32, ok, src_lane, lane)?;
+        let got = self.shuffle(value, from)?;
+        let got = self.sel(32, ok, got, value)?;
+        let r = self.sel(32, me, got, old)?;
+        self.write_uint(&inst.ops[0], 32, r)
+    }
+
+    /// `OpGroupNonUniform<op>` `Reduce` of a u32 over the active lanes.
+    fn reduce(&mut self, op: AtomOp, x: Word) -> EResult<Word> {
+        self.m.capability(Capability::GroupNonUniformArithmetic);
+        let t = self.m.uint(32);
+        let s = self.scope();
+        let r = GroupOperation::Reduce;
+        let b = &mut self.m.b;
+        match op {
+            AtomOp::Sum => b.group_non_uniform_i_add(t, None, s, r, x, None),
+            AtomOp::Smin => b.group_non_uniform_s_min(t, None, s, r, x, None),
+            AtomOp::Smax => b.group_non_uniform_s_max(t, None, s, r, x, None),
+            AtomOp::Umin => b.group_non_uniform_u_min(t, None, s, r, x, None),
+            AtomOp::Umax | AtomOp::Absmax => b.group_non_uniform_u_max(t, None, s, r, x, None),
+            AtomOp::And => b.group_non_uniform_bitwise_and(t, None, s, r, x, None),
+            AtomOp::Or => b.group_non_uniform_bitwise_or(t, None, s, r, x, None),
+            AtomOp::Xor => b.group_non_uniform_bitwise_xor(t, None, s, r, x, None),
+            _ => return Err(self.err(format!("no sub-group reduction for .{op:?}"))),
+        }
+        .map_err(bug)
+    }
+
+    fn ired(&mut self, inst: &Inst) -> EResult {
+        let ty = self.check_ty(inst, &[DataType::B16, DataType::B32])?;
+        let w = ty.bits();
+        let op = match inst.q.atom {
+            Some(
+                op @ (AtomOp::Sum
+                | AtomOp::Smin
+                | AtomOp::Smax
+                | AtomOp::Umin
+                | AtomOp::Umax
+                | AtomOp::And
+                | AtomOp::Or
+                | AtomOp::Xor
+                | AtomOp::Absmax),
+            ) => op,
+            other => {
+                return Err(self.err(format!(
+                    "`ired` does not support the operation {}",
+                    other.map_or("(none)".to_string(), |o| format!(".{o:?}").to_lowercase())
+                )))
+            }
+        };
+        let bt = self.m.ty(Scalar::Bool);
+        let old = self.read_uint(&inst.ops[0], w)?;
+        let x = self.read_uint(&inst.ops[1], w)?;
+        let (_, _, me) = self.participation(inst, 2)?;
+        let signed = matches!(op, AtomOp::Smin | AtomOp::Smax | AtomOp::Absmax);
+        let x32 = if signed {
+            self.sresize(x, w, 32)?
+        } else {
+            self.resize(x, w, 32)?
+        };
+        let x32 = if op == AtomOp::Absmax {
+            // |x| as unsigned: |INT_MIN| is 2^(w-1), the largest.
+            let zero = self.m.const_u32(0);
+            let neg = self.m.b.s_less_than(bt, None, x32, zero).map_err(bug)?;
+            let n = self.u32_op(rspirv::dr::Builder::i_sub, zero, x32)?;
+            self.sel(32, neg, n, x32)?
+        } else {
+            x32
+        };
+        let identity = match op {
+            AtomOp::Smin => i32::MAX as u32,
+            AtomOp::Smax => i32::MIN as u32,
+            AtomOp::Umin | AtomOp::And => u32::MAX,
+            _ => 0,
+        };
+        let identity = self.m.const_u32(identity);
+        let contribution = self.sel(32, me, x32, identity)?;
+        let r = self.reduce(op, contribution)?;
+        let r = self.resize(r, 32, w)?;
+        let r = self.sel(w, me, r, old)?;
+        self.write_uint(&inst.ops[0], w, r)
+    }
+
+    fn fred(&mut self, inst: &Inst) -> EResult {
+        use DataType as T;
+        let ty = self.check_ty(inst, &[T::Bf, T::Hf, T::F, T::Bfx2, T::Hfx2])?;
+        let op = match inst.q.atom {
+            Some(op @ (AtomOp::Min | AtomOp::Max | AtomOp::Absmax)) => op,
+            other => {
+                return Err(self.err(format!(
+                    "`fred` does not support the operation {}",
+                    other.map_or("(none)".to_string(), |o| format!(".{o:?}").to_lowercase())
+                )))
+            }
+        };
+        let fb = FloatBits::of(ty).ok_or_else(|| self.err("`fred`: not a float type"))?;
+        let (w, n) = int_shape(Some(ty));
+        let old = self.src_elems(inst, 0, w, n)?;
+        let xs = self.src_elems(inst, 1, w, n)?;
+        let (lane, _, me) = self.participation(inst, 2)?;
+        let mut out = Vec::with_capacity(xs.len());
+        for (e, &x) in xs.iter().enumerate() {
+            let r = self.fred_elem(op, inst.q.nanp, &fb, x, lane, me)?;
+            let r = self.resize(r, 32, w)?;
+            out.push(self.sel(w, me, r, old[e])?);
+        }
+        self.dst_elems(inst, w, &out)
+    }
+
+    /// One element of `fred`: `x` of `fb.width` bits; the result as a u32.
+    fn fred_elem(
+        &mut self,
+        op: AtomOp,
+        nanp: bool,
+        fb: &FloatBits,
+        x: Word,
+        lane: Word,
+        me: Word,
+    ) -> EResult<Word> {
+        let bt = self.m.ty(Scalar::Bool);
+        let x32 = self.resize(x, fb.width, 32)?;
+        let mag = self.and_const(x32, !fb.sign() & (u32::MAX >> (32 - fb.width)))?;
+        let exp = self.m.const_u32(fb.exp_mask);
+        let is_nan = self.m.b.u_greater_than(bt, None, mag, exp).map_err(bug)?;
+        let quiet = self.m.const_u32(fb.quiet);
+        // `.absmax` reduces fabs(x): sign cleared, a NaN made quiet.
+        let x32 = if op == AtomOp::Absmax {
+            let q = self.u32_op(rspirv::dr::Builder::bitwise_or, mag, quiet)?;
+            self.sel(32, is_nan, q, mag)?
+        } else {
+            x32
+        };
+        // Total-order key: x itself when positive, x ^ 0x7FFFFFFF (sign-extended) when
+        // negative; the map is its own inverse.
+        let s = self.sresize(x, fb.width, 32)?;
+        let s = if op == AtomOp::Absmax { x32 } else { s };
+        let key = self.total_key(s)?;
+        let num = self.bool_not(is_nan)?;
+        let counts = self.bool_and(me, num)?;
+        let identity = self.m.const_u32(if op == AtomOp::Min {
+            i32::MAX as u32
+        } else {
+            i32::MIN as u32
+        });
+        let contribution = self.sel(32, counts, key, identity)?;
+        let rop = if op == AtomOp::Min {
+            AtomOp::Smin
+        } else {
+            AtomOp::Smax
+        };
+        let rk = self.reduce(rop, contribution)?;
+        let numeric = self.total_key(rk)?;
+        let mask = self.m.const_u32(u32::MAX >> (32 - fb.width));
+        let numeric = self.and32(numeric, mask)?;
+        // The first NaN in lane order, quiet.
+        let nan_here = self.bool_and(me, is_nan)?;
+        let nan_lanes = self.ballot(nan_here)?;
+        let zero = self.m.const_u32(0);
+        let use_nan = if nanp {
+            self.m
+                .b
+                .i_not_equal(bt, None, nan_lanes, zero)
+                .map_err(bug)?
+        } else {
+            let num_lanes = self.ballot(counts)?;
+            self.m.b.i_equal(bt, None, num_lanes, zero).map_err(bug)?
+        };
+        let first = self.find_lsb(nan_lanes)?;
+        let some_nan = self
+            .m
+            .b
+            .i_not_equal(bt, None, nan_lanes, zero)
+            .map_err(bug)?;
+        let read_nan = self.bool_and(use_nan, some_nan)?;
+        let from = self.sel(32, read_nan, first, lane)?;
+        let nan = self.shuffle(x32, from)?;
+        let nan = self.u32_op(rspirv::dr::Builder::bitwise_or, nan, quiet)?;
+        self.sel(32, use_nan, nan, numeric)
+    }
+
+    /// `s ^ ((s >> 31 arithmetic) >> 1 logical)`: flips the magnitude of negative values
+    /// so that signed integer order is IEEE total order.
+    fn total_key(&mut self, s: Word) -> EResult<Word> {
+        let c31 = self.m.const_u32(31);
+        let sign = self.u32_op(rspirv::dr::Builder::shift_right_arithmetic, s, c31)?;
+        let flip = self.shr_const(sign, 32, 1)?;
+        self.u32_op(rspirv::dr::Builder::bitwise_xor, s, flip)
+    }
+}
