@@ -357,6 +357,8 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::StorageBuffer8Bit => f.storage_buffer_8bit = true,
             Feature::StorageBuffer16Bit => f.storage_buffer_16bit = true,
             Feature::SubgroupSizeControl => f.subgroup_size_control = true,
+            Feature::BufferInt64Atomics => f.shader_int64_atomics = true,
+            Feature::SharedInt64Atomics => f.shader_shared_int64_atomics = true,
         }
     }
     f

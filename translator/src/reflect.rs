@@ -120,6 +120,10 @@ pub enum Feature {
     StorageBuffer16Bit,
     /// Sub-group operations with a required sub-group size.
     SubgroupSizeControl,
+    /// `shaderBufferInt64Atomics` (64-bit atomics in global memory).
+    BufferInt64Atomics,
+    /// `shaderSharedInt64Atomics` (64-bit atomics in shared memory).
+    SharedInt64Atomics,
 }
 
 impl Feature {
@@ -135,6 +139,8 @@ impl Feature {
             Feature::StorageBuffer8Bit => "storageBuffer8BitAccess",
             Feature::StorageBuffer16Bit => "storageBuffer16BitAccess",
             Feature::SubgroupSizeControl => "subgroupSizeControl",
+            Feature::BufferInt64Atomics => "shaderBufferInt64Atomics",
+            Feature::SharedInt64Atomics => "shaderSharedInt64Atomics",
         }
     }
 }

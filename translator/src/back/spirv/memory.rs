@@ -104,7 +104,8 @@ impl FnCx<'_> {
         }
     }
 
-    fn word_ptr(&mut self, space: WordSpace, word: Word) -> EResult<Word> {
+    /// A pointer to word `word` (u32 index) of a word arena.
+    pub fn word_ptr(&mut self, space: WordSpace, word: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         match space {
             WordSpace::Shared | WordSpace::Private => {

@@ -6,11 +6,13 @@
 //! instruction lowerings in `ops*`, [`memory`], [`special`] and [`values`]; [`module`]
 //! holds the module-wide builder state. Memory layout is decided in [`crate::layout`].
 
+mod atomic_mem;
 pub mod cfg;
 pub mod function;
 pub mod memory;
 pub mod module;
 mod ops;
+mod ops_atomic;
 mod ops_data;
 mod ops_float;
 mod ops_int;

@@ -37,11 +37,13 @@ impl FnCx<'_> {
             Isaddr => self.isaddr(inst),
             Ld | St => self.load_store(inst),
             Call => self.call(inst),
-            Barrier | Fence => self.sync(inst),
+            Barrier => self.sync(inst),
+            Fence => self.fence(inst),
+            Fatom | Iatom => self.atomic(inst),
             // Control transfers are block terminators, lowered by the structurizer.
             Goto | Return => Ok(()),
             Fred | Ired | Redfirstidx | Shfl => self.subgroup_inst(inst),
-            Ftrunc2 | Pf2i | Fatom | Iatom => Err(self.err(format!(
+            Ftrunc2 | Pf2i => Err(self.err(format!(
                 "`{}` is not supported by the SPIR-V back end yet",
                 inst.op.as_str()
             ))),

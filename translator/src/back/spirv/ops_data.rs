@@ -287,7 +287,7 @@ impl FnCx<'_> {
     pub fn load_store(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
         if q.order.is_some_and(|o| o != crate::ir::MemOrder::Weak) {
-            return Err(self.err("atomic `ld`/`st` (with a memory order) is not supported by the SPIR-V back end yet"));
+            return self.atomic_load_store(inst);
         }
         let ty = q.ty.unwrap_or(DataType::B32);
         let w = ty.bits();
@@ -374,25 +374,17 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    /// `barrier.workgroup` and `fence`.
-    pub fn sync(&mut self, inst: &Inst) -> EResult {
+    /// `barrier.workgroup`: an `OpControlBarrier` at work-group scope that also orders
+    /// shared and global memory (acquire-release), as OpenCL's
+    /// `barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)` does. (`fence` is in
+    /// `ops_atomic`.)
+    pub fn sync(&mut self, _inst: &Inst) -> EResult {
         let wg = self.m.const_u32(spirv::Scope::Workgroup as u32);
         let sem_bits = spirv::MemorySemantics::ACQUIRE_RELEASE
             | spirv::MemorySemantics::WORKGROUP_MEMORY
             | spirv::MemorySemantics::UNIFORM_MEMORY;
         let sem = self.m.const_u32(sem_bits.bits());
-        match inst.op {
-            Opcode::Barrier => self.m.b.control_barrier(wg, wg, sem).map_err(bug),
-            _ => {
-                let scope = match inst.q.scope {
-                    Some(crate::ir::MemScope::Subgroup) => spirv::Scope::Subgroup,
-                    Some(crate::ir::MemScope::Workgroup) => spirv::Scope::Workgroup,
-                    _ => spirv::Scope::Device,
-                };
-                let s = self.m.const_u32(scope as u32);
-                self.m.b.memory_barrier(s, sem).map_err(bug)
-            }
-        }
+        self.m.b.control_barrier(wg, wg, sem).map_err(bug)
     }
 
     /// `call` and `call.cond`, direct and through a function address.

@@ -480,7 +480,7 @@ impl FnCx<'_> {
     }
 
     /// IEEE minimumNumber/maximumNumber (or minimum/maximum with `.nanp`), -0 < +0.
-    fn fmin_max(&mut self, k: FKind, a: Word, b: Word, max: bool, nanp: bool) -> EResult<Word> {
+    pub fn fmin_max(&mut self, k: FKind, a: Word, b: Word, max: bool, nanp: bool) -> EResult<Word> {
         let ft = self.ftype(k);
         let bt = self.m.ty(Scalar::Bool);
         let cb = k.compute_bits();

@@ -1,0 +1,422 @@
+//! Lowering of atomics and memory ordering: `iatom` and `fatom` (isa-8 §8.1, §8.2), the
+//! atomic forms of `ld` and `st` (isa-8 §8.3, §8.5) and `fence` (isa-9 §9.2).
+//!
+//! Orders and scopes map onto the module's GLSL450 memory model: `.relaxed` is no ordering,
+//! `.acquire`/`.release`/`.acq_rel`/`.seq_cst` are the SPIR-V semantics of the same name
+//! with both `UniformMemory` and `WorkgroupMemory` (PISA orders every access, as C++ does,
+//! whichever space the atomic itself touches); `.subgroup`/`.workgroup` are the SPIR-V
+//! scopes of the same name, `.gpu` and `.system` are `Device` (Vulkan has no wider scope
+//! a shader may use). An omitted scope is `Device`. Cache-control qualifiers are hints and
+//! emit nothing.
+//!
+//! A generic address is dispatched on its tag: shared and global locations get the atomic,
+//! a private one (which PISA forbids, isa-8 notes) a plain read-modify-write, which is
+//! atomic anyway because nobody else sees private memory.
+
+use super::atomic_mem::{MemSync, Native};
+use super::function::{bug, EResult, FnCx};
+use super::memory::{Space, WordSpace};
+use super::module::Scalar;
+use super::ops_float::FKind;
+use crate::ir::{
+    AddrSpace, Address, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand,
+};
+use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
+
+use AtomOp as A;
+
+/// What an atomic access does, for the order check.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Access {
+    Load,
+    Store,
+    Rmw,
+}
+
+/// Whether (instruction, space, op, type) is in isa-8's tables of supported combinations.
+fn supported(op: Opcode, space: AddrSpace, a: AtomOp, ty: DataType) -> bool {
+    use DataType as T;
+    let global = space == AddrSpace::Global;
+    if !matches!(
+        space,
+        AddrSpace::Global | AddrSpace::Shared | AddrSpace::Generic
+    ) {
+        return false;
+    }
+    if op == Opcode::Fatom {
+        return match a {
+            A::Add | A::Sub => matches!(ty, T::Hf | T::Bf | T::F) || (global && ty == T::Df),
+            A::Min | A::Max | A::Cas => matches!(ty, T::Hf | T::Bf | T::F),
+            _ => false,
+        };
+    }
+    match a {
+        A::Cas | A::Xchg if ty == T::B128 => true,
+        A::Cas => matches!(ty, T::B16 | T::B32 | T::B64),
+        A::Incwrap | A::Decwrap => ty == T::B32 || (global && ty == T::B64),
+        A::Add
+        | A::Sub
+        | A::Smin
+        | A::Smax
+        | A::Umin
+        | A::Umax
+        | A::And
+        | A::Or
+        | A::Xor
+        | A::Xchg
+        | A::Inc
+        | A::Dec => matches!(ty, T::B16 | T::B32) || (global && ty == T::B64),
+        _ => false,
+    }
+}
+
+/// The SPIR-V scope of a PISA scope (omitted: `.gpu`).
+fn spv_scope(s: Option<MemScope>) -> Scope {
+    match s {
+        Some(MemScope::Subgroup) => Scope::Subgroup,
+        Some(MemScope::Workgroup) => Scope::Workgroup,
+        Some(MemScope::Gpu | MemScope::System) | None => Scope::Device,
+    }
+}
+
+/// The order bits of a PISA memory order (`.weak`/`.relaxed`: none).
+fn order_bits(o: MemOrder) -> MemorySemantics {
+    match o {
+        MemOrder::Weak | MemOrder::Relaxed => MemorySemantics::empty(),
+        MemOrder::Acquire => MemorySemantics::ACQUIRE,
+        MemOrder::Release => MemorySemantics::RELEASE,
+        MemOrder::AcqRel => MemorySemantics::ACQUIRE_RELEASE,
+        MemOrder::SeqCst => MemorySemantics::SEQUENTIALLY_CONSISTENT,
+    }
+}
+
+const BOTH_MEMORIES: MemorySemantics =
+    MemorySemantics::UNIFORM_MEMORY.union(MemorySemantics::WORKGROUP_MEMORY);
+
+impl<'a> FnCx<'a> {
+    fn order_name(o: MemOrder) -> &'static str {
+        match o {
+            MemOrder::Weak => "weak",
+            MemOrder::Relaxed => "relaxed",
+            MemOrder::Acquire => "acquire",
+            MemOrder::Release => "release",
+            MemOrder::AcqRel => "acq_rel",
+            MemOrder::SeqCst => "seq_cst",
+        }
+    }
+
+    /// The synchronization of an atomic access with `order` and `scope`.
+    fn atomic_sync(
+        &self,
+        order: Option<MemOrder>,
+        scope: Option<MemScope>,
+        access: Access,
+    ) -> EResult<MemSync> {
+        let order = order.unwrap_or(MemOrder::Relaxed);
+        let bad = match access {
+            Access::Load => matches!(order, MemOrder::Release | MemOrder::AcqRel),
+            Access::Store => matches!(order, MemOrder::Acquire | MemOrder::AcqRel),
+            Access::Rmw => false,
+        };
+        if bad {
+            return Err(self.err(format!(
+                "memory order .{} is not allowed on an atomic {}",
+                Self::order_name(order),
+                if access == Access::Load {
+                    "load"
+                } else {
+                    "store"
+                }
+            )));
+        }
+        let bits = order_bits(order);
+        let sem = if bits.is_empty() {
+            bits
+        } else {
+            bits | BOTH_MEMORIES
+        };
+        Ok(MemSync {
+            scope: spv_scope(scope),
+            sem,
+        })
+    }
+
+    /// Evaluates the address operand of an atomic to the width of `space`'s addresses.
+    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<Word> {
+        let Operand::Addr(addr) = *op else {
+            return Err(self.err("expected an address operand"));
+        };
+        let abits = match space.mem_space() {
+            Some(m) => m.address_bits(),
+            None => 64,
+        };
+        let a = self.eval_address(&addr)?;
+        let Address { bits, .. } = addr;
+        if bits != abits {
+            return self.resize(a, bits, abits);
+        }
+        Ok(a)
+    }
+
+    /// Runs `access` on the concrete space of an atomic's address (dispatching a generic
+    /// one on its tag) and returns the `w`-bit value it produces.
+    fn in_space(
+        &mut self,
+        space: AddrSpace,
+        addr: Word,
+        w: u32,
+        access: impl Fn(&mut Self, MemSpace, Word) -> EResult<Word>,
+    ) -> EResult<Word> {
+        if let Some(ms) = space.mem_space() {
+            return access(self, ms, addr);
+        }
+        let t = self.m.uint(w);
+        let result = self.local_var(t)?;
+        self.generic_dispatch(addr, |cx, s, a| {
+            let Space::Mem(ms) = s else {
+                return Err(cx.err("generic dispatch without a space"));
+            };
+            let v = access(cx, ms, a)?;
+            cx.m.b.store(result, v, None, []).map_err(bug)
+        })?;
+        self.m.b.load(t, None, result, None, []).map_err(bug)
+    }
+
+    /// `iatom` and `fatom`: every operation and type of isa-8's tables, returning the old
+    /// value in `dst`.
+    pub fn atomic(&mut self, inst: &Inst) -> EResult {
+        let q = &inst.q;
+        let name = inst.op.as_str();
+        let Some(op) = q.atom else {
+            return Err(self.err(format!("`{name}` without an operation")));
+        };
+        let Some(ty) = q.ty else {
+            return Err(self.err(format!("`{name}` without a type")));
+        };
+        let space = q.space.unwrap_or(AddrSpace::Generic);
+        if !supported(inst.op, space, op, ty) {
+            return Err(self.err(format!(
+                "`{name}.{}.{}.{}` is not in the specification's table of supported atomics",
+                format!("{space:?}").to_lowercase(),
+                format!("{op:?}").to_lowercase(),
+                ty.as_str()
+            )));
+        }
+        let w = ty.bits();
+        if w == 128 {
+            return Err(self.err(format!(
+                "`{name}` on .128b is not supported by the SPIR-V back end: Vulkan has no 128-bit atomic (see docs/spec-notes.md, 64-bit and 128-bit atomics)"
+            )));
+        }
+        let kind = if inst.op == Opcode::Fatom {
+            let Some(k) = FKind::of(ty) else {
+                return Err(self.err(format!("`{name}` needs a floating-point type")));
+            };
+            Some(k)
+        } else {
+            None
+        };
+        let sync = self.atomic_sync(q.order, q.scope, Access::Rmw)?;
+        let s0 = if matches!(op, A::Inc | A::Dec) {
+            self.m.const_uint(w, 1)
+        } else {
+            self.read_uint(&inst.ops[2], w)?
+        };
+        let s1 = if op == A::Cas {
+            self.read_uint(&inst.ops[3], w)?
+        } else {
+            self.m.const_uint(w, 0)
+        };
+        let addr = self.atomic_address(&inst.ops[1], space)?;
+        let native = match (kind, op) {
+            (_, A::Cas) => Some(Native::Cas(s0, s1)),
+            (Some(_), _) => None,
+            (None, A::Add | A::Inc) => Some(Native::Add(s0)),
+            (None, A::Sub | A::Dec) => Some(Native::Sub(s0)),
+            (None, A::Smin) => Some(Native::Smin(s0)),
+            (None, A::Smax) => Some(Native::Smax(s0)),
+            (None, A::Umin) => Some(Native::Umin(s0)),
+            (None, A::Umax) => Some(Native::Umax(s0)),
+            (None, A::And) => Some(Native::And(s0)),
+            (None, A::Or) => Some(Native::Or(s0)),
+            (None, A::Xor) => Some(Native::Xor(s0)),
+            (None, A::Xchg) => Some(Native::Xchg(s0)),
+            (None, _) => None,
+        };
+        let apply = move |cx: &mut FnCx<'a>, old: Word| cx.atom_new(kind, op, w, old, s0, s1);
+        let old = self.in_space(space, addr, w, |cx, ms, a| {
+            if ms == MemSpace::Private {
+                let old = cx.word_arena_load(WordSpace::Private, a, w)?;
+                let new = apply(cx, old)?;
+                cx.word_arena_store(WordSpace::Private, a, w, new)?;
+                return Ok(old);
+            }
+            cx.atomic_rmw(ms, a, w, sync, native, &apply)
+        })?;
+        self.write_uint(&inst.ops[0], w, old)
+    }
+
+    /// The new value of an atomic from the old one (isa-8 semantics blocks); `src0` of
+    /// `.inc`/`.dec` is 1. Float `.cas` compares bit patterns, as the reference does.
+    fn atom_new(
+        &mut self,
+        kind: Option<FKind>,
+        op: AtomOp,
+        w: u32,
+        old: Word,
+        s0: Word,
+        s1: Word,
+    ) -> EResult<Word> {
+        let t = self.m.uint(w);
+        let bt = self.m.ty(Scalar::Bool);
+        if let (Some(k), A::Add | A::Sub | A::Min | A::Max) = (kind, op) {
+            let a = self.to_float(k, old)?;
+            let b = self.to_float(k, s0)?;
+            let ft = self.m.ty(Scalar::F(k.compute_bits()));
+            let r = match op {
+                A::Add => self.m.b.f_add(ft, None, a, b).map_err(bug)?,
+                A::Sub => self.m.b.f_sub(ft, None, a, b).map_err(bug)?,
+                _ => self.fmin_max(k, a, b, op == A::Max, false)?,
+            };
+            self.m.b.decorate(r, Decoration::NoContraction, []);
+            return self.from_float(k, r);
+        }
+        let b = &mut self.m.b;
+        match op {
+            A::Cas => {
+                let eq = b.i_equal(bt, None, old, s0).map_err(bug)?;
+                self.sel(w, eq, s1, old)
+            }
+            A::Add | A::Inc => b.i_add(t, None, old, s0).map_err(bug),
+            A::Sub | A::Dec => b.i_sub(t, None, old, s0).map_err(bug),
+            A::Incwrap => {
+                let ge = b.u_greater_than_equal(bt, None, old, s0).map_err(bug)?;
+                let one = self.m.const_uint(w, 1);
+                let zero = self.m.const_uint(w, 0);
+                let inc = self.m.b.i_add(t, None, old, one).map_err(bug)?;
+                self.sel(w, ge, zero, inc)
+            }
+            A::Decwrap => {
+                let zero = self.m.const_uint(w, 0);
+                let one = self.m.const_uint(w, 1);
+                let b = &mut self.m.b;
+                let is0 = b.i_equal(bt, None, old, zero).map_err(bug)?;
+                let gt = b.u_greater_than(bt, None, old, s0).map_err(bug)?;
+                let wrap = b.logical_or(bt, None, is0, gt).map_err(bug)?;
+                let dec = b.i_sub(t, None, old, one).map_err(bug)?;
+                self.sel(w, wrap, s0, dec)
+            }
+            A::Smin | A::Smax | A::Umin | A::Umax => {
+                let keep_old = match op {
+                    A::Smin => b.s_less_than_equal(bt, None, old, s0),
+                    A::Smax => b.s_greater_than_equal(bt, None, old, s0),
+                    A::Umin => b.u_less_than_equal(bt, None, old, s0),
+                    _ => b.u_greater_than_equal(bt, None, old, s0),
+                }
+                .map_err(bug)?;
+                self.sel(w, keep_old, old, s0)
+            }
+            A::And => b.bitwise_and(t, None, old, s0).map_err(bug),
+            A::Or => b.bitwise_or(t, None, old, s0).map_err(bug),
+            A::Xor => b.bitwise_xor(t, None, old, s0).map_err(bug),
+            A::Xchg => Ok(s0),
+            A::Sum | A::Min | A::Max | A::Absmax => Err(self.err(format!(
+                "atomic operation .{} on an integer type",
+                format!("{op:?}").to_lowercase()
+            ))),
+        }
+    }
+
+    /// The atomic forms of `ld` and `st` (a memory order other than `.weak`).
+    pub fn atomic_load_store(&mut self, inst: &Inst) -> EResult {
+        let q = &inst.q;
+        let ty = q.ty.unwrap_or(DataType::B32);
+        let w = ty.bits();
+        let name = inst.op.as_str();
+        if !matches!(w, 16 | 32 | 64) {
+            return Err(self.err(format!(
+                "atomic `{name}` on .{} is not supported by the SPIR-V back end: Vulkan has no 128-bit atomic (see docs/spec-notes.md, 64-bit and 128-bit atomics)",
+                ty.as_str()
+            )));
+        }
+        if q.vec.is_some() {
+            return Err(self.err(format!("atomic `{name}` cannot be a vector access")));
+        }
+        let space = q.space.unwrap_or(AddrSpace::Generic);
+        if !matches!(
+            space,
+            AddrSpace::Global | AddrSpace::Shared | AddrSpace::Generic
+        ) {
+            return Err(self.err(format!(
+                "atomic `{name}` on .{} memory (only .global, .shared and .generic)",
+                format!("{space:?}").to_lowercase()
+            )));
+        }
+        // Vulkan forbids SequentiallyConsistent on OpAtomicLoad/OpAtomicStore: a `.seq_cst`
+        // load or store is a sequentially consistent fence followed by an acquire load or a
+        // release store (the leading-fence mapping of C++ seq_cst accesses).
+        let seq_cst = q.order == Some(MemOrder::SeqCst);
+        let order = if seq_cst {
+            if inst.op == Opcode::Ld {
+                Some(MemOrder::Acquire)
+            } else {
+                Some(MemOrder::Release)
+            }
+        } else {
+            q.order
+        };
+        if seq_cst {
+            let scope = self.m.const_u32(spv_scope(q.scope) as u32);
+            let sem = self
+                .m
+                .const_u32((MemorySemantics::SEQUENTIALLY_CONSISTENT | BOTH_MEMORIES).bits());
+            self.m.b.memory_barrier(scope, sem).map_err(bug)?;
+        }
+        if inst.op == Opcode::Ld {
+            let sync = self.atomic_sync(order, q.scope, Access::Load)?;
+            let addr = self.atomic_address(&inst.ops[1], space)?;
+            let v = self.in_space(space, addr, w, |cx, ms, a| {
+                if ms == MemSpace::Private {
+                    return cx.word_arena_load(WordSpace::Private, a, w);
+                }
+                cx.atomic_load_at(ms, a, w, sync)
+            })?;
+            return self.write_uint(&inst.ops[0], w, v);
+        }
+        let sync = self.atomic_sync(order, q.scope, Access::Store)?;
+        let addr = self.atomic_address(&inst.ops[0], space)?;
+        let value = self.read_uint(&inst.ops[1], w)?;
+        self.in_space(space, addr, w, |cx, ms, a| {
+            if ms == MemSpace::Private {
+                cx.word_arena_store(WordSpace::Private, a, w, value)?;
+            } else {
+                cx.atomic_store_at(ms, a, w, sync, value)?;
+            }
+            Ok(value)
+        })?;
+        Ok(())
+    }
+
+    /// `fence`: an `OpMemoryBarrier` with the fence's order (omitted: `.seq_cst`), its
+    /// scope, and the storage classes of its space (`.global`: UniformMemory; `.shared`:
+    /// WorkgroupMemory; `.generic`, omitted, and the sub-group fence: both).
+    pub fn fence(&mut self, inst: &Inst) -> EResult {
+        let q = &inst.q;
+        let order = q.order.unwrap_or(MemOrder::SeqCst);
+        let bits = order_bits(order);
+        if bits.is_empty() {
+            return Err(self.err(format!(
+                "`fence` with memory order .{}",
+                Self::order_name(order)
+            )));
+        }
+        let storage = match q.space {
+            Some(AddrSpace::Global) => MemorySemantics::UNIFORM_MEMORY,
+            Some(AddrSpace::Shared) => MemorySemantics::WORKGROUP_MEMORY,
+            _ => BOTH_MEMORIES,
+        };
+        let scope = self.m.const_u32(spv_scope(q.scope) as u32);
+        let sem = self.m.const_u32((bits | storage).bits());
+        self.m.b.memory_barrier(scope, sem).map_err(bug)
+    }
+}
