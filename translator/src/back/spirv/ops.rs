@@ -42,12 +42,10 @@ impl FnCx<'_> {
             Barrier | Fence => self.sync(inst),
             // Control transfers are block terminators, lowered by the structurizer.
             Goto | Return => Ok(()),
-            Fred | Ired | Redfirstidx | Shfl | Fatom | Iatom => {
-                Err(self.err(format!(
-                    "`{}` is not supported by the SPIR-V back end yet",
-                    inst.op.as_str()
-                )))
-            }
+            Fred | Ired | Redfirstidx | Shfl | Fatom | Iatom => Err(self.err(format!(
+                "`{}` is not supported by the SPIR-V back end yet",
+                inst.op.as_str()
+            ))),
         }
     }
 }

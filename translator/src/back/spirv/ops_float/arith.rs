@@ -363,5 +363,4 @@ impl FnCx<'_> {
         }
         self.write_cmp(inst, &rs, 16)
     }
-
 }

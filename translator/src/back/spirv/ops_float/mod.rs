@@ -336,5 +336,4 @@ impl FnCx<'_> {
         let r = self.m.b.select(ft, None, low, zero, f).map_err(bug)?;
         self.m.b.select(ft, None, gt, one, r).map_err(bug)
     }
-
 }

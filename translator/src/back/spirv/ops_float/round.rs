@@ -196,7 +196,11 @@ impl FnCx<'_> {
         let payload = m.shr(64, frac, sh)?;
         let qn = m.ku(64, inf_bits | (1u64 << (fb - 1)));
         let nan = m.or(64, payload, qn)?;
-        let infv = if overflow == Overflow::Sat { maxb } else { infb };
+        let infv = if overflow == Overflow::Sat {
+            maxb
+        } else {
+            infb
+        };
         let sp = m.select(u64t, is_nan, nan, infv)?;
         let r = m.select(u64t, special, sp, r)?;
         let w = k.bits() as u64;
