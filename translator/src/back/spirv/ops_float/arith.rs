@@ -80,7 +80,7 @@ impl FnCx<'_> {
         for i in 1..=nsrc {
             srcs.push(self.float_elems(k, inst, i, n, q.ftz)?);
         }
-        let ft = self.ftype(k);
+        let cb = k.compute_bits();
         let mut out = Vec::new();
         for e in 0..n as usize {
             let s: Vec<Word> = srcs.iter().map(|v| v[e]).collect();
@@ -106,10 +106,10 @@ impl FnCx<'_> {
                 continue;
             }
             let r = match inst.op {
-                Opcode::Fadd => self.m.b.f_add(ft, None, s[0], s[1]).map_err(bug)?,
-                Opcode::Fsub => self.m.b.f_sub(ft, None, s[0], s[1]).map_err(bug)?,
-                Opcode::Fmul => self.m.b.f_mul(ft, None, s[0], s[1]).map_err(bug)?,
-                Opcode::Fdiv => self.m.b.f_div(ft, None, s[0], s[1]).map_err(bug)?,
+                Opcode::Fadd => self.m.fadd(cb, s[0], s[1])?,
+                Opcode::Fsub => self.m.fsub(cb, s[0], s[1])?,
+                Opcode::Fmul => self.m.fmul(cb, s[0], s[1])?,
+                Opcode::Fdiv => self.m.fdiv(cb, s[0], s[1])?,
                 Opcode::Fmad => {
                     // .f to nearest: the odd f64 converted by the device (to nearest).
                     let v = self.odd_f64(Opcode::Fmad, &s, mode)?;
@@ -121,7 +121,6 @@ impl FnCx<'_> {
                 }
                 _ => unreachable!("filtered above"),
             };
-            self.no_contraction(r);
             out.push(self.finish_float(k, r, q.ftz, q.dsat)?);
         }
         self.dst_elems(inst, k.bits(), &out)
