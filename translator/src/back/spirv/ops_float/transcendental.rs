@@ -239,7 +239,7 @@ impl FnCx<'_> {
         let q = self.m.select(u32t, lim_ok, q_cw, q_ph)?;
         // Polynomials on |r| <= pi/4 (a little beyond at rounding boundaries).
         let z = self.m.fmul(64, r, r)?;
-        let mut sc = [0f64; 9];
+        let mut sc = [0f64; 10];
         let mut cc = [0f64; 10];
         let mut fact = 1f64;
         for i in 1..=19u32 {
