@@ -212,7 +212,7 @@ fn single_precision_within_the_specified_ulp_of_f64_libm() {
     let xs = f32_inputs(20_000, 2);
     for f in FUNCS {
         let (e, x) = max_ulp(f, &xs);
-        eprintln!("{f}.f: max {e:.3} ULP (at {x:#x})");
+        eprintln!("{f}.f: max {e:.6} ULP (at {x:#x})");
         assert!(e <= bound(f), "{f}.f: {e} ULP at {x:#x}");
     }
 }
@@ -223,7 +223,7 @@ fn million_inputs_max_ulp() {
     let xs = f32_inputs(1_000_000, 3);
     for f in FUNCS {
         let (e, x) = max_ulp(f, &xs);
-        println!("{f}.f: max {e:.3} ULP over {} inputs (at {x:#x})", xs.len());
+        println!("{f}.f: max {e:.6} ULP over {} inputs (at {x:#x})", xs.len());
         assert!(e <= bound(f), "{f}.f: {e} ULP at {x:#x}");
     }
 }

@@ -106,8 +106,18 @@ impl FnCx<'_> {
                 continue;
             }
             let r = match inst.op {
-                Opcode::Fadd => self.m.fadd(cb, s[0], s[1])?,
-                Opcode::Fsub => self.m.fsub(cb, s[0], s[1])?,
+                // The sign of a zero sum from the operands' bits: lavapipe folds `x + 0.0`
+                // to `x` (spec-notes §44).
+                Opcode::Fadd => {
+                    let r = self.m.fadd(cb, s[0], s[1])?;
+                    self.zero_sign_w(cb, r, s[0], s[1], mode)?
+                }
+                Opcode::Fsub => {
+                    let r = self.m.fsub(cb, s[0], s[1])?;
+                    let ft = self.m.f(cb);
+                    let nb = self.m.b.f_negate(ft, None, s[1]).map_err(bug)?;
+                    self.zero_sign_w(cb, r, s[0], nb, mode)?
+                }
                 Opcode::Fmul => self.m.fmul(cb, s[0], s[1])?,
                 Opcode::Fdiv => self.m.fdiv(cb, s[0], s[1])?,
                 Opcode::Fmad => {
@@ -179,23 +189,38 @@ impl FnCx<'_> {
         })
     }
 
-    /// The sign of an exactly zero sum `a + b` (`f64` `v`): IEEE gives +0 except toward
-    /// minus infinity, where it is -0 unless both addends are +0.
+    /// The sign of an exactly zero sum `a + b` (`f64` `v`), recomputed from the addends'
+    /// sign bits: IEEE gives -0 when both are -0, and also for opposite signs toward minus
+    /// infinity. Integer logic, because lavapipe folds `p + 0.0 → p` in `f64` when the
+    /// addend is a constant zero even with `SignedZeroInfNanPreserve` (spec-notes §44).
     fn zero_sign(&mut self, v: Word, a: Word, b: Word, mode: RoundingMode) -> EResult<Word> {
-        if mode != RoundingMode::Rd {
-            return Ok(v);
-        }
+        self.zero_sign_w(64, v, a, b, mode)
+    }
+
+    /// [`FnCx::zero_sign`] on `w`-bit floats.
+    fn zero_sign_w(
+        &mut self,
+        w: u32,
+        v: Word,
+        a: Word,
+        b: Word,
+        mode: RoundingMode,
+    ) -> EResult<Word> {
         let m = &mut *self.m;
-        let dt = m.f(64);
-        let zero = m.kf(64, 0.0);
+        let ft = m.f(w);
+        let zero = m.kf(w, 0.0);
         let is0 = m.feq(v, zero)?;
-        let ab = m.bits(64, a)?;
-        let bb = m.bits(64, b)?;
-        let o = m.or(64, ab, bb)?;
-        let sm = m.ku(64, 1u64 << 63);
-        let sgn = m.and(64, o, sm)?;
-        let z = m.float(64, sgn)?;
-        m.select(dt, is0, z, v)
+        let ab = m.bits(w, a)?;
+        let bb = m.bits(w, b)?;
+        let o = if mode == RoundingMode::Rd {
+            m.or(w, ab, bb)?
+        } else {
+            m.and(w, ab, bb)?
+        };
+        let sm = m.ku(w, 1u64 << (w - 1));
+        let sgn = m.and(w, o, sm)?;
+        let z = m.float(w, sgn)?;
+        m.select(ft, is0, z, v)
     }
 
     /// `.df` `fadd`/`fsub` in a directed mode or `.rna`: the nearest sum stepped by the sign
