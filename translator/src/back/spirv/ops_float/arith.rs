@@ -92,7 +92,7 @@ impl FnCx<'_> {
                 out.push(self.finish_float(k, r, q.ftz, q.dsat)?);
                 continue;
             }
-            if !native && !(k == FKind::F32 && mode == RoundingMode::Re) {
+            if !native && (k != FKind::F32 || mode != RoundingMode::Re) {
                 // Exact or round-to-odd f64, rounded once to the type.
                 let mut v = self.odd_f64(inst.op, &s, mode)?;
                 if q.dsat {
