@@ -8,20 +8,9 @@ use pisa_conformance::generator::{generate, run_case};
 
 /// Seeds of the fixed set whose programs show a known device/reference difference, with the
 /// failure they show (see the minimized programs in the differential-testing report). They
-/// are left out so that the suite stays green while the bugs are open.
-const KNOWN: &[(u64, &str)] = &[
-    // ftrunc.bf.f of an f32 denormal below half the least bf16 denormal: device gives a
-    // nonzero bf16 denormal (0x0002, 0x8001), reference (correct, RNE) gives +-0.
-    (37, "ftrunc.bf.f of f32 denormals"),
-    // fmad.f with a zero operand and an infinite/NaN one: device +0, reference NaN.
-    (45, "fmad.f 0 * inf + 0 is NaN"),
-    // fmul.f of +0 by a negative number: device +0, reference -0.
-    (72, "fmul.f signed zero"),
-    (53, "ftrunc.bf.f of f32 denormals"),
-    (121, "fmad.f x * 0 + 0 with x infinite is NaN"),
-    (190, "ftrunc.bf.f of f32 denormals"),
-    (195, "ftrunc.bf.f of f32 denormals"),
-];
+/// are left out so that the suite stays green while the bugs are open. None at present: the
+/// seven float seeds (37 45 53 72 121 190 195) pass since spec-notes §44.
+const KNOWN: &[(u64, &str)] = &[];
 
 #[test]
 fn fixed_seeds_agree_bit_for_bit() {
@@ -41,8 +30,7 @@ fn fixed_seeds_agree_bit_for_bit() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Programs in the fixed set (about 20 per second in a debug build on lavapipe with 2 cores;
-/// seeds 0..200 hold 7 known failures: 37 45 53 72 121 190 195).
+/// Programs in the fixed set (about 20 per second in a debug build on lavapipe with 2 cores).
 const FIXED: u64 = 200;
 
 #[test]

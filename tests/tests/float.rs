@@ -278,3 +278,34 @@ fn comparisons_and_conversions() {
         );
     }
 }
+
+/// Signed zeros with immediate operands, where a driver could fold `x * 0 → 0` or
+/// `x + 0 → x` (spec-notes §44): device and reference bit for bit, and the IEEE values.
+#[test]
+fn signed_zeros_survive_immediates() {
+    use pisa_conformance::{kernel_module, run_both};
+    let src = kernel_module(
+        "",
+        ".reg .64b %pin, %pout;\n.reg .32b %x, %r0, %r1, %r2, %r3;\n.reg .64b %dx, %d0;\n\
+         ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+         mov.32b %r0, %groupid.x;\numul.full.32b %dx, %r0, 8;\niadd.64b %pin, %pin, %dx;\n\
+         umul.full.32b %dx, %r0, 24;\niadd.64b %pout, %pout, %dx;\nld.global.32b %x, [%pin];\n\
+         fmad.f %r0, 0, %x, 0;\nfmul.f %r1, 0, %x;\nfadd.f %r2, %r1, 0;\n\
+         fadd.rd.f %r3, %x, 0;\nfext.df.f %dx, %x;\nfmul.df %d0, %dx, 0;\nfadd.df %d0, %d0, 0;\n\
+         st.global.32b [%pout], %r0;\nst.global.32b [%pout + 4], %r1;\n\
+         st.global.32b [%pout + 8], %r2;\nst.global.32b [%pout + 12], %r3;\n\
+         st.global.64b [%pout + 16], %d0;\n",
+    );
+    let out = run_both(&src, &[0xC000_0000, 0x8000_0000], 1, 3, 1, |a, b| a == b);
+    // x = -2: 0 * -2 + 0 = +0; 0 * -2 = -0; -0 + 0 = +0; -2 + 0 = -2; f64 0 * -2 + 0 = +0.
+    assert_eq!(
+        out[0],
+        0x8000_0000 << 32,
+        "fmad.f 0 * -2 + 0, fmul.f 0 * -2"
+    );
+    assert_eq!(out[1], 0xC000_0000 << 32, "fadd.f -0 + 0, fadd.rd.f -2 + 0");
+    assert_eq!(out[2], 0, "fadd.df (0 * -2) + 0");
+    // x = -0: 0 * -0 + 0 = +0, 0 * -0 = -0, -0 + 0 = +0, -0 + 0 toward -inf = -0.
+    assert_eq!(out[3], 0x8000_0000 << 32);
+    assert_eq!(out[4], 0x8000_0000 << 32, "fadd.rd.f -0 + 0");
+}

@@ -90,6 +90,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                 m.interface.clone(),
             );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+            float_controls(&mut m, id);
         }
     }
     let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
@@ -126,6 +127,25 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         spirv: spirv_words,
         reflection,
     })
+}
+
+/// Float controls of a kernel: signed zeros, infinities and NaNs preserved for every float
+/// width the module computes in, so that a driver may not fold `x + 0.0 → x` or change the
+/// sign of a zero product (spec-notes §44). `DenormPreserve` is not requested: lavapipe
+/// reports `shaderDenormPreserveFloat32 = false`, which forbids it; denormals are kept by
+/// default there and the conformance tests check it.
+fn float_controls(m: &mut ModuleCx, entry: spirv::Word) {
+    m.capability(spirv::Capability::SignedZeroInfNanPreserve);
+    let mut widths = vec![32];
+    if m.features.contains(&Feature::Float16) {
+        widths.push(16);
+    }
+    if m.features.contains(&Feature::Float64) {
+        widths.push(64);
+    }
+    for w in widths {
+        m.b.execution_mode(entry, spirv::ExecutionMode::SignedZeroInfNanPreserve, [w]);
+    }
 }
 
 fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {

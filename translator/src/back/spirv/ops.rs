@@ -25,6 +25,8 @@ impl FnCx<'_> {
             }
             Fabs | Fadd | Fcos | Fdiv | Fexp2 | Flog2 | Fmad | Fmax | Fmin | Fmul | Fneg | Frc
             | Frcp | Frsqrt | Fsin | Fsqrt | Fsub | Ftanh => self.float_inst(inst),
+            Ftrunc2 => self.ftrunc2(inst),
+            Pf2i => self.pf2i(inst),
             Fcmp => self.fcmp(inst),
             F2i => self.f2i(inst),
             Frnd => self.frnd(inst),
@@ -43,10 +45,6 @@ impl FnCx<'_> {
             // Control transfers are block terminators, lowered by the structurizer.
             Goto | Return => Ok(()),
             Fred | Ired | Redfirstidx | Shfl => self.subgroup_inst(inst),
-            Ftrunc2 | Pf2i => Err(self.err(format!(
-                "`{}` is not supported by the SPIR-V back end yet",
-                inst.op.as_str()
-            ))),
         }
     }
 }

@@ -1,0 +1,308 @@
+//! Every rounding mode (`.re .rd .ru .rz .rna`) of the rounded floating-point instructions
+//! and conversions, on the device against the reference interpreter's soft-float
+//! (`rustc_apfloat`, independent of the back end's f64 round-to-odd emulation), bit for bit
+//! (a NaN result only has to be a NaN). Inputs: ±0, denormals, the largest finite value,
+//! infinities, NaNs, values whose sums and products are ties in each format, and random
+//! ones.
+
+use pisa_conformance::{eval, is_nan_bits, kernel_module, pairs, run_both};
+
+const MODES: [&str; 5] = ["re", "rd", "ru", "rz", "rna"];
+
+fn f32_edges() -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut v: Vec<u32> = vec![
+        0,
+        0x8000_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x0000_0001,
+        0x8000_0003,
+        0x007F_FFFF,
+        0x0080_0000,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x3F80_0001,
+        0x3380_0000, // 2^-24: 1 + this is a tie
+        0x33C0_0000, // 1.5 * 2^-24
+        0xB400_0000,
+        0x4B80_0001,
+        0x3EAA_AAAB,
+        0x4049_0FDB,
+        0x0040_0001,
+        0x7F00_0001,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(11);
+    for _ in 0..10 {
+        v.push(rng.random::<u32>());
+    }
+    for _ in 0..4 {
+        // Near 1, so that sums and products round in the low bits.
+        v.push(0x3F80_0000 | (rng.random::<u32>() & 0xFF_FFFF));
+    }
+    v.into_iter().map(|x| x as u64).collect()
+}
+
+fn f16_edges(bf: bool) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut v: Vec<u16> = if bf {
+        vec![
+            0, 0x8000, 0x3F80, 0xBF80, 0x7F80, 0xFF80, 0x7FC0, 0x0001, 0x807F, 0x0080, 0x7F7F,
+            0xFF7F, 0x3F81, 0x3B80, 0x3BC0, 0x4049, 0x3EAB,
+        ]
+    } else {
+        vec![
+            0, 0x8000, 0x3C00, 0xBC00, 0x7C00, 0xFC00, 0x7E00, 0x0001, 0x83FF, 0x0400, 0x7BFF,
+            0xFBFF, 0x3C01, 0x1000, 0x1200, 0x4248, 0x3555,
+        ]
+    };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(12);
+    for _ in 0..8 {
+        v.push(rng.random::<u16>());
+    }
+    v.into_iter().map(|x| x as u64).collect()
+}
+
+fn f64_edges() -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut v: Vec<u64> = vec![
+        0,
+        1 << 63,
+        1f64.to_bits(),
+        (-1f64).to_bits(),
+        f64::INFINITY.to_bits(),
+        f64::NEG_INFINITY.to_bits(),
+        f64::NAN.to_bits(),
+        1,
+        (1 << 63) | 5,
+        f64::MAX.to_bits(),
+        f64::MIN.to_bits(),
+        f64::MIN_POSITIVE.to_bits(),
+        1f64.to_bits() + 1,
+        2f64.powi(-53).to_bits(),
+        (1.5 * 2f64.powi(-53)).to_bits(),
+        2f64.powi(970).to_bits(),
+        (f64::MAX.to_bits()) - 1,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(13);
+    for _ in 0..8 {
+        v.push(rng.random::<u64>());
+    }
+    v
+}
+
+fn triples(xs: &[u64], n: usize) -> Vec<Vec<u64>> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(14);
+    (0..n)
+        .map(|_| (0..3).map(|_| xs[rng.random_range(0..xs.len())]).collect())
+        .collect()
+}
+
+/// Runs `inst` for every mode; `eval` asserts device == reference.
+fn all_modes(op: &str, ty: &str, bits: u32, nsrc: usize, cases: &[Vec<u64>]) {
+    for m in MODES {
+        let inst = match nsrc {
+            1 => format!("{op}.{m}.{ty} %d, %s0"),
+            2 => format!("{op}.{m}.{ty} %d, %s0, %s1"),
+            _ => format!("{op}.{m}.{ty} %d, %s0, %s1, %s2"),
+        };
+        eval(&inst, &vec![bits; nsrc], bits, cases);
+    }
+}
+
+#[test]
+fn single_precision_arithmetic_in_every_mode() {
+    let xs = f32_edges();
+    let p = pairs(&xs, &xs);
+    for op in ["fadd", "fsub", "fmul", "fdiv"] {
+        all_modes(op, "f", 32, 2, &p);
+    }
+    let singles: Vec<Vec<u64>> = xs.iter().map(|&x| vec![x]).collect();
+    all_modes("fsqrt", "f", 32, 1, &singles);
+    all_modes("fmad", "f", 32, 3, &triples(&xs, 3000));
+    eval("fadd.rd.ftz.dsat.f %d, %s0, %s1", &[32, 32], 32, &p);
+    eval("fmul.ru.ftz.f %d, %s0, %s1", &[32, 32], 32, &p);
+}
+
+#[test]
+fn half_and_bfloat16_arithmetic_in_every_mode() {
+    for (ty, bf) in [("hf", false), ("bf", true)] {
+        let xs = f16_edges(bf);
+        let p = pairs(&xs, &xs);
+        for op in ["fadd", "fsub", "fmul"] {
+            all_modes(op, ty, 16, 2, &p);
+        }
+        all_modes("fmad", ty, 16, 3, &triples(&xs, 2000));
+        eval(
+            &format!("fmul.rz.dsat.{ty} %d, %s0, %s1"),
+            &[16, 16],
+            16,
+            &p,
+        );
+        let words: Vec<[u32; 3]> = pairs(&xs, &xs)
+            .into_iter()
+            .map(|c| {
+                let (a, b) = (c[0] as u32, c[1] as u32);
+                [a | (b ^ 0x8000) << 16, b | a << 16, a | a << 16]
+            })
+            .collect();
+        for m in MODES {
+            packed(&format!("fadd.{m}.{ty}x2 %d, %a, %b"), &words, true);
+            packed(&format!("fmad.{m}.{ty}x2 %d, %a, %b, %c"), &words, true);
+        }
+        // fmul.full: the exact product rounded once to .f.
+        for m in MODES {
+            eval(
+                &format!("fmul.full.{m}.{ty} %d, %s0, %s1"),
+                &[16, 16],
+                32,
+                &p,
+            );
+        }
+    }
+}
+
+#[test]
+fn double_precision_sums_in_every_mode() {
+    let xs = f64_edges();
+    let p = pairs(&xs, &xs);
+    for op in ["fadd", "fsub"] {
+        all_modes(op, "df", 64, 2, &p);
+    }
+    eval("fmul.df %d, %s0, %s1", &[64, 64], 64, &p);
+}
+
+#[test]
+fn narrowing_conversions_in_every_mode() {
+    let xs = f32_edges();
+    let singles: Vec<Vec<u64>> = xs.iter().map(|&x| vec![x]).collect();
+    let ds: Vec<Vec<u64>> = f64_edges()
+        .into_iter()
+        .chain(
+            xs.iter()
+                .map(|&x| (f32::from_bits(x as u32) as f64).to_bits()),
+        )
+        .chain([
+            // Ties and near-ties of every narrower format.
+            (1.0 + 2f64.powi(-24)).to_bits(),
+            (1.0 + 2f64.powi(-11)).to_bits(),
+            (1.0 + 2f64.powi(-8)).to_bits(),
+            (1.0 + 2f64.powi(-11) + 2f64.powi(-40)).to_bits(),
+            65520f64.to_bits(),
+            (f32::MAX as f64 * (1.0 + 2f64.powi(-25))).to_bits(),
+            2f64.powi(-149).to_bits(),
+            (2f64.powi(-150)).to_bits(),
+            (3.0 * 2f64.powi(-151)).to_bits(),
+            2f64.powi(-25).to_bits(),
+        ])
+        .map(|x| vec![x])
+        .collect();
+    for m in MODES {
+        for to in ["hf", "bf"] {
+            eval(&format!("ftrunc.{to}.f.{m} %d, %s0"), &[32], 16, &singles);
+            eval(&format!("ftrunc.{to}.df.{m} %d, %s0"), &[64], 16, &ds);
+        }
+        eval(&format!("ftrunc.f.df.{m} %d, %s0"), &[64], 32, &ds);
+        eval(
+            &format!("ftrunc.hf.f.{m}.dsat %d, %s0"),
+            &[32],
+            16,
+            &singles,
+        );
+        eval(&format!("ftrunc.bf.df.{m}.ftz %d, %s0"), &[64], 16, &ds);
+        eval(&format!("frnd.{m}.f %d, %s0"), &[32], 32, &singles);
+        eval(&format!("f2i.s16.f.{m} %d, %s0"), &[32], 16, &singles);
+    }
+    let p = pairs(&xs, &xs);
+    let words: Vec<[u32; 3]> = p.iter().map(|c| [c[0] as u32, c[1] as u32, 0]).collect();
+    for m in MODES {
+        packed(&format!("ftrunc2.hfx2.{m} %d, %f0, %f1"), &words, true);
+        packed(&format!("ftrunc2.bfx2.{m}.dsat %d, %f0, %f1"), &words, true);
+    }
+}
+
+#[test]
+fn integer_to_float_in_every_mode() {
+    let i64s: Vec<Vec<u64>> = pisa_conformance::int_inputs(64, 24, 21)
+        .into_iter()
+        .chain([
+            (1 << 53) + 1,
+            (1 << 24) + 1,
+            (1 << 62) + (1 << 38) + 1,
+            u64::MAX - (1 << 10),
+            65520,
+            65519,
+        ])
+        .map(|x| vec![x])
+        .collect();
+    let i32s: Vec<Vec<u64>> = pisa_conformance::int_inputs(32, 24, 22)
+        .into_iter()
+        .chain([(1 << 24) + 1, (1 << 24) + 3, 65520, 65504, 2049])
+        .map(|x| vec![x])
+        .collect();
+    for m in MODES {
+        for (to, bits) in [("f", 32), ("hf", 16), ("bf", 16), ("df", 64)] {
+            eval(&format!("i2f.{to}.s64.{m} %d, %s0"), &[64], bits, &i64s);
+            eval(&format!("i2f.{to}.u64.{m} %d, %s0"), &[64], bits, &i64s);
+            eval(&format!("i2f.{to}.s32.{m} %d, %s0"), &[32], bits, &i32s);
+            eval(&format!("i2f.{to}.u32.{m} %d, %s0"), &[32], bits, &i32s);
+        }
+        eval(&format!("i2f.hf.u32.{m}.dsat %d, %s0"), &[32], 16, &i32s);
+    }
+}
+
+#[test]
+fn packed_conversions_to_integers() {
+    let hs = f16_edges(false);
+    let bs = f16_edges(true);
+    for (ty, xs) in [("hfx2", &hs), ("bfx2", &bs)] {
+        let words: Vec<[u32; 3]> = pairs(xs, xs)
+            .into_iter()
+            .map(|c| [(c[0] | c[1] << 16) as u32, 0, 0])
+            .collect();
+        for m in MODES {
+            packed(&format!("pf2i.s16x2.{ty}.{m} %d, %a"), &words, false);
+            packed(&format!("pf2i.u16x2.{ty}.{m} %d, %a"), &words, false);
+        }
+    }
+}
+
+/// Runs `inst` with `%a %b %c %d` declared `.v2.16b` and `%f0 %f1` `.32b`, loaded from the
+/// three words of each case (`%a`/`%f0` from the first, ...); compares `%d` (two halves)
+/// between device and reference, a NaN half matching any NaN when `float`.
+fn packed(inst: &str, cases: &[[u32; 3]], float: bool) {
+    let mut load = String::new();
+    for (reg, slot) in [("%a", 0), ("%b", 1), ("%c", 2)] {
+        for (e, name) in ["x", "y"].iter().enumerate() {
+            load.push_str(&format!(
+                "ld.global.16b %e, [%pin + {}];\nmov.16b {reg}.{name}, %e;\n",
+                8 * slot + 2 * e
+            ));
+        }
+    }
+    let src = kernel_module(
+        "",
+        &format!(
+            ".reg .v2.16b %a, %b, %c, %d;\n.reg .16b %e;\n.reg .32b %f0, %f1, %i, %g, %s, %l;\n.reg .64b %pin, %pout, %off;\n\
+             mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\numad.32b %i, %g, %s, %l;\n\
+             ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 24;\niadd.64b %pin, %pin, %off;\n\
+             ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 8;\niadd.64b %pout, %pout, %off;\n\
+             {load}ld.global.32b %f0, [%pin];\nld.global.32b %f1, [%pin + 8];\n{inst};\n\
+             mov.16b %e, %d.x;\nst.global.16b [%pout], %e;\nmov.16b %e, %d.y;\nst.global.16b [%pout + 2], %e;\n"
+        ),
+    );
+    let input: Vec<u64> = cases
+        .iter()
+        .flat_map(|c| c.iter().map(|&x| x as u64))
+        .collect();
+    run_both(&src, &input, 3, 1, 8, |d, r| {
+        (0..2).all(|h| {
+            let (x, y) = ((d >> (16 * h)) & 0xFFFF, (r >> (16 * h)) & 0xFFFF);
+            x == y || (float && is_nan_bits(x, 16) && is_nan_bits(y, 16))
+        })
+    });
+}

@@ -1,0 +1,229 @@
+//! `fsin fcos fexp2 flog2 ftanh frcp frsqrt` on the device against the reference
+//! interpreter (which evaluates them in `f64` with the host's libm and rounds once) within
+//! 1 ULP of each other, and against `f64` libm within the ULP bounds of isa-2 (2 ULP for
+//! `fsin fcos fexp2 ftanh`, 1 ULP for `frcp frsqrt flog2` away from 1). `.hf`/`.bf` are
+//! checked on every 16-bit input. The 1,000,000-input measurement per function is
+//! `million_inputs_max_ulp` (ignored by default: `cargo test --test float_transcendental --
+//! --ignored --nocapture`); its figures are in docs/float-accuracy.md.
+
+use pisa_conformance::{kernel_module, reference_u64, run_u64};
+
+const FUNCS: [&str; 7] = [
+    "fsin",
+    "fcos",
+    "fexp2",
+    "flog2",
+    "ftanh",
+    "frcp",
+    "frsqrt.fast",
+];
+
+fn kernel(inst: &str, bits: u32) -> String {
+    kernel_module(
+        "",
+        &format!(
+            ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %g, %l, %s;\n.reg .{bits}b %x, %d;\n\
+             mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
+             umad.32b %i, %g, %s, %l;\n\
+             ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 8;\niadd.64b %pin, %pin, %off;\n\
+             ld.param.64b %pout, [%out];\niadd.64b %pout, %pout, %off;\n\
+             ld.global.{bits}b %x, [%pin];\n{inst} %d, %x;\nst.global.{bits}b [%pout], %d;\n"
+        ),
+    )
+}
+
+/// Distance in representable values between two floats of a format whose sign bit is
+/// `sign` (both non-NaN).
+fn ulps(a: u64, b: u64, sign: u64) -> u64 {
+    let key = |x: u64| -> i64 {
+        if x & sign != 0 {
+            -((x & (sign - 1)) as i64)
+        } else {
+            x as i64
+        }
+    };
+    (key(a) - key(b)).unsigned_abs()
+}
+
+fn is_nan(x: u64, bits: u32, bf: bool) -> bool {
+    match (bits, bf) {
+        (32, _) => f32::from_bits(x as u32).is_nan(),
+        (_, false) => x & 0x7C00 == 0x7C00 && x & 0x3FF != 0,
+        (_, true) => x & 0x7F80 == 0x7F80 && x & 0x7F != 0,
+    }
+}
+
+fn f32_inputs(n: usize, seed: u64) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut v: Vec<u32> = vec![
+        0,
+        0x8000_0000,
+        0x0000_0001,
+        0x8000_0001,
+        0x007F_FFFF,
+        0x0080_0000,
+        0x3F80_0000,
+        0xBF80_0000,
+        0x3F80_0001,
+        0x3F7F_FFFF,
+        0x7F7F_FFFF,
+        0xFF7F_FFFF,
+        0x7F80_0000,
+        0xFF80_0000,
+        0x7FC0_0000,
+        0x42FE_0000, // 127
+        0x4300_0000, // 128
+        0xC315_0000, // -149
+        0xC316_0000, // -150
+        0x4B80_0000, // 2^24
+        0x4B7F_FFFF,
+        0x5A00_0000,
+        0x7E00_0000,
+        0x4049_0FDB, // pi
+        0x3FC9_0FDB, // pi/2
+        0x4616_4000,
+        0x4120_0000, // 10
+        0x3F00_0000, // 0.5
+        0x3EFF_FFFF,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    for i in 0..n {
+        v.push(match i % 3 {
+            0 => rng.random::<u32>(),
+            1 => (rng.random::<f32>() * 40.0 - 20.0).to_bits(),
+            _ => (rng.random::<f32>() * 300.0 - 150.0).to_bits(),
+        });
+    }
+    v.into_iter().map(|x| x as u64).collect()
+}
+
+fn compare_with_reference(func: &str, ty: &str, inputs: &[u64]) {
+    let bits = if ty == "f" { 32 } else { 16 };
+    let src = kernel(&format!("{func}.{ty}"), bits);
+    let dev = run_u64(&src, inputs, 1, 1, 64);
+    let reference = reference_u64(&src, inputs, 1, 1, 64, 32);
+    let mask = (1u64 << bits) - 1;
+    let sign = 1u64 << (bits - 1);
+    let bf = ty == "bf";
+    let mut worst = 0;
+    for ((x, d), r) in inputs.iter().zip(&dev).zip(&reference) {
+        let (d, r) = (d & mask, r & mask);
+        if is_nan(r, bits, bf) || is_nan(d, bits, bf) {
+            assert!(
+                is_nan(r, bits, bf) && is_nan(d, bits, bf),
+                "{func}.{ty} {x:#x}: device {d:#x}, reference {r:#x}"
+            );
+            continue;
+        }
+        let u = ulps(d, r, sign);
+        worst = worst.max(u);
+        assert!(
+            u <= 1,
+            "{func}.{ty} {x:#x}: device {d:#x}, reference {r:#x} ({u} ULP apart)"
+        );
+    }
+    eprintln!(
+        "{func}.{ty}: {} inputs, device/reference at most {worst} ULP apart",
+        inputs.len()
+    );
+}
+
+#[test]
+fn single_precision_within_one_ulp_of_the_reference() {
+    let xs = f32_inputs(3000, 1);
+    for f in FUNCS {
+        compare_with_reference(f, "f", &xs);
+    }
+}
+
+#[test]
+fn half_and_bfloat16_every_input_within_one_ulp_of_the_reference() {
+    let all: Vec<u64> = (0..=0xFFFFu64).collect();
+    for ty in ["hf", "bf"] {
+        for f in FUNCS {
+            compare_with_reference(f, ty, &all);
+        }
+    }
+}
+
+/// `f64` libm value of `func` at `x`.
+fn exact(func: &str, x: f64) -> f64 {
+    match func {
+        "fsin" => x.sin(),
+        "fcos" => x.cos(),
+        "fexp2" => x.exp2(),
+        "flog2" => x.log2(),
+        "ftanh" => x.tanh(),
+        "frcp" => 1.0 / x,
+        _ => 1.0 / x.sqrt(),
+    }
+}
+
+/// Error of the `f32` `got` from the real `want`, in ULPs of `f32` at `want`.
+fn ulp_error(got: f32, want: f64) -> f64 {
+    if got as f64 == want {
+        return 0.0;
+    }
+    let a = want.abs();
+    let e = if a < f32::MIN_POSITIVE as f64 {
+        -149
+    } else {
+        a.log2().floor() as i32 - 23
+    };
+    let e = if a >= f32::MAX as f64 { 127 - 23 } else { e };
+    (got as f64 - want).abs() / 2f64.powi(e)
+}
+
+/// Max ULP error of `func.f` over `inputs` (NaN/infinite expectations must match exactly).
+fn max_ulp(func: &str, inputs: &[u64]) -> (f64, u64) {
+    let src = kernel(&format!("{func}.f"), 32);
+    let dev = run_u64(&src, inputs, 1, 1, 64);
+    let mut worst = (0f64, 0u64);
+    for (x, d) in inputs.iter().zip(dev) {
+        let xf = f32::from_bits(*x as u32);
+        let got = f32::from_bits(d as u32);
+        let want = exact(func, xf as f64);
+        if want.is_nan() {
+            assert!(got.is_nan(), "{func}.f {xf:e}: got {got:e}, expected NaN");
+            continue;
+        }
+        if (want as f32).is_infinite() || want.is_infinite() {
+            assert_eq!(got, want as f32, "{func}.f {xf:e}");
+            continue;
+        }
+        let e = ulp_error(got, want);
+        if e > worst.0 {
+            worst = (e, *x);
+        }
+    }
+    worst
+}
+
+/// isa-2's bound for `func.f` (ULP); `flog2` is 1 ULP except relative 2^-23 near 1.
+fn bound(func: &str) -> f64 {
+    match func {
+        "frcp" | "frsqrt.fast" | "flog2" => 1.0,
+        _ => 2.0,
+    }
+}
+
+#[test]
+fn single_precision_within_the_specified_ulp_of_f64_libm() {
+    let xs = f32_inputs(20_000, 2);
+    for f in FUNCS {
+        let (e, x) = max_ulp(f, &xs);
+        eprintln!("{f}.f: max {e:.6} ULP (at {x:#x})");
+        assert!(e <= bound(f), "{f}.f: {e} ULP at {x:#x}");
+    }
+}
+
+#[test]
+#[ignore = "1,000,000 inputs per function: about a minute on lavapipe"]
+fn million_inputs_max_ulp() {
+    let xs = f32_inputs(1_000_000, 3);
+    for f in FUNCS {
+        let (e, x) = max_ulp(f, &xs);
+        println!("{f}.f: max {e:.6} ULP over {} inputs (at {x:#x})", xs.len());
+        assert!(e <= bound(f), "{f}.f: {e} ULP at {x:#x}");
+    }
+}

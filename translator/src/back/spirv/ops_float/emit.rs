@@ -1,0 +1,255 @@
+//! Short emitters for the floating-point lowerings: one call per SPIR-V instruction, with
+//! every float arithmetic result decorated `NoContraction` (the error-free transformations
+//! of [`super::round`] depend on each operation being rounded once, as written).
+
+use super::super::function::{bug, EResult};
+use super::super::module::{ModuleCx, Scalar};
+use rspirv::dr::Operand as SpvOperand;
+use rspirv::spirv::{Decoration, Word};
+
+/// One SPIR-V instruction per method; `w` is the width in bits of the operands.
+pub trait Emit {
+    /// The unsigned integer type of `w` bits.
+    fn u(&mut self, w: u32) -> Word;
+    /// The float type of `w` bits.
+    fn f(&mut self, w: u32) -> Word;
+    /// `bool`.
+    fn bool_t(&mut self) -> Word;
+    /// An integer constant.
+    fn ku(&mut self, w: u32, v: u64) -> Word;
+    /// A float constant of `w` (32 or 64) bits with value `v`.
+    fn kf(&mut self, w: u32, v: f64) -> Word;
+    /// `a + b` (integers).
+    fn iadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a - b` (integers).
+    fn isub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a & b`.
+    fn and(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a | b`.
+    fn or(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a ^ b`.
+    fn xor(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a << s` (`s` below `w`).
+    fn shl(&mut self, w: u32, a: Word, s: Word) -> EResult<Word>;
+    /// `a >> s`, logical.
+    fn shr(&mut self, w: u32, a: Word, s: Word) -> EResult<Word>;
+    /// `a >> s`, arithmetic.
+    fn sar(&mut self, w: u32, a: Word, s: Word) -> EResult<Word>;
+    /// `a == b` (integers).
+    fn ieq(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a != b` (integers).
+    fn ine(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a < b`, unsigned.
+    fn ult(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a >= b`, unsigned.
+    fn uge(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a < b`, signed.
+    fn slt(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a >= b`, signed.
+    fn sge(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a && b`.
+    fn land(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a || b`.
+    fn lor(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `!a`.
+    fn lnot(&mut self, a: Word) -> EResult<Word>;
+    /// `c ? a : b` with result type `ty`.
+    fn select(&mut self, ty: Word, c: Word, a: Word, b: Word) -> EResult<Word>;
+    /// `a + b` (floats), not contracted.
+    fn fadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a - b` (floats), not contracted.
+    fn fsub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a * b` (floats), not contracted.
+    fn fmul(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a / b` (floats), not contracted.
+    fn fdiv(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a == b`, ordered.
+    fn feq(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a != b`, ordered (false with a NaN).
+    fn fne(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a < b`, ordered.
+    fn flt(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `a > b`, ordered.
+    fn fgt(&mut self, a: Word, b: Word) -> EResult<Word>;
+    /// `isnan(a)`.
+    fn isnan(&mut self, a: Word) -> EResult<Word>;
+    /// `isinf(a)`.
+    fn isinf(&mut self, a: Word) -> EResult<Word>;
+    /// Float to float of `w` bits (`OpFConvert`), not contracted.
+    fn fconv(&mut self, w: u32, a: Word) -> EResult<Word>;
+    /// Raw bits of a `w`-bit float.
+    fn bits(&mut self, w: u32, a: Word) -> EResult<Word>;
+    /// The `w`-bit float with raw bits `a`.
+    fn float(&mut self, w: u32, a: Word) -> EResult<Word>;
+    /// A GLSL.std.450 instruction on `w`-bit floats.
+    fn glsl(&mut self, w: u32, code: u32, args: &[Word]) -> EResult<Word>;
+    /// Decorates `id` `NoContraction`.
+    fn exact(&mut self, id: Word);
+}
+
+impl Emit for ModuleCx {
+    fn u(&mut self, w: u32) -> Word {
+        self.uint(w)
+    }
+    fn f(&mut self, w: u32) -> Word {
+        self.ty(Scalar::F(w))
+    }
+    fn bool_t(&mut self) -> Word {
+        self.ty(Scalar::Bool)
+    }
+    fn ku(&mut self, w: u32, v: u64) -> Word {
+        self.const_uint(w, v)
+    }
+    fn kf(&mut self, w: u32, v: f64) -> Word {
+        let t = self.f(w);
+        if w == 64 {
+            self.const_of(t, 64, v.to_bits())
+        } else {
+            self.const_of(t, 32, (v as f32).to_bits() as u64)
+        }
+    }
+    fn iadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.i_add(t, None, a, b).map_err(bug)
+    }
+    fn isub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.i_sub(t, None, a, b).map_err(bug)
+    }
+    fn and(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.bitwise_and(t, None, a, b).map_err(bug)
+    }
+    fn or(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.bitwise_or(t, None, a, b).map_err(bug)
+    }
+    fn xor(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.bitwise_xor(t, None, a, b).map_err(bug)
+    }
+    fn shl(&mut self, w: u32, a: Word, s: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.shift_left_logical(t, None, a, s).map_err(bug)
+    }
+    fn shr(&mut self, w: u32, a: Word, s: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.shift_right_logical(t, None, a, s).map_err(bug)
+    }
+    fn sar(&mut self, w: u32, a: Word, s: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.shift_right_arithmetic(t, None, a, s).map_err(bug)
+    }
+    fn ieq(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.i_equal(t, None, a, b).map_err(bug)
+    }
+    fn ine(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.i_not_equal(t, None, a, b).map_err(bug)
+    }
+    fn ult(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.u_less_than(t, None, a, b).map_err(bug)
+    }
+    fn uge(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.u_greater_than_equal(t, None, a, b).map_err(bug)
+    }
+    fn slt(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.s_less_than(t, None, a, b).map_err(bug)
+    }
+    fn sge(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.s_greater_than_equal(t, None, a, b).map_err(bug)
+    }
+    fn land(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.logical_and(t, None, a, b).map_err(bug)
+    }
+    fn lor(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.logical_or(t, None, a, b).map_err(bug)
+    }
+    fn lnot(&mut self, a: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.logical_not(t, None, a).map_err(bug)
+    }
+    fn select(&mut self, ty: Word, c: Word, a: Word, b: Word) -> EResult<Word> {
+        self.b.select(ty, None, c, a, b).map_err(bug)
+    }
+    fn fadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.f(w);
+        let r = self.b.f_add(t, None, a, b).map_err(bug)?;
+        self.exact(r);
+        Ok(r)
+    }
+    fn fsub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.f(w);
+        let r = self.b.f_sub(t, None, a, b).map_err(bug)?;
+        self.exact(r);
+        Ok(r)
+    }
+    fn fmul(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.f(w);
+        let r = self.b.f_mul(t, None, a, b).map_err(bug)?;
+        self.exact(r);
+        Ok(r)
+    }
+    fn fdiv(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.f(w);
+        let r = self.b.f_div(t, None, a, b).map_err(bug)?;
+        self.exact(r);
+        Ok(r)
+    }
+    fn feq(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.f_ord_equal(t, None, a, b).map_err(bug)
+    }
+    fn fne(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.f_ord_not_equal(t, None, a, b).map_err(bug)
+    }
+    fn flt(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.f_ord_less_than(t, None, a, b).map_err(bug)
+    }
+    fn fgt(&mut self, a: Word, b: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.f_ord_greater_than(t, None, a, b).map_err(bug)
+    }
+    fn isnan(&mut self, a: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.is_nan(t, None, a).map_err(bug)
+    }
+    fn isinf(&mut self, a: Word) -> EResult<Word> {
+        let t = self.bool_t();
+        self.b.is_inf(t, None, a).map_err(bug)
+    }
+    fn fconv(&mut self, w: u32, a: Word) -> EResult<Word> {
+        let t = self.f(w);
+        let r = self.b.f_convert(t, None, a).map_err(bug)?;
+        self.exact(r);
+        Ok(r)
+    }
+    fn bits(&mut self, w: u32, a: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.bitcast(t, None, a).map_err(bug)
+    }
+    fn float(&mut self, w: u32, a: Word) -> EResult<Word> {
+        let t = self.f(w);
+        self.b.bitcast(t, None, a).map_err(bug)
+    }
+    fn glsl(&mut self, w: u32, code: u32, args: &[Word]) -> EResult<Word> {
+        let t = self.f(w);
+        let set = self.glsl;
+        let ops: Vec<SpvOperand> = args.iter().map(|&a| SpvOperand::IdRef(a)).collect();
+        let r = self.b.ext_inst(t, None, set, code, ops).map_err(bug)?;
+        self.exact(r);
+        Ok(r)
+    }
+    fn exact(&mut self, id: Word) {
+        self.b.decorate(id, Decoration::NoContraction, []);
+    }
+}
