@@ -212,7 +212,19 @@ impl ModuleCx {
             return t;
         }
         let n = self.const_u32(len);
-        let t = self.b.type_array(elem, n);
+        // A fresh id, not rspirv's deduplicating `type_array`: that would hand back an array
+        // type decorated with `ArrayStride` (the launch block's `uint[32]`), which Vulkan
+        // forbids for Function and Workgroup storage.
+        let t = self.b.id();
+        self.b
+            .module_mut()
+            .types_global_values
+            .push(rspirv::dr::Instruction::new(
+                spirv::Op::TypeArray,
+                None,
+                Some(t),
+                vec![SpvOperand::IdRef(elem), SpvOperand::IdRef(n)],
+            ));
         self.types.insert(TypeKey::Array(elem, len), t);
         t
     }
