@@ -5,9 +5,9 @@ use pisa_conformance::matrix::{self, report};
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let path = std::env::args().nth(1).unwrap_or_else(|| {
-        format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), report::PATH)
-    });
+    let path = std::env::args()
+        .nth(1)
+        .unwrap_or_else(|| format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), report::PATH));
     let rows = matrix::run();
     let text = report::markdown(&rows);
     if let Err(e) = std::fs::write(&path, text) {

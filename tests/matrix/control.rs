@@ -25,7 +25,11 @@ fn pred(p: &str, v: usize) -> String {
 
 /// `goto`: skips an increment of `x` (conditionally: on `p`, then on `!p`).
 fn goto(c: &Combo, at: &At, lanes: usize) -> Vec<Vec<Case>> {
-    let n = if c.form_def().name == "conditional" { 2 } else { 1 };
+    let n = if c.form_def().name == "conditional" {
+        2
+    } else {
+        1
+    };
     (0..n)
         .map(|v| {
             let (mut b, x, p) = start(c, at, lanes, v);
@@ -46,7 +50,11 @@ fn goto(c: &Combo, at: &At, lanes: usize) -> Vec<Vec<Case>> {
 
 /// `call` of a function that returns `3x + 1` (conditionally: on `p`, then on `!p`).
 fn call(c: &Combo, at: &At, lanes: usize) -> Vec<Vec<Case>> {
-    let n = if c.form_def().name == "conditional" { 2 } else { 1 };
+    let n = if c.form_def().name == "conditional" {
+        2
+    } else {
+        1
+    };
     (0..n)
         .map(|v| {
             let (mut b, x, p) = start(c, at, lanes, v);

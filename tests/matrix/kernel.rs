@@ -135,11 +135,32 @@ impl Builder {
     pub fn load(&mut self, ty: Ty, k: usize, fix: &dyn Fn(u64) -> u64) -> String {
         let r = self.reg(ty);
         let off = self.input(ty, k, fix);
-        self.load_into(&r, ty, &format!("[%pin + {off}]"), "global");
+        match ty {
+            Ty::Bits { bits, lanes, .. } if !matches!(lanes, 1 | 2 | 3 | 4 | 8) => {
+                // long vectors (extract/insert only): element by element
+                let t = self.tmp(bits);
+                for e in 0..lanes {
+                    let at = off + (e * bits / 8) as usize;
+                    self.line(format!("ld.global.{bits}b {t}, [%pin + {at}];"));
+                    self.line(format!("insert.{e}.{bits}b {r}, {t};"));
+                }
+            }
+            _ => self.load_into(&r, ty, &format!("[%pin + {off}]"), "global"),
+        }
         r
     }
 
-    /// Loads `r` (of `ty`) from memory at `addr` of `space`.
+    /// The case's 2 × 64-bit vector for moving `.128b` registers.
+    fn pair(&mut self) -> String {
+        let name = format!("%{}_w", self.at.prefix);
+        if !self.tmps.contains(&128) {
+            self.tmps.push(128);
+            self.decl(format!(".reg .v2.64b {name};"));
+        }
+        name
+    }
+
+    /// Loads `r` (of `ty`, not a long vector) from memory at `addr` of `space`.
     pub fn load_into(&mut self, r: &str, ty: Ty, addr: &str, space: &str) {
         match ty {
             Ty::Pred => {
@@ -147,23 +168,16 @@ impl Builder {
                 self.line(format!("ld.{space}.32b {t}, {addr};"));
                 self.line(format!("ucmp.ne.32b {r}, {t}, 0;"));
             }
+            Ty::Wide => {
+                let w = self.pair();
+                self.line(format!("ld.{space}.v2.64b {w}, {addr};"));
+                self.line(format!("mov.128b {r}, {w};"));
+            }
             Ty::Bits { bits, lanes: 1, .. } => {
                 self.line(format!("ld.{space}.{bits}b {r}, {addr};"))
             }
-            Ty::Bits { bits, lanes, .. } if matches!(lanes, 2 | 3 | 4 | 8) => {
-                self.line(format!("ld.{space}.v{lanes}.{bits}b {r}, {addr};"))
-            }
             Ty::Bits { bits, lanes, .. } => {
-                // long vectors (extract/insert only): element by element
-                let t = self.tmp(bits);
-                let base = addr.trim_end_matches(']');
-                for e in 0..lanes {
-                    self.line(format!(
-                        "ld.{space}.{bits}b {t}, {base} + {}];",
-                        e * bits / 8
-                    ));
-                    self.line(format!("insert.{e}.{bits}b {r}, {t};"));
-                }
+                self.line(format!("ld.{space}.v{lanes}.{bits}b {r}, {addr};"))
             }
         }
     }
@@ -178,9 +192,12 @@ impl Builder {
                 self.line(format!("sel.32b {t}, 1, 0, {r};"));
                 self.line(format!("st.global.32b {addr}, {t};"));
             }
-            Ty::Bits { bits, lanes: 1, .. } => {
-                self.line(format!("st.global.{bits}b {addr}, {r};"))
+            Ty::Wide => {
+                let w = self.pair();
+                self.line(format!("mov.128b {w}, {r};"));
+                self.line(format!("st.global.v2.64b {addr}, {w};"));
             }
+            Ty::Bits { bits, lanes: 1, .. } => self.line(format!("st.global.{bits}b {addr}, {r};")),
             Ty::Bits { bits, lanes, .. } if matches!(lanes, 2 | 3 | 4 | 8) => {
                 self.line(format!("st.global.v{lanes}.{bits}b {addr}, {r};"))
             }
@@ -213,6 +230,17 @@ impl Builder {
     }
 }
 
+/// Why a combination (or a variant of it) has no case.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NoCase {
+    /// Not valid PISA: no operand fits the qualifiers (an index past every vector length).
+    Invalid(String),
+    /// No template runs it.
+    NoTemplate(String),
+    /// The variant does not exist (no immediate of the operand's type).
+    NoVariant,
+}
+
 /// Vector lengths of `extract`/`insert` (`.vec`).
 const LENS: [u32; 10] = [2, 3, 4, 5, 6, 7, 8, 16, 32, 64];
 
@@ -220,8 +248,18 @@ fn at_least(n: u32) -> Option<u32> {
     LENS.iter().copied().find(|&l| l >= n)
 }
 
-/// The type of operand `r` of `c`, or `None` where the table does not give one.
-pub fn operand_ty(c: &Combo, r: &OperandRule) -> Option<Ty> {
+/// The type of operand `r` of `c`.
+pub fn operand_ty(c: &Combo, r: &OperandRule) -> Result<Ty, NoCase> {
+    ty_of(c, r).ok_or_else(|| {
+        if r.kind == Kind::Vector {
+            NoCase::Invalid("`.index` and `.vec` fit no vector of at most 64 elements".into())
+        } else {
+            NoCase::NoTemplate(format!("no type for operand `{}`", r.role))
+        }
+    })
+}
+
+fn ty_of(c: &Combo, r: &OperandRule) -> Option<Ty> {
     if matches!(r.kind, Kind::Pred | Kind::PredNeg) {
         return Some(Ty::Pred);
     }
@@ -266,7 +304,9 @@ pub fn operand_ty(c: &Combo, r: &OperandRule) -> Option<Ty> {
 fn lane_mask(op: Opcode, role: &str) -> bool {
     matches!(
         (op, role),
-        (Opcode::Ired | Opcode::Fred, "src1") | (Opcode::Shfl, "src2") | (Opcode::Redfirstidx, "src0")
+        (Opcode::Ired | Opcode::Fred, "src1")
+            | (Opcode::Shfl, "src2")
+            | (Opcode::Redfirstidx, "src0")
     )
 }
 
@@ -339,10 +379,7 @@ fn domain(c: &Combo, r: &OperandRule) -> Box<dyn Fn(u64) -> u64> {
     match (c.opcode, r.role) {
         (Opcode::Sdiv | Opcode::Udiv, "src1") => Box::new(|x| if x == 0 { 1 } else { x }),
         (Opcode::Extract | Opcode::Insert, "index") => {
-            let n: u64 = c
-                .get("vec")
-                .and_then(|v| v[1..].parse().ok())
-                .unwrap_or(1);
+            let n: u64 = c.get("vec").and_then(|v| v[1..].parse().ok()).unwrap_or(1);
             Box::new(move |x| x % n)
         }
         _ => Box::new(|x| x),
@@ -374,7 +411,8 @@ pub fn has_immediate_variant(c: &Combo) -> bool {
     c.form_def().operands.iter().any(|r| {
         !r.write
             && (matches!(r.kind, Kind::PredNeg)
-                || (matches!(r.kind, Kind::RegImm | Kind::PlainImm) && !lane_mask(c.opcode, r.role)))
+                || (matches!(r.kind, Kind::RegImm | Kind::PlainImm)
+                    && !lane_mask(c.opcode, r.role)))
     })
 }
 
@@ -382,7 +420,7 @@ pub fn has_immediate_variant(c: &Combo) -> bool {
 /// destination too, since `insert` and the sub-group instructions keep some of it), the
 /// instruction, every written operand stored. Variant 1 writes the last immediate-capable
 /// source as an immediate and negates predicate sources.
-pub fn generic(c: &Combo, variant: usize, at: &At, lanes: usize) -> Result<Case, String> {
+pub fn generic(c: &Combo, variant: usize, at: &At, lanes: usize) -> Result<Case, NoCase> {
     let form = c.form_def();
     let mut b = Builder::new(at, lanes, &format!("{} {variant}", c.mnemonic()));
     let last_imm = form.operands.iter().rposition(|r| {
@@ -394,19 +432,26 @@ pub fn generic(c: &Combo, variant: usize, at: &At, lanes: usize) -> Result<Case,
         if r.optional {
             continue;
         }
-        let ty = operand_ty(c, r).ok_or_else(|| format!("no type for operand `{}`", r.role))?;
+        let ty = operand_ty(c, r)?;
         if lane_mask(c.opcode, r.role) {
-            texts.push(if variant == 0 { "0xffffffff" } else { "0x0000a5a5" }.to_string());
+            texts.push(
+                if variant == 0 {
+                    "0xffffffff"
+                } else {
+                    "0x0000a5a5"
+                }
+                .to_string(),
+            );
             continue;
         }
         if variant == 1 && Some(k) == last_imm {
-            texts.push(immediate(&mut b, c, ty).ok_or("no immediate of the operand type")?);
+            texts.push(immediate(&mut b, c, ty).ok_or(NoCase::NoVariant)?);
             continue;
         }
         // a swizzled operand: one element (two for .128b) of a four-element vector
         let (ty, swizzle) = match (r.kind, ty) {
             (Kind::Swizzled, Ty::Bits { lanes: 1, .. }) => (ty.with_lanes(4), ".y"),
-            (Kind::Swizzled, Ty::Bits { lanes: 2, .. }) => (ty.with_lanes(4), ".zw"),
+            (Kind::Swizzled, Ty::Wide) => (Ty::int(64).with_lanes(4), ".zw"),
             _ => (ty, ""),
         };
         let reg = b.load(ty, k, &*domain(c, r));

@@ -121,7 +121,7 @@ fn data_ty(c: &Combo, role: &str) -> Result<Ty, String> {
         .iter()
         .find(|r| r.role == role)
         .ok_or("no data operand")?;
-    operand_ty(c, r).ok_or_else(|| "no data type".to_string())
+    operand_ty(c, r).map_err(|_| "no data type".to_string())
 }
 
 /// `ld` (non-atomic, atomic, `.param`): a load from the work-item's memory.
@@ -188,9 +188,9 @@ fn variable(b: &mut Builder, space: &str) -> (String, Option<String>) {
     match space {
         "const" => {
             let w = b.random(64);
-            b.case
-                .module
-                .push_str(&format!(".const .align 8 {name}[8] = {{ .64b 0x{w:016x} }};\n"));
+            b.case.module.push_str(&format!(
+                ".const .align 8 {name}[8] = {{ .64b 0x{w:016x} }};\n"
+            ));
             (name, None)
         }
         "private" => {
@@ -236,7 +236,9 @@ fn add_slot(b: &mut Builder, a: &str, bits: u32, o: &Option<String>) {
 /// `addrof`: of a variable of every space (the value loaded through the address), and of
 /// a function (called through the address).
 pub fn addrof(c: &Combo, at: &At, lanes: usize) -> Result<Vec<Vec<Case>>, String> {
-    let bits: u32 = c.get("type").ok_or("no type")?[..2].parse().map_err(|_| "type")?;
+    let bits: u32 = c.get("type").ok_or("no type")?[..2]
+        .parse()
+        .map_err(|_| "type")?;
     let mut variants = Vec::new();
     if c.form_def().name == "function" {
         let mut b = Builder::new(at, lanes, &c.mnemonic());

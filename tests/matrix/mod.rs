@@ -21,7 +21,7 @@ pub mod report;
 pub mod types;
 
 use enumerate::{chapter, Combo};
-use kernel::{At, Case};
+use kernel::{At, Case, NoCase};
 use pisa_translator::ir::Opcode;
 use pisa_translator::{Options, SourceFile};
 use std::sync::Arc;
@@ -76,27 +76,42 @@ fn sub_group(c: &Combo) -> bool {
 
 /// The variants of `c` at `at` (each a list of alternatives, the first the front end
 /// accepts is run), or why there is no template.
-pub fn cases(c: &Combo, at: &At) -> Result<Vec<Vec<Case>>, String> {
+pub fn cases(c: &Combo, at: &At) -> Result<Vec<Vec<Case>>, NoCase> {
     use Opcode::*;
     if let Some(v) = control::cases(c, at, LANES) {
         return Ok(v);
     }
-    match c.opcode {
-        Ld => return memory::ld(c, at, LANES).map(|a| vec![a]),
-        St => return memory::st(c, at, LANES).map(|a| vec![a]),
-        Iatom | Fatom => return memory::atom(c, at, LANES).map(|a| vec![a]),
-        Addrof => return memory::addrof(c, at, LANES),
-        Addrcast => return memory::addrcast(c, at, LANES),
-        Isaddr => return memory::isaddr(c, at, LANES),
-        _ => {}
+    let special = match c.opcode {
+        Ld => Some(memory::ld(c, at, LANES).map(|a| vec![a])),
+        St => Some(memory::st(c, at, LANES).map(|a| vec![a])),
+        Iatom | Fatom => Some(memory::atom(c, at, LANES).map(|a| vec![a])),
+        Addrof => Some(memory::addrof(c, at, LANES)),
+        Addrcast => Some(memory::addrcast(c, at, LANES)),
+        Isaddr => Some(memory::isaddr(c, at, LANES)),
+        _ => None,
+    };
+    if let Some(s) = special {
+        return s.map_err(NoCase::NoTemplate);
     }
     if !kernel::is_generic(c) {
-        return Err("no template for its operand kinds".into());
+        return Err(NoCase::NoTemplate(
+            "no template for its operand kinds".into(),
+        ));
     }
-    let n = if kernel::has_immediate_variant(c) { 2 } else { 1 };
-    (0..n)
-        .map(|v| kernel::generic(c, v, at, LANES).map(|case| vec![case]))
-        .collect()
+    let n = if kernel::has_immediate_variant(c) {
+        2
+    } else {
+        1
+    };
+    let mut variants = Vec::new();
+    for v in 0..n {
+        match kernel::generic(c, v, at, LANES) {
+            Ok(case) => variants.push(vec![case]),
+            Err(NoCase::NoVariant) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(variants)
 }
 
 /// The module text of a kernel made of `cases` (each built at its own offsets), with
@@ -126,13 +141,18 @@ pub fn module_text(cases: &[&Case], in_per: usize, out_per: usize) -> String {
     s
 }
 
+/// The first error line of rendered diagnostics, without its position.
 fn first_line(s: &str) -> String {
-    s.lines()
+    let l = s
+        .lines()
         .find(|l| l.contains("error"))
         .or_else(|| s.lines().next())
         .unwrap_or("")
-        .trim()
-        .to_string()
+        .trim();
+    match l.split_once("error: ") {
+        Some((_, m)) => m.to_string(),
+        None => l.to_string(),
+    }
 }
 
 /// The translator options of `c`: the device's sub-group width for isa-7.
@@ -215,7 +235,11 @@ fn classify(c: &Combo) -> (Status, String, Vec<(usize, usize)>) {
     };
     let variants = match cases(c, &at) {
         Ok(v) => v,
-        Err(why) => return (Status::NotInMatrix(why), String::new(), vec![]),
+        Err(NoCase::Invalid(why)) => return (Status::Refused(why), String::new(), vec![]),
+        Err(NoCase::NoTemplate(why)) => return (Status::NotInMatrix(why), String::new(), vec![]),
+        Err(NoCase::NoVariant) => {
+            return (Status::NotInMatrix("no case".into()), String::new(), vec![])
+        }
     };
     let mut refused = None;
     let mut chosen = Vec::new();
@@ -243,11 +267,21 @@ fn classify(c: &Combo) -> (Status, String, Vec<(usize, usize)>) {
         let src = module_text(&[case], case.in_words, case.outs.len());
         let file = Arc::new(SourceFile::new("matrix.pisa", &src));
         match pisa_translator::compile(&file, &options(sub_group(c))) {
-            Err(d) => return (Status::Unsupported(first_line(&d.render())), case.inst.clone(), vec![]),
+            Err(d) => {
+                return (
+                    Status::Unsupported(first_line(&d.render())),
+                    case.inst.clone(),
+                    vec![],
+                )
+            }
             Ok(t) => {
                 if let Err(e) = crate::validate(&t.spirv) {
                     return (
-                        Status::Fail(format!("spirv-val rejects `{}`: {}", case.inst, first_line(&e))),
+                        Status::Fail(format!(
+                            "spirv-val rejects `{}`: {}",
+                            case.inst,
+                            first_line(&e)
+                        )),
                         case.inst.clone(),
                         vec![],
                     );
@@ -278,7 +312,7 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
             out_off,
         };
         let case = cases(&rows[job.row].combo, &at)
-            .map_err(|e| e.to_string())?
+            .map_err(|e| format!("{e:?}"))?
             .swap_remove(job.variant)
             .swap_remove(job.alt);
         in_off += case.in_words;
@@ -297,8 +331,10 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
         }
         at += c.in_words;
     }
-    let reference = reference_run(&src, &input, out_off, sub).map_err(|e| format!("reference: {}", first_line(&e)))?;
-    let dev = device_run(&src, &input, out_off, sub).map_err(|e| format!("device: {}", first_line(&e)))?;
+    let reference = reference_run(&src, &input, out_off, sub)
+        .map_err(|e| format!("reference: {}", first_line(&e)))?;
+    let dev = device_run(&src, &input, out_off, sub)
+        .map_err(|e| format!("device: {}", first_line(&e)))?;
     let per = out_off.max(1);
     let mut out = Vec::new();
     let mut at = 0;
@@ -330,7 +366,11 @@ pub fn run() -> Vec<Row> {
     for combo in enumerate::all() {
         let (status, example, chosen) = classify(&combo);
         let row = rows.len();
-        jobs.extend(chosen.into_iter().map(|(variant, alt)| Job { row, variant, alt }));
+        jobs.extend(
+            chosen
+                .into_iter()
+                .map(|(variant, alt)| Job { row, variant, alt }),
+        );
         rows.push(Row {
             combo,
             status,

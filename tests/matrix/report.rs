@@ -92,7 +92,11 @@ pub fn markdown(rows: &[Row]) -> String {
     let mut total = Count::default();
     for r in rows {
         let (n, title) = chapter(r.combo.opcode);
-        per_chapter.entry(n).or_insert((title, Count::default())).1.add(&r.status);
+        per_chapter
+            .entry(n)
+            .or_insert((title, Count::default()))
+            .1
+            .add(&r.status);
         total.add(&r.status);
     }
     s.push_str("\n## Summary\n\n| chapter | pass | fail | unsupported | not in matrix | refused by the front end (not counted) |\n| --- | --- | --- | --- | --- | --- |\n");
@@ -119,11 +123,7 @@ pub fn markdown(rows: &[Row]) -> String {
             .collect();
         let mut forms: Vec<(String, Vec<&Row>)> = Vec::new();
         for r in &mine {
-            let key = format!(
-                "`{}` {}",
-                r.combo.opcode.as_str(),
-                r.combo.form_def().name
-            );
+            let key = format!("`{}` {}", r.combo.opcode.as_str(), r.combo.form_def().name);
             match forms.last_mut() {
                 Some((k, v)) if *k == key => v.push(r),
                 _ => forms.push((key, vec![r])),
@@ -131,7 +131,10 @@ pub fn markdown(rows: &[Row]) -> String {
         }
         for (key, rs) in &forms {
             let pick = |f: &dyn Fn(&Status) -> bool| -> Vec<String> {
-                rs.iter().filter(|r| f(&r.status)).map(|r| quals(r)).collect()
+                rs.iter()
+                    .filter(|r| f(&r.status))
+                    .map(|r| quals(r))
+                    .collect()
             };
             let pass = pick(&|s| matches!(s, Status::Pass));
             let fail = pick(&|s| matches!(s, Status::Fail(_)));
@@ -139,7 +142,13 @@ pub fn markdown(rows: &[Row]) -> String {
             if pass.is_empty() && fail.is_empty() && uns.is_empty() {
                 continue;
             }
-            let _ = writeln!(s, "| {key} | {} | {} | {} |", cell(&pass), cell(&fail), cell(&uns));
+            let _ = writeln!(
+                s,
+                "| {key} | {} | {} | {} |",
+                cell(&pass),
+                cell(&fail),
+                cell(&uns)
+            );
         }
         let mut msgs: BTreeMap<String, usize> = BTreeMap::new();
         for r in &mine {
@@ -153,7 +162,10 @@ pub fn markdown(rows: &[Row]) -> String {
                 let _ = writeln!(s, "* {k} × {}", m.replace('|', "\\|"));
             }
         }
-        let fails: Vec<&&Row> = mine.iter().filter(|r| matches!(r.status, Status::Fail(_))).collect();
+        let fails: Vec<&&Row> = mine
+            .iter()
+            .filter(|r| matches!(r.status, Status::Fail(_)))
+            .collect();
         if !fails.is_empty() {
             s.push_str("\nFailures (the first differing case):\n\n");
             for r in fails {
@@ -174,22 +186,46 @@ pub fn markdown(rows: &[Row]) -> String {
         s.push_str("| combination | why |\n| --- | --- |\n");
         for r in not_in {
             if let Status::NotInMatrix(m) = &r.status {
-                let _ = writeln!(s, "| `{}` ({}) | {m} |", r.combo.mnemonic(), r.combo.form_def().name);
+                let _ = writeln!(
+                    s,
+                    "| `{}` ({}) | {m} |",
+                    r.combo.mnemonic(),
+                    r.combo.form_def().name
+                );
             }
         }
     }
-    s.push_str("\n## Combinations the front end refuses\n\nProducts of qualifier values that are not valid PISA (or, for a template, operands the\nfront end does not accept), by instruction, with the first message:\n\n| instruction | combinations | first message |\n| --- | --- | --- |\n");
-    let mut refused: BTreeMap<&str, (usize, String)> = BTreeMap::new();
+    s.push_str("\n## Combinations the front end refuses\n\nProducts of qualifier values that are not valid PISA, by instruction: how many, and each\ndistinct first message of the front end (with how many combinations gave it). A message\nabout operands would mean a template that does not fit its form.\n\n| instruction | combinations | messages |\n| --- | --- | --- |\n");
+    let mut refused: BTreeMap<&str, BTreeMap<String, usize>> = BTreeMap::new();
     for r in rows {
         if let Status::Refused(m) = &r.status {
-            let e = refused
+            *refused
                 .entry(r.combo.opcode.as_str())
-                .or_insert((0, format!("`{}`: {m}", r.combo.mnemonic())));
-            e.0 += 1;
+                .or_default()
+                .entry(normalize(m))
+                .or_default() += 1;
         }
     }
-    for (op, (n, m)) in refused {
-        let _ = writeln!(s, "| `{op}` | {n} | {} |", m.replace('|', "\\|"));
+    for (op, msgs) in refused {
+        let n: usize = msgs.values().sum();
+        let list: Vec<String> = msgs
+            .iter()
+            .map(|(m, k)| format!("{k} × {}", m.replace('|', "\\|")))
+            .collect();
+        let _ = writeln!(s, "| `{op}` | {n} | {} |", list.join("<br>"));
     }
     s
+}
+
+/// A message without the case's register names (`%c_3` becomes `%r`).
+fn normalize(m: &str) -> String {
+    let mut out = String::new();
+    let mut rest = m;
+    while let Some(i) = rest.find("%c_") {
+        out.push_str(&rest[..i]);
+        out.push_str("%r");
+        rest = rest[i + 3..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
 }

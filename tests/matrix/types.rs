@@ -87,6 +87,8 @@ impl Fmt {
 pub enum Ty {
     /// A predicate.
     Pred,
+    /// A 128-bit scalar register (`.128b`).
+    Wide,
     /// `lanes` elements of `bits` bits (1 lane: a scalar register), integers or `fmt`.
     Bits {
         /// Bits of one element.
@@ -134,7 +136,7 @@ impl Ty {
             "s16" => scalar(16, None, true),
             "s32" => scalar(32, None, true),
             "s64" => scalar(64, None, true),
-            "128b" => packed(64, 2, None),
+            "128b" => Ty::Wide,
             "bf" => scalar(16, Some(Fmt::Bf), false),
             "hf" => scalar(16, Some(Fmt::Hf), false),
             "f" => scalar(32, Some(Fmt::F), false),
@@ -161,7 +163,7 @@ impl Ty {
                 signed,
                 fmt: fmt.map(|f| if f == Fmt::F { Fmt::Df } else { Fmt::F }),
             },
-            Ty::Pred => Ty::Pred,
+            other => other,
         }
     }
 
@@ -176,7 +178,7 @@ impl Ty {
                 fmt,
                 signed,
             },
-            Ty::Pred => Ty::Pred,
+            other => other,
         }
     }
 
@@ -184,9 +186,8 @@ impl Ty {
     pub fn decl(self) -> Option<String> {
         match self {
             Ty::Pred => None,
-            Ty::Bits {
-                bits, lanes: 1, ..
-            } => Some(format!(".{bits}b")),
+            Ty::Wide => Some(".128b".into()),
+            Ty::Bits { bits, lanes: 1, .. } => Some(format!(".{bits}b")),
             Ty::Bits { bits, lanes, .. } => Some(format!(".v{lanes}.{bits}b")),
         }
     }
@@ -196,6 +197,7 @@ impl Ty {
     pub fn words(self) -> usize {
         match self {
             Ty::Pred => 1,
+            Ty::Wide => 2,
             Ty::Bits { bits, lanes, .. } => (bits * lanes).div_ceil(64) as usize,
         }
     }
@@ -204,14 +206,21 @@ impl Ty {
     fn edges(self) -> Vec<u64> {
         match self {
             Ty::Pred => vec![0, 1],
+            Ty::Wide => crate::int_inputs(64, 0, 0),
             Ty::Bits {
                 fmt: Some(f), bits, ..
             } => {
                 let mut e = f.edges();
                 if bits > 16 {
                     // integers as floats: around the ranges of the integer conversions
-                    for x in [127.5f64, -128.5, 32768.0, -32769.0, 2147483648.0, -2147483649.0]
-                    {
+                    for x in [
+                        127.5f64,
+                        -128.5,
+                        32768.0,
+                        -32769.0,
+                        2147483648.0,
+                        -2147483649.0,
+                    ] {
                         e.push(if f == Fmt::Df {
                             x.to_bits()
                         } else {
@@ -234,6 +243,7 @@ impl Ty {
     fn random(self, rng: &mut StdRng) -> u64 {
         match self {
             Ty::Pred => rng.random_range(0..2),
+            Ty::Wide => rng.random(),
             Ty::Bits {
                 fmt: Some(f), bits, ..
             } => {
@@ -275,6 +285,7 @@ impl Ty {
         };
         match self {
             Ty::Pred => vec![elem(rng, 0) & 1],
+            Ty::Wide => vec![elem(rng, 0), elem(rng, 5)],
             Ty::Bits { bits, lanes, .. } => {
                 let mut w = vec![0u64; self.words()];
                 for e in 0..lanes {
