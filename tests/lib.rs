@@ -365,3 +365,4 @@ pub fn pairs(a: &[u64], b: &[u64]) -> Vec<Vec<u64>> {
         .collect()
 }
 pub mod generator;
+pub mod matrix;
