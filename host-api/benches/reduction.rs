@@ -24,9 +24,15 @@ fn cpu_sum(data: &[u32]) -> u32 {
 fn bench(c: &mut Criterion) {
     let ctx = Context::new().expect("a Vulkan device");
     let info = ctx.info().clone();
-    let width = if info.max_subgroup_size >= 32 { 32 } else { info.subgroup_size };
+    let width = if info.max_subgroup_size >= 32 {
+        32
+    } else {
+        info.subgroup_size
+    };
     let src = include_str!("../../examples/sum_reduce.pisa");
-    let options = Options { subgroup_size: width };
+    let options = Options {
+        subgroup_size: width,
+    };
     let module = Module::from_source_with(&ctx, "sum_reduce.pisa", src, &options).expect("load");
     // Deterministic pseudo-random words (xorshift), not all small.
     let mut x = 0x9E37_79B9_7F4A_7C15u64;
@@ -58,9 +64,10 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("sum_2^24_u32");
     g.throughput(Throughput::Elements(N as u64));
     g.sample_size(10);
-    g.bench_function(format!("device ({}, {width}-lane sub-groups)", info.name), |b| {
-        b.iter(run)
-    });
+    g.bench_function(
+        format!("device ({}, {width}-lane sub-groups)", info.name),
+        |b| b.iter(run),
+    );
     g.bench_function("cpu plain Rust", |b| b.iter(|| cpu_sum(black_box(&data))));
     g.finish();
 }

@@ -8,69 +8,7 @@ use std::path::PathBuf;
 
 /// Combinations that fail for a known translator bug, by reason (exact mnemonics, so that
 /// a new failure is never hidden). Remove an entry when its bug is fixed.
-const KNOWN_FAILURES: &[(&str, &[&str])] = &[
-    (
-        "a `.v32.32b` register indexed dynamically: its Function-storage array type \
-         `uint[32]` carries the ArrayStride decoration (VUID-StandaloneSpirv-None-10684)",
-        &[
-            "extract.dynamic.v32.32b",
-            "extract.16.32b",
-            "extract.0.v32.32b",
-            "extract.16.v2.32b",
-            "extract.16.v4.32b",
-            "extract.16.v8.32b",
-            "extract.16.v16.32b",
-            "extract.32.v32.32b",
-            "insert.dynamic.v32.32b",
-            "insert.16.32b",
-            "insert.0.v32.32b",
-            "insert.16.v2.32b",
-            "insert.16.v4.32b",
-            "insert.16.v8.32b",
-            "insert.16.v16.32b",
-            "insert.32.v32.32b",
-        ],
-    ),
-    (
-        "f2i from .df rounds 1.5 to 1 with .re (the default): GLSL RoundEven on doubles \
-         truncates on lavapipe",
-        &[
-            "f2i.u8.df",
-            "f2i.u8.df.re",
-            "f2i.s8.df",
-            "f2i.s8.df.re",
-            "f2i.u16.df",
-            "f2i.u16.df.re",
-            "f2i.s16.df",
-            "f2i.s16.df.re",
-            "f2i.u32.df",
-            "f2i.u32.df.re",
-            "f2i.s32.df",
-            "f2i.s32.df.re",
-            "f2i.u64.df",
-            "f2i.u64.df.re",
-            "f2i.s64.df",
-            "f2i.s64.df.re",
-        ],
-    ),
-    (
-        "frnd .re/.rz/.rna .df of a negative value that rounds to zero gives +0, not -0 \
-         (GLSL RoundEven/Trunc on doubles drop the sign on lavapipe)",
-        &[
-            "frnd.re.df",
-            "frnd.re.ftz.df",
-            "frnd.rz.df",
-            "frnd.rz.ftz.df",
-            "frnd.rna.df",
-            "frnd.rna.ftz.df",
-        ],
-    ),
-    (
-        "ftrunc.bf.f rounds a denormal source instead of giving ±0 (isa-4 ftrunc table: \
-         denorm -> 0): 0x007fffff gives 0x0080",
-        &["ftrunc.bf.f", "ftrunc.bf.f.re"],
-    ),
-];
+const KNOWN_FAILURES: &[(&str, &[&str])] = &[];
 
 fn known_failure(mnemonic: &str) -> bool {
     KNOWN_FAILURES
@@ -95,6 +33,17 @@ fn every_form_and_qualifier_agrees_with_the_reference_and_the_table_is_current()
             _ => None,
         })
         .collect();
+    // A known failure that now passes (or no longer exists) must leave the list.
+    let stale: Vec<&str> = KNOWN_FAILURES
+        .iter()
+        .flat_map(|(_, list)| list.iter().copied())
+        .filter(|m| {
+            !rows
+                .iter()
+                .any(|r| matches!(r.status, Status::Fail(_)) && r.combo.mnemonic() == *m)
+        })
+        .collect();
+    eprintln!("stale known failures: {stale:?}");
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join(report::PATH);
@@ -119,6 +68,10 @@ fn every_form_and_qualifier_agrees_with_the_reference_and_the_table_is_current()
         "{} combinations differ from the reference:\n{}",
         failures.len(),
         failures.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "known failures that no longer fail (remove them from KNOWN_FAILURES): {stale:?}"
     );
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(

@@ -277,12 +277,26 @@ impl FnCx<'_> {
         let x = self.read_float(k, &inst.ops[1], ftz)?;
         let fl = self.m.glsl(32, 8, &[x])?;
         let d = self.m.fsub(32, x, fl)?;
+        // inf - inf is an invalid operation: PISA's result is the canonical quiet NaN, where
+        // the device's subtraction may give another one (x86: the negative "default NaN").
+        let ft = self.ftype(k);
+        let bt = self.m.ty(Scalar::Bool);
+        let inf = self.m.b.is_inf(bt, None, x).map_err(bug)?;
+        let qn = self.m.const_of(ft, 32, FKind::F32.qnan());
+        let d = self.m.b.select(ft, None, inf, qn, d).map_err(bug)?;
         let b = self.finish_float(k, d, ftz, false)?;
         self.write_uint(&inst.ops[0], 32, b)
     }
 
     /// IEEE minimumNumber/maximumNumber (or minimum/maximum with `.nanp`), -0 < +0.
-    pub(in crate::back::spirv) fn fmin_max(&mut self, k: FKind, a: Word, b: Word, max: bool, nanp: bool) -> EResult<Word> {
+    pub(in crate::back::spirv) fn fmin_max(
+        &mut self,
+        k: FKind,
+        a: Word,
+        b: Word,
+        max: bool,
+        nanp: bool,
+    ) -> EResult<Word> {
         let ft = self.ftype(k);
         let bt = self.m.ty(Scalar::Bool);
         let cb = k.compute_bits();

@@ -120,7 +120,7 @@ impl FnCx<'_> {
         let glsl = self.m.glsl;
         let op = |n: u32| [SpvOperand::IdRef(x)].map(|o| (n, o));
         let [(code, arg)] = match mode {
-            RoundingMode::Re => op(2),
+            RoundingMode::Re => return self.round_half_even(k, x),
             RoundingMode::Rd => op(8),
             RoundingMode::Ru => op(9),
             RoundingMode::Rz => op(3),
@@ -155,6 +155,61 @@ impl FnCx<'_> {
             }
         };
         self.m.b.ext_inst(ft, None, glsl, code, [arg]).map_err(bug)
+    }
+
+    /// Round half to even without GLSL `RoundEven` (lavapipe's truncates doubles): from
+    /// `f = floor(x)` and the exact difference `x - f`, step up past one half, or at one half
+    /// when `f` is odd; the sign of `x` is kept (`-0.4` gives `-0`). Infinities and NaNs come
+    /// through `floor` unchanged.
+    fn round_half_even(&mut self, k: FKind, x: Word) -> EResult<Word> {
+        let ft = self.ftype(k);
+        let cb = k.compute_bits();
+        let bt = self.m.ty(Scalar::Bool);
+        let glsl = self.m.glsl;
+        let floor = |m: &mut Self, v: Word| {
+            m.m.b
+                .ext_inst(ft, None, glsl, 8, [SpvOperand::IdRef(v)])
+                .map_err(bug)
+        };
+        let f = floor(self, x)?;
+        let d = self.m.b.f_sub(ft, None, x, f).map_err(bug)?;
+        self.no_contraction(d);
+        let half = self.fconst(cb, 0.5);
+        let one = self.fconst(cb, 1.0);
+        let two = self.fconst(cb, 2.0);
+        // f is odd when f - 2 * floor(f / 2) is not zero (all exact for integral f).
+        let fh = self.m.b.f_mul(ft, None, f, half).map_err(bug)?;
+        let h = floor(self, fh)?;
+        let h2 = self.m.b.f_mul(ft, None, h, two).map_err(bug)?;
+        let rem = self.m.b.f_sub(ft, None, f, h2).map_err(bug)?;
+        for v in [fh, h2, rem] {
+            self.no_contraction(v);
+        }
+        let zero = self.fconst(cb, 0.0);
+        let odd = self.m.b.f_ord_not_equal(bt, None, rem, zero).map_err(bug)?;
+        let above = self
+            .m
+            .b
+            .f_ord_greater_than(bt, None, d, half)
+            .map_err(bug)?;
+        let at = self.m.b.f_ord_equal(bt, None, d, half).map_err(bug)?;
+        let tie_up = self.m.b.logical_and(bt, None, at, odd).map_err(bug)?;
+        let up = self.m.b.logical_or(bt, None, above, tie_up).map_err(bug)?;
+        let f1 = self.m.b.f_add(ft, None, f, one).map_err(bug)?;
+        self.no_contraction(f1);
+        let r = self.m.b.select(ft, None, up, f1, f).map_err(bug)?;
+        // copysign(r, x)
+        let it = self.m.uint(cb);
+        let sign = self.m.const_uint(cb, 1u64 << (cb - 1));
+        let magnitude = self
+            .m
+            .const_uint(cb, !(1u64 << (cb - 1)) & (u64::MAX >> (64 - cb)));
+        let ri = self.m.b.bitcast(it, None, r).map_err(bug)?;
+        let xi = self.m.b.bitcast(it, None, x).map_err(bug)?;
+        let rm = self.m.b.bitwise_and(it, None, ri, magnitude).map_err(bug)?;
+        let xs = self.m.b.bitwise_and(it, None, xi, sign).map_err(bug)?;
+        let bits = self.m.b.bitwise_or(it, None, rm, xs).map_err(bug)?;
+        self.m.b.bitcast(ft, None, bits).map_err(bug)
     }
 
     /// `frnd`: round to an integral value in the same format.
