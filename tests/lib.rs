@@ -103,6 +103,40 @@ pub fn kernel_module(decls: &str, body: &str) -> String {
     format!(".version 0.1;\n.target 100;\n{decls}\n.kernel @k(.param[8] %out, .param[8] %in) {{\n{body}\n}}\n")
 }
 
+/// IEEE binary32 edge values every floating-point test starts from: ±0, ±1, ±inf, a quiet
+/// NaN, the smallest and largest denormals, the smallest normal, ±the largest finite, and a
+/// few inexact values (1 + ulp, 1/3, pi).
+pub const F32_EDGES: &[u32] = &[
+    0,
+    0x8000_0000,
+    0x3F80_0000,
+    0xBF80_0000,
+    0x7F80_0000,
+    0xFF80_0000,
+    0x7FC0_0000,
+    0x0000_0001,
+    0x007F_FFFF,
+    0x0080_0000,
+    0x7F7F_FFFF,
+    0xFF7F_FFFF,
+    0x3F80_0001,
+    0x3EAA_AAAB,
+    0x4049_0FDB,
+];
+
+/// [`F32_EDGES`], then a test's own `extra` values, then `random` fixed-seed random words,
+/// as one input word each.
+pub fn f32_inputs(extra: &[u32], seed: u64, random: usize) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    F32_EDGES
+        .iter()
+        .chain(extra)
+        .map(|&x| x as u64)
+        .chain((0..random).map(|_| rng.random::<u32>() as u64))
+        .collect()
+}
+
 /// [`run_u64`] on the CPU reference interpreter (sub-groups of `subgroup_size`).
 pub fn reference_u64(
     src: &str,
