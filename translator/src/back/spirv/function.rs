@@ -453,13 +453,7 @@ impl<'a> FnCx<'a> {
         let zero = self.m.const_u32(0);
         let cur = self.m.b.selected_block();
         self.m.b.select_block(Some(0)).map_err(bug)?;
-        let n_vars = self.m.b.module_ref().functions.last().map_or(0, |f| {
-            f.blocks[0]
-                .instructions
-                .iter()
-                .take_while(|i| i.class.opcode == spirv::Op::Variable)
-                .count()
-        });
+        let n_vars = self.m.b.leading_instructions(spirv::Op::Variable);
         let st = Instruction::new(
             spirv::Op::Store,
             None,

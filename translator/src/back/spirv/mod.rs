@@ -4,9 +4,10 @@
 //! Stages, one module each: [`cfg`] (blocks, dominators, loops, irreducible repair) →
 //! [`structurize`] (structured tree) → [`function`] (SPIR-V constructs, registers) with the
 //! instruction lowerings in `ops*`, [`memory`], [`special`] and [`values`]; [`module`]
-//! holds the module-wide builder state. Memory layout is decided in [`crate::layout`].
+//! holds the module-wide builder state and [`builder`] encodes the SPIR-V. Memory layout is decided in [`crate::layout`].
 
 mod atomic_mem;
+pub mod builder;
 pub mod cfg;
 pub mod function;
 pub mod memory;
@@ -27,7 +28,6 @@ use crate::layout::{self, launch, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 use module::ModuleCx;
-use rspirv::binary::Assemble;
 use rspirv::spirv;
 
 /// Translation options.
@@ -109,7 +109,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                 .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
         })
         .collect();
-    let spirv_words = m.b.module().assemble();
+    let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
     for k in &mut reflection.kernels {
         if let Some(i) = module

@@ -4,15 +4,16 @@
 //!
 //! Must not: decide PISA semantics; it only hands out SPIR-V ids.
 
+use super::builder::Builder;
 use crate::reflect::Feature;
-use rspirv::dr::{Builder, Operand as SpvOperand};
+use rspirv::dr::Operand as SpvOperand;
 use rspirv::spirv::{self, BuiltIn, Capability, Decoration, StorageClass, Word};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
 
 /// Module-wide builder state.
 pub struct ModuleCx {
-    /// The rspirv builder.
+    /// The SPIR-V builder.
     pub b: Builder,
     consts: HashMap<(Word, u64), Word>,
     bool_consts: [Option<Word>; 2],

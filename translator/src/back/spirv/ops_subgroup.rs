@@ -23,15 +23,15 @@
 //! The participation mask must be sub-group-uniform (the specification says so); with a
 //! non-uniform mask a reduction combines the lanes that are in their own mask.
 
+use super::builder::Builder;
 use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use super::ops_int::int_shape;
 use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp, SpecialReg};
 use rspirv::spirv::{Capability, GroupOperation, Scope, Word};
 
-/// A two-operand `rspirv` builder method (`bitwise_and`, `i_add`, ...).
-type BinaryOp =
-    fn(&mut rspirv::dr::Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
+/// A two-operand builder method (`bitwise_and`, `i_add`, ...).
+type BinaryOp = fn(&mut Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
 
 /// Bit layout of a floating-point format: sign bit, exponent mask, quiet bit.
 struct FloatBits {
@@ -89,7 +89,7 @@ impl FnCx<'_> {
     }
 
     fn and32(&mut self, a: Word, b: Word) -> EResult<Word> {
-        self.u32_op(rspirv::dr::Builder::bitwise_and, a, b)
+        self.u32_op(Builder::bitwise_and, a, b)
     }
 
     fn and_const(&mut self, a: Word, k: u32) -> EResult<Word> {
@@ -100,7 +100,7 @@ impl FnCx<'_> {
     /// `(mask >> lane) & 1 != 0` for `lane` below 32.
     fn mask_has(&mut self, mask: Word, lane: Word) -> EResult<Word> {
         let bt = self.m.ty(Scalar::Bool);
-        let s = self.u32_op(rspirv::dr::Builder::shift_right_logical, mask, lane)?;
+        let s = self.u32_op(Builder::shift_right_logical, mask, lane)?;
         let one = self.and_const(s, 1)?;
         let zero = self.m.const_u32(0);
         self.m.b.i_not_equal(bt, None, one, zero).map_err(bug)
@@ -209,14 +209,14 @@ impl FnCx<'_> {
         let not_seg = self.m.b.not(u32t, None, seg).map_err(bug)?;
         let min_lane = self.and32(lane, seg)?;
         let c_part = self.and32(cval, not_seg)?;
-        let clamp = self.u32_op(rspirv::dr::Builder::bitwise_or, min_lane, c_part)?;
+        let clamp = self.u32_op(Builder::bitwise_or, min_lane, c_part)?;
         let src_lane = match op {
-            ShflOp::Up => self.u32_op(rspirv::dr::Builder::i_sub, lane, offset)?,
-            ShflOp::Dn => self.u32_op(rspirv::dr::Builder::i_add, lane, offset)?,
-            ShflOp::Xor => self.u32_op(rspirv::dr::Builder::bitwise_xor, lane, offset)?,
+            ShflOp::Up => self.u32_op(Builder::i_sub, lane, offset)?,
+            ShflOp::Dn => self.u32_op(Builder::i_add, lane, offset)?,
+            ShflOp::Xor => self.u32_op(Builder::bitwise_xor, lane, offset)?,
             ShflOp::Idx => {
                 let o = self.and32(offset, not_seg)?;
-                self.u32_op(rspirv::dr::Builder::bitwise_or, min_lane, o)?
+                self.u32_op(Builder::bitwise_or, min_lane, o)?
             }
         };
         // Lane numbers are small, so the signed comparisons see `lane - offset < 0` as such.
@@ -302,7 +302,7 @@ impl FnCx<'_> {
             // |x| as unsigned: |INT_MIN| is 2^(w-1), the largest.
             let zero = self.m.const_u32(0);
             let neg = self.m.b.s_less_than(bt, None, x32, zero).map_err(bug)?;
-            let n = self.u32_op(rspirv::dr::Builder::i_sub, zero, x32)?;
+            let n = self.u32_op(Builder::i_sub, zero, x32)?;
             self.sel(32, neg, n, x32)?
         } else {
             x32
@@ -365,7 +365,7 @@ impl FnCx<'_> {
         let quiet = self.m.const_u32(fb.quiet);
         // `.absmax` reduces fabs(x): sign cleared, a NaN made quiet.
         let x32 = if op == AtomOp::Absmax {
-            let q = self.u32_op(rspirv::dr::Builder::bitwise_or, mag, quiet)?;
+            let q = self.u32_op(Builder::bitwise_or, mag, quiet)?;
             self.sel(32, is_nan, q, mag)?
         } else {
             x32
@@ -414,7 +414,7 @@ impl FnCx<'_> {
         let read_nan = self.bool_and(use_nan, some_nan)?;
         let from = self.sel(32, read_nan, first, lane)?;
         let nan = self.shuffle(x32, from)?;
-        let nan = self.u32_op(rspirv::dr::Builder::bitwise_or, nan, quiet)?;
+        let nan = self.u32_op(Builder::bitwise_or, nan, quiet)?;
         self.sel(32, use_nan, nan, numeric)
     }
 
@@ -422,8 +422,8 @@ impl FnCx<'_> {
     /// so that signed integer order is IEEE total order.
     fn total_key(&mut self, s: Word) -> EResult<Word> {
         let c31 = self.m.const_u32(31);
-        let sign = self.u32_op(rspirv::dr::Builder::shift_right_arithmetic, s, c31)?;
+        let sign = self.u32_op(Builder::shift_right_arithmetic, s, c31)?;
         let flip = self.shr_const(sign, 32, 1)?;
-        self.u32_op(rspirv::dr::Builder::bitwise_xor, s, flip)
+        self.u32_op(Builder::bitwise_xor, s, flip)
     }
 }

@@ -1,0 +1,820 @@
+//! The SPIR-V builder of the back end: rspirv's `dr::Builder` API shape, but function
+//! bodies are encoded straight into flat words.
+//!
+//! rspirv's builder materializes every instruction as a `dr::Instruction` that owns a
+//! `Vec<Operand>`, and a module of 100,000 PISA instructions becomes several hundred
+//! thousand of them, each allocated, assembled and freed. Here the module-level sections
+//! (capabilities, imports, memory model, entry points, execution modes, names, decorations,
+//! types, constants, global variables) still go to an rspirv [`dr::Builder`] — they are few
+//! — while the instructions of function bodies are encoded as SPIR-V words as they are
+//! built: the current function's entry block in one vector (variables are inserted at its
+//! start), its other blocks one after another in a second, and finished functions appended
+//! to a third. [`Builder::assemble`] puts rspirv's module-level words and the function words
+//! together; the result is word for word what rspirv's builder would have produced.
+//!
+//! Methods have the names, signatures and id allocation order of rspirv's, so emission code
+//! reads the same. An instruction with a result type, a result id and only id operands is
+//! one line of the tables at the end of this file (`value_ops!`, `void_ops!`,
+//! `group_ops!`); module-level methods forward to rspirv (`forward!`).
+//!
+//! Must not: decide PISA semantics or de-duplicate anything ([`super::module`] does).
+
+use rspirv::binary::Assemble;
+use rspirv::dr::{self, Error, InsertPoint, Operand};
+use rspirv::spirv::{self, Op, Word};
+
+/// Result of a builder call, as rspirv's.
+pub type BuildResult<T> = Result<T, Error>;
+
+/// Words of the instruction header: word count and opcode.
+#[inline(always)]
+fn head(words: usize, op: Op) -> u32 {
+    ((words as u32) << 16) | op as u32
+}
+
+/// The function under construction.
+#[derive(Default)]
+struct Func {
+    /// Block 0 (its label included).
+    entry: Vec<u32>,
+    /// Blocks 1.. (labels included), one after another.
+    rest: Vec<u32>,
+    /// Start of block `i + 1` in `rest`.
+    starts: Vec<usize>,
+    /// Whether a function is open.
+    open: bool,
+}
+
+/// The back end's SPIR-V builder (see the module documentation).
+pub struct Builder {
+    /// Module-level sections and the id counter.
+    module: dr::Builder,
+    /// Finished functions (and the header and parameters of the open one).
+    functions: Vec<u32>,
+    func: Func,
+    /// The block instructions go to, as an index of the open function's blocks.
+    selected: Option<usize>,
+    /// Scratch space for an instruction inserted before the end of a block.
+    scratch: Vec<u32>,
+}
+
+impl Default for Builder {
+    fn default() -> Builder {
+        Builder::new()
+    }
+}
+
+impl Builder {
+    /// An empty builder.
+    pub fn new() -> Builder {
+        Builder {
+            module: dr::Builder::new(),
+            functions: Vec::new(),
+            func: Func::default(),
+            selected: None,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The next unused id.
+    #[inline]
+    pub fn id(&mut self) -> Word {
+        self.module.id()
+    }
+
+    /// The module-level sections built so far (functions are not in it). For instructions
+    /// the builder has no method for, such as a non-deduplicated `OpTypeArray`.
+    pub fn module_mut(&mut self) -> &mut dr::Module {
+        self.module.module_mut()
+    }
+
+    /// The SPIR-V words of the module: rspirv's module-level sections (with the id bound),
+    /// then the functions.
+    pub fn assemble(self) -> Vec<u32> {
+        let mut words = self.module.module().assemble();
+        words.extend_from_slice(&self.functions);
+        words
+    }
+
+    /// Appends one encoded instruction to the selected block.
+    #[inline]
+    fn emit(&mut self, words: &[u32]) -> BuildResult<()> {
+        let n = self.func.starts.len() + 1;
+        match self.selected {
+            Some(0) => self.func.entry.extend_from_slice(words),
+            Some(b) if b + 1 == n => self.func.rest.extend_from_slice(words),
+            Some(b) => self.insert_at_block_end(b, words),
+            None => return Err(Error::DetachedInstruction(None)),
+        }
+        Ok(())
+    }
+
+    /// Appends an instruction whose operands are written by `f` (after the opcode word).
+    #[inline]
+    fn emit_with(&mut self, op: Op, f: impl FnOnce(&mut Vec<u32>)) -> BuildResult<()> {
+        let n = self.func.starts.len() + 1;
+        let v = match self.selected {
+            Some(0) => &mut self.func.entry,
+            Some(b) if b + 1 == n => &mut self.func.rest,
+            Some(b) => {
+                let mut s = std::mem::take(&mut self.scratch);
+                s.clear();
+                s.push(op as u32);
+                f(&mut s);
+                s[0] |= (s.len() as u32) << 16;
+                self.insert_at_block_end(b, &s);
+                self.scratch = s;
+                return Ok(());
+            }
+            None => return Err(Error::DetachedInstruction(None)),
+        };
+        let start = v.len();
+        v.push(op as u32);
+        f(v);
+        let len = v.len() - start;
+        v[start] |= (len as u32) << 16;
+        Ok(())
+    }
+
+    /// Inserts words at the end of block `b` (not the last block, not block 0).
+    fn insert_at_block_end(&mut self, b: usize, words: &[u32]) {
+        let at = self.func.starts[b];
+        self.func.rest.splice(at..at, words.iter().copied());
+        for s in &mut self.func.starts[b..] {
+            *s += words.len();
+        }
+    }
+
+    /// Ends the selected block with a terminator.
+    #[inline]
+    fn terminate(&mut self, words: &[u32]) -> BuildResult<()> {
+        if self.selected.is_none() {
+            return Err(Error::MismatchedTerminator);
+        }
+        self.emit(words)?;
+        self.selected = None;
+        Ok(())
+    }
+
+    /// The words of block `b` (label included) of the open function.
+    fn block_words(&mut self, b: usize) -> (&mut Vec<u32>, usize, usize) {
+        if b == 0 {
+            let end = self.func.entry.len();
+            return (&mut self.func.entry, 0, end);
+        }
+        let start = self.func.starts[b - 1];
+        let end = self
+            .func
+            .starts
+            .get(b)
+            .copied()
+            .unwrap_or(self.func.rest.len());
+        (&mut self.func.rest, start, end)
+    }
+
+    /// Inserts an instruction into the selected block at `insert_point` (counted in
+    /// instructions after the label, as rspirv counts them).
+    pub fn insert_into_block(
+        &mut self,
+        insert_point: InsertPoint,
+        inst: dr::Instruction,
+    ) -> BuildResult<()> {
+        let Some(b) = self.selected else {
+            return Err(Error::DetachedInstruction(Some(inst)));
+        };
+        let mut words = Vec::new();
+        inst.assemble_into(&mut words);
+        let (v, start, end) = self.block_words(b);
+        let offsets = instruction_offsets(&v[start..end]);
+        // offsets[0] is the label; instructions follow.
+        let count = offsets.len() - 1;
+        let index = match insert_point {
+            InsertPoint::End => count,
+            InsertPoint::Begin => 0,
+            InsertPoint::FromBegin(i) => i,
+            InsertPoint::FromEnd(i) => count - i,
+        };
+        let at = start + offsets.get(index + 1).copied().unwrap_or(end - start);
+        v.splice(at..at, words.iter().copied());
+        if b > 0 {
+            for s in &mut self.func.starts[b..] {
+                *s += words.len();
+            }
+        }
+        Ok(())
+    }
+
+    /// How many instructions with opcode `op` begin the selected block (after its label).
+    pub fn leading_instructions(&mut self, op: Op) -> usize {
+        let Some(b) = self.selected else { return 0 };
+        let (v, start, end) = self.block_words(b);
+        let words = &v[start..end];
+        instruction_offsets(words)
+            .iter()
+            .skip(1)
+            .take_while(|&&o| words[o] & 0xffff == op as u32)
+            .count()
+    }
+
+    /// The selected block, as an index of the open function's blocks.
+    pub fn selected_block(&self) -> Option<usize> {
+        self.selected
+    }
+
+    /// Selects block `idx` of the open function (or none).
+    pub fn select_block(&mut self, idx: Option<usize>) -> BuildResult<()> {
+        match idx {
+            Some(i) => {
+                if !self.func.open {
+                    return Err(Error::DetachedBlock);
+                }
+                let blocks = if self.func.entry.is_empty() {
+                    0
+                } else {
+                    self.func.starts.len() + 1
+                };
+                if i >= blocks {
+                    return Err(Error::BlockNotFound);
+                }
+                self.selected = Some(i);
+            }
+            None => self.selected = None,
+        }
+        Ok(())
+    }
+
+    /// Begins a function (`OpFunction`).
+    pub fn begin_function(
+        &mut self,
+        return_type: Word,
+        function_id: Option<Word>,
+        control: spirv::FunctionControl,
+        function_type: Word,
+    ) -> BuildResult<Word> {
+        if self.func.open {
+            return Err(Error::NestedFunction);
+        }
+        let id = function_id.unwrap_or_else(|| self.id());
+        self.func.open = true;
+        self.func.entry.clear();
+        self.func.rest.clear();
+        self.func.starts.clear();
+        self.functions.extend_from_slice(&[
+            head(5, Op::Function),
+            return_type,
+            id,
+            control.bits(),
+            function_type,
+        ]);
+        Ok(id)
+    }
+
+    /// Declares a parameter of the open function (before its first block).
+    pub fn function_parameter(&mut self, result_type: Word) -> BuildResult<Word> {
+        if !self.func.open {
+            return Err(Error::DetachedFunctionParameter);
+        }
+        let id = self.id();
+        self.functions
+            .extend_from_slice(&[head(3, Op::FunctionParameter), result_type, id]);
+        Ok(id)
+    }
+
+    /// Begins a block (`OpLabel`) and selects it.
+    pub fn begin_block(&mut self, label_id: Option<Word>) -> BuildResult<Word> {
+        if !self.func.open {
+            return Err(Error::DetachedBlock);
+        }
+        if self.selected.is_some() {
+            return Err(Error::NestedBlock);
+        }
+        let id = label_id.unwrap_or_else(|| self.id());
+        let label = [head(2, Op::Label), id];
+        if self.func.entry.is_empty() {
+            self.func.entry.extend_from_slice(&label);
+            self.selected = Some(0);
+        } else {
+            self.func.starts.push(self.func.rest.len());
+            self.func.rest.extend_from_slice(&label);
+            self.selected = Some(self.func.starts.len());
+        }
+        Ok(id)
+    }
+
+    /// Ends the open function (`OpFunctionEnd`).
+    pub fn end_function(&mut self) -> BuildResult<()> {
+        if !self.func.open {
+            return Err(Error::MismatchedFunctionEnd);
+        }
+        self.functions.extend_from_slice(&self.func.entry);
+        self.functions.extend_from_slice(&self.func.rest);
+        self.functions.push(head(1, Op::FunctionEnd));
+        self.func.open = false;
+        self.func.entry.clear();
+        self.func.rest.clear();
+        self.func.starts.clear();
+        self.selected = None;
+        Ok(())
+    }
+
+    /// `OpVariable`: in the selected block when there is one, else at module scope.
+    pub fn variable(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        storage_class: spirv::StorageClass,
+        initializer: Option<Word>,
+    ) -> Word {
+        if self.selected.is_none() || !self.func.open {
+            return self
+                .module
+                .variable(result_type, result_id, storage_class, initializer);
+        }
+        let id = result_id.unwrap_or_else(|| self.id());
+        let r = match initializer {
+            Some(i) => self.emit(&[
+                head(5, Op::Variable),
+                result_type,
+                id,
+                storage_class as u32,
+                i,
+            ]),
+            None => self.emit(&[head(4, Op::Variable), result_type, id, storage_class as u32]),
+        };
+        r.expect("a block is selected");
+        id
+    }
+
+    /// `OpLoad`.
+    pub fn load(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        pointer: Word,
+        memory_access: Option<spirv::MemoryAccess>,
+        additional_params: impl IntoIterator<Item = Operand>,
+    ) -> BuildResult<Word> {
+        let id = result_id.unwrap_or_else(|| self.id());
+        self.emit_with(Op::Load, |v| {
+            v.extend_from_slice(&[result_type, id, pointer]);
+            if let Some(m) = memory_access {
+                v.push(m.bits());
+            }
+            for o in additional_params {
+                o.assemble_into(v);
+            }
+        })?;
+        Ok(id)
+    }
+
+    /// `OpStore`.
+    pub fn store(
+        &mut self,
+        pointer: Word,
+        object: Word,
+        memory_access: Option<spirv::MemoryAccess>,
+        additional_params: impl IntoIterator<Item = Operand>,
+    ) -> BuildResult<()> {
+        self.emit_with(Op::Store, |v| {
+            v.extend_from_slice(&[pointer, object]);
+            if let Some(m) = memory_access {
+                v.push(m.bits());
+            }
+            for o in additional_params {
+                o.assemble_into(v);
+            }
+        })
+    }
+
+    /// `OpAccessChain`.
+    pub fn access_chain(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        base: Word,
+        indexes: impl IntoIterator<Item = Word>,
+    ) -> BuildResult<Word> {
+        self.value_with_words(Op::AccessChain, result_type, result_id, base, indexes)
+    }
+
+    /// `OpCompositeExtract`.
+    pub fn composite_extract(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        composite: Word,
+        indexes: impl IntoIterator<Item = u32>,
+    ) -> BuildResult<Word> {
+        self.value_with_words(
+            Op::CompositeExtract,
+            result_type,
+            result_id,
+            composite,
+            indexes,
+        )
+    }
+
+    /// `OpCompositeConstruct`.
+    pub fn composite_construct(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        constituents: impl IntoIterator<Item = Word>,
+    ) -> BuildResult<Word> {
+        let id = result_id.unwrap_or_else(|| self.id());
+        self.emit_with(Op::CompositeConstruct, |v| {
+            v.extend_from_slice(&[result_type, id]);
+            v.extend(constituents);
+        })?;
+        Ok(id)
+    }
+
+    /// `OpFunctionCall`.
+    pub fn function_call(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        function: Word,
+        arguments: impl IntoIterator<Item = Word>,
+    ) -> BuildResult<Word> {
+        self.value_with_words(
+            Op::FunctionCall,
+            result_type,
+            result_id,
+            function,
+            arguments,
+        )
+    }
+
+    /// An instruction `result_type, id, first, rest...` with word operands.
+    fn value_with_words(
+        &mut self,
+        op: Op,
+        result_type: Word,
+        result_id: Option<Word>,
+        first: Word,
+        rest: impl IntoIterator<Item = Word>,
+    ) -> BuildResult<Word> {
+        let id = result_id.unwrap_or_else(|| self.id());
+        self.emit_with(op, |v| {
+            v.extend_from_slice(&[result_type, id, first]);
+            v.extend(rest);
+        })?;
+        Ok(id)
+    }
+
+    /// `OpExtInst`.
+    pub fn ext_inst(
+        &mut self,
+        result_type: Word,
+        result_id: Option<Word>,
+        extension_set: Word,
+        instruction: Word,
+        operands: impl IntoIterator<Item = Operand>,
+    ) -> BuildResult<Word> {
+        let id = result_id.unwrap_or_else(|| self.id());
+        self.emit_with(Op::ExtInst, |v| {
+            v.extend_from_slice(&[result_type, id, extension_set, instruction]);
+            for o in operands {
+                o.assemble_into(v);
+            }
+        })?;
+        Ok(id)
+    }
+
+    /// `OpSelectionMerge`.
+    pub fn selection_merge(
+        &mut self,
+        merge_block: Word,
+        selection_control: spirv::SelectionControl,
+    ) -> BuildResult<()> {
+        self.emit(&[
+            head(3, Op::SelectionMerge),
+            merge_block,
+            selection_control.bits(),
+        ])
+    }
+
+    /// `OpLoopMerge`.
+    pub fn loop_merge(
+        &mut self,
+        merge_block: Word,
+        continue_target: Word,
+        loop_control: spirv::LoopControl,
+        additional_params: impl IntoIterator<Item = Operand>,
+    ) -> BuildResult<()> {
+        self.emit_with(Op::LoopMerge, |v| {
+            v.extend_from_slice(&[merge_block, continue_target, loop_control.bits()]);
+            for o in additional_params {
+                o.assemble_into(v);
+            }
+        })
+    }
+
+    /// `OpBranch` (ends the block).
+    pub fn branch(&mut self, target_label: Word) -> BuildResult<()> {
+        self.terminate(&[head(2, Op::Branch), target_label])
+    }
+
+    /// `OpBranchConditional` (ends the block).
+    pub fn branch_conditional(
+        &mut self,
+        condition: Word,
+        true_label: Word,
+        false_label: Word,
+        branch_weights: impl IntoIterator<Item = u32>,
+    ) -> BuildResult<()> {
+        if self.selected.is_none() {
+            return Err(Error::MismatchedTerminator);
+        }
+        self.emit_with(Op::BranchConditional, |v| {
+            v.extend_from_slice(&[condition, true_label, false_label]);
+            v.extend(branch_weights);
+        })?;
+        self.selected = None;
+        Ok(())
+    }
+
+    /// `OpReturn` (ends the block).
+    pub fn ret(&mut self) -> BuildResult<()> {
+        self.terminate(&[head(1, Op::Return)])
+    }
+
+    /// `OpReturnValue` (ends the block).
+    pub fn ret_value(&mut self, value: Word) -> BuildResult<()> {
+        self.terminate(&[head(2, Op::ReturnValue), value])
+    }
+
+    /// `OpUnreachable` (ends the block).
+    pub fn unreachable(&mut self) -> BuildResult<()> {
+        self.terminate(&[head(1, Op::Unreachable)])
+    }
+}
+
+/// Word offsets of the instructions in `words` (a block: its label, then instructions).
+fn instruction_offsets(words: &[u32]) -> Vec<usize> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < words.len() {
+        out.push(at);
+        at += ((words[at] >> 16) as usize).max(1);
+    }
+    out
+}
+
+/// Instructions `result_type, result_id, id operands...` (one line each: method, opcode,
+/// operand names).
+macro_rules! value_ops {
+    ($($name:ident => $op:ident($($arg:ident),*);)*) => {
+        impl Builder {
+            $(
+                #[doc = concat!("`Op", stringify!($op), "`.")]
+                #[inline]
+                pub fn $name(
+                    &mut self,
+                    result_type: Word,
+                    result_id: Option<Word>,
+                    $($arg: Word),*
+                ) -> BuildResult<Word> {
+                    let id = result_id.unwrap_or_else(|| self.id());
+                    let mut w = [0, result_type, id, $($arg),*];
+                    w[0] = head(w.len(), Op::$op);
+                    self.emit(&w)?;
+                    Ok(id)
+                }
+            )*
+        }
+    };
+}
+
+/// Instructions without a result and with id operands only.
+macro_rules! void_ops {
+    ($($name:ident => $op:ident($($arg:ident),*);)*) => {
+        impl Builder {
+            $(
+                #[doc = concat!("`Op", stringify!($op), "`.")]
+                #[inline]
+                pub fn $name(&mut self, $($arg: Word),*) -> BuildResult<()> {
+                    let mut w = [0, $($arg),*];
+                    w[0] = head(w.len(), Op::$op);
+                    self.emit(&w)
+                }
+            )*
+        }
+    };
+}
+
+/// Sub-group operations `result_type, id, execution, operation, value, [cluster size]`.
+macro_rules! group_ops {
+    ($($name:ident => $op:ident;)*) => {
+        impl Builder {
+            $(
+                #[doc = concat!("`Op", stringify!($op), "`.")]
+                pub fn $name(
+                    &mut self,
+                    result_type: Word,
+                    result_id: Option<Word>,
+                    execution: Word,
+                    operation: spirv::GroupOperation,
+                    value: Word,
+                    cluster_size: Option<Word>,
+                ) -> BuildResult<Word> {
+                    let id = result_id.unwrap_or_else(|| self.id());
+                    self.emit_with(Op::$op, |v| {
+                        v.extend_from_slice(&[result_type, id, execution, operation as u32, value]);
+                        v.extend(cluster_size);
+                    })?;
+                    Ok(id)
+                }
+            )*
+        }
+    };
+}
+
+/// Module-level methods, forwarded to rspirv's builder unchanged.
+macro_rules! forward {
+    ($($name:ident($($arg:ident: $ty:ty),*) $(-> $ret:ty)?;)*) => {
+        impl Builder {
+            $(
+                #[doc = concat!("rspirv's `", stringify!($name), "` (module level).")]
+                pub fn $name(&mut self, $($arg: $ty),*) $(-> $ret)? {
+                    self.module.$name($($arg),*)
+                }
+            )*
+        }
+    };
+}
+
+forward! {
+    set_version(major: u8, minor: u8);
+    capability(capability: spirv::Capability);
+    extension(extension: impl Into<String>);
+    ext_inst_import(extended_inst_set: impl Into<String>) -> Word;
+    memory_model(addressing_model: spirv::AddressingModel, memory_model: spirv::MemoryModel);
+    entry_point(
+        execution_model: spirv::ExecutionModel,
+        entry_point: Word,
+        name: impl Into<String>,
+        interface: impl AsRef<[Word]>
+    );
+    execution_mode(entry_point: Word, execution_mode: spirv::ExecutionMode, params: impl AsRef<[u32]>);
+    name(target_id: Word, name: impl Into<String>);
+    member_name(target_type: Word, member: u32, name: impl Into<String>);
+    decorate(target: Word, decoration: spirv::Decoration, params: impl IntoIterator<Item = Operand>);
+    member_decorate(
+        structure_type: Word,
+        member: u32,
+        decoration: spirv::Decoration,
+        params: impl IntoIterator<Item = Operand>
+    );
+    type_void() -> Word;
+    type_bool() -> Word;
+    type_int(width: u32, signedness: u32) -> Word;
+    type_float(width: u32, encoding: Option<spirv::FPEncoding>) -> Word;
+    type_vector(component_type: Word, component_count: u32) -> Word;
+    type_array(element_type: Word, length: Word) -> Word;
+    type_struct_id(result_id: Option<Word>, members: impl IntoIterator<Item = Word>) -> Word;
+    type_pointer(result_id: Option<Word>, storage_class: spirv::StorageClass, pointee_type: Word) -> Word;
+    type_function(return_type: Word, parameter_types: impl IntoIterator<Item = Word>) -> Word;
+    constant_true(result_type: Word) -> Word;
+    constant_false(result_type: Word) -> Word;
+    constant_null(result_type: Word) -> Word;
+    constant_bit32(result_type: Word, value: u32) -> Word;
+    constant_bit64(result_type: Word, value: u64) -> Word;
+    constant_composite(result_type: Word, constituents: impl IntoIterator<Item = Word>) -> Word;
+    spec_constant_bit32(result_type: Word, value: u32) -> Word;
+    spec_constant_composite(result_type: Word, constituents: impl IntoIterator<Item = Word>) -> Word;
+}
+
+value_ops! {
+    // Arithmetic.
+    i_add => IAdd(operand_1, operand_2);
+    i_sub => ISub(operand_1, operand_2);
+    i_mul => IMul(operand_1, operand_2);
+    u_div => UDiv(operand_1, operand_2);
+    s_div => SDiv(operand_1, operand_2);
+    u_mod => UMod(operand_1, operand_2);
+    s_rem => SRem(operand_1, operand_2);
+    s_mod => SMod(operand_1, operand_2);
+    s_negate => SNegate(operand);
+    i_add_carry => IAddCarry(operand_1, operand_2);
+    i_sub_borrow => ISubBorrow(operand_1, operand_2);
+    u_mul_extended => UMulExtended(operand_1, operand_2);
+    s_mul_extended => SMulExtended(operand_1, operand_2);
+    f_add => FAdd(operand_1, operand_2);
+    f_sub => FSub(operand_1, operand_2);
+    f_mul => FMul(operand_1, operand_2);
+    f_div => FDiv(operand_1, operand_2);
+    f_rem => FRem(operand_1, operand_2);
+    f_mod => FMod(operand_1, operand_2);
+    f_negate => FNegate(operand);
+    // Bits.
+    bitwise_and => BitwiseAnd(operand_1, operand_2);
+    bitwise_or => BitwiseOr(operand_1, operand_2);
+    bitwise_xor => BitwiseXor(operand_1, operand_2);
+    not => Not(operand);
+    shift_left_logical => ShiftLeftLogical(base, shift);
+    shift_right_logical => ShiftRightLogical(base, shift);
+    shift_right_arithmetic => ShiftRightArithmetic(base, shift);
+    bit_count => BitCount(base);
+    bit_reverse => BitReverse(base);
+    bit_field_insert => BitFieldInsert(base, insert, offset, count);
+    bit_field_s_extract => BitFieldSExtract(base, offset, count);
+    bit_field_u_extract => BitFieldUExtract(base, offset, count);
+    // Comparisons and logic.
+    i_equal => IEqual(operand_1, operand_2);
+    i_not_equal => INotEqual(operand_1, operand_2);
+    u_less_than => ULessThan(operand_1, operand_2);
+    u_less_than_equal => ULessThanEqual(operand_1, operand_2);
+    u_greater_than => UGreaterThan(operand_1, operand_2);
+    u_greater_than_equal => UGreaterThanEqual(operand_1, operand_2);
+    s_less_than => SLessThan(operand_1, operand_2);
+    s_less_than_equal => SLessThanEqual(operand_1, operand_2);
+    s_greater_than => SGreaterThan(operand_1, operand_2);
+    s_greater_than_equal => SGreaterThanEqual(operand_1, operand_2);
+    f_ord_equal => FOrdEqual(operand_1, operand_2);
+    f_ord_not_equal => FOrdNotEqual(operand_1, operand_2);
+    f_ord_less_than => FOrdLessThan(operand_1, operand_2);
+    f_ord_less_than_equal => FOrdLessThanEqual(operand_1, operand_2);
+    f_ord_greater_than => FOrdGreaterThan(operand_1, operand_2);
+    f_ord_greater_than_equal => FOrdGreaterThanEqual(operand_1, operand_2);
+    f_unord_equal => FUnordEqual(operand_1, operand_2);
+    f_unord_not_equal => FUnordNotEqual(operand_1, operand_2);
+    f_unord_less_than => FUnordLessThan(operand_1, operand_2);
+    f_unord_less_than_equal => FUnordLessThanEqual(operand_1, operand_2);
+    f_unord_greater_than => FUnordGreaterThan(operand_1, operand_2);
+    f_unord_greater_than_equal => FUnordGreaterThanEqual(operand_1, operand_2);
+    is_nan => IsNan(x);
+    is_inf => IsInf(x);
+    logical_equal => LogicalEqual(operand_1, operand_2);
+    logical_not_equal => LogicalNotEqual(operand_1, operand_2);
+    logical_or => LogicalOr(operand_1, operand_2);
+    logical_and => LogicalAnd(operand_1, operand_2);
+    logical_not => LogicalNot(operand);
+    select => Select(condition, object_1, object_2);
+    any => Any(vector);
+    all => All(vector);
+    // Conversions.
+    u_convert => UConvert(unsigned_value);
+    s_convert => SConvert(signed_value);
+    f_convert => FConvert(float_value);
+    convert_f_to_u => ConvertFToU(float_value);
+    convert_f_to_s => ConvertFToS(float_value);
+    convert_s_to_f => ConvertSToF(signed_value);
+    convert_u_to_f => ConvertUToF(unsigned_value);
+    convert_u_to_ptr => ConvertUToPtr(integer_value);
+    convert_ptr_to_u => ConvertPtrToU(pointer);
+    bitcast => Bitcast(operand);
+    copy_object => CopyObject(operand);
+    vector_extract_dynamic => VectorExtractDynamic(vector, index);
+    vector_insert_dynamic => VectorInsertDynamic(vector, component, index);
+    // Atomics.
+    atomic_load => AtomicLoad(pointer, memory, semantics);
+    atomic_exchange => AtomicExchange(pointer, memory, semantics, value);
+    atomic_compare_exchange => AtomicCompareExchange(pointer, memory, equal, unequal, value, comparator);
+    atomic_i_increment => AtomicIIncrement(pointer, memory, semantics);
+    atomic_i_decrement => AtomicIDecrement(pointer, memory, semantics);
+    atomic_i_add => AtomicIAdd(pointer, memory, semantics, value);
+    atomic_i_sub => AtomicISub(pointer, memory, semantics, value);
+    atomic_s_min => AtomicSMin(pointer, memory, semantics, value);
+    atomic_u_min => AtomicUMin(pointer, memory, semantics, value);
+    atomic_s_max => AtomicSMax(pointer, memory, semantics, value);
+    atomic_u_max => AtomicUMax(pointer, memory, semantics, value);
+    atomic_and => AtomicAnd(pointer, memory, semantics, value);
+    atomic_or => AtomicOr(pointer, memory, semantics, value);
+    atomic_xor => AtomicXor(pointer, memory, semantics, value);
+    // Sub-groups.
+    group_non_uniform_elect => GroupNonUniformElect(execution);
+    group_non_uniform_ballot => GroupNonUniformBallot(execution, predicate);
+    group_non_uniform_broadcast => GroupNonUniformBroadcast(execution, value, id);
+    group_non_uniform_broadcast_first => GroupNonUniformBroadcastFirst(execution, value);
+    group_non_uniform_shuffle => GroupNonUniformShuffle(execution, value, invocation_id);
+    group_non_uniform_shuffle_xor => GroupNonUniformShuffleXor(execution, value, mask);
+    group_non_uniform_shuffle_up => GroupNonUniformShuffleUp(execution, value, delta);
+    group_non_uniform_shuffle_down => GroupNonUniformShuffleDown(execution, value, delta);
+    group_non_uniform_all => GroupNonUniformAll(execution, predicate);
+    group_non_uniform_any => GroupNonUniformAny(execution, predicate);
+}
+
+void_ops! {
+    atomic_store => AtomicStore(pointer, memory, semantics, value);
+    control_barrier => ControlBarrier(execution, memory, semantics);
+    memory_barrier => MemoryBarrier(memory, semantics);
+}
+
+group_ops! {
+    group_non_uniform_i_add => GroupNonUniformIAdd;
+    group_non_uniform_i_mul => GroupNonUniformIMul;
+    group_non_uniform_s_min => GroupNonUniformSMin;
+    group_non_uniform_s_max => GroupNonUniformSMax;
+    group_non_uniform_u_min => GroupNonUniformUMin;
+    group_non_uniform_u_max => GroupNonUniformUMax;
+    group_non_uniform_f_add => GroupNonUniformFAdd;
+    group_non_uniform_f_min => GroupNonUniformFMin;
+    group_non_uniform_f_max => GroupNonUniformFMax;
+    group_non_uniform_bitwise_and => GroupNonUniformBitwiseAnd;
+    group_non_uniform_bitwise_or => GroupNonUniformBitwiseOr;
+    group_non_uniform_bitwise_xor => GroupNonUniformBitwiseXor;
+    group_non_uniform_logical_and => GroupNonUniformLogicalAnd;
+    group_non_uniform_logical_or => GroupNonUniformLogicalOr;
+}
