@@ -139,7 +139,8 @@ impl Builder {
     /// Inserts words at the end of block `b` (not the last block, not block 0).
     fn insert_at_block_end(&mut self, b: usize, words: &[u32]) {
         let at = self.func.starts[b];
-        self.func.rest.splice(at..at, words.iter().copied());
+        self.func.rest.extend_from_slice(words);
+        self.func.rest[at..].rotate_right(words.len());
         for s in &mut self.func.starts[b..] {
             *s += words.len();
         }
@@ -182,25 +183,28 @@ impl Builder {
         let Some(b) = self.selected else {
             return Err(Error::DetachedInstruction(Some(inst)));
         };
-        let mut words = Vec::new();
+        let mut words = std::mem::take(&mut self.scratch);
+        words.clear();
         inst.assemble_into(&mut words);
         let (v, start, end) = self.block_words(b);
-        let offsets = instruction_offsets(&v[start..end]);
-        // offsets[0] is the label; instructions follow.
-        let count = offsets.len() - 1;
+        let block = &v[start..end];
+        // Instructions after the label.
+        let count = instructions(block).count() - 1;
         let index = match insert_point {
             InsertPoint::End => count,
             InsertPoint::Begin => 0,
             InsertPoint::FromBegin(i) => i,
             InsertPoint::FromEnd(i) => count - i,
         };
-        let at = start + offsets.get(index + 1).copied().unwrap_or(end - start);
-        v.splice(at..at, words.iter().copied());
+        let at = start + instructions(block).nth(index + 1).unwrap_or(block.len());
+        v.extend_from_slice(&words);
+        v[at..].rotate_right(words.len());
         if b > 0 {
             for s in &mut self.func.starts[b..] {
                 *s += words.len();
             }
         }
+        self.scratch = words;
         Ok(())
     }
 
@@ -209,10 +213,9 @@ impl Builder {
         let Some(b) = self.selected else { return 0 };
         let (v, start, end) = self.block_words(b);
         let words = &v[start..end];
-        instruction_offsets(words)
-            .iter()
+        instructions(words)
             .skip(1)
-            .take_while(|&&o| words[o] & 0xffff == op as u32)
+            .take_while(|&o| words[o] & 0xffff == op as u32)
             .count()
     }
 
@@ -552,14 +555,15 @@ impl Builder {
 }
 
 /// Word offsets of the instructions in `words` (a block: its label, then instructions).
-fn instruction_offsets(words: &[u32]) -> Vec<usize> {
-    let mut out = Vec::new();
+fn instructions(words: &[u32]) -> impl Iterator<Item = usize> + '_ {
     let mut at = 0;
-    while at < words.len() {
-        out.push(at);
-        at += ((words[at] >> 16) as usize).max(1);
-    }
-    out
+    std::iter::from_fn(move || {
+        let here = at;
+        (here < words.len()).then(|| {
+            at += ((words[here] >> 16) as usize).max(1);
+            here
+        })
+    })
 }
 
 /// Instructions `result_type, result_id, id operands...` (one line each: method, opcode,
@@ -817,4 +821,123 @@ group_ops! {
     group_non_uniform_bitwise_xor => GroupNonUniformBitwiseXor;
     group_non_uniform_logical_and => GroupNonUniformLogicalAnd;
     group_non_uniform_logical_or => GroupNonUniformLogicalOr;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Builder;
+    use rspirv::binary::Assemble;
+    use rspirv::dr::{InsertPoint, Instruction, Operand};
+    use rspirv::spirv::{self, Op, StorageClass};
+
+    /// The same calls on this builder and on rspirv's give the same words: module-level
+    /// sections, parameters, variables, insertions into the entry block and into a block
+    /// before the last, operands of every shape, terminators.
+    macro_rules! script {
+        ($b:expr) => {{
+            let b = &mut $b;
+            b.set_version(1, 5);
+            let glsl = b.ext_inst_import("GLSL.std.450");
+            b.memory_model(
+                spirv::AddressingModel::PhysicalStorageBuffer64,
+                spirv::MemoryModel::GLSL450,
+            );
+            b.capability(spirv::Capability::Shader);
+            let void = b.type_void();
+            let u32t = b.type_int(32, 0);
+            let f32t = b.type_float(32, None);
+            let boolt = b.type_bool();
+            let pu = b.type_pointer(None, StorageClass::Function, u32t);
+            let fnt = b.type_function(u32t, [u32t]);
+            let k1 = b.constant_bit32(u32t, 1);
+            let global = b.variable(pu, None, StorageClass::Private, None);
+            let f = b
+                .begin_function(u32t, None, spirv::FunctionControl::NONE, fnt)
+                .unwrap();
+            let p = b.function_parameter(u32t).unwrap();
+            b.begin_block(None).unwrap();
+            let v = b.variable(pu, None, StorageClass::Function, None);
+            b.store(v, p, None, []).unwrap();
+            let x = b.load(u32t, None, v, None, []).unwrap();
+            let y = b.i_add(u32t, None, x, k1).unwrap();
+            let c = b.u_less_than(boolt, None, x, y).unwrap();
+            let (t, e, m) = (b.id(), b.id(), b.id());
+            b.selection_merge(m, spirv::SelectionControl::NONE).unwrap();
+            b.branch_conditional(c, t, e, []).unwrap();
+            b.begin_block(Some(t)).unwrap();
+            let fl = b.convert_u_to_f(f32t, None, y).unwrap();
+            let r = b
+                .ext_inst(f32t, None, glsl, 8, [Operand::IdRef(fl)])
+                .unwrap();
+            b.decorate(r, spirv::Decoration::NoContraction, []);
+            b.store(
+                v,
+                y,
+                Some(spirv::MemoryAccess::ALIGNED),
+                [Operand::LiteralBit32(4)],
+            )
+            .unwrap();
+            b.branch(m).unwrap();
+            b.begin_block(Some(e)).unwrap();
+            let z = b.select(u32t, None, c, x, y).unwrap();
+            b.store(v, z, None, []).unwrap();
+            b.branch(m).unwrap();
+            b.begin_block(Some(m)).unwrap();
+            // A variable at the start of the entry block, a store after the variables.
+            let cur = b.selected_block();
+            b.select_block(Some(0)).unwrap();
+            let w = b.id();
+            b.insert_into_block(
+                InsertPoint::Begin,
+                Instruction::new(
+                    Op::Variable,
+                    Some(pu),
+                    Some(w),
+                    vec![Operand::StorageClass(StorageClass::Function)],
+                ),
+            )
+            .unwrap();
+            b.insert_into_block(
+                InsertPoint::FromBegin(2),
+                Instruction::new(
+                    Op::Store,
+                    None,
+                    None,
+                    vec![Operand::IdRef(w), Operand::IdRef(k1)],
+                ),
+            )
+            .unwrap();
+            // Appending to a block before the last one.
+            b.select_block(Some(1)).unwrap();
+            b.insert_into_block(
+                InsertPoint::FromEnd(1),
+                Instruction::new(
+                    Op::Store,
+                    None,
+                    None,
+                    vec![Operand::IdRef(w), Operand::IdRef(y)],
+                ),
+            )
+            .unwrap();
+            // (After the terminator: words only, not a valid module.)
+            b.i_add(u32t, None, y, k1).unwrap();
+            b.select_block(cur).unwrap();
+            let q = b.load(u32t, None, w, None, []).unwrap();
+            let g = b.load(u32t, None, global, None, []).unwrap();
+            let s = b.bitwise_xor(u32t, None, q, g).unwrap();
+            let call = b.function_call(u32t, None, f, [s]).unwrap();
+            b.ret_value(call).unwrap();
+            b.end_function().unwrap();
+            let _ = void;
+        }};
+    }
+
+    #[test]
+    fn words_match_rspirv() {
+        let mut ours = Builder::new();
+        script!(ours);
+        let mut theirs = rspirv::dr::Builder::new();
+        script!(theirs);
+        assert_eq!(ours.assemble(), theirs.module().assemble());
+    }
 }

@@ -47,6 +47,8 @@ pub struct FnCx<'a> {
     pub fid: FuncId,
     /// Variables of the registers, by [`RegId`].
     regs: Vec<Word>,
+    /// SPIR-V types of the registers, by [`RegId`].
+    reg_types: Vec<Word>,
     dispatch: Vec<Word>,
     brk: Option<Word>,
     stack: Vec<Frame>,
@@ -114,15 +116,17 @@ impl<'a> FnCx<'a> {
             sigs,
             f,
             fid,
-            regs: Vec::new(),
+            regs: Vec::with_capacity(f.regs.len()),
+            reg_types: Vec::with_capacity(f.regs.len()),
             dispatch: Vec::new(),
             brk: None,
             stack: Vec::new(),
             next_construct: 1,
             subgroup_size,
         };
-        for r in 0..f.regs.len() {
-            let ty = cx.reg_type(RegId(r as u32));
+        for reg in &f.regs {
+            let ty = cx.m.reg_type(reg.ty);
+            cx.reg_types.push(ty);
             let p = cx.m.ptr(StorageClass::Function, ty);
             let v = cx.m.b.variable(p, None, StorageClass::Function, None);
             cx.regs.push(v);
@@ -153,8 +157,7 @@ impl<'a> FnCx<'a> {
 
     /// The SPIR-V type of a register.
     pub fn reg_type(&mut self, r: RegId) -> Word {
-        let ty = self.f.regs[r.0 as usize].ty;
-        self.type_of(ty)
+        self.reg_types[r.0 as usize]
     }
 
     /// The SPIR-V type of a PISA register type.

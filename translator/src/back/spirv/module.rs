@@ -35,6 +35,9 @@ pub struct ModuleCx {
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
     types: HashMap<TypeKey, Word>,
+    /// The scalar types declared so far, by [`Scalar::slot`] (asked for several times per
+    /// instruction, so not looked up in `types`).
+    scalars: [Option<Word>; Scalar::SLOTS],
     /// Functions (by index) that use sub-group state (`%laneid`, `%activemask`,
     /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
     /// sub-group size.
@@ -60,6 +63,27 @@ pub enum Scalar {
     F(u32),
     /// `bool`.
     Bool,
+}
+
+impl Scalar {
+    /// Number of slots of the scalar type cache.
+    const SLOTS: usize = 9;
+
+    /// The slot of the scalar type cache, for the widths SPIR-V has.
+    fn slot(self) -> Option<usize> {
+        let width = |bits: u32| match bits {
+            8 => Some(0),
+            16 => Some(1),
+            32 => Some(2),
+            64 => Some(3),
+            _ => None,
+        };
+        match self {
+            Scalar::Bool => Some(0),
+            Scalar::U(bits) => width(bits).map(|i| 1 + i),
+            Scalar::F(bits) => width(bits).map(|i| 5 + i),
+        }
+    }
 }
 
 impl ModuleCx {
@@ -88,6 +112,7 @@ impl ModuleCx {
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
             types: HashMap::default(),
+            scalars: [None; Scalar::SLOTS],
         };
         cx.capability(Capability::Shader);
         cx.capability(Capability::PhysicalStorageBufferAddresses);
@@ -158,7 +183,17 @@ impl ModuleCx {
     }
 
     /// The type of a scalar kind, declaring the capability it needs.
+    #[inline]
     pub fn ty(&mut self, s: Scalar) -> Word {
+        let slot = s.slot();
+        if let Some(t) = slot.and_then(|i| self.scalars[i]) {
+            return t;
+        }
+        self.declare_scalar(s, slot)
+    }
+
+    #[cold]
+    fn declare_scalar(&mut self, s: Scalar, slot: Option<usize>) -> Word {
         if let Some(&t) = self.types.get(&TypeKey::Scalar(s)) {
             return t;
         }
@@ -194,6 +229,9 @@ impl ModuleCx {
             }
         };
         self.types.insert(TypeKey::Scalar(s), t);
+        if let Some(i) = slot {
+            self.scalars[i] = Some(t);
+        }
         t
     }
 

@@ -47,6 +47,15 @@ impl FnCx<'_> {
         f: impl Fn(&mut Self, u32, &[Word]) -> EResult<Word>,
     ) -> EResult {
         let (w, n) = int_shape(inst.q.ty);
+        if n == 1 && nsrc <= 4 {
+            // The common scalar case, without a vector per operand.
+            let mut args = [0; 4];
+            for (i, a) in args.iter_mut().enumerate().take(nsrc) {
+                *a = self.read_uint(&inst.ops[i + 1], w)?;
+            }
+            let r = f(self, w, &args[..nsrc])?;
+            return self.write_uint(&inst.ops[0], w, r);
+        }
         let mut srcs = Vec::new();
         for i in 1..=nsrc {
             srcs.push(self.src_elems(inst, i, w, n)?);
