@@ -97,26 +97,34 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.extend(m.features.iter().copied());
     features.sort();
     features.dedup();
-    let edges = call_graph(module);
-    let subgroup_kernels: Vec<bool> = module
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, _)| {
-            reachable(&edges, i)
-                .iter()
-                .enumerate()
-                .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
-        })
-        .collect();
-    let spirv_words = m.b.assemble();
-    let mut reflection = reflect(module, &layout, &features);
-    for k in &mut reflection.kernels {
-        if let Some(i) = module
+    // Quadratic in the number of functions, so only when some function uses sub-groups.
+    let subgroup_kernels: Vec<bool> = if m.subgroup_users.is_empty() {
+        vec![false; module.functions.len()]
+    } else {
+        let edges = call_graph(module);
+        module
             .functions
             .iter()
-            .position(|f| f.name == k.name && f.is_kernel())
-        {
+            .enumerate()
+            .map(|(i, _)| {
+                reachable(&edges, i)
+                    .iter()
+                    .enumerate()
+                    .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
+            })
+            .collect()
+    };
+    let spirv_words = m.b.assemble();
+    let mut reflection = reflect(module, &layout, &features);
+    // The first kernel of each name (a map: a linear search per kernel is quadratic).
+    let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.is_kernel() {
+            kernel_index.entry(f.name.as_str()).or_insert(i);
+        }
+    }
+    for k in &mut reflection.kernels {
+        if let Some(&i) = kernel_index.get(k.name.as_str()) {
             if subgroup_kernels[i] {
                 k.subgroup_size = Some(options.subgroup_size);
                 k.features.push(Feature::SubgroupSizeControl);
