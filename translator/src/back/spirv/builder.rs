@@ -574,6 +574,7 @@ macro_rules! value_ops {
             $(
                 #[doc = concat!("`Op", stringify!($op), "`.")]
                 #[inline]
+                #[allow(clippy::too_many_arguments)]
                 pub fn $name(
                     &mut self,
                     result_type: Word,
