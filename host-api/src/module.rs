@@ -218,6 +218,53 @@ impl Module {
         self.dispatch_raw(kernel, launch, &bytes)
     }
 
+    /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
+    /// running it: checks the work-group size and that the device and the context have every
+    /// feature the kernel needs, so such errors surface before the first dispatch.
+    pub fn prepare(&self, kernel: &str, local: impl Into<Dim3>) -> Result<()> {
+        let k = self.kernel(kernel)?;
+        let local32 = self.local_size(k, local.into().size)?;
+        self.pipeline(k, local32).map(drop)
+    }
+
+    /// `local` as a work-group size of `k`: every dimension in 1..=u32::MAX, and equal to
+    /// `.reqd_work_group_size` when the kernel has one.
+    fn local_size(&self, k: &KernelInfo, local: [u64; 3]) -> Result<[u32; 3]> {
+        let launch_err = |message: String| Error::Launch {
+            kernel: k.name.clone(),
+            message,
+        };
+        if local.iter().any(|&l| l == 0 || l > u32::MAX as u64) {
+            return Err(launch_err(format!(
+                "work-group size {local:?} must be at least 1 in every dimension"
+            )));
+        }
+        let local32 = [local[0] as u32, local[1] as u32, local[2] as u32];
+        if let Some(req) = k.reqd_work_group_size {
+            if req != local32 {
+                return Err(launch_err(format!(
+                    "the kernel requires work-group size {req:?} (.reqd_work_group_size), {local32:?} given"
+                )));
+            }
+        }
+        Ok(local32)
+    }
+
+    /// The pipeline of `k` for work-groups of `local32` (from the context's cache).
+    fn pipeline(&self, k: &KernelInfo, local32: [u32; 3]) -> Result<Arc<pisa_runtime::Pipeline>> {
+        let desc = pisa_runtime::PipelineDesc {
+            spirv: &self.translation.spirv,
+            entry_point: &k.name,
+            local_size: local32,
+            push_constant_size: k.push_constant_size,
+            required_subgroup_size: k.subgroup_size,
+            require_full_subgroups: k.subgroup_size.is_some(),
+            required_features: kernel_features(k),
+            name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
+        };
+        Ok(self.ctx.rt.create_pipeline(&desc)?)
+    }
+
     /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
     /// block must be exactly the kernel's `.param` layout.
     pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
@@ -234,19 +281,7 @@ impl Module {
             });
         }
         let local = launch.local.size;
-        if local.iter().any(|&l| l == 0 || l > u32::MAX as u64) {
-            return Err(launch_err(format!(
-                "work-group size {local:?} must be at least 1 in every dimension"
-            )));
-        }
-        let local32 = [local[0] as u32, local[1] as u32, local[2] as u32];
-        if let Some(req) = k.reqd_work_group_size {
-            if req != local32 {
-                return Err(launch_err(format!(
-                    "the kernel requires work-group size {req:?} (.reqd_work_group_size), {local32:?} given"
-                )));
-            }
-        }
+        let local32 = self.local_size(k, local)?;
         let global = launch.global.size;
         let mut groups = [0u32; 3];
         for d in 0..3 {
@@ -301,17 +336,7 @@ impl Module {
             );
             _param_buffer = b;
         }
-        let desc = pisa_runtime::PipelineDesc {
-            spirv: &self.translation.spirv,
-            entry_point: &k.name,
-            local_size: local32,
-            push_constant_size: k.push_constant_size,
-            required_subgroup_size: k.subgroup_size,
-            require_full_subgroups: k.subgroup_size.is_some(),
-            required_features: required_features(&k.features),
-            name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
-        };
-        let pipeline = self.ctx.rt.create_pipeline(&desc)?;
+        let pipeline = self.pipeline(k, local32)?;
         self.ctx.rt.dispatch(&pipeline, &push, groups)?;
         Ok(())
     }
@@ -362,6 +387,29 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
         }
     }
     f
+}
+
+/// Everything `k` needs of a device: its reflected features, and sub-group size control with
+/// full sub-groups when it is translated for a sub-group size.
+pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
+    let mut f = required_features(&k.features);
+    if k.subgroup_size.is_some() {
+        f.subgroup_size_control = true;
+        f.compute_full_subgroups = true;
+    }
+    f
+}
+
+/// Everything the kernels of `translation` need of a device (the union of
+/// [`kernel_features`]): what [`Context::for_translations`] enables.
+pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
+    translation
+        .reflection
+        .kernels
+        .iter()
+        .fold(pisa_runtime::FeatureSet::default(), |f, k| {
+            f.union(&kernel_features(k))
+        })
 }
 
 impl Symbol<'_> {

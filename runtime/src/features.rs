@@ -452,25 +452,79 @@ pub(crate) fn query_support(
         wg_layout_8bit: b(wg.workgroup_memory_explicit_layout8_bit_access),
         wg_layout_16bit: b(wg.workgroup_memory_explicit_layout16_bit_access),
     };
-    // Only enable an extension whose features we use.
-    ext.atomic_float &= features.float_atomics != FloatAtomics::default();
-    ext.atomic_float2 &= float_atomics.buffer_f32_min_max
-        || float_atomics.shared_f32_min_max
-        || float_atomics.buffer_f64_min_max
-        || float_atomics.shared_f64_min_max;
-    ext.maximal_reconvergence &= features.maximal_reconvergence;
-    ext.workgroup_explicit_layout &= features.workgroup_memory_explicit_layout;
-    ext.subgroup_size_control &= sg_control || full_sg;
     Support {
         features,
-        extensions: ext,
+        extensions: ext.used_by(&features),
         vulkan13,
         extras,
     }
 }
 
-/// Creates the logical device with every supported feature of `support` enabled, one compute
-/// queue (`queue_family`), and the extensions those features need.
+impl OptionalExtensions {
+    /// The extensions of `self` that some feature of `features` needs: only those are enabled.
+    fn used_by(mut self, features: &FeatureSet) -> OptionalExtensions {
+        let fa = &features.float_atomics;
+        self.atomic_float &= *fa != FloatAtomics::default();
+        self.atomic_float2 &= fa.buffer_f32_min_max
+            || fa.shared_f32_min_max
+            || fa.buffer_f64_min_max
+            || fa.shared_f64_min_max;
+        self.maximal_reconvergence &= features.maximal_reconvergence;
+        self.workgroup_explicit_layout &= features.workgroup_memory_explicit_layout;
+        self.subgroup_size_control &=
+            features.subgroup_size_control || features.compute_full_subgroups;
+        self
+    }
+}
+
+impl FeatureSet {
+    /// What the runtime itself needs on every device: buffer device addresses, which are
+    /// 64-bit integers in the generated code.
+    pub fn runtime_minimum() -> FeatureSet {
+        FeatureSet {
+            buffer_device_address: true,
+            int64: true,
+            ..FeatureSet::default()
+        }
+    }
+}
+
+impl Support {
+    /// The support narrowed to `wanted` (plus [`FeatureSet::runtime_minimum`]): only features
+    /// both wanted and supported are enabled, with the extensions and the extra features that
+    /// depend on them. Sub-group operation classes are properties, not enabled features: they
+    /// stay as the device reports them.
+    pub fn restricted_to(&self, wanted: &FeatureSet) -> Support {
+        let wanted = wanted.union(&FeatureSet::runtime_minimum());
+        let mut features = self.features.intersection(&wanted);
+        features.subgroup_ops = self.features.subgroup_ops;
+        let x = &self.extras;
+        let extras = ExtraFeatures {
+            shader_subgroup_extended_types: x.shader_subgroup_extended_types
+                && features.subgroup_size_control,
+            scalar_block_layout: x.scalar_block_layout,
+            uniform_and_storage_buffer_8bit: x.uniform_and_storage_buffer_8bit
+                && features.storage_buffer_8bit,
+            uniform_and_storage_buffer_16bit: x.uniform_and_storage_buffer_16bit
+                && features.storage_buffer_16bit,
+            vmm_availability_visibility_chains: x.vmm_availability_visibility_chains
+                && features.vulkan_memory_model,
+            wg_layout_scalar: x.wg_layout_scalar && features.workgroup_memory_explicit_layout,
+            wg_layout_8bit: x.wg_layout_8bit && features.workgroup_memory_explicit_layout,
+            wg_layout_16bit: x.wg_layout_16bit && features.workgroup_memory_explicit_layout,
+        };
+        Support {
+            features,
+            extensions: self.extensions.used_by(&features),
+            vulkan13: self.vulkan13,
+            extras,
+        }
+    }
+}
+
+/// Creates the logical device with every feature of `support` enabled (all the device offers,
+/// or a [`Support::restricted_to`] set), one compute queue (`queue_family`), and the
+/// extensions those features need.
 pub(crate) fn create_logical_device(
     instance: &ash::Instance,
     pdev: vk::PhysicalDevice,

@@ -15,6 +15,7 @@ fn lavapipe() -> Context {
     let opts = ContextOptions {
         validation: Some(false),
         timeout_seconds: Some(60.0),
+        ..ContextOptions::default()
     };
     Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts)
         .expect("lavapipe (mesa-vulkan-drivers) must be installed for these tests")

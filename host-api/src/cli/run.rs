@@ -124,7 +124,8 @@ fn run_vulkan(
             Err(_) => DeviceSelector::NameContains(d.to_string()),
         },
     };
-    let ctx = Context::with_device(selector)?;
+    // A device with only what this module's kernels need enabled.
+    let ctx = Context::for_translations(selector, &[&translation])?;
     let module = Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?;
     let reqd = module
         .reflection()
