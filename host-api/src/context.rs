@@ -2,7 +2,7 @@
 
 use crate::{Buffer, Result};
 use bytemuck::Pod;
-use pisa_runtime::{DeviceInfo, DeviceSelector, FeatureSet};
+use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, FeatureSet};
 use pisa_translator::Translation;
 use std::sync::Arc;
 
@@ -30,12 +30,18 @@ impl Context {
     /// the runtime itself needs ([`FeatureSet::runtime_minimum`]). A kernel that needs a
     /// feature left out fails to load with [`Error::Runtime`](crate::Error) naming it.
     pub fn with_features(selector: DeviceSelector, features: FeatureSet) -> Result<Context> {
-        let options = pisa_runtime::ContextOptions {
+        let options = ContextOptions {
             features: Some(features),
             ..Default::default()
         };
+        Context::with_options(selector, &options)
+    }
+
+    /// A chosen device with settings given here taking precedence over the env variables
+    /// (validation layer, timeout) and the features to enable.
+    pub fn with_options(selector: DeviceSelector, options: &ContextOptions) -> Result<Context> {
         Ok(Context {
-            rt: Arc::new(pisa_runtime::Context::with_options(selector, &options)?),
+            rt: Arc::new(pisa_runtime::Context::with_options(selector, options)?),
         })
     }
 

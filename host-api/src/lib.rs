@@ -37,5 +37,5 @@ pub use module::{
     kernel_features, pack_args, required_features, translation_features, Arg, Dim3, Launch, Module,
     Symbol,
 };
-pub use pisa_runtime::{DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
+pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
 pub use pisa_translator::Options;

@@ -119,7 +119,8 @@ impl Module {
         Module::from_source_with(ctx, name, text, &Options::default())
     }
 
-    /// Like [`Module::from_source`], with translation options.
+    /// Like [`Module::from_source`], with translation options. Kernels that use sub-group
+    /// instructions are translated for maximal reconvergence when the context enabled it.
     pub fn from_source_with(
         ctx: &Context,
         name: &str,
@@ -127,7 +128,12 @@ impl Module {
         options: &Options,
     ) -> Result<Module> {
         let file = Arc::new(SourceFile::new(name, text));
-        let translation = pisa_translator::compile(&file, options).map_err(Error::Invalid)?;
+        let options = Options {
+            maximal_reconvergence: options.maximal_reconvergence
+                || ctx.enabled_features().maximal_reconvergence,
+            ..options.clone()
+        };
+        let translation = pisa_translator::compile(&file, &options).map_err(Error::Invalid)?;
         Module::from_translation(ctx, name, Arc::new(translation))
     }
 
@@ -384,6 +390,7 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::SubgroupSizeControl => f.subgroup_size_control = true,
             Feature::BufferInt64Atomics => f.shader_int64_atomics = true,
             Feature::SharedInt64Atomics => f.shader_shared_int64_atomics = true,
+            Feature::MaximalReconvergence => f.maximal_reconvergence = true,
         }
     }
     f
@@ -400,16 +407,19 @@ pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
     f
 }
 
-/// Everything the kernels of `translation` need of a device (the union of
-/// [`kernel_features`]): what [`Context::for_translations`] enables.
+/// What a context for `translation` should enable (what [`Context::for_translations`] asks
+/// for): every feature its kernels need (the union of [`kernel_features`]) and, when a kernel
+/// uses sub-group instructions, maximal reconvergence, which the context enables only where
+/// the device offers it; [`Module::from_source_with`] then translates for it.
 pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
-    translation
-        .reflection
-        .kernels
+    let kernels = &translation.reflection.kernels;
+    let mut f = kernels
         .iter()
         .fold(pisa_runtime::FeatureSet::default(), |f, k| {
             f.union(&kernel_features(k))
-        })
+        });
+    f.maximal_reconvergence |= kernels.iter().any(|k| k.subgroup_size.is_some());
+    f
 }
 
 impl Symbol<'_> {

@@ -23,7 +23,7 @@ use crate::device::{self, DeviceInfo, DeviceSelector};
 use crate::dispatch::Executor;
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
-use crate::instance::InstanceOwner;
+use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineDesc};
 
 /// Env variable: `1` turns the validation layer on.
@@ -209,10 +209,17 @@ impl Context {
         let queue_family = chosen
             .queue_family
             .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue", info.name)))?;
-        let support = match &options.features {
+        let mut support = match &options.features {
             Some(wanted) => chosen.support.restricted_to(wanted),
             None => chosen.support,
         };
+        if owner
+            .validation_layer_version
+            .is_some_and(|v| v < LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE)
+        {
+            // The layer cannot validate it: leave it off rather than drown real messages.
+            support = support.without_maximal_reconvergence();
+        }
         let device =
             features::create_logical_device(&owner.instance, chosen.handle, queue_family, &support)
                 .vk("vkCreateDevice")?;

@@ -490,6 +490,13 @@ impl FeatureSet {
 }
 
 impl Support {
+    /// The support without maximal reconvergence (feature and extension).
+    pub fn without_maximal_reconvergence(mut self) -> Support {
+        self.features.maximal_reconvergence = false;
+        self.extensions.maximal_reconvergence = false;
+        self
+    }
+
     /// The support narrowed to `wanted` (plus [`FeatureSet::runtime_minimum`]): only features
     /// both wanted and supported are enabled, with the extensions and the extra features that
     /// depend on them. Sub-group operation classes are properties, not enabled features: they

@@ -124,6 +124,9 @@ pub enum Feature {
     BufferInt64Atomics,
     /// `shaderSharedInt64Atomics` (64-bit atomics in shared memory).
     SharedInt64Atomics,
+    /// `shaderMaximalReconvergence` (`VK_KHR_shader_maximal_reconvergence`): the kernel's
+    /// entry point has the `MaximallyReconvergesKHR` execution mode.
+    MaximalReconvergence,
 }
 
 impl Feature {
@@ -141,6 +144,7 @@ impl Feature {
             Feature::SubgroupSizeControl => "subgroupSizeControl",
             Feature::BufferInt64Atomics => "shaderBufferInt64Atomics",
             Feature::SharedInt64Atomics => "shaderSharedInt64Atomics",
+            Feature::MaximalReconvergence => "shaderMaximalReconvergence",
         }
     }
 }

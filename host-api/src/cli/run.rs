@@ -111,7 +111,10 @@ fn run_vulkan(
     device: Option<&str>,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    let options = pisa_translator::Options { subgroup_size };
+    let options = pisa_translator::Options {
+        subgroup_size,
+        ..Default::default()
+    };
     let file = std::sync::Arc::new(file.clone());
     let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,
@@ -124,9 +127,19 @@ fn run_vulkan(
             Err(_) => DeviceSelector::NameContains(d.to_string()),
         },
     };
-    // A device with only what this module's kernels need enabled.
+    // A device with only what this module's kernels need enabled; sub-group kernels are
+    // translated again for maximal reconvergence where the device offers it.
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let module = Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?;
+    let uses_subgroups = translation
+        .reflection
+        .kernels
+        .iter()
+        .any(|k| k.subgroup_size.is_some());
+    let module = if uses_subgroups && ctx.enabled_features().maximal_reconvergence {
+        Module::from_source_with(&ctx, &file.name, &file.text, &options)?
+    } else {
+        Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?
+    };
     let reqd = module
         .reflection()
         .kernel(&req.kernel)

@@ -36,11 +36,19 @@ pub struct Options {
     /// Sub-group width to translate for: 32 is PISA's; another width is non-conforming and
     /// only for devices that cannot run 32-wide sub-groups (`%subgroupsize` then reads it).
     pub subgroup_size: u32,
+    /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
+    /// sub-group instructions, so that `%activemask` and the lanes taking part in a sub-group
+    /// instruction are exactly the work-items that reached it together. Only for devices with
+    /// `shaderMaximalReconvergence`: the host API sets it when the context enabled that.
+    pub maximal_reconvergence: bool,
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { subgroup_size: 32 }
+        Options {
+            subgroup_size: 32,
+            maximal_reconvergence: false,
+        }
     }
 }
 
@@ -80,23 +88,6 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if !errors.is_empty() {
         return Err(errors);
     }
-    for (i, f) in module.functions.iter().enumerate() {
-        if f.is_kernel() && f.body.is_some() {
-            let id = sigs[i].id;
-            m.b.entry_point(
-                spirv::ExecutionModel::GLCompute,
-                id,
-                f.name.clone(),
-                m.interface.clone(),
-            );
-            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
-            float_controls(&mut m, id);
-        }
-    }
-    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
-    features.extend(m.features.iter().copied());
-    features.sort();
-    features.dedup();
     let edges = call_graph(module);
     let subgroup_kernels: Vec<bool> = module
         .functions
@@ -109,6 +100,30 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                 .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
         })
         .collect();
+    let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
+    if reconverge {
+        m.b.extension("SPV_KHR_maximal_reconvergence");
+    }
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.is_kernel() && f.body.is_some() {
+            let id = sigs[i].id;
+            m.b.entry_point(
+                spirv::ExecutionModel::GLCompute,
+                id,
+                f.name.clone(),
+                m.interface.clone(),
+            );
+            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+            float_controls(&mut m, id);
+            if reconverge && subgroup_kernels[i] {
+                m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
+            }
+        }
+    }
+    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
+    features.extend(m.features.iter().copied());
+    features.sort();
+    features.dedup();
     let spirv_words = m.b.module().assemble();
     let mut reflection = reflect(module, &layout, &features);
     for k in &mut reflection.kernels {
@@ -120,6 +135,9 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             if subgroup_kernels[i] {
                 k.subgroup_size = Some(options.subgroup_size);
                 k.features.push(Feature::SubgroupSizeControl);
+                if reconverge {
+                    k.features.push(Feature::MaximalReconvergence);
+                }
             }
         }
     }
