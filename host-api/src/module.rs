@@ -391,6 +391,15 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::BufferInt64Atomics => f.shader_int64_atomics = true,
             Feature::SharedInt64Atomics => f.shader_shared_int64_atomics = true,
             Feature::MaximalReconvergence => f.maximal_reconvergence = true,
+            Feature::SignedZeroInfNanPreserveFloat16 => {
+                f.float_controls.signed_zero_inf_nan_preserve_16 = true
+            }
+            Feature::SignedZeroInfNanPreserveFloat32 => {
+                f.float_controls.signed_zero_inf_nan_preserve_32 = true
+            }
+            Feature::SignedZeroInfNanPreserveFloat64 => {
+                f.float_controls.signed_zero_inf_nan_preserve_64 = true
+            }
         }
     }
     f

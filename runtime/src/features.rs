@@ -71,6 +71,48 @@ impl SubgroupOps {
     }
 }
 
+/// Float-controls properties (`VkPhysicalDeviceFloatControlsProperties`): whether a shader
+/// may ask, per float width, that signed zeros, infinities and NaNs be preserved
+/// (`SignedZeroInfNanPreserve`, which every translated kernel does). Properties, not features:
+/// nothing is enabled, a kernel that needs one the device lacks is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FloatControls {
+    /// `shaderSignedZeroInfNanPreserveFloat16`.
+    pub signed_zero_inf_nan_preserve_16: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat32`.
+    pub signed_zero_inf_nan_preserve_32: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat64`.
+    pub signed_zero_inf_nan_preserve_64: bool,
+}
+
+impl FloatControls {
+    /// Reads the properties Vulkan 1.2 reports.
+    pub fn from_vk(p: &vk::PhysicalDeviceVulkan12Properties) -> FloatControls {
+        FloatControls {
+            signed_zero_inf_nan_preserve_16: b(p.shader_signed_zero_inf_nan_preserve_float16),
+            signed_zero_inf_nan_preserve_32: b(p.shader_signed_zero_inf_nan_preserve_float32),
+            signed_zero_inf_nan_preserve_64: b(p.shader_signed_zero_inf_nan_preserve_float64),
+        }
+    }
+
+    fn flags(&self) -> [(&'static str, bool); 3] {
+        [
+            (
+                "shaderSignedZeroInfNanPreserveFloat16",
+                self.signed_zero_inf_nan_preserve_16,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat32",
+                self.signed_zero_inf_nan_preserve_32,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat64",
+                self.signed_zero_inf_nan_preserve_64,
+            ),
+        ]
+    }
+}
+
 /// Individual floating-point atomic capabilities (`VK_EXT_shader_atomic_float` and
 /// `VK_EXT_shader_atomic_float2`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -157,6 +199,8 @@ pub struct FeatureSet {
     pub maximal_reconvergence: bool,
     /// `workgroupMemoryExplicitLayout` (`VK_KHR_workgroup_memory_explicit_layout`).
     pub workgroup_memory_explicit_layout: bool,
+    /// Float-controls properties (not enabled: the device has them or not).
+    pub float_controls: FloatControls,
 }
 
 impl FeatureSet {
@@ -194,6 +238,7 @@ impl FeatureSet {
                 self.workgroup_memory_explicit_layout,
             ),
         ]);
+        v.extend(self.float_controls.flags());
         v
     }
 
@@ -228,6 +273,7 @@ impl FeatureSet {
     fn zip_with(&self, o: &FeatureSet, f: impl Fn(bool, bool) -> bool) -> FeatureSet {
         let (s, so, sf) = (self.subgroup_ops, o.subgroup_ops, self.float_atomics);
         let of = o.float_atomics;
+        let (sc, oc) = (self.float_controls, o.float_controls);
         FeatureSet {
             buffer_device_address: f(self.buffer_device_address, o.buffer_device_address),
             int8: f(self.int8, o.int8),
@@ -283,6 +329,20 @@ impl FeatureSet {
                 self.workgroup_memory_explicit_layout,
                 o.workgroup_memory_explicit_layout,
             ),
+            float_controls: FloatControls {
+                signed_zero_inf_nan_preserve_16: f(
+                    sc.signed_zero_inf_nan_preserve_16,
+                    oc.signed_zero_inf_nan_preserve_16,
+                ),
+                signed_zero_inf_nan_preserve_32: f(
+                    sc.signed_zero_inf_nan_preserve_32,
+                    oc.signed_zero_inf_nan_preserve_32,
+                ),
+                signed_zero_inf_nan_preserve_64: f(
+                    sc.signed_zero_inf_nan_preserve_64,
+                    oc.signed_zero_inf_nan_preserve_64,
+                ),
+            },
         }
     }
 }
@@ -439,6 +499,8 @@ pub(crate) fn query_support(
         shader_shared_int64_atomics: b(v12.shader_shared_int64_atomics),
         maximal_reconvergence: b(mr.shader_maximal_reconvergence),
         workgroup_memory_explicit_layout: b(wg.workgroup_memory_explicit_layout),
+        // Properties: the caller reads them with the device's other properties.
+        float_controls: FloatControls::default(),
     };
     let extras = ExtraFeatures {
         shader_subgroup_extended_types: b(v12.shader_subgroup_extended_types),
@@ -499,12 +561,13 @@ impl Support {
 
     /// The support narrowed to `wanted` (plus [`FeatureSet::runtime_minimum`]): only features
     /// both wanted and supported are enabled, with the extensions and the extra features that
-    /// depend on them. Sub-group operation classes are properties, not enabled features: they
-    /// stay as the device reports them.
+    /// depend on them. Sub-group operation classes and float controls are properties, not enabled
+    /// features: they stay as the device reports them.
     pub fn restricted_to(&self, wanted: &FeatureSet) -> Support {
         let wanted = wanted.union(&FeatureSet::runtime_minimum());
         let mut features = self.features.intersection(&wanted);
         features.subgroup_ops = self.features.subgroup_ops;
+        features.float_controls = self.features.float_controls;
         let x = &self.extras;
         let extras = ExtraFeatures {
             shader_subgroup_extended_types: x.shader_subgroup_extended_types

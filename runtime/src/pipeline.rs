@@ -588,6 +588,34 @@ mod tests {
     }
 
     #[test]
+    fn a_float_control_the_device_lacks_is_named() {
+        let mut device = info();
+        device
+            .features
+            .float_controls
+            .signed_zero_inf_nan_preserve_32 = true;
+        let need = |f64_too: bool| PipelineDesc {
+            required_features: FeatureSet {
+                float_controls: crate::FloatControls {
+                    signed_zero_inf_nan_preserve_32: true,
+                    signed_zero_inf_nan_preserve_64: f64_too,
+                    ..Default::default()
+                },
+                ..FeatureSet::default()
+            },
+            ..desc()
+        };
+        let enabled = device.features;
+        check(&device, &enabled, &need(false)).unwrap();
+        match check(&device, &enabled, &need(true)) {
+            Err(Error::MissingFeatures { features, .. }) => {
+                assert_eq!(features, vec!["shaderSignedZeroInfNanPreserveFloat64"])
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn subgroup_size_must_be_supported() {
         let err = |n| match check(
             &info(),

@@ -35,6 +35,15 @@ fn vector_add_gets_only_the_runtime_minimum() {
         !f.subgroup_size_control && !f.maximal_reconvergence,
         "{f:?}"
     );
+    // Float controls are properties the kernel needs, not features to enable.
+    let k = &m.reflection().kernels[0];
+    assert!(k
+        .features
+        .contains(&Feature::SignedZeroInfNanPreserveFloat32));
+    assert!(!k
+        .features
+        .contains(&Feature::SignedZeroInfNanPreserveFloat64));
+    assert!(f.float_controls.signed_zero_inf_nan_preserve_32, "{f:?}");
     let a = [1.5f32, -0.0, f32::MAX, f32::INFINITY, 3.0];
     let b = [2.25f32, 0.0, f32::MAX, f32::NEG_INFINITY, -3.0];
     let (ba, bb, bc) = (

@@ -127,6 +127,13 @@ pub enum Feature {
     /// `shaderMaximalReconvergence` (`VK_KHR_shader_maximal_reconvergence`): the kernel's
     /// entry point has the `MaximallyReconvergesKHR` execution mode.
     MaximalReconvergence,
+    /// `shaderSignedZeroInfNanPreserveFloat16` (a property: the kernel preserves signed zeros,
+    /// infinities and NaNs of half-precision values).
+    SignedZeroInfNanPreserveFloat16,
+    /// `shaderSignedZeroInfNanPreserveFloat32`.
+    SignedZeroInfNanPreserveFloat32,
+    /// `shaderSignedZeroInfNanPreserveFloat64`.
+    SignedZeroInfNanPreserveFloat64,
 }
 
 impl Feature {
@@ -145,6 +152,9 @@ impl Feature {
             Feature::BufferInt64Atomics => "shaderBufferInt64Atomics",
             Feature::SharedInt64Atomics => "shaderSharedInt64Atomics",
             Feature::MaximalReconvergence => "shaderMaximalReconvergence",
+            Feature::SignedZeroInfNanPreserveFloat16 => "shaderSignedZeroInfNanPreserveFloat16",
+            Feature::SignedZeroInfNanPreserveFloat32 => "shaderSignedZeroInfNanPreserveFloat32",
+            Feature::SignedZeroInfNanPreserveFloat64 => "shaderSignedZeroInfNanPreserveFloat64",
         }
     }
 }

@@ -154,15 +154,16 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
 /// default there and the conformance tests check it.
 fn float_controls(m: &mut ModuleCx, entry: spirv::Word) {
     m.capability(spirv::Capability::SignedZeroInfNanPreserve);
-    let mut widths = vec![32];
+    let mut widths = vec![(32, Feature::SignedZeroInfNanPreserveFloat32)];
     if m.features.contains(&Feature::Float16) {
-        widths.push(16);
+        widths.push((16, Feature::SignedZeroInfNanPreserveFloat16));
     }
     if m.features.contains(&Feature::Float64) {
-        widths.push(64);
+        widths.push((64, Feature::SignedZeroInfNanPreserveFloat64));
     }
-    for w in widths {
+    for (w, property) in widths {
         m.b.execution_mode(entry, spirv::ExecutionMode::SignedZeroInfNanPreserve, [w]);
+        m.features.insert(property);
     }
 }
 
