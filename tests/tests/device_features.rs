@@ -118,23 +118,21 @@ fn wide_types_enable_their_features_and_run() {
     check_validation_of(&ctx);
 }
 
-/// Sub-group kernels (translated for the device's width) get sub-group size control with
-/// full sub-groups and, where the device offers it (Mesa 25's lavapipe does), maximal
-/// reconvergence: the module is then translated with the `MaximallyReconvergesKHR`
-/// execution mode (checked by spirv-val) and runs.
-#[test]
-fn subgroup_kernels_get_subgroup_size_control_and_maximal_reconvergence() {
+/// Makes a context for `subgroup_reduce.pisa` with `make`, loads the module through
+/// [`Module::from_source_with`] and checks: sub-group size control with full sub-groups is
+/// enabled, nothing unrelated is, maximal reconvergence is enabled only where offered and the
+/// module asks for it (`MaximallyReconvergesKHR`, checked by spirv-val) exactly when enabled;
+/// then runs it and checks the sums. Returns the context.
+fn subgroup_reduce_on(make: impl Fn(&Translation) -> Context) -> Context {
     let options = Options {
         subgroup_size: device_subgroup_size(),
         ..Options::default()
     };
     let text = example("subgroup_reduce.pisa");
-    let t = translate_with(&text, &options);
-    let ctx = Context::for_translations(DeviceSelector::Default, &[&t]).expect("context");
+    let ctx = make(&translate_with(&text, &options));
     let f = ctx.enabled_features();
     assert!(f.subgroup_size_control && f.compute_full_subgroups, "{f:?}");
     assert!(!f.float64 && !f.int8, "{f:?}");
-    // Where offered; not under a validation layer too old to know it (Debian 12's).
     assert!(
         !f.maximal_reconvergence || ctx.info().features.maximal_reconvergence,
         "{f:?}"
@@ -153,38 +151,37 @@ fn subgroup_kernels_get_subgroup_size_control_and_maximal_reconvergence() {
         f.maximal_reconvergence
     );
     run_subgroup_reduce(&ctx, &m, options.subgroup_size as usize);
+    ctx
+}
+
+/// Sub-group kernels (translated for the device's width) on their own context, under the
+/// validation layer when it is on; maximal reconvergence where offered, but not under a layer
+/// too old to know it (Debian 12's).
+#[test]
+fn subgroup_kernels_get_subgroup_size_control_and_maximal_reconvergence() {
+    let ctx = subgroup_reduce_on(|t| {
+        Context::for_translations(DeviceSelector::Default, &[t]).expect("context")
+    });
     check_validation_of(&ctx);
 }
 
-/// The same kernel with maximal reconvergence, on a context without the validation layer:
-/// lavapipe offers the feature, so CI runs the `MaximallyReconvergesKHR` translation even
-/// though Debian's layer is too old to validate it (spirv-val, which knows it, does).
+/// The same without the validation layer: lavapipe offers maximal reconvergence, so CI runs
+/// the `MaximallyReconvergesKHR` translation even though Debian's layer is too old to
+/// validate it (spirv-val, which knows it, does).
 #[test]
 fn maximal_reconvergence_runs_where_offered() {
-    let options = Options {
-        subgroup_size: device_subgroup_size(),
-        ..Options::default()
-    };
-    let text = example("subgroup_reduce.pisa");
-    let t = translate_with(&text, &options);
-    let ctx = Context::with_options(
-        DeviceSelector::Default,
-        &ContextOptions {
+    let ctx = subgroup_reduce_on(|t| {
+        let options = ContextOptions {
             validation: Some(false),
-            features: Some(pisa_vk::translation_features(&t)),
+            features: Some(pisa_vk::translation_features(t)),
             ..ContextOptions::default()
-        },
-    )
-    .expect("context");
-    let offered = ctx.info().features.maximal_reconvergence;
-    assert_eq!(ctx.enabled_features().maximal_reconvergence, offered);
-    let m = Module::from_source_with(&ctx, "subgroup_reduce.pisa", &text, &options).unwrap();
+        };
+        Context::with_options(DeviceSelector::Default, &options).expect("context")
+    });
     assert_eq!(
-        disassemble(m.spirv()).contains("MaximallyReconvergesKHR"),
-        offered
+        ctx.enabled_features().maximal_reconvergence,
+        ctx.info().features.maximal_reconvergence
     );
-    validate(m.spirv()).expect("spirv-val");
-    run_subgroup_reduce(&ctx, &m, options.subgroup_size as usize);
 }
 
 /// Runs `subgroup_reduce` over 64 work-items and checks each sub-group's wrapping sum.
