@@ -69,9 +69,8 @@ impl FnCx<'_> {
         let mut out = Vec::new();
         for e in 0..n as usize {
             let s: Vec<Word> = srcs.iter().map(|v| v[e]).collect();
-            let native = minmax
-                || (mode == RoundingMode::Re && inst.op != Opcode::Fmad)
-                || (k == FKind::F64 && mode == RoundingMode::Re && inst.op != Opcode::Fmad);
+            // Every `fmad` is emulated (one rounding, no fused device operation).
+            let native = minmax || (mode == RoundingMode::Re && inst.op != Opcode::Fmad);
             if k == FKind::F64 && !native {
                 let r = match inst.op {
                     Opcode::Fadd | Opcode::Fsub => self.df_directed(inst.op, &s, mode)?,

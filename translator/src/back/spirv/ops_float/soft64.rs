@@ -67,18 +67,19 @@ impl FnCx<'_> {
             EResult::<Word>::Ok(r)
         };
         let (exact, native, special) = match op {
-            Opcode::Fmul => {
-                let r = self.df_mul(s[0], s[1], mode)?;
+            Opcode::Fmul | Opcode::Fdiv => {
+                let mul = op == Opcode::Fmul;
+                let r = if mul {
+                    self.df_mul(s[0], s[1], mode)?
+                } else {
+                    self.df_div(s[0], s[1], mode)?
+                };
                 let m = &mut *self.m;
-                let nat = m.fmul(64, s[0], s[1])?;
-                let a = any_of(m, &nonfinite)?;
-                let b = any_of(m, &zero)?;
-                (r, nat, m.lor(a, b)?)
-            }
-            Opcode::Fdiv => {
-                let r = self.df_div(s[0], s[1], mode)?;
-                let m = &mut *self.m;
-                let nat = m.fdiv(64, s[0], s[1])?;
+                let nat = if mul {
+                    m.fmul(64, s[0], s[1])?
+                } else {
+                    m.fdiv(64, s[0], s[1])?
+                };
                 let a = any_of(m, &nonfinite)?;
                 let b = any_of(m, &zero)?;
                 (r, nat, m.lor(a, b)?)
