@@ -227,3 +227,101 @@ fn million_inputs_max_ulp() {
         assert!(e <= bound(f), "{f}.f: {e} ULP at {x:#x}");
     }
 }
+
+/// `x * 2^k` for an `f64` power-of-two scaling (exact while the result is normal).
+fn scale(x: f64, k: i32) -> f64 {
+    let (mut x, mut k) = (x, k);
+    while k != 0 {
+        let s = k.clamp(-500, 500);
+        x *= 2f64.powi(s);
+        k -= s;
+    }
+    x
+}
+
+/// Error in ULPs of `y` (positive normal) as `1/sqrt(x)`: with `y = 2^j y'`, `x' = 2^2j x`,
+/// `δ = y'^2 x' - 1` in double-double (host fused `mul_add`), `y = (1 + δ/2 + O(δ²))/sqrt(x)`.
+fn rsqrt_ulp_error(x: f64, y: f64) -> f64 {
+    let j = ((y.to_bits() >> 52) as i32) - 1023;
+    let (y, x) = (scale(y, -j), scale(x, 2 * j));
+    let h1 = y * y;
+    let l1 = y.mul_add(y, -h1);
+    let h2 = h1 * x;
+    let l2 = h1.mul_add(x, -h2) + l1 * x;
+    let d = (h2 - 1.0) + l2;
+    (y * d / 2.0).abs() / 2f64.powi(-52)
+}
+
+/// `frsqrt.fast.df` and `frsqrt.ftz.fast.df`: within isa-2's 1 ULP of the exact value
+/// (measured with [`rsqrt_ulp_error`]) and of the reference; zeros, infinities, negative
+/// values and NaNs as the reference.
+#[test]
+fn double_precision_rsqrt_within_one_ulp() {
+    use rand::{Rng, SeedableRng};
+    let mut xs: Vec<u64> = vec![
+        0,
+        1 << 63,
+        1,
+        3,
+        0x000F_FFFF_FFFF_FFFF,
+        0x0010_0000_0000_0000,
+        1f64.to_bits(),
+        4f64.to_bits(),
+        2f64.to_bits(),
+        0.25f64.to_bits(),
+        (1f64 - 2f64.powi(-53)).to_bits(),
+        f64::MAX.to_bits(),
+        f64::INFINITY.to_bits(),
+        f64::NEG_INFINITY.to_bits(),
+        f64::NAN.to_bits(),
+        (-1f64).to_bits(),
+        (1u64 << 63) | 1,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    for i in 0..20_000 {
+        xs.push(match i % 3 {
+            0 => rng.random::<u64>() >> 1,
+            1 => 0x3FF0_0000_0000_0000 | (rng.random::<u64>() & 0x1F_FFFF_FFFF_FFFF),
+            _ => rng.random::<u64>() & 0x000F_FFFF_FFFF_FFFF,
+        });
+    }
+    for ftz in ["", ".ftz"] {
+        let src = kernel(&format!("frsqrt{ftz}.fast.df"), 64);
+        let dev = run_u64(&src, &xs, 1, 1, 64);
+        let reference = reference_u64(&src, &xs, 1, 1, 64, 32);
+        let (mut worst, mut at, mut differ) = (0f64, 0u64, 0usize);
+        for ((&x, &d), &r) in xs.iter().zip(&dev).zip(&reference) {
+            let (xf, df, rf) = (f64::from_bits(x), f64::from_bits(d), f64::from_bits(r));
+            if rf.is_nan() || df.is_nan() || rf.is_infinite() || rf == 0.0 {
+                assert!(
+                    d == r || (rf.is_nan() && df.is_nan()),
+                    "frsqrt{ftz}.fast.df {x:#x}: device {d:#x}, reference {r:#x}"
+                );
+                continue;
+            }
+            let u = ulps(d, r, 1 << 63);
+            assert!(
+                u <= 1,
+                "frsqrt{ftz}.fast.df {x:#x}: {u} ULP from the reference"
+            );
+            differ += usize::from(u != 0);
+            let xin = if ftz == ".ftz" && x & 0x7FF0_0000_0000_0000 == 0 {
+                0.0
+            } else {
+                xf
+            };
+            if xin == 0.0 {
+                continue;
+            }
+            let e = rsqrt_ulp_error(xin, df);
+            if e > worst {
+                (worst, at) = (e, x);
+            }
+        }
+        eprintln!(
+            "frsqrt{ftz}.fast.df: {} inputs, max {worst:.6} ULP from the exact value (at {at:#x}), {differ} differ from the reference",
+            xs.len()
+        );
+        assert!(worst <= 1.0, "frsqrt{ftz}.fast.df: {worst} ULP at {at:#x}");
+    }
+}
