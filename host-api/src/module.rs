@@ -119,8 +119,8 @@ impl Module {
         Module::from_source_with(ctx, name, text, &Options::default())
     }
 
-    /// Like [`Module::from_source`], with translation options. Kernels that use sub-group
-    /// instructions are translated for maximal reconvergence when the context enabled it.
+    /// Like [`Module::from_source`], with translation options, completed by
+    /// [`device_options`] for the context's device.
     pub fn from_source_with(
         ctx: &Context,
         name: &str,
@@ -128,11 +128,7 @@ impl Module {
         options: &Options,
     ) -> Result<Module> {
         let file = Arc::new(SourceFile::new(name, text));
-        let options = Options {
-            maximal_reconvergence: options.maximal_reconvergence
-                || ctx.enabled_features().maximal_reconvergence,
-            ..options.clone()
-        };
+        let options = device_options(ctx, options);
         let translation = pisa_translator::compile(&file, &options).map_err(Error::Invalid)?;
         Module::from_translation(ctx, name, Arc::new(translation))
     }
@@ -400,9 +396,31 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::SignedZeroInfNanPreserveFloat64 => {
                 f.float_controls.signed_zero_inf_nan_preserve_64 = true
             }
+            Feature::DenormPreserveFloat16 => f.float_controls.denorm_preserve_16 = true,
+            Feature::DenormPreserveFloat32 => f.float_controls.denorm_preserve_32 = true,
+            Feature::DenormPreserveFloat64 => f.float_controls.denorm_preserve_64 = true,
         }
     }
     f
+}
+
+/// `options` with what the context's device offers turned on: maximal reconvergence for
+/// kernels with sub-group instructions when the context enabled it, and `DenormPreserve`
+/// for every float width whose control the device has. What `Module::from_source*` and
+/// `pisa-vk run` translate with.
+pub fn device_options(ctx: &Context, options: &Options) -> Options {
+    let f = ctx.enabled_features();
+    let fc = &f.float_controls;
+    let d = options.denorm_preserve;
+    Options {
+        maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
+        denorm_preserve: pisa_translator::DenormPreserve {
+            f16: d.f16 || fc.denorm_preserve_16,
+            f32: d.f32 || fc.denorm_preserve_32,
+            f64: d.f64 || fc.denorm_preserve_64,
+        },
+        ..options.clone()
+    }
 }
 
 /// Everything `k` needs of a device: its reflected features, and sub-group size control with

@@ -73,7 +73,8 @@ impl SubgroupOps {
 
 /// Float-controls properties (`VkPhysicalDeviceFloatControlsProperties`): whether a shader
 /// may ask, per float width, that signed zeros, infinities and NaNs be preserved
-/// (`SignedZeroInfNanPreserve`, which every translated kernel does). Properties, not features:
+/// (`SignedZeroInfNanPreserve`, which every translated kernel does) and that denormals be
+/// preserved (`DenormPreserve`, asked for where the device offers it). Properties, not features:
 /// nothing is enabled, a kernel that needs one the device lacks is refused.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct FloatControls {
@@ -83,6 +84,12 @@ pub struct FloatControls {
     pub signed_zero_inf_nan_preserve_32: bool,
     /// `shaderSignedZeroInfNanPreserveFloat64`.
     pub signed_zero_inf_nan_preserve_64: bool,
+    /// `shaderDenormPreserveFloat16`.
+    pub denorm_preserve_16: bool,
+    /// `shaderDenormPreserveFloat32`.
+    pub denorm_preserve_32: bool,
+    /// `shaderDenormPreserveFloat64`.
+    pub denorm_preserve_64: bool,
 }
 
 impl FloatControls {
@@ -92,10 +99,13 @@ impl FloatControls {
             signed_zero_inf_nan_preserve_16: b(p.shader_signed_zero_inf_nan_preserve_float16),
             signed_zero_inf_nan_preserve_32: b(p.shader_signed_zero_inf_nan_preserve_float32),
             signed_zero_inf_nan_preserve_64: b(p.shader_signed_zero_inf_nan_preserve_float64),
+            denorm_preserve_16: b(p.shader_denorm_preserve_float16),
+            denorm_preserve_32: b(p.shader_denorm_preserve_float32),
+            denorm_preserve_64: b(p.shader_denorm_preserve_float64),
         }
     }
 
-    fn flags(&self) -> [(&'static str, bool); 3] {
+    fn flags(&self) -> [(&'static str, bool); 6] {
         [
             (
                 "shaderSignedZeroInfNanPreserveFloat16",
@@ -109,6 +119,9 @@ impl FloatControls {
                 "shaderSignedZeroInfNanPreserveFloat64",
                 self.signed_zero_inf_nan_preserve_64,
             ),
+            ("shaderDenormPreserveFloat16", self.denorm_preserve_16),
+            ("shaderDenormPreserveFloat32", self.denorm_preserve_32),
+            ("shaderDenormPreserveFloat64", self.denorm_preserve_64),
         ]
     }
 }
@@ -342,6 +355,9 @@ impl FeatureSet {
                     sc.signed_zero_inf_nan_preserve_64,
                     oc.signed_zero_inf_nan_preserve_64,
                 ),
+                denorm_preserve_16: f(sc.denorm_preserve_16, oc.denorm_preserve_16),
+                denorm_preserve_32: f(sc.denorm_preserve_32, oc.denorm_preserve_32),
+                denorm_preserve_64: f(sc.denorm_preserve_64, oc.denorm_preserve_64),
             },
         }
     }

@@ -253,3 +253,43 @@ fn a_feature_left_out_is_an_error_naming_it_and_the_kernel() {
     m.prepare("k", [1u64, 1, 1]).unwrap();
     check_validation_of(&ctx);
 }
+
+/// `DenormPreserve` is asked for exactly where the device has the control; a module that asks
+/// for it anyway (`pisa-vk translate --denorm-preserve`) is valid SPIR-V whose kernels name the
+/// property, and a device without the control refuses them by that name.
+#[test]
+fn denormals_preserved_where_the_device_controls_them() {
+    let text = example("vector_add.pisa");
+    let (ctx, _) = own_context("vector_add.pisa", translate(&text));
+    let fc = ctx.enabled_features().float_controls;
+    let o = pisa_vk::device_options(&ctx, &Options::default());
+    assert_eq!(o.denorm_preserve.f32, fc.denorm_preserve_32);
+    assert_eq!(o.denorm_preserve.f64, fc.denorm_preserve_64);
+    let asked = Options {
+        denorm_preserve: pisa_translator::DenormPreserve {
+            f16: true,
+            f32: true,
+            f64: true,
+        },
+        ..Options::default()
+    };
+    let t = translate_with(&text, &asked);
+    assert!(disassemble(&t.spirv).contains("DenormPreserve 32"));
+    assert!(
+        !disassemble(&t.spirv).contains("DenormPreserve 64"),
+        "no doubles used"
+    );
+    let k = &t.reflection.kernels[0];
+    assert!(k.features.contains(&Feature::DenormPreserveFloat32));
+    let m = Module::from_translation(&ctx, "vector_add.pisa", Arc::new(t)).unwrap();
+    match m.prepare("vector_add", 64u64) {
+        Ok(()) => assert!(fc.denorm_preserve_32),
+        Err(e) => {
+            assert!(!fc.denorm_preserve_32);
+            let e = e.to_string();
+            assert!(e.contains("shaderDenormPreserveFloat32"), "{e}");
+            assert!(e.contains("lacks"), "{e}");
+        }
+    }
+    check_validation_of(&ctx);
+}

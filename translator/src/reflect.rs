@@ -134,6 +134,13 @@ pub enum Feature {
     SignedZeroInfNanPreserveFloat32,
     /// `shaderSignedZeroInfNanPreserveFloat64`.
     SignedZeroInfNanPreserveFloat64,
+    /// `shaderDenormPreserveFloat16` (a property: the kernel asks for half-precision
+    /// denormals to be preserved).
+    DenormPreserveFloat16,
+    /// `shaderDenormPreserveFloat32`.
+    DenormPreserveFloat32,
+    /// `shaderDenormPreserveFloat64`.
+    DenormPreserveFloat64,
 }
 
 impl Feature {
@@ -155,6 +162,9 @@ impl Feature {
             Feature::SignedZeroInfNanPreserveFloat16 => "shaderSignedZeroInfNanPreserveFloat16",
             Feature::SignedZeroInfNanPreserveFloat32 => "shaderSignedZeroInfNanPreserveFloat32",
             Feature::SignedZeroInfNanPreserveFloat64 => "shaderSignedZeroInfNanPreserveFloat64",
+            Feature::DenormPreserveFloat16 => "shaderDenormPreserveFloat16",
+            Feature::DenormPreserveFloat32 => "shaderDenormPreserveFloat32",
+            Feature::DenormPreserveFloat64 => "shaderDenormPreserveFloat64",
         }
     }
 }

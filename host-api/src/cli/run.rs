@@ -127,15 +127,10 @@ fn run_vulkan(
             Err(_) => DeviceSelector::NameContains(d.to_string()),
         },
     };
-    // A device with only what this module's kernels need enabled; sub-group kernels are
-    // translated again for maximal reconvergence where the device offers it.
+    // A device with only what this module's kernels need enabled; the module is translated
+    // again when the device offers more (maximal reconvergence, denormal preservation).
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let uses_subgroups = translation
-        .reflection
-        .kernels
-        .iter()
-        .any(|k| k.subgroup_size.is_some());
-    let module = if uses_subgroups && ctx.enabled_features().maximal_reconvergence {
+    let module = if pisa_vk::device_options(&ctx, &options) != options {
         Module::from_source_with(&ctx, &file.name, &file.text, &options)?
     } else {
         Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?

@@ -31,7 +31,7 @@ use rspirv::binary::Assemble;
 use rspirv::spirv;
 
 /// Translation options.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Sub-group width to translate for: 32 is PISA's; another width is non-conforming and
     /// only for devices that cannot run 32-wide sub-groups (`%subgroupsize` then reads it).
@@ -41,6 +41,33 @@ pub struct Options {
     /// instruction are exactly the work-items that reached it together. Only for devices with
     /// `shaderMaximalReconvergence`: the host API sets it when the context enabled that.
     pub maximal_reconvergence: bool,
+    /// Float widths (16, 32, 64) whose denormals the kernels ask the driver to preserve
+    /// (`DenormPreserve`), so that a driver whose default flushes them cannot. Only for
+    /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
+    /// Where a device lacks the control its default applies (lavapipe keeps denormals).
+    pub denorm_preserve: DenormPreserve,
+}
+
+/// The float widths of [`Options::denorm_preserve`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DenormPreserve {
+    /// Half precision (`.hf` computed natively).
+    pub f16: bool,
+    /// Single precision.
+    pub f32: bool,
+    /// Double precision.
+    pub f64: bool,
+}
+
+impl DenormPreserve {
+    /// Whether the width `w` (16, 32 or 64) is preserved.
+    pub fn width(&self, w: u32) -> bool {
+        match w {
+            16 => self.f16,
+            32 => self.f32,
+            _ => self.f64,
+        }
+    }
 }
 
 impl Default for Options {
@@ -48,6 +75,7 @@ impl Default for Options {
         Options {
             subgroup_size: 32,
             maximal_reconvergence: false,
+            denorm_preserve: DenormPreserve::default(),
         }
     }
 }
@@ -114,7 +142,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                 m.interface.clone(),
             );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
-            float_controls(&mut m, id);
+            float_controls(&mut m, id, options.denorm_preserve);
             if reconverge && subgroup_kernels[i] {
                 m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
             }
@@ -152,18 +180,36 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
 /// sign of a zero product (spec-notes §44). `DenormPreserve` is not requested: lavapipe
 /// reports `shaderDenormPreserveFloat32 = false`, which forbids it; denormals are kept by
 /// default there and the conformance tests check it.
-fn float_controls(m: &mut ModuleCx, entry: spirv::Word) {
+fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: DenormPreserve) {
+    use Feature as F;
     m.capability(spirv::Capability::SignedZeroInfNanPreserve);
-    let mut widths = vec![(32, Feature::SignedZeroInfNanPreserveFloat32)];
-    if m.features.contains(&Feature::Float16) {
-        widths.push((16, Feature::SignedZeroInfNanPreserveFloat16));
+    let mut widths = vec![(
+        32,
+        F::SignedZeroInfNanPreserveFloat32,
+        F::DenormPreserveFloat32,
+    )];
+    if m.features.contains(&F::Float16) {
+        widths.push((
+            16,
+            F::SignedZeroInfNanPreserveFloat16,
+            F::DenormPreserveFloat16,
+        ));
     }
-    if m.features.contains(&Feature::Float64) {
-        widths.push((64, Feature::SignedZeroInfNanPreserveFloat64));
+    if m.features.contains(&F::Float64) {
+        widths.push((
+            64,
+            F::SignedZeroInfNanPreserveFloat64,
+            F::DenormPreserveFloat64,
+        ));
     }
-    for (w, property) in widths {
+    for (w, signed_zero, denorms) in widths {
         m.b.execution_mode(entry, spirv::ExecutionMode::SignedZeroInfNanPreserve, [w]);
-        m.features.insert(property);
+        m.features.insert(signed_zero);
+        if denorm.width(w) {
+            m.capability(spirv::Capability::DenormPreserve);
+            m.b.execution_mode(entry, spirv::ExecutionMode::DenormPreserve, [w]);
+            m.features.insert(denorms);
+        }
     }
 }
 
