@@ -55,22 +55,15 @@ pub fn context() -> &'static Context {
     })
 }
 
-/// Whether a validation message only says that the installed layer (Debian's 1.3.239) is
-/// older than the driver (Mesa 25): it does not know `VK_KHR_shader_maximal_reconvergence`
-/// and its feature structure (VkStructureType 1000434000), which the runtime enables.
-pub fn is_layer_version_gap(message: &str) -> bool {
-    message.contains("VK_KHR_shader_maximal_reconvergence is not supported by this layer")
-        || message.contains("unknown VkStructureType (1000434000)")
+/// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything for the
+/// shared context.
+pub fn check_validation() {
+    check_validation_of(context());
 }
 
-/// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything other
-/// than [`is_layer_version_gap`] messages.
-pub fn check_validation() {
-    let msgs: Vec<String> = context()
-        .validation_messages()
-        .into_iter()
-        .filter(|m| !is_layer_version_gap(m))
-        .collect();
+/// Panics if the validation layer reported anything for `ctx`.
+pub fn check_validation_of(ctx: &Context) {
+    let msgs = ctx.validation_messages();
     assert!(
         msgs.is_empty(),
         "validation layer messages:\n{}",
@@ -200,7 +193,10 @@ pub fn run_both_at(
     subgroup_size: u32,
     same: impl Fn(u64, u64) -> bool,
 ) -> Vec<u64> {
-    let options = Options { subgroup_size };
+    let options = Options {
+        subgroup_size,
+        ..Options::default()
+    };
     let dev = run_u64_with(src, input, in_per, out_per, local, &options);
     let reference = reference_u64(src, input, in_per, out_per, local, subgroup_size);
     for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {

@@ -32,6 +32,7 @@ fn bench(c: &mut Criterion) {
     let src = include_str!("../../examples/sum_reduce.pisa");
     let options = Options {
         subgroup_size: width,
+        ..Options::default()
     };
     let module = Module::from_source_with(&ctx, "sum_reduce.pisa", src, &options).expect("load");
     // Deterministic pseudo-random words (xorshift), not all small.

@@ -2,7 +2,8 @@
 
 use crate::{Buffer, Result};
 use bytemuck::Pod;
-use pisa_runtime::{DeviceInfo, DeviceSelector};
+use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, FeatureSet};
+use pisa_translator::Translation;
 use std::sync::Arc;
 
 /// A device to run PISA kernels on. Cheap to clone (shared).
@@ -23,6 +24,43 @@ impl Context {
         Ok(Context {
             rt: Arc::new(pisa_runtime::Context::new(selector)?),
         })
+    }
+
+    /// A chosen device with only `features` enabled: those of them it supports, plus what
+    /// the runtime itself needs ([`FeatureSet::runtime_minimum`]). A kernel that needs a
+    /// feature left out fails to load with [`Error::Runtime`](crate::Error) naming it.
+    pub fn with_features(selector: DeviceSelector, features: FeatureSet) -> Result<Context> {
+        let options = ContextOptions {
+            features: Some(features),
+            ..Default::default()
+        };
+        Context::with_options(selector, &options)
+    }
+
+    /// A chosen device with settings given here taking precedence over the env variables
+    /// (validation layer, timeout) and the features to enable.
+    pub fn with_options(selector: DeviceSelector, options: &ContextOptions) -> Result<Context> {
+        Ok(Context {
+            rt: Arc::new(pisa_runtime::Context::with_options(selector, options)?),
+        })
+    }
+
+    /// A chosen device with only the features the kernels of `translations` need
+    /// ([`translation_features`](crate::translation_features)): what `pisa-vk run` uses.
+    /// [`Context::new`] instead enables every supported feature, for modules not known yet.
+    pub fn for_translations(
+        selector: DeviceSelector,
+        translations: &[&Translation],
+    ) -> Result<Context> {
+        let features = translations.iter().fold(FeatureSet::default(), |f, t| {
+            f.union(&crate::translation_features(t))
+        });
+        Context::with_features(selector, features)
+    }
+
+    /// The features enabled on the device.
+    pub fn enabled_features(&self) -> &FeatureSet {
+        self.rt.enabled_features()
     }
 
     /// Every Vulkan device of this machine.

@@ -33,6 +33,9 @@ mod module;
 pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
-pub use module::{pack_args, required_features, Arg, Dim3, Launch, Module, Symbol};
-pub use pisa_runtime::{DeviceInfo, DeviceSelector, DeviceType};
+pub use module::{
+    device_options, kernel_features, pack_args, required_features, translation_features, Arg, Dim3,
+    Launch, Module, Symbol,
+};
+pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
 pub use pisa_translator::Options;

@@ -119,7 +119,8 @@ impl Module {
         Module::from_source_with(ctx, name, text, &Options::default())
     }
 
-    /// Like [`Module::from_source`], with translation options.
+    /// Like [`Module::from_source`], with translation options, completed by
+    /// [`device_options`] for the context's device.
     pub fn from_source_with(
         ctx: &Context,
         name: &str,
@@ -127,7 +128,8 @@ impl Module {
         options: &Options,
     ) -> Result<Module> {
         let file = Arc::new(SourceFile::new(name, text));
-        let translation = pisa_translator::compile(&file, options).map_err(Error::Invalid)?;
+        let options = device_options(ctx, options);
+        let translation = pisa_translator::compile(&file, &options).map_err(Error::Invalid)?;
         Module::from_translation(ctx, name, Arc::new(translation))
     }
 
@@ -218,6 +220,53 @@ impl Module {
         self.dispatch_raw(kernel, launch, &bytes)
     }
 
+    /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
+    /// running it: checks the work-group size and that the device and the context have every
+    /// feature the kernel needs, so such errors surface before the first dispatch.
+    pub fn prepare(&self, kernel: &str, local: impl Into<Dim3>) -> Result<()> {
+        let k = self.kernel(kernel)?;
+        let local32 = self.local_size(k, local.into().size)?;
+        self.pipeline(k, local32).map(drop)
+    }
+
+    /// `local` as a work-group size of `k`: every dimension in 1..=u32::MAX, and equal to
+    /// `.reqd_work_group_size` when the kernel has one.
+    fn local_size(&self, k: &KernelInfo, local: [u64; 3]) -> Result<[u32; 3]> {
+        let launch_err = |message: String| Error::Launch {
+            kernel: k.name.clone(),
+            message,
+        };
+        if local.iter().any(|&l| l == 0 || l > u32::MAX as u64) {
+            return Err(launch_err(format!(
+                "work-group size {local:?} must be at least 1 in every dimension"
+            )));
+        }
+        let local32 = [local[0] as u32, local[1] as u32, local[2] as u32];
+        if let Some(req) = k.reqd_work_group_size {
+            if req != local32 {
+                return Err(launch_err(format!(
+                    "the kernel requires work-group size {req:?} (.reqd_work_group_size), {local32:?} given"
+                )));
+            }
+        }
+        Ok(local32)
+    }
+
+    /// The pipeline of `k` for work-groups of `local32` (from the context's cache).
+    fn pipeline(&self, k: &KernelInfo, local32: [u32; 3]) -> Result<Arc<pisa_runtime::Pipeline>> {
+        let desc = pisa_runtime::PipelineDesc {
+            spirv: &self.translation.spirv,
+            entry_point: &k.name,
+            local_size: local32,
+            push_constant_size: k.push_constant_size,
+            required_subgroup_size: k.subgroup_size,
+            require_full_subgroups: k.subgroup_size.is_some(),
+            required_features: kernel_features(k),
+            name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
+        };
+        Ok(self.ctx.rt.create_pipeline(&desc)?)
+    }
+
     /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
     /// block must be exactly the kernel's `.param` layout.
     pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
@@ -234,19 +283,7 @@ impl Module {
             });
         }
         let local = launch.local.size;
-        if local.iter().any(|&l| l == 0 || l > u32::MAX as u64) {
-            return Err(launch_err(format!(
-                "work-group size {local:?} must be at least 1 in every dimension"
-            )));
-        }
-        let local32 = [local[0] as u32, local[1] as u32, local[2] as u32];
-        if let Some(req) = k.reqd_work_group_size {
-            if req != local32 {
-                return Err(launch_err(format!(
-                    "the kernel requires work-group size {req:?} (.reqd_work_group_size), {local32:?} given"
-                )));
-            }
-        }
+        let local32 = self.local_size(k, local)?;
         let global = launch.global.size;
         let mut groups = [0u32; 3];
         for d in 0..3 {
@@ -301,17 +338,7 @@ impl Module {
             );
             _param_buffer = b;
         }
-        let desc = pisa_runtime::PipelineDesc {
-            spirv: &self.translation.spirv,
-            entry_point: &k.name,
-            local_size: local32,
-            push_constant_size: k.push_constant_size,
-            required_subgroup_size: k.subgroup_size,
-            require_full_subgroups: k.subgroup_size.is_some(),
-            required_features: required_features(&k.features),
-            name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
-        };
-        let pipeline = self.ctx.rt.create_pipeline(&desc)?;
+        let pipeline = self.pipeline(k, local32)?;
         self.ctx.rt.dispatch(&pipeline, &push, groups)?;
         Ok(())
     }
@@ -359,8 +386,66 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::SubgroupSizeControl => f.subgroup_size_control = true,
             Feature::BufferInt64Atomics => f.shader_int64_atomics = true,
             Feature::SharedInt64Atomics => f.shader_shared_int64_atomics = true,
+            Feature::MaximalReconvergence => f.maximal_reconvergence = true,
+            Feature::SignedZeroInfNanPreserveFloat16 => {
+                f.float_controls.signed_zero_inf_nan_preserve_16 = true
+            }
+            Feature::SignedZeroInfNanPreserveFloat32 => {
+                f.float_controls.signed_zero_inf_nan_preserve_32 = true
+            }
+            Feature::SignedZeroInfNanPreserveFloat64 => {
+                f.float_controls.signed_zero_inf_nan_preserve_64 = true
+            }
+            Feature::DenormPreserveFloat16 => f.float_controls.denorm_preserve_16 = true,
+            Feature::DenormPreserveFloat32 => f.float_controls.denorm_preserve_32 = true,
+            Feature::DenormPreserveFloat64 => f.float_controls.denorm_preserve_64 = true,
         }
     }
+    f
+}
+
+/// `options` with what the context's device offers turned on: maximal reconvergence for
+/// kernels with sub-group instructions when the context enabled it, and `DenormPreserve`
+/// for every float width whose control the device has. What `Module::from_source*` and
+/// `pisa-vk run` translate with.
+pub fn device_options(ctx: &Context, options: &Options) -> Options {
+    let f = ctx.enabled_features();
+    let fc = &f.float_controls;
+    let d = options.denorm_preserve;
+    Options {
+        maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
+        denorm_preserve: pisa_translator::DenormPreserve {
+            f16: d.f16 || fc.denorm_preserve_16,
+            f32: d.f32 || fc.denorm_preserve_32,
+            f64: d.f64 || fc.denorm_preserve_64,
+        },
+        ..options.clone()
+    }
+}
+
+/// Everything `k` needs of a device: its reflected features, and sub-group size control with
+/// full sub-groups when it is translated for a sub-group size.
+pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
+    let mut f = required_features(&k.features);
+    if k.subgroup_size.is_some() {
+        f.subgroup_size_control = true;
+        f.compute_full_subgroups = true;
+    }
+    f
+}
+
+/// What a context for `translation` should enable (what [`Context::for_translations`] asks
+/// for): every feature its kernels need (the union of [`kernel_features`]) and, when a kernel
+/// uses sub-group instructions, maximal reconvergence, which the context enables only where
+/// the device offers it; [`Module::from_source_with`] then translates for it.
+pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
+    let kernels = &translation.reflection.kernels;
+    let mut f = kernels
+        .iter()
+        .fold(pisa_runtime::FeatureSet::default(), |f, k| {
+            f.union(&kernel_features(k))
+        });
+    f.maximal_reconvergence |= kernels.iter().any(|k| k.subgroup_size.is_some());
     f
 }
 

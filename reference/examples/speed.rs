@@ -10,11 +10,11 @@ fn main() {
         ty,
         span: Span::default(),
     };
-    let i = |op, q: Quals, ops| Inst {
+    let i = |op, q: Quals, ops: Vec<Operand>| Inst {
         op,
         form: 0,
         q,
-        ops,
+        ops: ops.into(),
         span: Span::default(),
     };
     let t = |d| Quals {

@@ -23,7 +23,7 @@ use crate::device::{self, DeviceInfo, DeviceSelector};
 use crate::dispatch::Executor;
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
-use crate::instance::InstanceOwner;
+use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineDesc};
 
 /// Env variable: `1` turns the validation layer on.
@@ -44,6 +44,13 @@ pub struct ContextOptions {
     pub validation: Option<bool>,
     /// Dispatch timeout in seconds (`PISA_VK_TIMEOUT`).
     pub timeout_seconds: Option<f64>,
+    /// The device features to enable. `None` enables every feature of [`FeatureSet`] the
+    /// device supports, so that any module can be loaded later. `Some(set)` enables only the
+    /// features of `set` the device supports, plus [`FeatureSet::runtime_minimum`]: a
+    /// context made for known modules (the union of their kernels' requirements, as
+    /// `pisa-vk run` does) enables nothing they do not use. A kernel that needs a feature
+    /// left out fails when its pipeline is created, with [`Error::FeaturesNotEnabled`].
+    pub features: Option<FeatureSet>,
 }
 
 impl ContextOptions {
@@ -202,13 +209,20 @@ impl Context {
         let queue_family = chosen
             .queue_family
             .ok_or_else(|| Error::NoDevice(format!("{} has no compute queue", info.name)))?;
-        let device = features::create_logical_device(
-            &owner.instance,
-            chosen.handle,
-            queue_family,
-            &chosen.support,
-        )
-        .vk("vkCreateDevice")?;
+        let mut support = match &options.features {
+            Some(wanted) => chosen.support.restricted_to(wanted),
+            None => chosen.support,
+        };
+        if owner
+            .validation_layer_version
+            .is_some_and(|v| v < LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE)
+        {
+            // The layer cannot validate it: leave it off rather than drown real messages.
+            support = support.without_maximal_reconvergence();
+        }
+        let device =
+            features::create_logical_device(&owner.instance, chosen.handle, queue_family, &support)
+                .vk("vkCreateDevice")?;
         let mut debug_settings = AllocatorDebugSettings::default();
         debug_settings.log_leaks_on_shutdown = false;
         let allocator = Allocator::new(&AllocatorCreateDesc {
@@ -243,7 +257,7 @@ impl Context {
             }
         };
         Ok(Context {
-            enabled: chosen.support.features,
+            enabled: support.features,
             shared,
             info,
             timeout_seconds,
@@ -264,7 +278,8 @@ impl Context {
         &self.info
     }
 
-    /// The features enabled on the logical device (every supported one the runtime knows).
+    /// The features enabled on the logical device: every supported one the runtime knows, or
+    /// those of [`ContextOptions::features`] the device supports.
     pub fn enabled_features(&self) -> &FeatureSet {
         &self.enabled
     }
@@ -385,6 +400,7 @@ mod tests {
         let opts = ContextOptions {
             validation: Some(false),
             timeout_seconds: Some(3.0),
+            ..ContextOptions::default()
         };
         assert_eq!(opts.resolve_env().unwrap(), (false, 3.0));
     }

@@ -312,6 +312,7 @@ fn describe(
     {
         support.features.subgroup_size_control = false;
     }
+    support.features.float_controls = features::FloatControls::from_vk(&v12);
     info.features = support.features;
     Ok(PhysicalDevice {
         handle,

@@ -35,6 +35,21 @@ pub enum Error {
         features: Vec<&'static str>,
     },
 
+    /// A kernel needs device features that the device supports but that this context did
+    /// not enable (it was created with [`ContextOptions::features`](crate::ContextOptions)
+    /// naming fewer features).
+    #[error(
+        "{what} needs device features this context did not enable: {} (the device supports \
+         them; create the context with every feature, or with this module's)",
+        .features.join(", ")
+    )]
+    FeaturesNotEnabled {
+        /// What needed them (a kernel name).
+        what: String,
+        /// Vulkan spelling of every feature left out.
+        features: Vec<&'static str>,
+    },
+
     /// A wait on the device took longer than the allowed time.
     ///
     /// After this error the [`Context`](crate::Context) may be unusable: the work is still

@@ -71,6 +71,61 @@ impl SubgroupOps {
     }
 }
 
+/// Float-controls properties (`VkPhysicalDeviceFloatControlsProperties`): whether a shader
+/// may ask, per float width, that signed zeros, infinities and NaNs be preserved
+/// (`SignedZeroInfNanPreserve`, which every translated kernel does) and that denormals be
+/// preserved (`DenormPreserve`, asked for where the device offers it). Properties, not features:
+/// nothing is enabled, a kernel that needs one the device lacks is refused.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FloatControls {
+    /// `shaderSignedZeroInfNanPreserveFloat16`.
+    pub signed_zero_inf_nan_preserve_16: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat32`.
+    pub signed_zero_inf_nan_preserve_32: bool,
+    /// `shaderSignedZeroInfNanPreserveFloat64`.
+    pub signed_zero_inf_nan_preserve_64: bool,
+    /// `shaderDenormPreserveFloat16`.
+    pub denorm_preserve_16: bool,
+    /// `shaderDenormPreserveFloat32`.
+    pub denorm_preserve_32: bool,
+    /// `shaderDenormPreserveFloat64`.
+    pub denorm_preserve_64: bool,
+}
+
+impl FloatControls {
+    /// Reads the properties Vulkan 1.2 reports.
+    pub fn from_vk(p: &vk::PhysicalDeviceVulkan12Properties) -> FloatControls {
+        FloatControls {
+            signed_zero_inf_nan_preserve_16: b(p.shader_signed_zero_inf_nan_preserve_float16),
+            signed_zero_inf_nan_preserve_32: b(p.shader_signed_zero_inf_nan_preserve_float32),
+            signed_zero_inf_nan_preserve_64: b(p.shader_signed_zero_inf_nan_preserve_float64),
+            denorm_preserve_16: b(p.shader_denorm_preserve_float16),
+            denorm_preserve_32: b(p.shader_denorm_preserve_float32),
+            denorm_preserve_64: b(p.shader_denorm_preserve_float64),
+        }
+    }
+
+    fn flags(&self) -> [(&'static str, bool); 6] {
+        [
+            (
+                "shaderSignedZeroInfNanPreserveFloat16",
+                self.signed_zero_inf_nan_preserve_16,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat32",
+                self.signed_zero_inf_nan_preserve_32,
+            ),
+            (
+                "shaderSignedZeroInfNanPreserveFloat64",
+                self.signed_zero_inf_nan_preserve_64,
+            ),
+            ("shaderDenormPreserveFloat16", self.denorm_preserve_16),
+            ("shaderDenormPreserveFloat32", self.denorm_preserve_32),
+            ("shaderDenormPreserveFloat64", self.denorm_preserve_64),
+        ]
+    }
+}
+
 /// Individual floating-point atomic capabilities (`VK_EXT_shader_atomic_float` and
 /// `VK_EXT_shader_atomic_float2`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -157,6 +212,8 @@ pub struct FeatureSet {
     pub maximal_reconvergence: bool,
     /// `workgroupMemoryExplicitLayout` (`VK_KHR_workgroup_memory_explicit_layout`).
     pub workgroup_memory_explicit_layout: bool,
+    /// Float-controls properties (not enabled: the device has them or not).
+    pub float_controls: FloatControls,
 }
 
 impl FeatureSet {
@@ -194,6 +251,7 @@ impl FeatureSet {
                 self.workgroup_memory_explicit_layout,
             ),
         ]);
+        v.extend(self.float_controls.flags());
         v
     }
 
@@ -228,6 +286,7 @@ impl FeatureSet {
     fn zip_with(&self, o: &FeatureSet, f: impl Fn(bool, bool) -> bool) -> FeatureSet {
         let (s, so, sf) = (self.subgroup_ops, o.subgroup_ops, self.float_atomics);
         let of = o.float_atomics;
+        let (sc, oc) = (self.float_controls, o.float_controls);
         FeatureSet {
             buffer_device_address: f(self.buffer_device_address, o.buffer_device_address),
             int8: f(self.int8, o.int8),
@@ -283,6 +342,23 @@ impl FeatureSet {
                 self.workgroup_memory_explicit_layout,
                 o.workgroup_memory_explicit_layout,
             ),
+            float_controls: FloatControls {
+                signed_zero_inf_nan_preserve_16: f(
+                    sc.signed_zero_inf_nan_preserve_16,
+                    oc.signed_zero_inf_nan_preserve_16,
+                ),
+                signed_zero_inf_nan_preserve_32: f(
+                    sc.signed_zero_inf_nan_preserve_32,
+                    oc.signed_zero_inf_nan_preserve_32,
+                ),
+                signed_zero_inf_nan_preserve_64: f(
+                    sc.signed_zero_inf_nan_preserve_64,
+                    oc.signed_zero_inf_nan_preserve_64,
+                ),
+                denorm_preserve_16: f(sc.denorm_preserve_16, oc.denorm_preserve_16),
+                denorm_preserve_32: f(sc.denorm_preserve_32, oc.denorm_preserve_32),
+                denorm_preserve_64: f(sc.denorm_preserve_64, oc.denorm_preserve_64),
+            },
         }
     }
 }
@@ -439,6 +515,8 @@ pub(crate) fn query_support(
         shader_shared_int64_atomics: b(v12.shader_shared_int64_atomics),
         maximal_reconvergence: b(mr.shader_maximal_reconvergence),
         workgroup_memory_explicit_layout: b(wg.workgroup_memory_explicit_layout),
+        // Properties: the caller reads them with the device's other properties.
+        float_controls: FloatControls::default(),
     };
     let extras = ExtraFeatures {
         shader_subgroup_extended_types: b(v12.shader_subgroup_extended_types),
@@ -452,25 +530,87 @@ pub(crate) fn query_support(
         wg_layout_8bit: b(wg.workgroup_memory_explicit_layout8_bit_access),
         wg_layout_16bit: b(wg.workgroup_memory_explicit_layout16_bit_access),
     };
-    // Only enable an extension whose features we use.
-    ext.atomic_float &= features.float_atomics != FloatAtomics::default();
-    ext.atomic_float2 &= float_atomics.buffer_f32_min_max
-        || float_atomics.shared_f32_min_max
-        || float_atomics.buffer_f64_min_max
-        || float_atomics.shared_f64_min_max;
-    ext.maximal_reconvergence &= features.maximal_reconvergence;
-    ext.workgroup_explicit_layout &= features.workgroup_memory_explicit_layout;
-    ext.subgroup_size_control &= sg_control || full_sg;
     Support {
         features,
-        extensions: ext,
+        extensions: ext.used_by(&features),
         vulkan13,
         extras,
     }
 }
 
-/// Creates the logical device with every supported feature of `support` enabled, one compute
-/// queue (`queue_family`), and the extensions those features need.
+impl OptionalExtensions {
+    /// The extensions of `self` that some feature of `features` needs: only those are enabled.
+    fn used_by(mut self, features: &FeatureSet) -> OptionalExtensions {
+        let fa = &features.float_atomics;
+        self.atomic_float &= *fa != FloatAtomics::default();
+        self.atomic_float2 &= fa.buffer_f32_min_max
+            || fa.shared_f32_min_max
+            || fa.buffer_f64_min_max
+            || fa.shared_f64_min_max;
+        self.maximal_reconvergence &= features.maximal_reconvergence;
+        self.workgroup_explicit_layout &= features.workgroup_memory_explicit_layout;
+        self.subgroup_size_control &=
+            features.subgroup_size_control || features.compute_full_subgroups;
+        self
+    }
+}
+
+impl FeatureSet {
+    /// What the runtime itself needs on every device: buffer device addresses, which are
+    /// 64-bit integers in the generated code.
+    pub fn runtime_minimum() -> FeatureSet {
+        FeatureSet {
+            buffer_device_address: true,
+            int64: true,
+            ..FeatureSet::default()
+        }
+    }
+}
+
+impl Support {
+    /// The support without maximal reconvergence (feature and extension).
+    pub fn without_maximal_reconvergence(mut self) -> Support {
+        self.features.maximal_reconvergence = false;
+        self.extensions.maximal_reconvergence = false;
+        self
+    }
+
+    /// The support narrowed to `wanted` (plus [`FeatureSet::runtime_minimum`]): only features
+    /// both wanted and supported are enabled, with the extensions and the extra features that
+    /// depend on them. Sub-group operation classes and float controls are properties, not enabled
+    /// features: they stay as the device reports them.
+    pub fn restricted_to(&self, wanted: &FeatureSet) -> Support {
+        let wanted = wanted.union(&FeatureSet::runtime_minimum());
+        let mut features = self.features.intersection(&wanted);
+        features.subgroup_ops = self.features.subgroup_ops;
+        features.float_controls = self.features.float_controls;
+        let x = &self.extras;
+        let extras = ExtraFeatures {
+            shader_subgroup_extended_types: x.shader_subgroup_extended_types
+                && features.subgroup_size_control,
+            scalar_block_layout: x.scalar_block_layout,
+            uniform_and_storage_buffer_8bit: x.uniform_and_storage_buffer_8bit
+                && features.storage_buffer_8bit,
+            uniform_and_storage_buffer_16bit: x.uniform_and_storage_buffer_16bit
+                && features.storage_buffer_16bit,
+            vmm_availability_visibility_chains: x.vmm_availability_visibility_chains
+                && features.vulkan_memory_model,
+            wg_layout_scalar: x.wg_layout_scalar && features.workgroup_memory_explicit_layout,
+            wg_layout_8bit: x.wg_layout_8bit && features.workgroup_memory_explicit_layout,
+            wg_layout_16bit: x.wg_layout_16bit && features.workgroup_memory_explicit_layout,
+        };
+        Support {
+            features,
+            extensions: self.extensions.used_by(&features),
+            vulkan13: self.vulkan13,
+            extras,
+        }
+    }
+}
+
+/// Creates the logical device with every feature of `support` enabled (all the device offers,
+/// or a [`Support::restricted_to`] set), one compute queue (`queue_family`), and the
+/// extensions those features need.
 pub(crate) fn create_logical_device(
     instance: &ash::Instance,
     pdev: vk::PhysicalDevice,

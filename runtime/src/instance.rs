@@ -36,7 +36,15 @@ pub(crate) struct InstanceOwner {
     pub api_version: u32,
     /// The debug messenger, when validation is on.
     pub messenger: Option<Messenger>,
+    /// The validation layer's Vulkan header version (`specVersion`), when validation is on.
+    pub validation_layer_version: Option<u32>,
 }
+
+/// The first validation layer that knows `VK_KHR_shader_maximal_reconvergence` (Vulkan
+/// headers 1.3.274). An older layer (Debian 12 ships 1.3.239) rejects the extension's SPIR-V
+/// execution mode as invalid and then reports errors that follow from that, so a context
+/// under such a layer leaves maximal reconvergence off.
+pub(crate) const LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE: u32 = vk::make_api_version(0, 1, 3, 274);
 
 impl InstanceOwner {
     /// Loads the loader and creates an instance; with `validation`, also the validation layer
@@ -107,6 +115,14 @@ impl InstanceOwner {
             layer_names.push(VALIDATION_LAYER.as_ptr());
             ext_names.push(ash::ext::debug_utils::NAME.as_ptr());
         }
+        let validation_layer_version = validation
+            .then(|| {
+                layers
+                    .iter()
+                    .find(|l| l.layer_name_as_c_str().ok() == Some(VALIDATION_LAYER))
+                    .map(|l| l.spec_version)
+            })
+            .flatten();
 
         let app = vk::ApplicationInfo::default()
             .application_name(c"pisa-vk")
@@ -131,6 +147,7 @@ impl InstanceOwner {
             instance,
             api_version,
             messenger: None,
+            validation_layer_version,
         };
         if validation {
             let loader = ash::ext::debug_utils::Instance::new(&owner.entry, &owner.instance);

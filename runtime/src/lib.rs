@@ -36,5 +36,5 @@ pub use buffer::{Buffer, BUFFER_ALIGNMENT};
 pub use context::{Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV};
 pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
 pub use error::Error;
-pub use features::{FeatureSet, FloatAtomics, SubgroupOps};
+pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};

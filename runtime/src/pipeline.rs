@@ -297,23 +297,32 @@ fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result
             }
         ));
     }
-    let mut missing = enabled.missing(&desc.required_features);
-    if desc.required_subgroup_size.is_some() && !enabled.subgroup_size_control {
-        missing.push("subgroupSizeControl");
-    }
-    if desc.require_full_subgroups && !enabled.compute_full_subgroups {
-        missing.push("computeFullSubgroups");
-    }
+    let mut required = desc.required_features;
+    required.subgroup_size_control |= desc.required_subgroup_size.is_some();
+    required.compute_full_subgroups |= desc.require_full_subgroups;
+    // What the device lacks, then what it has but the context left out: two different mistakes.
+    let mut lacks = info.features.missing(&required);
     if let Some(n) = desc.required_subgroup_size {
         if !n.is_power_of_two() || n < info.min_subgroup_size || n > info.max_subgroup_size {
-            missing.push(subgroup_size_name(n));
+            lacks.push(subgroup_size_name(n));
         }
     }
-    missing.dedup();
-    if !missing.is_empty() {
+    let left_out: Vec<&'static str> = enabled
+        .missing(&required)
+        .into_iter()
+        .filter(|f| !lacks.contains(f))
+        .collect();
+    if !lacks.is_empty() {
+        lacks.extend(left_out);
         return Err(Error::MissingFeatures {
             what: name.to_string(),
-            features: missing,
+            features: lacks,
+        });
+    }
+    if !left_out.is_empty() {
+        return Err(Error::FeaturesNotEnabled {
+            what: name.to_string(),
+            features: left_out,
         });
     }
     let [x, y, z] = desc.local_size;
@@ -487,7 +496,7 @@ mod tests {
             max_shared_memory: 32768,
             max_workgroup_count: [65535; 3],
             max_workgroup_subgroups: 32,
-            features: FeatureSet::default(),
+            features: all(),
         }
     }
 
@@ -579,6 +588,34 @@ mod tests {
     }
 
     #[test]
+    fn a_float_control_the_device_lacks_is_named() {
+        let mut device = info();
+        device
+            .features
+            .float_controls
+            .signed_zero_inf_nan_preserve_32 = true;
+        let need = |f64_too: bool| PipelineDesc {
+            required_features: FeatureSet {
+                float_controls: crate::FloatControls {
+                    signed_zero_inf_nan_preserve_32: true,
+                    signed_zero_inf_nan_preserve_64: f64_too,
+                    ..Default::default()
+                },
+                ..FeatureSet::default()
+            },
+            ..desc()
+        };
+        let enabled = device.features;
+        check(&device, &enabled, &need(false)).unwrap();
+        match check(&device, &enabled, &need(true)) {
+            Err(Error::MissingFeatures { features, .. }) => {
+                assert_eq!(features, vec!["shaderSignedZeroInfNanPreserveFloat64"])
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
     fn subgroup_size_must_be_supported() {
         let err = |n| match check(
             &info(),
@@ -604,20 +641,30 @@ mod tests {
             },
         )
         .unwrap();
-        match check(
-            &info(),
-            &FeatureSet::default(),
-            &PipelineDesc {
-                required_subgroup_size: Some(8),
-                require_full_subgroups: true,
-                ..desc()
-            },
-        ) {
-            Err(Error::MissingFeatures { features, what }) => {
+        let sized = PipelineDesc {
+            required_subgroup_size: Some(8),
+            require_full_subgroups: true,
+            ..desc()
+        };
+        // The device has both features, the context did not enable them.
+        match check(&info(), &FeatureSet::default(), &sized) {
+            Err(Error::FeaturesNotEnabled { features, what }) => {
                 assert_eq!(what, "k");
                 assert_eq!(
                     features,
                     vec!["subgroupSizeControl", "computeFullSubgroups"]
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        // The device lacks one of them: that is the error, with the one left out after it.
+        let mut lacking = info();
+        lacking.features.compute_full_subgroups = false;
+        match check(&lacking, &FeatureSet::default(), &sized) {
+            Err(Error::MissingFeatures { features, .. }) => {
+                assert_eq!(
+                    features,
+                    vec!["computeFullSubgroups", "subgroupSizeControl"]
                 );
             }
             other => panic!("{other:?}"),

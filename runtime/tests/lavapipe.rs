@@ -15,6 +15,7 @@ fn lavapipe() -> Context {
     let opts = ContextOptions {
         validation: Some(false),
         timeout_seconds: Some(60.0),
+        ..ContextOptions::default()
     };
     Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts)
         .expect("lavapipe (mesa-vulkan-drivers) must be installed for these tests")
@@ -180,7 +181,17 @@ fn selection_by_index_name_and_unknown_name() {
     let by_name =
         Context::with_options(DeviceSelector::NameContains("LLVMPIPE".into()), &opts).unwrap();
     assert_eq!(by_name.info().index, lp.index);
-    assert_eq!(by_name.enabled_features(), &lp.features);
+    // Every supported feature is enabled; maximal reconvergence only if the validation layer
+    // (when on) is recent enough to know it.
+    let mut want = lp.features;
+    want.maximal_reconvergence &= by_name.enabled_features().maximal_reconvergence;
+    assert_eq!(by_name.enabled_features(), &want);
+    let no_layer = ContextOptions {
+        validation: Some(false),
+        ..ContextOptions::default()
+    };
+    let all = Context::with_options(DeviceSelector::Index(lp.index), &no_layer).unwrap();
+    assert_eq!(all.enabled_features(), &lp.features);
 
     match Context::with_options(
         DeviceSelector::NameContains("no-such-gpu-xyz".into()),

@@ -14,6 +14,7 @@ fn lavapipe() -> Context {
     let opts = ContextOptions {
         validation: Some(false),
         timeout_seconds: Some(60.0),
+        ..ContextOptions::default()
     };
     Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts).unwrap()
 }

@@ -159,6 +159,7 @@ fn first_line(s: &str) -> String {
 fn options(sub: bool) -> Options {
     Options {
         subgroup_size: if sub { subgroup_width() } else { 32 },
+        ..Options::default()
     }
 }
 

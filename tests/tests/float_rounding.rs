@@ -157,6 +157,107 @@ fn double_precision_sums_in_every_mode() {
     eval("fmul.df %d, %s0, %s1", &[64, 64], 64, &p);
 }
 
+/// [`f64_edges`] plus values whose products, quotients and roots are ties, exact, overflow
+/// or underflow into the denormals, and the largest denormal.
+fn f64_exact_edges() -> Vec<u64> {
+    let mut v = f64_edges();
+    v.extend([
+        3f64.to_bits(), // 3 * (1 + 2^-52) is a tie
+        (-3f64).to_bits(),
+        0.5f64.to_bits(),
+        (1.0f64 / 3.0).to_bits(),
+        (1.5 * 2f64.powi(-537)).to_bits(), // squares and products round into the denormals
+        2f64.powi(-538).to_bits(),
+        (-2f64.powi(-537)).to_bits(),
+        0x000F_FFFF_FFFF_FFFF, // largest denormal
+        0x0000_0000_0000_0003,
+        2f64.powi(-1022).to_bits() + 1,
+        2f64.powi(600).to_bits(),
+        (1.75 * 2f64.powi(511)).to_bits(), // squares overflow
+        2f64.sqrt().to_bits(),
+        (1f64 - 2f64.powi(-53)).to_bits(),
+        (1f64 + 2f64.powi(-51)).to_bits(),
+        4f64.to_bits(),
+    ]);
+    v
+}
+
+/// Random binary64 values: near 1 (low bits decide the rounding), any finite magnitude, and
+/// raw bit patterns.
+fn f64_random(n: usize, seed: u64) -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| match i % 3 {
+            0 => 0x3FF0_0000_0000_0000 | (rng.random::<u64>() & 0xF_FFFF_FFFF_FFFF),
+            1 => rng.random::<u64>() & !(1 << 62),
+            _ => rng.random::<u64>(),
+        })
+        .collect()
+}
+
+#[test]
+fn double_precision_products_quotients_and_roots_in_every_mode() {
+    let xs = f64_exact_edges();
+    let mut p = pairs(&xs, &xs);
+    let r = f64_random(1200, 15);
+    p.extend(r.chunks(2).map(|c| c.to_vec()));
+    for op in ["fmul", "fdiv"] {
+        all_modes(op, "df", 64, 2, &p);
+    }
+    let mut singles: Vec<Vec<u64>> = xs.iter().map(|&x| vec![x]).collect();
+    singles.extend(f64_random(900, 16).into_iter().map(|x| vec![x]));
+    // Squares of 53-bit values: exact roots.
+    singles.extend(
+        [3f64, 1.0 + 2f64.powi(-26), 2f64.powi(-537) * 1.25].map(|x| vec![(x * x).to_bits()]),
+    );
+    all_modes("fsqrt", "df", 64, 1, &singles);
+    eval("fmul.rd.ftz.df %d, %s0, %s1", &[64, 64], 64, &p);
+    eval("fdiv.ru.ftz.df %d, %s0, %s1", &[64, 64], 64, &p);
+    eval("fmul.rna.dsat.df %d, %s0, %s1", &[64, 64], 64, &p);
+    eval("fsqrt.rz.ftz.df %d, %s0", &[64], 64, &singles);
+}
+
+#[test]
+fn double_precision_fmad_is_fused_in_every_mode() {
+    use rand::{Rng, SeedableRng};
+    let xs = f64_exact_edges();
+    let mut t = triples(&xs, 3000);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(17);
+    let r = f64_random(3000, 18);
+    for c in r.chunks(3) {
+        let (a, b) = (f64::from_bits(c[0]), f64::from_bits(c[1]));
+        // The addend cancels the rounded product (the result is the product's error), is
+        // far smaller (sticky bits), or is random.
+        let ab = a * b;
+        let small = f64::from_bits(c[2]) * 2f64.powi(-rng.random_range(40..80));
+        for addend in [-ab, ab * 2f64.powi(-60), small, f64::from_bits(c[2])] {
+            t.push(vec![c[0], c[1], addend.to_bits()]);
+        }
+    }
+    // Exact ties: (1 + 2^-52)(1 + 2^-52) - 1 - 2^-51 = 2^-104, plus tiny addends.
+    let e = (1f64 + 2f64.powi(-52)).to_bits();
+    for c in [
+        -1f64,
+        -1.0 - 2f64.powi(-51),
+        2f64.powi(-53),
+        -2f64.powi(-53),
+        0.0,
+        -0.0,
+    ] {
+        t.push(vec![e, e, c.to_bits()]);
+        t.push(vec![3f64.to_bits(), e, c.to_bits()]);
+    }
+    all_modes("fmad", "df", 64, 3, &t);
+    eval("fmad.df %d, %s0, %s1, %s2", &[64, 64, 64], 64, &t);
+    eval(
+        "fmad.rd.ftz.dsat.df %d, %s0, %s1, %s2",
+        &[64, 64, 64],
+        64,
+        &t,
+    );
+}
+
 #[test]
 fn narrowing_conversions_in_every_mode() {
     let xs = f32_edges();

@@ -97,7 +97,9 @@ fn f32_inputs(n: usize, seed: u64) -> Vec<u64> {
     v.into_iter().map(|x| x as u64).collect()
 }
 
-fn compare_with_reference(func: &str, ty: &str, inputs: &[u64]) {
+/// Compares the device with the reference on `inputs` (at most 1 ULP apart, NaN for NaN) and
+/// returns the device's results.
+fn compare_with_reference(func: &str, ty: &str, inputs: &[u64]) -> Vec<u64> {
     let bits = if ty == "f" { 32 } else { 16 };
     let src = kernel(&format!("{func}.{ty}"), bits);
     let dev = run_u64(&src, inputs, 1, 1, 64);
@@ -126,6 +128,7 @@ fn compare_with_reference(func: &str, ty: &str, inputs: &[u64]) {
         "{func}.{ty}: {} inputs, device/reference at most {worst} ULP apart",
         inputs.len()
     );
+    dev
 }
 
 #[test]
@@ -136,12 +139,99 @@ fn single_precision_within_one_ulp_of_the_reference() {
     }
 }
 
+/// Every `.hf` and `.bf` input: within 1 ULP of the reference, and within isa-2's bound of
+/// the `f64` libm value (the maximum error printed is docs/float-accuracy.md's).
 #[test]
 fn half_and_bfloat16_every_input_within_one_ulp_of_the_reference() {
     let all: Vec<u64> = (0..=0xFFFFu64).collect();
     for ty in ["hf", "bf"] {
+        let format = if ty == "hf" { HALF } else { BFLOAT16 };
         for f in FUNCS {
-            compare_with_reference(f, ty, &all);
+            let dev = compare_with_reference(f, ty, &all);
+            let (mut worst, mut at) = (0f64, 0u64);
+            for (&x, &d) in all.iter().zip(&dev) {
+                let want = exact(f, format.value(x));
+                let got = format.value(d & 0xFFFF);
+                if want.is_nan() || format.overflows(want) {
+                    assert!(
+                        (want.is_nan() && got.is_nan()) || got == format.round(want),
+                        "{f}.{ty} {x:#06x}: got {got:e}, want {want:e}"
+                    );
+                    continue;
+                }
+                let e = format.ulp_error(got, want);
+                if e > worst {
+                    (worst, at) = (e, x);
+                }
+            }
+            eprintln!("{f}.{ty}: max {worst:.6} ULP of the f64 value (at {at:#06x})");
+            assert!(worst <= bound(f), "{f}.{ty}: {worst} ULP at {at:#06x}");
+        }
+    }
+}
+
+/// A 16-bit binary floating-point format, for measuring errors against `f64` values.
+struct Format16 {
+    /// Significand bits after the point.
+    fraction: i32,
+    /// Exponent of the smallest normal number.
+    min_exp: i32,
+    /// Exponent of the largest finite number.
+    max_exp: i32,
+}
+
+/// IEEE binary16 (`.hf`).
+const HALF: Format16 = Format16 {
+    fraction: 10,
+    min_exp: -14,
+    max_exp: 15,
+};
+
+/// bfloat16 (`.bf`): binary32's exponent range, 7 fraction bits.
+const BFLOAT16: Format16 = Format16 {
+    fraction: 7,
+    min_exp: -126,
+    max_exp: 127,
+};
+
+impl Format16 {
+    /// The value of the bit pattern `x`.
+    fn value(&self, x: u64) -> f64 {
+        if self.fraction == 7 {
+            f32::from_bits((x as u32) << 16) as f64
+        } else {
+            half::f16::from_bits(x as u16).to_f64()
+        }
+    }
+
+    /// The ULP of the format at `v` (finite).
+    fn ulp(&self, v: f64) -> f64 {
+        let a = v.abs();
+        let e = if a < 2f64.powi(self.min_exp) {
+            self.min_exp
+        } else {
+            (a.log2().floor() as i32).min(self.max_exp)
+        };
+        2f64.powi(e - self.fraction)
+    }
+
+    /// Whether `v` rounds to an infinity (or is one) in round-to-nearest.
+    fn overflows(&self, v: f64) -> bool {
+        let max = (2.0 - 2f64.powi(-self.fraction)) * 2f64.powi(self.max_exp);
+        v.abs() >= max + self.ulp(max) / 2.0
+    }
+
+    /// `v` (an infinity or beyond the largest finite) as the format's infinity.
+    fn round(&self, v: f64) -> f64 {
+        f64::INFINITY.copysign(v)
+    }
+
+    /// Error of `got` from the real `want`, in ULPs of the format at `want`.
+    fn ulp_error(&self, got: f64, want: f64) -> f64 {
+        if got == want {
+            0.0
+        } else {
+            (got - want).abs() / self.ulp(want)
         }
     }
 }
@@ -225,5 +315,114 @@ fn million_inputs_max_ulp() {
         let (e, x) = max_ulp(f, &xs);
         println!("{f}.f: max {e:.6} ULP over {} inputs (at {x:#x})", xs.len());
         assert!(e <= bound(f), "{f}.f: {e} ULP at {x:#x}");
+    }
+}
+
+/// `x * 2^k` for an `f64` power-of-two scaling (exact while the result is normal).
+fn scale(x: f64, k: i32) -> f64 {
+    let (mut x, mut k) = (x, k);
+    while k != 0 {
+        let s = k.clamp(-500, 500);
+        x *= 2f64.powi(s);
+        k -= s;
+    }
+    x
+}
+
+/// Error in ULPs of `y` (positive normal) as `1/sqrt(x)`: with `y = 2^j y'`, `x' = 2^2j x`,
+/// `δ = y'^2 x' - 1` in double-double (host fused `mul_add`), `y = (1 + δ/2 + O(δ²))/sqrt(x)`.
+fn rsqrt_ulp_error(x: f64, y: f64) -> f64 {
+    let j = ((y.to_bits() >> 52) as i32) - 1023;
+    let (y, x) = (scale(y, -j), scale(x, 2 * j));
+    let h1 = y * y;
+    let l1 = y.mul_add(y, -h1);
+    let h2 = h1 * x;
+    let l2 = h1.mul_add(x, -h2) + l1 * x;
+    let d = (h2 - 1.0) + l2;
+    (y * d / 2.0).abs() / 2f64.powi(-52)
+}
+
+/// `frsqrt.fast.df` and `frsqrt.ftz.fast.df`: within isa-2's 1 ULP of the exact value
+/// (measured with [`rsqrt_ulp_error`]) and of the reference; zeros, infinities, negative
+/// values and NaNs as the reference.
+#[test]
+fn double_precision_rsqrt_within_one_ulp() {
+    check_double_precision_rsqrt(20_000);
+}
+
+#[test]
+#[ignore = "1,000,000 inputs per form: a few minutes on lavapipe and the reference"]
+fn double_precision_rsqrt_million_inputs() {
+    check_double_precision_rsqrt(1_000_000);
+}
+
+/// [`double_precision_rsqrt_within_one_ulp`] on the edge values and `random` more inputs.
+fn check_double_precision_rsqrt(random: usize) {
+    use rand::{Rng, SeedableRng};
+    let mut xs: Vec<u64> = vec![
+        0,
+        1 << 63,
+        1,
+        3,
+        0x000F_FFFF_FFFF_FFFF,
+        0x0010_0000_0000_0000,
+        1f64.to_bits(),
+        4f64.to_bits(),
+        2f64.to_bits(),
+        0.25f64.to_bits(),
+        (1f64 - 2f64.powi(-53)).to_bits(),
+        f64::MAX.to_bits(),
+        f64::INFINITY.to_bits(),
+        f64::NEG_INFINITY.to_bits(),
+        f64::NAN.to_bits(),
+        (-1f64).to_bits(),
+        (1u64 << 63) | 1,
+    ];
+    let mut rng = rand::rngs::StdRng::seed_from_u64(19);
+    for i in 0..random {
+        xs.push(match i % 3 {
+            0 => rng.random::<u64>() >> 1,
+            1 => 0x3FF0_0000_0000_0000 | (rng.random::<u64>() & 0x1F_FFFF_FFFF_FFFF),
+            _ => rng.random::<u64>() & 0x000F_FFFF_FFFF_FFFF,
+        });
+    }
+    for ftz in ["", ".ftz"] {
+        let src = kernel(&format!("frsqrt{ftz}.fast.df"), 64);
+        let dev = run_u64(&src, &xs, 1, 1, 64);
+        let reference = reference_u64(&src, &xs, 1, 1, 64, 32);
+        let (mut worst, mut at, mut differ) = (0f64, 0u64, 0usize);
+        for ((&x, &d), &r) in xs.iter().zip(&dev).zip(&reference) {
+            let (xf, df, rf) = (f64::from_bits(x), f64::from_bits(d), f64::from_bits(r));
+            if rf.is_nan() || df.is_nan() || rf.is_infinite() || rf == 0.0 {
+                assert!(
+                    d == r || (rf.is_nan() && df.is_nan()),
+                    "frsqrt{ftz}.fast.df {x:#x}: device {d:#x}, reference {r:#x}"
+                );
+                continue;
+            }
+            let u = ulps(d, r, 1 << 63);
+            assert!(
+                u <= 1,
+                "frsqrt{ftz}.fast.df {x:#x}: {u} ULP from the reference"
+            );
+            differ += usize::from(u != 0);
+            let xin = if ftz == ".ftz" && x & 0x7FF0_0000_0000_0000 == 0 {
+                0.0
+            } else {
+                xf
+            };
+            if xin == 0.0 {
+                continue;
+            }
+            let e = rsqrt_ulp_error(xin, df);
+            if e > worst {
+                (worst, at) = (e, x);
+            }
+        }
+        eprintln!(
+            "frsqrt{ftz}.fast.df: {} inputs, max {worst:.6} ULP from the exact value (at {at:#x}), {differ} differ from the reference",
+            xs.len()
+        );
+        assert!(worst <= 1.0, "frsqrt{ftz}.fast.df: {worst} ULP at {at:#x}");
     }
 }

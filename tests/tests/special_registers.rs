@@ -115,6 +115,7 @@ fn sub_group_state_needs_its_sub_group_size() {
         LANES,
         &pisa_translator::Options {
             subgroup_size: width,
+            ..pisa_translator::Options::default()
         },
     );
     let m = Module::from_translation(context(), "lanes.pisa", std::sync::Arc::new(t)).unwrap();

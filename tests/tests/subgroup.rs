@@ -275,7 +275,10 @@ fn shfl_hand_derived() {
         IN_PER,
         2,
         LOCAL,
-        &Options { subgroup_size: w },
+        &Options {
+            subgroup_size: w,
+            ..Options::default()
+        },
     );
     for i in 0..LOCAL as usize {
         let lane = i as u64 % w as u64;
@@ -353,6 +356,7 @@ fn fred_hand_derived_signed_zeros_and_nans() {
             LOCAL,
             &Options {
                 subgroup_size: w as u32,
+                ..Options::default()
             },
         );
         out[2 * lane]
@@ -404,6 +408,7 @@ fn shfl_clamp_follows_the_semantics_block() {
             LOCAL,
             &Options {
                 subgroup_size: w as u32,
+                ..Options::default()
             },
         );
         out.iter().step_by(2).copied().collect()
@@ -468,7 +473,13 @@ loop:\n\
 #[test]
 fn scan_kernel_exact() {
     let w = width();
-    let t = translate_with(SCAN, &Options { subgroup_size: w });
+    let t = translate_with(
+        SCAN,
+        &Options {
+            subgroup_size: w,
+            ..Options::default()
+        },
+    );
     let m =
         pisa_vk::Module::from_translation(context(), "scan.pisa", std::sync::Arc::new(t)).unwrap();
     let data: Vec<u32> = (0..64u32)
@@ -494,7 +505,10 @@ fn reduction_example_exact() {
     let w = width();
     let t = translate_with(
         &example_text("subgroup_reduce.pisa"),
-        &Options { subgroup_size: w },
+        &Options {
+            subgroup_size: w,
+            ..Options::default()
+        },
     );
     let m = pisa_vk::Module::from_translation(context(), "reduce", std::sync::Arc::new(t)).unwrap();
     let n = 256usize;

@@ -405,6 +405,12 @@ pub struct Label {
     pub span: Span,
 }
 
+/// How many operands an [`Inst`] holds without a heap allocation.
+pub const INLINE_OPERANDS: usize = 3;
+
+/// An instruction's operands (a slice through `Deref`).
+pub type Operands = smallvec::SmallVec<[Operand; INLINE_OPERANDS]>;
+
 /// One instruction.
 #[derive(Clone, Debug)]
 pub struct Inst {
@@ -415,8 +421,9 @@ pub struct Inst {
     pub form: u8,
     /// Qualifiers.
     pub q: Quals,
-    /// Operands in source order.
-    pub ops: Vec<Operand>,
+    /// Operands in source order; held inline up to [`INLINE_OPERANDS`], which covers almost
+    /// every instruction, so building and dropping the IR costs no allocation per instruction.
+    pub ops: Operands,
     /// The instruction's text in the source.
     pub span: Span,
 }

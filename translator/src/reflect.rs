@@ -124,6 +124,23 @@ pub enum Feature {
     BufferInt64Atomics,
     /// `shaderSharedInt64Atomics` (64-bit atomics in shared memory).
     SharedInt64Atomics,
+    /// `shaderMaximalReconvergence` (`VK_KHR_shader_maximal_reconvergence`): the kernel's
+    /// entry point has the `MaximallyReconvergesKHR` execution mode.
+    MaximalReconvergence,
+    /// `shaderSignedZeroInfNanPreserveFloat16` (a property: the kernel preserves signed zeros,
+    /// infinities and NaNs of half-precision values).
+    SignedZeroInfNanPreserveFloat16,
+    /// `shaderSignedZeroInfNanPreserveFloat32`.
+    SignedZeroInfNanPreserveFloat32,
+    /// `shaderSignedZeroInfNanPreserveFloat64`.
+    SignedZeroInfNanPreserveFloat64,
+    /// `shaderDenormPreserveFloat16` (a property: the kernel asks for half-precision
+    /// denormals to be preserved).
+    DenormPreserveFloat16,
+    /// `shaderDenormPreserveFloat32`.
+    DenormPreserveFloat32,
+    /// `shaderDenormPreserveFloat64`.
+    DenormPreserveFloat64,
 }
 
 impl Feature {
@@ -141,6 +158,13 @@ impl Feature {
             Feature::SubgroupSizeControl => "subgroupSizeControl",
             Feature::BufferInt64Atomics => "shaderBufferInt64Atomics",
             Feature::SharedInt64Atomics => "shaderSharedInt64Atomics",
+            Feature::MaximalReconvergence => "shaderMaximalReconvergence",
+            Feature::SignedZeroInfNanPreserveFloat16 => "shaderSignedZeroInfNanPreserveFloat16",
+            Feature::SignedZeroInfNanPreserveFloat32 => "shaderSignedZeroInfNanPreserveFloat32",
+            Feature::SignedZeroInfNanPreserveFloat64 => "shaderSignedZeroInfNanPreserveFloat64",
+            Feature::DenormPreserveFloat16 => "shaderDenormPreserveFloat16",
+            Feature::DenormPreserveFloat32 => "shaderDenormPreserveFloat32",
+            Feature::DenormPreserveFloat64 => "shaderDenormPreserveFloat64",
         }
     }
 }

@@ -505,11 +505,11 @@ fn calls_carry_predicate_retval_target_args() {
     let (r, v, p, fp) = (reg(k, "r"), reg(k, "v"), reg(k, "p"), reg(k, "fp"));
     let rr = |reg| Operand::Reg { reg, swizzle: None };
     assert_eq!(
-        b[0].ops,
+        b[0].ops.to_vec(),
         vec![rr(r), Operand::Func(FuncId(0)), rr(r), rr(v)]
     );
     assert_eq!(
-        b[1].ops,
+        b[1].ops.to_vec(),
         vec![
             Operand::Pred {
                 reg: p,
@@ -521,7 +521,7 @@ fn calls_carry_predicate_retval_target_args() {
             rr(r)
         ]
     );
-    assert_eq!(b[3].ops, vec![rr(r), rr(fp), rr(r), rr(v)]);
+    assert_eq!(b[3].ops.to_vec(), vec![rr(r), rr(fp), rr(r), rr(v)]);
 }
 
 #[test]

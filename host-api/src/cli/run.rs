@@ -111,7 +111,10 @@ fn run_vulkan(
     device: Option<&str>,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    let options = pisa_translator::Options { subgroup_size };
+    let options = pisa_translator::Options {
+        subgroup_size,
+        ..Default::default()
+    };
     let file = std::sync::Arc::new(file.clone());
     let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,
@@ -124,8 +127,14 @@ fn run_vulkan(
             Err(_) => DeviceSelector::NameContains(d.to_string()),
         },
     };
-    let ctx = Context::with_device(selector)?;
-    let module = Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?;
+    // A device with only what this module's kernels need enabled; the module is translated
+    // again when the device offers more (maximal reconvergence, denormal preservation).
+    let ctx = Context::for_translations(selector, &[&translation])?;
+    let module = if pisa_vk::device_options(&ctx, &options) != options {
+        Module::from_source_with(&ctx, &file.name, &file.text, &options)?
+    } else {
+        Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?
+    };
     let reqd = module
         .reflection()
         .kernel(&req.kernel)

@@ -28,6 +28,14 @@ pub struct Args {
     /// Translate for this sub-group width instead of PISA's 32 (non-conforming).
     #[arg(long, default_value_t = 32)]
     subgroup_size: u32,
+    /// Ask for maximal reconvergence in kernels with sub-group instructions (for devices with
+    /// VK_KHR_shader_maximal_reconvergence; `pisa-vk run` decides this from the device).
+    #[arg(long)]
+    maximal_reconvergence: bool,
+    /// Ask for denormals to be preserved in every float width (for devices with
+    /// shaderDenormPreserveFloatN; `pisa-vk run` decides this from the device).
+    #[arg(long)]
+    denorm_preserve: bool,
 }
 
 /// Translates and writes the requested form.
@@ -35,6 +43,12 @@ pub fn run(a: Args) -> Result<(), Failure> {
     let file = read_source(&a.file)?;
     let options = pisa_translator::Options {
         subgroup_size: a.subgroup_size,
+        maximal_reconvergence: a.maximal_reconvergence,
+        denorm_preserve: pisa_translator::DenormPreserve {
+            f16: a.denorm_preserve,
+            f32: a.denorm_preserve,
+            f64: a.denorm_preserve,
+        },
     };
     let t = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,

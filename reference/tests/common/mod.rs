@@ -282,7 +282,7 @@ impl Fb {
             op,
             form: 0,
             q,
-            ops,
+            ops: ops.into(),
             span: Span::new(n as usize, n as usize + 1),
         });
     }

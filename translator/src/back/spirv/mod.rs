@@ -31,16 +31,52 @@ use module::ModuleCx;
 use rspirv::spirv;
 
 /// Translation options.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Options {
     /// Sub-group width to translate for: 32 is PISA's; another width is non-conforming and
     /// only for devices that cannot run 32-wide sub-groups (`%subgroupsize` then reads it).
     pub subgroup_size: u32,
+    /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
+    /// sub-group instructions, so that `%activemask` and the lanes taking part in a sub-group
+    /// instruction are exactly the work-items that reached it together. Only for devices with
+    /// `shaderMaximalReconvergence`: the host API sets it when the context enabled that.
+    pub maximal_reconvergence: bool,
+    /// Float widths (16, 32, 64) whose denormals the kernels ask the driver to preserve
+    /// (`DenormPreserve`), so that a driver whose default flushes them cannot. Only for
+    /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
+    /// Where a device lacks the control its default applies (lavapipe keeps denormals).
+    pub denorm_preserve: DenormPreserve,
+}
+
+/// The float widths of [`Options::denorm_preserve`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DenormPreserve {
+    /// Half precision (`.hf` computed natively).
+    pub f16: bool,
+    /// Single precision.
+    pub f32: bool,
+    /// Double precision.
+    pub f64: bool,
+}
+
+impl DenormPreserve {
+    /// Whether the width `w` (16, 32 or 64) is preserved.
+    pub fn width(&self, w: u32) -> bool {
+        match w {
+            16 => self.f16,
+            32 => self.f32,
+            _ => self.f64,
+        }
+    }
 }
 
 impl Default for Options {
     fn default() -> Options {
-        Options { subgroup_size: 32 }
+        Options {
+            subgroup_size: 32,
+            maximal_reconvergence: false,
+            denorm_preserve: DenormPreserve::default(),
+        }
     }
 }
 
@@ -80,23 +116,6 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if !errors.is_empty() {
         return Err(errors);
     }
-    for (i, f) in module.functions.iter().enumerate() {
-        if f.is_kernel() && f.body.is_some() {
-            let id = sigs[i].id;
-            m.b.entry_point(
-                spirv::ExecutionModel::GLCompute,
-                id,
-                f.name.clone(),
-                m.interface.clone(),
-            );
-            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
-            float_controls(&mut m, id);
-        }
-    }
-    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
-    features.extend(m.features.iter().copied());
-    features.sort();
-    features.dedup();
     // Quadratic in the number of functions, so only when some function uses sub-groups.
     let subgroup_kernels: Vec<bool> = if m.subgroup_users.is_empty() {
         vec![false; module.functions.len()]
@@ -114,6 +133,30 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             })
             .collect()
     };
+    let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
+    if reconverge {
+        m.b.extension("SPV_KHR_maximal_reconvergence");
+    }
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.is_kernel() && f.body.is_some() {
+            let id = sigs[i].id;
+            m.b.entry_point(
+                spirv::ExecutionModel::GLCompute,
+                id,
+                f.name.clone(),
+                m.interface.clone(),
+            );
+            m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+            float_controls(&mut m, id, options.denorm_preserve);
+            if reconverge && subgroup_kernels[i] {
+                m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
+            }
+        }
+    }
+    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
+    features.extend(m.features.iter().copied());
+    features.sort();
+    features.dedup();
     let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
@@ -128,6 +171,9 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             if subgroup_kernels[i] {
                 k.subgroup_size = Some(options.subgroup_size);
                 k.features.push(Feature::SubgroupSizeControl);
+                if reconverge {
+                    k.features.push(Feature::MaximalReconvergence);
+                }
             }
         }
     }
@@ -142,17 +188,36 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
 /// sign of a zero product (spec-notes §44). `DenormPreserve` is not requested: lavapipe
 /// reports `shaderDenormPreserveFloat32 = false`, which forbids it; denormals are kept by
 /// default there and the conformance tests check it.
-fn float_controls(m: &mut ModuleCx, entry: spirv::Word) {
+fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: DenormPreserve) {
+    use Feature as F;
     m.capability(spirv::Capability::SignedZeroInfNanPreserve);
-    let mut widths = vec![32];
-    if m.features.contains(&Feature::Float16) {
-        widths.push(16);
+    let mut widths = vec![(
+        32,
+        F::SignedZeroInfNanPreserveFloat32,
+        F::DenormPreserveFloat32,
+    )];
+    if m.features.contains(&F::Float16) {
+        widths.push((
+            16,
+            F::SignedZeroInfNanPreserveFloat16,
+            F::DenormPreserveFloat16,
+        ));
     }
-    if m.features.contains(&Feature::Float64) {
-        widths.push(64);
+    if m.features.contains(&F::Float64) {
+        widths.push((
+            64,
+            F::SignedZeroInfNanPreserveFloat64,
+            F::DenormPreserveFloat64,
+        ));
     }
-    for w in widths {
+    for (w, signed_zero, denorms) in widths {
         m.b.execution_mode(entry, spirv::ExecutionMode::SignedZeroInfNanPreserve, [w]);
+        m.features.insert(signed_zero);
+        if denorm.width(w) {
+            m.capability(spirv::Capability::DenormPreserve);
+            m.b.execution_mode(entry, spirv::ExecutionMode::DenormPreserve, [w]);
+            m.features.insert(denorms);
+        }
     }
 }
 

@@ -404,7 +404,7 @@ fn finish(
     let form = &def.forms[fi];
     let opname = op.as_str();
     let errors_before = f.cx.diags.len();
-    let mut out = Vec::with_capacity(ops.len());
+    let mut out = ir::Operands::with_capacity(ops.len());
     for (i, rop) in ops.iter().enumerate() {
         let rule = rule_at(form, i);
         if let Some(o) = convert(f, op, &rule, i, rop, &q) {

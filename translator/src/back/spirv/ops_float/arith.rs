@@ -5,8 +5,8 @@
 //! in `f32` (innocuous double rounding, spec-notes §28). The other modes, and every `fmad`
 //! below `.df`, compute in `f64` exactly or rounded to odd and round once to the type with
 //! [`FnCx::round_f64_to`] (spec-notes §45). `.df` in a directed mode: `fadd`/`fsub` step
-//! from the nearest result by the sign of the TwoSum error; the other `.df` operations are
-//! refused in directed modes (no exact double-double product yet).
+//! from the nearest result by the sign of the TwoSum error; `fmul fdiv fsqrt` in those
+//! modes and `fmad` in every mode are computed in integers ([`super::soft64`]).
 
 use super::emit::Emit;
 use super::round::Overflow;
@@ -61,21 +61,6 @@ impl FnCx<'_> {
             }
         };
         let minmax = matches!(inst.op, Opcode::Fmin | Opcode::Fmax);
-        if k == FKind::F64 && !minmax {
-            let directed_ok = matches!(inst.op, Opcode::Fadd | Opcode::Fsub);
-            if inst.op == Opcode::Fmad {
-                return Err(self.err(
-                    "`fmad.df` is not supported by the SPIR-V back end: no Vulkan driver guarantees a fused double-precision fma and the exact double-double emulation is not implemented (spec-notes §46)",
-                ));
-            }
-            if mode != RoundingMode::Re && !directed_ok {
-                return Err(self.err(format!(
-                    "`{}.{}.df` is not supported by the SPIR-V back end: directed rounding of double-precision products, quotients and roots needs an exact double-double residual, not implemented (spec-notes §45)",
-                    inst.op.as_str(),
-                    format!("{mode:?}").to_lowercase()
-                )));
-            }
-        }
         let mut srcs = Vec::new();
         for i in 1..=nsrc {
             srcs.push(self.float_elems(k, inst, i, n, q.ftz)?);
@@ -84,11 +69,13 @@ impl FnCx<'_> {
         let mut out = Vec::new();
         for e in 0..n as usize {
             let s: Vec<Word> = srcs.iter().map(|v| v[e]).collect();
-            let native = minmax
-                || (mode == RoundingMode::Re && inst.op != Opcode::Fmad)
-                || (k == FKind::F64 && mode == RoundingMode::Re);
+            // Every `fmad` is emulated (one rounding, no fused device operation).
+            let native = minmax || (mode == RoundingMode::Re && inst.op != Opcode::Fmad);
             if k == FKind::F64 && !native {
-                let r = self.df_directed(inst.op, &s, mode)?;
+                let r = match inst.op {
+                    Opcode::Fadd | Opcode::Fsub => self.df_directed(inst.op, &s, mode)?,
+                    _ => self.df_exact(inst.op, &s, mode)?,
+                };
                 out.push(self.finish_float(k, r, q.ftz, q.dsat)?);
                 continue;
             }

@@ -23,6 +23,12 @@ pub trait Emit {
     fn iadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
     /// `a - b` (integers).
     fn isub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a * b` (integers, low `w` bits).
+    fn imul(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a / b`, unsigned.
+    fn udiv(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
+    /// `a % b`, unsigned.
+    fn umod(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
     /// `a & b`.
     fn and(&mut self, w: u32, a: Word, b: Word) -> EResult<Word>;
     /// `a | b`.
@@ -115,6 +121,18 @@ impl Emit for ModuleCx {
     fn isub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
         self.b.i_sub(t, None, a, b).map_err(bug)
+    }
+    fn imul(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.i_mul(t, None, a, b).map_err(bug)
+    }
+    fn udiv(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.u_div(t, None, a, b).map_err(bug)
+    }
+    fn umod(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
+        let t = self.u(w);
+        self.b.u_mod(t, None, a, b).map_err(bug)
     }
     fn and(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);

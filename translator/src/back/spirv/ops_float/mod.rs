@@ -3,7 +3,8 @@
 //! Values travel as raw bits in integer registers; arithmetic bit-casts them to floats.
 //! `.hf` and `.bf` values are widened exactly to `f32` to compute. Every float operation is
 //! decorated `NoContraction`. By concern: [`arith`] (isa-2 arithmetic, comparisons),
-//! [`convert`] (isa-4 conversions), [`round`] (exact rounding in every mode),
+//! [`convert`] (isa-4 conversions), [`round`] (exact rounding in every mode), [`soft64`] (exact `.df` products, quotients,
+//! roots and `fmad` in integers),
 //! [`transcendental`] (`fsin fcos fexp2 flog2 ftanh frcp frsqrt`) and [`emit`] (one-line
 //! instruction emitters).
 
@@ -11,6 +12,7 @@ mod arith;
 mod convert;
 mod emit;
 mod round;
+mod soft64;
 mod transcendental;
 
 use super::function::{bug, EResult, FnCx};

@@ -102,8 +102,6 @@ impl FnCx<'_> {
         overflow: Overflow,
     ) -> EResult<Word> {
         debug_assert!(k != FKind::F64);
-        let p = k.precision() as u64;
-        let fb = p - 1;
         let m = &mut *self.m;
         let u64t = m.u(64);
         let b = m.bits(64, v)?;
@@ -126,9 +124,63 @@ impl FnCx<'_> {
         // te = e1 - 1023 + bias: the biased exponent in k (signed, as u64 bits).
         let off = m.ku(64, (k.bias() - 1023) as u64);
         let te = m.iadd(64, e1, off)?;
+        let r = self.round_sig(k, neg, te, sig, 52, mode, overflow)?;
+        let m = &mut *self.m;
+        let fb = k.precision() as u64 - 1;
+        let inf_bits = (2 * k.bias() as u64 + 1) << fb;
+        let infb = m.ku(64, inf_bits);
+        let maxb = m.ku(64, inf_bits - 1);
+        // Infinities and NaNs.
+        let k7ff = m.ku(64, 0x7FF);
+        let special = m.ieq(e, k7ff)?;
+        let fnz = m.ine(frac, zero)?;
+        let is_nan = m.land(special, fnz)?;
+        let sh = m.ku(64, 52 - fb);
+        let payload = m.shr(64, frac, sh)?;
+        let qn = m.ku(64, inf_bits | (1u64 << (fb - 1)));
+        let nan = m.or(64, payload, qn)?;
+        let infv = if overflow == Overflow::Sat {
+            maxb
+        } else {
+            infb
+        };
+        let sp = m.select(u64t, is_nan, nan, infv)?;
+        let r = m.select(u64t, special, sp, r)?;
+        let w = k.bits() as u64;
+        let sshift = m.ku(64, w - 1);
+        let sbit = m.shl(64, sign, sshift)?;
+        let r = m.or(64, r, sbit)?;
+        self.resize(r, 64, k.bits())
+    }
+
+    /// Rounds the exact magnitude `sig * 2^(te - bias - lead)` to `k` in `mode` with integer
+    /// arithmetic; `sig` (`u64`, below 2^(lead+1)) has its leading one at bit `lead` (or is
+    /// a denormal `f64` significand with `lead` 52), `te` (`u64`, signed) is the biased
+    /// exponent in `k` of bit `lead`. Bits below the rounding position only matter through
+    /// their value, so a caller folds a sticky bit into bit 0. Gradual underflow gives
+    /// denormals; overflow follows `overflow`. Returns the magnitude's raw bits (`u64`, no
+    /// sign; `neg` only chooses the direction of `.ru`/`.rd`). `lead` is at most 61.
+    #[allow(clippy::too_many_arguments)]
+    pub fn round_sig(
+        &mut self,
+        k: FKind,
+        neg: Word,
+        te: Word,
+        sig: Word,
+        lead: u64,
+        mode: RoundingMode,
+        overflow: Overflow,
+    ) -> EResult<Word> {
+        debug_assert!(lead <= 61);
+        let p = k.precision() as u64;
+        let fb = p - 1;
+        let m = &mut *self.m;
+        let u64t = m.u(64);
+        let zero = m.ku(64, 0);
+        let one = m.ku(64, 1);
         let normal = m.sge(te, one)?;
-        // shift = 53 - p (normal) or 53 - p + 1 - te (denormal), at most 63.
-        let base_shift = 53 - p;
+        // shift = lead + 1 - p (normal) or lead + 2 - p - te (denormal), at most 63.
+        let base_shift = lead + 1 - p;
         let ks = m.ku(64, base_shift + 1);
         let dshift = m.isub(64, ks, te)?;
         let k63s = m.ku(64, 63);
@@ -186,28 +238,7 @@ impl FnCx<'_> {
             (Overflow::Ieee, RoundingMode::Rd) => neg,
         };
         let ovv = m.select(u64t, away, infb, maxb)?;
-        let r = m.select(u64t, over, ovv, r)?;
-        // Infinities and NaNs.
-        let k7ff = m.ku(64, 0x7FF);
-        let special = m.ieq(e, k7ff)?;
-        let fnz = m.ine(frac, zero)?;
-        let is_nan = m.land(special, fnz)?;
-        let sh = m.ku(64, 52 - fb);
-        let payload = m.shr(64, frac, sh)?;
-        let qn = m.ku(64, inf_bits | (1u64 << (fb - 1)));
-        let nan = m.or(64, payload, qn)?;
-        let infv = if overflow == Overflow::Sat {
-            maxb
-        } else {
-            infb
-        };
-        let sp = m.select(u64t, is_nan, nan, infv)?;
-        let r = m.select(u64t, special, sp, r)?;
-        let w = k.bits() as u64;
-        let sshift = m.ku(64, w - 1);
-        let sbit = m.shl(64, sign, sshift)?;
-        let r = m.or(64, r, sbit)?;
-        self.resize(r, 64, k.bits())
+        m.select(u64t, over, ovv, r)
     }
 
     /// The result of a directed (or ties-away) mode from `s = RN(x)` and the exact error
