@@ -193,10 +193,7 @@ pub fn run_both_at(
     subgroup_size: u32,
     same: impl Fn(u64, u64) -> bool,
 ) -> Vec<u64> {
-    let options = Options {
-        subgroup_size,
-        ..Options::default()
-    };
+    let options = Options::with_subgroup_size(subgroup_size);
     let dev = run_u64_with(src, input, in_per, out_per, local, &options);
     let reference = reference_u64(src, input, in_per, out_per, local, subgroup_size);
     for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {

@@ -30,10 +30,7 @@ fn bench(c: &mut Criterion) {
         info.subgroup_size
     };
     let src = include_str!("../../examples/sum_reduce.pisa");
-    let options = Options {
-        subgroup_size: width,
-        ..Options::default()
-    };
+    let options = Options::with_subgroup_size(width);
     let module = Module::from_source_with(&ctx, "sum_reduce.pisa", src, &options).expect("load");
     // Deterministic pseudo-random words (xorshift), not all small.
     let mut x = 0x9E37_79B9_7F4A_7C15u64;

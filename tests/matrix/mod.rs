@@ -157,10 +157,7 @@ fn first_line(s: &str) -> String {
 
 /// The translator options of `c`: the device's sub-group width for isa-7.
 fn options(sub: bool) -> Options {
-    Options {
-        subgroup_size: if sub { subgroup_width() } else { 32 },
-        ..Options::default()
-    }
+    Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
 }
 
 /// The device's sub-group width (the width isa-7 rows are translated and interpreted at).

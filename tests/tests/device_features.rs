@@ -124,10 +124,7 @@ fn wide_types_enable_their_features_and_run() {
 /// module asks for it (`MaximallyReconvergesKHR`, checked by spirv-val) exactly when enabled;
 /// then runs it and checks the sums. Returns the context.
 fn subgroup_reduce_on(make: impl Fn(&Translation) -> Context) -> Context {
-    let options = Options {
-        subgroup_size: device_subgroup_size(),
-        ..Options::default()
-    };
+    let options = Options::with_subgroup_size(device_subgroup_size());
     let text = example("subgroup_reduce.pisa");
     let ctx = make(&translate_with(&text, &options));
     let f = ctx.enabled_features();
@@ -209,10 +206,7 @@ fn run_subgroup_reduce(ctx: &Context, m: &Module, s: usize) {
 /// Every kernel of every example builds its pipeline on a context made for its module alone.
 #[test]
 fn every_example_kernel_prepares_on_its_own_context() {
-    let options = Options {
-        subgroup_size: device_subgroup_size(),
-        ..Options::default()
-    };
+    let options = Options::with_subgroup_size(device_subgroup_size());
     for name in [
         "vector_add.pisa",
         "saxpy.pisa",

@@ -154,7 +154,7 @@ fn half_and_bfloat16_every_input_within_one_ulp_of_the_reference() {
                 let got = format.value(d & 0xFFFF);
                 if want.is_nan() || format.overflows(want) {
                     assert!(
-                        (want.is_nan() && got.is_nan()) || got == format.round(want),
+                        (want.is_nan() && got.is_nan()) || got == format.infinity(want),
                         "{f}.{ty} {x:#06x}: got {got:e}, want {want:e}"
                     );
                     continue;
@@ -221,8 +221,8 @@ impl Format16 {
         v.abs() >= max + self.ulp(max) / 2.0
     }
 
-    /// `v` (an infinity or beyond the largest finite) as the format's infinity.
-    fn round(&self, v: f64) -> f64 {
+    /// The format's infinity of `v`'s sign: what an overflowing `v` rounds to.
+    fn infinity(&self, v: f64) -> f64 {
         f64::INFINITY.copysign(v)
     }
 

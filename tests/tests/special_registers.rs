@@ -111,13 +111,7 @@ fn sub_group_state_needs_its_sub_group_size() {
     }
     // Translated (non-conforming) for the device's own width, it runs.
     let width = info.subgroup_size;
-    let t = translate_with(
-        LANES,
-        &pisa_translator::Options {
-            subgroup_size: width,
-            ..pisa_translator::Options::default()
-        },
-    );
+    let t = translate_with(LANES, &pisa_translator::Options::with_subgroup_size(width));
     let m = Module::from_translation(context(), "lanes.pisa", std::sync::Arc::new(t)).unwrap();
     m.dispatch("lanes", 32u64, 32u64, &[(&out).into()]).unwrap();
     let got = out.read().unwrap();

@@ -275,10 +275,7 @@ fn shfl_hand_derived() {
         IN_PER,
         2,
         LOCAL,
-        &Options {
-            subgroup_size: w,
-            ..Options::default()
-        },
+        &Options::with_subgroup_size(w),
     );
     for i in 0..LOCAL as usize {
         let lane = i as u64 % w as u64;
@@ -354,10 +351,7 @@ fn fred_hand_derived_signed_zeros_and_nans() {
             IN_PER,
             2,
             LOCAL,
-            &Options {
-                subgroup_size: w as u32,
-                ..Options::default()
-            },
+            &Options::with_subgroup_size(w as u32),
         );
         out[2 * lane]
     };
@@ -406,10 +400,7 @@ fn shfl_clamp_follows_the_semantics_block() {
             IN_PER,
             2,
             LOCAL,
-            &Options {
-                subgroup_size: w as u32,
-                ..Options::default()
-            },
+            &Options::with_subgroup_size(w as u32),
         );
         out.iter().step_by(2).copied().collect()
     };
@@ -473,13 +464,7 @@ loop:\n\
 #[test]
 fn scan_kernel_exact() {
     let w = width();
-    let t = translate_with(
-        SCAN,
-        &Options {
-            subgroup_size: w,
-            ..Options::default()
-        },
-    );
+    let t = translate_with(SCAN, &Options::with_subgroup_size(w));
     let m =
         pisa_vk::Module::from_translation(context(), "scan.pisa", std::sync::Arc::new(t)).unwrap();
     let data: Vec<u32> = (0..64u32)
@@ -505,10 +490,7 @@ fn reduction_example_exact() {
     let w = width();
     let t = translate_with(
         &example_text("subgroup_reduce.pisa"),
-        &Options {
-            subgroup_size: w,
-            ..Options::default()
-        },
+        &Options::with_subgroup_size(w),
     );
     let m = pisa_vk::Module::from_translation(context(), "reduce", std::sync::Arc::new(t)).unwrap();
     let n = 256usize;

@@ -111,10 +111,7 @@ fn run_vulkan(
     device: Option<&str>,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    let options = pisa_translator::Options {
-        subgroup_size,
-        ..Default::default()
-    };
+    let options = pisa_translator::Options::with_subgroup_size(subgroup_size);
     let file = std::sync::Arc::new(file.clone());
     let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,

@@ -70,6 +70,17 @@ impl DenormPreserve {
     }
 }
 
+impl Options {
+    /// The default options, translating for sub-groups of `n` work-items
+    /// ([`Options::subgroup_size`]).
+    pub fn with_subgroup_size(n: u32) -> Options {
+        Options {
+            subgroup_size: n,
+            ..Options::default()
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Options {
         Options {
