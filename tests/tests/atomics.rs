@@ -3,7 +3,8 @@
 //! inputs, neighbouring bytes checked untouched); counters under contention whose returned
 //! old values must be exactly a permutation; atomic `ld`/`st` with every order and scope;
 //! message passing with release/acquire and with fences; every `fence` form's SPIR-V
-//! scope and semantics; the refused forms.
+//! scope and semantics; the lock-emulated `.128b` and 64-bit shared atomics, exactly and
+//! under contention.
 //!
 //! lavapipe runs on a strongly ordered CPU, so the message-passing tests cannot catch a
 //! missing barrier there; they check that what the consumer sees is consistent whenever
@@ -180,7 +181,7 @@ fn every_iatom_form_matches_the_reference() {
             for place in ALL_SPACES {
                 let global = matches!(place, Where::Global);
                 let allowed = match op {
-                    "cas" => w != 64 || !matches!(place, Where::Shared | Where::GenericShared),
+                    "cas" => true,
                     "incwrap" | "decwrap" => w == 32 || (w == 64 && global),
                     _ => w != 64 || global,
                 };
@@ -832,45 +833,181 @@ fn every_fence_form_has_its_scope_and_semantics() {
     assert!(text.contains("OpControlBarrier"), "{text}");
 }
 
+/// A kernel doing the 128-bit atomic `inst` (its `.addrspace` spelled `{sp}`, address
+/// `{a}`) on the work-item's 16-byte slot, which starts as input words 0-1; inputs 2-3 and
+/// 4-5 are `%s0` and `%s1`. Outputs: `%d` (it starts as `%s1`, which a store leaves) and
+/// the slot afterwards.
+fn wide_kernel(inst: &str, place: Where) -> String {
+    let shared = matches!(place, Where::Shared | Where::GenericShared);
+    let (sp, addr) = match place {
+        Where::Global => ("global", "[%pin]"),
+        Where::GenericGlobal => ("generic", "[%pin]"),
+        Where::Shared => ("shared", "[@S + %a]"),
+        Where::GenericShared => ("generic", "[%gen]"),
+    };
+    let (decl, pre, post) = if shared {
+        (
+            format!(".shared .align 16 @S[{}];\n", 16 * LOCAL),
+            "ld.global.v2.64b %v, [%pin];\nshl.32b %a, %l, 4;\nst.shared.v2.64b [@S + %a], %v;\n\
+             addrcast.generic.shared %gen, @S;\nzext.64b.32b %o64, %a;\niadd.64b %gen, %gen, %o64;\n",
+            "ld.shared.v2.64b %v, [@S + %a];",
+        )
+    } else {
+        (String::new(), "", "ld.global.v2.64b %v, [%pin];")
+    };
+    let inst = inst.replace("{sp}", sp).replace("{a}", addr);
+    kernel_module(
+        "",
+        &format!(
+            "{decl}{}.reg .v2.64b %v;\n.reg .128b %d, %s0, %s1;\n.reg .64b %gen, %o64;\n.reg .32b %a;\n\
+             ld.global.v2.64b %v, [%pin + 16];\nmov.128b %s0, %v;\n\
+             ld.global.v2.64b %v, [%pin + 32];\nmov.128b %s1, %v;\nmov.128b %d, %s1;\n{pre}\
+             {inst};\nmov.128b %v, %d;\nst.global.v2.64b [%pout], %v;\n{post}\n\
+             st.global.v2.64b [%pout + 16], %v;",
+            prologue(48, 32)
+        ),
+    )
+}
+
+/// 128-bit edge values as (low, high) words.
+fn wide_vals() -> Vec<(u64, u64)> {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(128);
+    let mut v = vec![
+        (0, 0),
+        (1, 0),
+        (u64::MAX, 0),
+        (0, 1),
+        (u64::MAX, u64::MAX),
+        (0, 1 << 63),
+        (u64::MAX, i64::MAX as u64),
+        (0xFFFF_FFFF, 0xFFFF_FFFF_0000_0000),
+    ];
+    for _ in 0..6 {
+        v.push((rng.random(), rng.random()));
+    }
+    v
+}
+
 #[test]
-fn unsupported_atomic_forms_are_refused_by_name() {
-    use pisa_translator::{Options, SourceFile};
-    use std::sync::Arc;
-    for (body, needle) in [
-        (
-            ".reg .128b %d, %a, %b;
-.reg .64b %p;
-ld.param.64b %p, [%in];
-iatom.global.cas.128b %d, [%p], %a, %b;",
-            "`iatom` on .128b",
-        ),
-        (
-            ".reg .128b %d, %a;
-.reg .64b %p;
-ld.param.64b %p, [%in];
-iatom.generic.xchg.128b %d, [%p], %a;",
-            "`iatom` on .128b",
-        ),
-        (
-            ".reg .128b %d;
-.reg .64b %p;
-ld.param.64b %p, [%in];
-ld.global.acquire.gpu.128b %d, [%p];",
-            "atomic `ld` on .128b",
-        ),
-        (
-            ".shared .align 8 @S[8];
-.reg .64b %d, %a, %b;
-iatom.shared.cas.64b %d, [@S], %a, %b;",
-            "64-bit atomics on .shared",
-        ),
+fn every_128_bit_atomic_form_matches_the_reference() {
+    let vals = wide_vals();
+    // Every pair; `.cas` comparators alternate between the slot itself, one with only the
+    // low word equal, one with only the high word equal, and an unrelated value.
+    let mut input = Vec::new();
+    for (k, &(lo, hi)) in vals.iter().enumerate() {
+        for (j, &(a, b)) in vals.iter().enumerate() {
+            let s0 = match (j + k) % 4 {
+                0 => (lo, hi),
+                1 => (lo, b ^ 1),
+                2 => (a ^ 1, hi),
+                _ => (a, b),
+            };
+            let (c, d) = vals[(j * 5 + k * 3 + 1) % vals.len()];
+            input.extend([lo, hi, s0.0, s0.1, c, d]);
+        }
+    }
+    for inst in [
+        "iatom.{sp}.cas.128b %d, {a}, %s0, %s1",
+        "iatom.{sp}.acq_rel.gpu.xchg.128b %d, {a}, %s0",
+        "iatom.{sp}.relaxed.cas.128b %d, {a}, %s0, %s1",
+        "ld.{sp}.acquire.workgroup.128b %d, {a}",
+        "ld.{sp}.seq_cst.128b %d, {a}",
+        "st.{sp}.release.gpu.128b {a}, %s0",
+        "st.{sp}.relaxed.128b {a}, %s0",
     ] {
-        let src = kernel_module("", body);
-        let file = Arc::new(SourceFile::new("t.pisa", &src));
-        let err = match pisa_translator::compile(&file, &Options::default()) {
-            Ok(_) => panic!("accepted:\n{src}"),
-            Err(d) => d.render(),
+        for place in ALL_SPACES {
+            let src = wide_kernel(inst, place);
+            let dev = run_u64(&src, &input, 6, 4, LOCAL);
+            let reference = reference_u64(&src, &input, 6, 4, LOCAL, 32);
+            for (i, (d, r)) in dev.chunks(4).zip(reference.chunks(4)).enumerate() {
+                assert_eq!(
+                    d,
+                    r,
+                    "{inst} in {place:?}: work-item {i} inputs {:x?}",
+                    &input[6 * i..6 * i + 6]
+                );
+            }
+        }
+    }
+}
+
+/// PISA that adds `(+1, -1)` to the (low, high) 64-bit halves of the 128-bit location at
+/// `addr` with a compare-and-swap loop, and stores the value it replaced at `%pout`.
+fn wide_cas_increment(sp: &str, addr: &str) -> String {
+    format!(
+        ".reg .128b %cur, %new, %old;\n.reg .v2.64b %v, %nv;\n.reg .64b %lo, %hi, %d1, %d2;\n.pred %retry;\n\
+         ld.{sp}.relaxed.128b %cur, {addr};\n\
+         again:\nmov.128b %v, %cur;\nmov.64b %lo, %v.x;\nmov.64b %hi, %v.y;\n\
+         iadd.64b %lo, %lo, 1;\nisub.64b %hi, %hi, 1;\nmov.64b %nv.x, %lo;\nmov.64b %nv.y, %hi;\nmov.128b %new, %nv;\n\
+         iatom.{sp}.cas.128b %old, {addr}, %cur, %new;\n\
+         mov.128b %nv, %old;\nmov.128b %v, %cur;\nxor.64b %d1, %nv.x, %v.x;\nxor.64b %d2, %nv.y, %v.y;\n\
+         or.64b %d1, %d1, %d2;\nucmp.ne.64b %retry, %d1, 0;\nmov.128b %cur, %old;\ngoto.cond %retry, again;\n\
+         st.global.v2.64b [%pout], %nv;\n"
+    )
+}
+
+/// Checks the olds of [`wide_cas_increment`] from `(lo, hi)`: exactly `lo + k` in some
+/// order, each with its own `hi - k` (a torn value would break the pairing).
+fn assert_wide_olds(out: &[u64], lo: u64, hi: u64, what: &str) {
+    for c in out.chunks(2) {
+        let k = c[0].wrapping_sub(lo);
+        assert_eq!(c[1], hi.wrapping_sub(k), "{what}: torn value {c:x?}");
+    }
+    assert_permutation(out.iter().step_by(2).copied().collect(), lo, 1, what);
+}
+
+#[test]
+fn wide_atomics_under_contention_neither_tear_nor_lose_updates() {
+    // Low words cross the 32-bit carry, so a torn read mixes words of different values.
+    let (lo, hi) = (0xFFFF_FFF0u64, 0x1_0000_0008u64);
+    let n = 512u64;
+    for sp in ["global", "generic"] {
+        let src = kernel_module(
+            "",
+            &format!("{}{}", prologue(0, 16), wide_cas_increment(sp, "[%in0]")),
+        );
+        let (out, inb) = run_io(&src, &[lo, hi], n, LOCAL, 2 * n as usize);
+        assert_eq!(inb, [lo + n, hi - n], "{sp}: final value");
+        assert_wide_olds(&out, lo, hi, &format!("cas.128b on {sp} memory"));
+    }
+    // One location per work-group in shared memory: 128-bit and 64-bit counters.
+    for sp in ["shared", "generic"] {
+        let addr = if sp == "shared" { "[@W]" } else { "[%gw]" };
+        let addr64 = if sp == "shared" {
+            "[@W + 16]"
+        } else {
+            "[%gw + 16]"
         };
-        assert!(err.contains(needle), "{needle:?} not in:\n{err}");
+        let src = kernel_module(
+            "",
+            &format!(
+                ".shared .align 16 @W[32];\n{}.reg .64b %gw, %c, %c0, %c1, %x, %lo0;\n.reg .v2.64b %w;\n\
+                 .pred %first, %again64;\nmov.64b %lo0, 0xFFFFFFF8;\nucmp.eq.32b %first, %l, 0;\ngoto.cond !%first, go;\n\
+                 ld.global.v2.64b %w, [%in0];\nst.shared.v2.64b [@W], %w;\nst.shared.64b [@W + 16], %lo0;\ngo:\n\
+                 barrier.workgroup;\naddrcast.generic.shared %gw, @W;\n{}\
+                 ld.shared.64b %c, [@W + 16];\nagain64:\niadd.64b %c1, %c, 1;\n\
+                 iatom.{sp}.cas.64b %c0, {addr64}, %c, %c1;\nucmp.ne.64b %again64, %c0, %c;\nmov.64b %c, %c0;\n\
+                 goto.cond %again64, again64;\nst.global.64b [%pout + 16], %c0;\n\
+                 barrier.workgroup;\nld.shared.v2.64b %w, [@W];\nst.global.v2.64b [%pout + 24], %w;\n\
+                 ld.shared.64b %x, [@W + 16];\nst.global.64b [%pout + 40], %x;",
+                prologue(0, 48),
+                wide_cas_increment(sp, addr)
+            ),
+        );
+        let (out, _) = run_io(&src, &[lo, hi], 2 * LOCAL, LOCAL, 6 * 2 * LOCAL as usize);
+        for (g, group) in out.chunks(6 * LOCAL as usize).enumerate() {
+            let what = format!("{sp} work-group {g}");
+            let wide: Vec<u64> = group.chunks(6).flat_map(|c| [c[0], c[1]]).collect();
+            assert_wide_olds(&wide, lo, hi, &format!("cas.128b, {what}"));
+            let narrow: Vec<u64> = group.chunks(6).map(|c| c[2]).collect();
+            assert_permutation(narrow, 0xFFFF_FFF8, 1, &format!("cas.64b, {what}"));
+            for c in group.chunks(6) {
+                assert_eq!(
+                    c[3..],
+                    [lo + LOCAL, hi - LOCAL, 0xFFFF_FFF8 + LOCAL],
+                    "{what}: final values"
+                );
+            }
+        }
     }
 }

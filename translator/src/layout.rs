@@ -10,11 +10,15 @@
 //! - the *private arena*: the same for `.private`, per invocation. PISA forbids nothing about
 //!   recursion here, but the translator refuses it, so static frames are sound;
 //! - the *launch block*: the push-constant layout every kernel reads its launch values and
-//!   its `.param` argument block from.
+//!   its `.param` argument block from;
+//! - the *lock tables* of the atomics that Vulkan has no instruction for (see [`locks`]).
 //!
 //! Must not: emit SPIR-V or interpret instructions.
 
-use crate::ir::{FuncId, GlobalId, InitItem, LocalId, MemSpace, Module, SymbolRef};
+use crate::ir::{
+    AddrSpace, DataType, FuncId, GlobalId, InitItem, Inst, LocalId, MemOrder, MemSpace, Module,
+    Opcode, SymbolRef,
+};
 use std::collections::HashMap;
 
 /// Byte offsets of the launch block (push constants) every kernel receives.
@@ -61,6 +65,42 @@ pub mod generic {
     pub const TAG_MASK: u64 = 0xC000_0000_0000_0000;
 }
 
+/// Lock tables for the atomics Vulkan has no instruction for: every `.128b` atomic, and
+/// 64-bit atomics on `.shared` memory (whose arena is an array of 32-bit words). Such an
+/// access takes the lock its address hashes to, works on the location's 32-bit words, and
+/// releases the lock (spec-notes §52).
+pub mod locks {
+    use super::{AddrSpace, DataType, Inst, MemOrder, MemSpace, Opcode};
+
+    /// Locks in a module's globals-arena table (4 bytes each, zero-initialized).
+    pub const GLOBAL_LOCKS: u32 = 1024;
+    /// Locks in a module's shared-arena table (4 bytes each, zeroed at kernel entry).
+    pub const SHARED_LOCKS: u32 = 64;
+    /// A location's lock is `(address >> HASH_SHIFT) % locks`: one lock per 16-byte block,
+    /// so a 64-bit and a 128-bit atomic that overlap take the same lock.
+    pub const HASH_SHIFT: u32 = 4;
+
+    /// Whether a `bits`-wide atomic access to `space` takes a lock.
+    pub fn locked(bits: u32, space: MemSpace) -> bool {
+        bits == 128 || (bits == 64 && space == MemSpace::Shared)
+    }
+
+    /// The width and address space of an atomic memory access (`iatom`, `fatom`, or `ld`/`st`
+    /// with a memory order other than `.weak`); `None` for any other instruction.
+    pub fn atomic_access(inst: &Inst) -> Option<(u32, AddrSpace)> {
+        let atomic = match inst.op {
+            Opcode::Iatom | Opcode::Fatom => true,
+            Opcode::Ld | Opcode::St => !matches!(inst.q.order, None | Some(MemOrder::Weak)),
+            _ => false,
+        };
+        if !atomic {
+            return None;
+        }
+        let bits = inst.q.ty.unwrap_or(DataType::B32).bits();
+        Some((bits, inst.q.space.unwrap_or(AddrSpace::Generic)))
+    }
+}
+
 /// A value in the globals arena that the runtime fills in once the arena has an address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub struct Relocation {
@@ -97,6 +137,12 @@ pub struct ModuleLayout {
     pub shared_size: u32,
     /// Size of the private arena in bytes (a multiple of 8).
     pub private_size: u32,
+    /// Arena offset of the global lock table ([`locks::GLOBAL_LOCKS`] words), when some
+    /// atomic of the module may need a lock on global memory.
+    pub global_locks: Option<u64>,
+    /// Shared-arena offset of the shared lock table ([`locks::SHARED_LOCKS`] words), when
+    /// some atomic of the module may need a lock on shared memory.
+    pub shared_locks: Option<u32>,
 }
 
 impl ModuleLayout {
@@ -173,6 +219,17 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
             }
         }
     }
+    let (global_locks, shared_locks) = lock_tables(module, shared_end > 0);
+    if global_locks {
+        let size = 4 * locks::GLOBAL_LOCKS as u64;
+        l.global_locks = Some(place(size, 4, &mut arena_end, &mut arena_align));
+    }
+    if let Some(span) = shared_locks {
+        let size = 4 * locks::SHARED_LOCKS as u64;
+        let off = place(size, 4, &mut shared_end, &mut unused);
+        check_32bit(shared_end, "shared", span)?;
+        l.shared_locks = Some(off as u32);
+    }
     l.arena_align = arena_align;
     l.arena_size = align_up(arena_end.max(16), 16);
     l.shared_size = align_up(shared_end, 8) as u32;
@@ -228,6 +285,34 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
         }
     }
     Ok(l)
+}
+
+/// Which lock tables `module` needs: whether a global one, and the first atomic needing a
+/// shared one. A generic address may point at shared memory only when the module has shared
+/// variables (`has_shared`).
+fn lock_tables(module: &Module, has_shared: bool) -> (bool, Option<crate::span::Span>) {
+    let (mut global, mut shared) = (false, None);
+    let insts = module.functions.iter().filter_map(|f| f.body.as_deref());
+    for inst in insts.flatten() {
+        let Some((bits, space)) = locks::atomic_access(inst) else {
+            continue;
+        };
+        let (g, s) = match space.mem_space() {
+            Some(ms) => (
+                ms == MemSpace::Global && locks::locked(bits, ms),
+                ms == MemSpace::Shared && locks::locked(bits, ms),
+            ),
+            None => (
+                locks::locked(bits, MemSpace::Global),
+                has_shared && locks::locked(bits, MemSpace::Shared),
+            ),
+        };
+        global |= g;
+        if s && shared.is_none() {
+            shared = Some(inst.span);
+        }
+    }
+    (global, shared)
 }
 
 /// The "address" of a function: a small id (its index + 1; 0 is never a function).

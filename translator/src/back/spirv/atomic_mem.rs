@@ -12,6 +12,8 @@
 //!   `OpAtomicCompareExchange`, retry with the value seen until it succeeds. The loop is
 //!   lock-free, so it never waits on another work-item.
 //!
+//! 64- and 128-bit locations that need a lock are [`super::atomic_lock`]'s.
+//!
 //! Must not: decide which instruction needs which operation ([`super::ops_atomic`]).
 
 use super::function::{bug, EResult, FnCx};
@@ -158,7 +160,7 @@ impl<'a> FnCx<'a> {
             MemSpace::Shared => {
                 if w == 64 {
                     return Err(self.err(
-                        "64-bit atomics on .shared memory are not supported by the SPIR-V back end: the shared arena is an array of 32-bit words (see docs/spec-notes.md, 64-bit and 128-bit atomics)",
+                        "internal error: a 64-bit atomic on .shared memory must take a lock (atomic_lock.rs)",
                     ));
                 }
                 let u32t = self.m.uint(32);

@@ -527,9 +527,11 @@ impl<'a> FnCx<'a> {
         self.begin(next)
     }
 
-    /// Kernel entry: work-items outside the NDRange (in a partial last work-group) end at
-    /// once.
+    /// Kernel entry: the shared lock table zeroed, if the module has one (every work-item
+    /// takes part); then work-items outside the NDRange (in a partial last work-group) end
+    /// at once.
     fn kernel_prologue(&mut self) -> EResult {
+        self.init_shared_locks()?;
         let bt = self.m.ty(Scalar::Bool);
         let mut inside = self.m.const_bool(true);
         for c in 0..3u8 {

@@ -6,6 +6,7 @@
 //! instruction lowerings in `ops*`, [`memory`], [`special`] and [`values`]; [`module`]
 //! holds the module-wide builder state and [`builder`] encodes the SPIR-V. Memory layout is decided in [`crate::layout`].
 
+mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
 pub mod cfg;

@@ -13,7 +13,7 @@
 //! a private one (which PISA forbids, isa-8 notes) a plain read-modify-write, which is
 //! atomic anyway because nobody else sees private memory.
 
-use super::atomic_mem::{MemSync, Native};
+use super::atomic_mem::{Apply, MemSync, Native};
 use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
@@ -21,6 +21,7 @@ use super::ops_float::FKind;
 use crate::ir::{
     AddrSpace, Address, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand,
 };
+use crate::layout::locks;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
 
 use AtomOp as A;
@@ -159,19 +160,18 @@ impl<'a> FnCx<'a> {
     }
 
     /// Runs `access` on the concrete space of an atomic's address (dispatching a generic
-    /// one on its tag) and returns the `w`-bit value it produces.
+    /// one on its tag) and returns the value of type `ty` it produces.
     fn in_space(
         &mut self,
         space: AddrSpace,
         addr: Word,
-        w: u32,
+        ty: Word,
         access: impl Fn(&mut Self, MemSpace, Word) -> EResult<Word>,
     ) -> EResult<Word> {
         if let Some(ms) = space.mem_space() {
             return access(self, ms, addr);
         }
-        let t = self.m.uint(w);
-        let result = self.local_var(t)?;
+        let result = self.local_var(ty)?;
         self.generic_dispatch(addr, |cx, s, a| {
             let Space::Mem(ms) = s else {
                 return Err(cx.err("generic dispatch without a space"));
@@ -179,7 +179,137 @@ impl<'a> FnCx<'a> {
             let v = access(cx, ms, a)?;
             cx.m.b.store(result, v, None, []).map_err(bug)
         })?;
-        self.m.b.load(t, None, result, None, []).map_err(bug)
+        self.m.b.load(ty, None, result, None, []).map_err(bug)
+    }
+
+    /// The SPIR-V type an atomic of `w` bits computes on: a `w`-bit integer, or for
+    /// `.128b` the location's four 32-bit words (low first), as the lock emulation has them.
+    fn atomic_value_type(&mut self, w: u32) -> Word {
+        if w == 128 {
+            self.lock_words_type(128)
+        } else {
+            self.m.uint(w)
+        }
+    }
+
+    /// Reads a `w`-bit atomic operand as an [`Self::atomic_value_type`] value.
+    fn read_atomic_value(&mut self, op: &Operand, w: u32) -> EResult<Word> {
+        if w != 128 {
+            return self.read_uint(op, w);
+        }
+        let (lo, hi) = self.read_u128(op)?;
+        let v2 = self.lock_words_type(64);
+        let lo = self.m.b.bitcast(v2, None, lo).map_err(bug)?;
+        let hi = self.m.b.bitcast(v2, None, hi).map_err(bug)?;
+        let v4 = self.lock_words_type(128);
+        self.m
+            .b
+            .composite_construct(v4, None, [lo, hi])
+            .map_err(bug)
+    }
+
+    /// Writes an [`Self::atomic_value_type`] value to a `w`-bit destination.
+    fn write_atomic_value(&mut self, op: &Operand, w: u32, v: Word) -> EResult {
+        if w != 128 {
+            return self.write_uint(op, w, v);
+        }
+        let lo = self.words_to_uint(v, 0, 64)?;
+        let hi = self.words_to_uint(v, 2, 64)?;
+        self.write_u128(op, lo, hi)
+    }
+
+    /// The `bits`-wide integer (32 or 64) made of the words of `v` from `first` on.
+    fn words_to_uint(&mut self, v: Word, first: u32, bits: u32) -> EResult<Word> {
+        let u32t = self.m.uint(32);
+        let parts: Vec<Word> = (first..first + bits / 32)
+            .map(|i| self.m.b.composite_extract(u32t, None, v, [i]))
+            .collect::<Result<_, _>>()
+            .map_err(bug)?;
+        let t = self.m.uint(bits);
+        if bits == 32 {
+            return Ok(parts[0]);
+        }
+        let vt = self.lock_words_type(bits);
+        let x = self.m.b.composite_construct(vt, None, parts).map_err(bug)?;
+        self.m.b.bitcast(t, None, x).map_err(bug)
+    }
+
+    /// An atomic value of `w` bits as the words the lock emulation stores.
+    fn value_to_words(&mut self, v: Word, w: u32) -> EResult<Word> {
+        match w {
+            64 => {
+                let vt = self.lock_words_type(64);
+                self.m.b.bitcast(vt, None, v).map_err(bug)
+            }
+            _ => Ok(v),
+        }
+    }
+
+    /// The inverse of [`Self::value_to_words`].
+    fn words_to_value(&mut self, v: Word, w: u32) -> EResult<Word> {
+        match w {
+            64 => self.words_to_uint(v, 0, 64),
+            _ => Ok(v),
+        }
+    }
+
+    /// Loads a `w`-bit atomic value from private memory (where atomics are plain accesses).
+    fn private_value_load(&mut self, a: Word, w: u32) -> EResult<Word> {
+        if w != 128 {
+            return self.word_arena_load(WordSpace::Private, a, w);
+        }
+        let u32t = self.m.uint(32);
+        let mut parts = Vec::with_capacity(4);
+        for i in 0..4u32 {
+            let k = self.m.const_u32(4 * i);
+            let at = self.m.b.i_add(u32t, None, a, k).map_err(bug)?;
+            parts.push(self.word_arena_load(WordSpace::Private, at, 32)?);
+        }
+        let vt = self.lock_words_type(128);
+        self.m.b.composite_construct(vt, None, parts).map_err(bug)
+    }
+
+    /// Stores a `w`-bit atomic value to private memory.
+    fn private_value_store(&mut self, a: Word, w: u32, v: Word) -> EResult {
+        if w != 128 {
+            return self.word_arena_store(WordSpace::Private, a, w, v);
+        }
+        let u32t = self.m.uint(32);
+        for i in 0..4u32 {
+            let k = self.m.const_u32(4 * i);
+            let at = self.m.b.i_add(u32t, None, a, k).map_err(bug)?;
+            let x = self
+                .m
+                .b
+                .composite_extract(u32t, None, v, [i])
+                .map_err(bug)?;
+            self.word_arena_store(WordSpace::Private, at, 32, x)?;
+        }
+        Ok(())
+    }
+
+    /// A lock-emulated atomic access ([`locks::locked`]): `update` maps the old value to
+    /// the new one (none for a load); returns the old value.
+    fn locked_value_access(
+        &mut self,
+        ms: MemSpace,
+        a: Word,
+        w: u32,
+        sync: MemSync,
+        update: Option<Apply<'_, 'a>>,
+    ) -> EResult<Word> {
+        let old = match update {
+            Some(update) => {
+                let on_words = move |cx: &mut FnCx<'a>, words: Word| {
+                    let old = cx.words_to_value(words, w)?;
+                    let new = update(cx, old)?;
+                    cx.value_to_words(new, w)
+                };
+                self.locked_access(ms, a, w, sync, Some(&on_words))?
+            }
+            None => self.locked_access(ms, a, w, sync, None)?,
+        };
+        self.words_to_value(old, w)
     }
 
     /// `iatom` and `fatom`: every operation and type of isa-8's tables, returning the old
@@ -203,11 +333,6 @@ impl<'a> FnCx<'a> {
             )));
         }
         let w = ty.bits();
-        if w == 128 {
-            return Err(self.err(format!(
-                "`{name}` on .128b is not supported by the SPIR-V back end: Vulkan has no 128-bit atomic (see docs/spec-notes.md, 64-bit and 128-bit atomics)"
-            )));
-        }
         let kind = if inst.op == Opcode::Fatom {
             let Some(k) = FKind::of(ty) else {
                 return Err(self.err(format!("`{name}` needs a floating-point type")));
@@ -220,12 +345,12 @@ impl<'a> FnCx<'a> {
         let s0 = if matches!(op, A::Inc | A::Dec) {
             self.m.const_uint(w, 1)
         } else {
-            self.read_uint(&inst.ops[2], w)?
+            self.read_atomic_value(&inst.ops[2], w)?
         };
         let s1 = if op == A::Cas {
-            self.read_uint(&inst.ops[3], w)?
+            self.read_atomic_value(&inst.ops[3], w)?
         } else {
-            self.m.const_uint(w, 0)
+            s0
         };
         let addr = self.atomic_address(&inst.ops[1], space)?;
         let native = match (kind, op) {
@@ -244,16 +369,20 @@ impl<'a> FnCx<'a> {
             (None, _) => None,
         };
         let apply = move |cx: &mut FnCx<'a>, old: Word| cx.atom_new(kind, op, w, old, s0, s1);
-        let old = self.in_space(space, addr, w, |cx, ms, a| {
+        let vt = self.atomic_value_type(w);
+        let old = self.in_space(space, addr, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
-                let old = cx.word_arena_load(WordSpace::Private, a, w)?;
+                let old = cx.private_value_load(a, w)?;
                 let new = apply(cx, old)?;
-                cx.word_arena_store(WordSpace::Private, a, w, new)?;
+                cx.private_value_store(a, w, new)?;
                 return Ok(old);
+            }
+            if locks::locked(w, ms) {
+                return cx.locked_value_access(ms, a, w, sync, Some(&apply));
             }
             cx.atomic_rmw(ms, a, w, sync, native, &apply)
         })?;
-        self.write_uint(&inst.ops[0], w, old)
+        self.write_atomic_value(&inst.ops[0], w, old)
     }
 
     /// The new value of an atomic from the old one (isa-8 semantics blocks); `src0` of
@@ -267,8 +396,25 @@ impl<'a> FnCx<'a> {
         s0: Word,
         s1: Word,
     ) -> EResult<Word> {
-        let t = self.m.uint(w);
         let bt = self.m.ty(Scalar::Bool);
+        if w == 128 {
+            // The four words of a `.128b` value; the table allows only `.cas` and `.xchg`.
+            let vt = self.atomic_value_type(128);
+            let bv = self.m.vector(bt, 4);
+            return match op {
+                A::Cas => {
+                    let eq = self.m.b.i_equal(bv, None, old, s0).map_err(bug)?;
+                    let all = self.m.b.all(bt, None, eq).map_err(bug)?;
+                    self.m.b.select(vt, None, all, s1, old).map_err(bug)
+                }
+                A::Xchg => Ok(s0),
+                _ => Err(self.err(format!(
+                    "atomic operation .{} on .128b",
+                    format!("{op:?}").to_lowercase()
+                ))),
+            };
+        }
+        let t = self.m.uint(w);
         if let (Some(k), A::Add | A::Sub | A::Min | A::Max) = (kind, op) {
             let a = self.to_float(k, old)?;
             let b = self.to_float(k, s0)?;
@@ -333,9 +479,9 @@ impl<'a> FnCx<'a> {
         let ty = q.ty.unwrap_or(DataType::B32);
         let w = ty.bits();
         let name = inst.op.as_str();
-        if !matches!(w, 16 | 32 | 64) {
+        if !matches!(w, 16 | 32 | 64 | 128) {
             return Err(self.err(format!(
-                "atomic `{name}` on .{} is not supported by the SPIR-V back end: Vulkan has no 128-bit atomic (see docs/spec-notes.md, 64-bit and 128-bit atomics)",
+                "atomic `{name}` on .{} (only .16b, .32b, .64b and .128b)",
                 ty.as_str()
             )));
         }
@@ -375,20 +521,27 @@ impl<'a> FnCx<'a> {
         if inst.op == Opcode::Ld {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
             let addr = self.atomic_address(&inst.ops[1], space)?;
-            let v = self.in_space(space, addr, w, |cx, ms, a| {
+            let vt = self.atomic_value_type(w);
+            let v = self.in_space(space, addr, vt, |cx, ms, a| {
                 if ms == MemSpace::Private {
-                    return cx.word_arena_load(WordSpace::Private, a, w);
+                    return cx.private_value_load(a, w);
+                }
+                if locks::locked(w, ms) {
+                    return cx.locked_value_access(ms, a, w, sync, None);
                 }
                 cx.atomic_load_at(ms, a, w, sync)
             })?;
-            return self.write_uint(&inst.ops[0], w, v);
+            return self.write_atomic_value(&inst.ops[0], w, v);
         }
         let sync = self.atomic_sync(order, q.scope, Access::Store)?;
         let addr = self.atomic_address(&inst.ops[0], space)?;
-        let value = self.read_uint(&inst.ops[1], w)?;
-        self.in_space(space, addr, w, |cx, ms, a| {
+        let value = self.read_atomic_value(&inst.ops[1], w)?;
+        let vt = self.atomic_value_type(w);
+        self.in_space(space, addr, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
-                cx.word_arena_store(WordSpace::Private, a, w, value)?;
+                cx.private_value_store(a, w, value)?;
+            } else if locks::locked(w, ms) {
+                cx.locked_value_access(ms, a, w, sync, Some(&move |_, _| Ok(value)))?;
             } else {
                 cx.atomic_store_at(ms, a, w, sync, value)?;
             }

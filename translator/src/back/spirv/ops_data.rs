@@ -80,7 +80,8 @@ impl FnCx<'_> {
         }
     }
 
-    fn write_u128(&mut self, op: &Operand, lo: Word, hi: Word) -> EResult {
+    /// Writes (low u64, high u64) to a 128-bit destination.
+    pub fn write_u128(&mut self, op: &Operand, lo: Word, hi: Word) -> EResult {
         let Operand::Reg { reg, swizzle } = *op else {
             return Err(self.err("destination must be a register"));
         };
