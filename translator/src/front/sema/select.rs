@@ -224,7 +224,9 @@ struct MnemonicForm {
     /// Index of the form.
     form: u8,
     /// The typed qualifiers as written (no defaults).
-    quals: Quals,
+    written: Quals,
+    /// The qualifiers with the defaults of omitted ones filled in.
+    q: Quals,
     /// For each slot of the form, the span of its words, relative to the mnemonic's start.
     spans: [Option<Span>; isa::MAX_SLOTS],
 }
@@ -247,7 +249,8 @@ impl Mnemonic {
                 let qm = isa::match_quals(form, words).ok()?;
                 Some(MnemonicForm {
                     form: fi as u8,
-                    quals: qm.quals,
+                    q: with_defaults(op, fi, qm.quals.clone()),
+                    written: qm.quals,
                     spans: qm.spans,
                 })
             })
@@ -257,7 +260,7 @@ impl Mnemonic {
 }
 
 /// Shifts a span relative to a mnemonic's start to the mnemonic's place in the source.
-fn rebase(span: Span, start: u32) -> Span {
+pub fn rebase(span: Span, start: u32) -> Span {
     Span {
         start: span.start + start,
         end: span.end + start,
@@ -284,25 +287,27 @@ fn instruction_with<'a>(
     };
     f.resolve_operands(f.ast.operands(inst.operands), ops);
     let ops = &ops[..];
-    let m = &f.cx.mnemonic_infos[index as usize];
+    // The cache leaves the context while the instruction is checked (nothing below reads it),
+    // so that the chosen form's qualifiers are borrowed rather than copied.
+    let infos = std::mem::take(&mut f.cx.mnemonic_infos);
+    let m = &infos[index as usize];
     let op = m.op;
     let def = isa::def(op);
-    let Some(c) = m
+    let r = match m
         .forms
         .iter()
         .find(|c| match_operands(&def.forms[c.form as usize], ops).is_ok())
-    else {
-        let (opname, _, words) =
-            split_mnemonic(text, inst.mnemonic.span.start).expect("a valid mnemonic");
-        no_form(f, inst, opname, &words.items[..words.len], def, ops);
-        return None;
+    {
+        Some(c) => finish(f, inst, op, c, ops),
+        None => {
+            let (opname, _, words) =
+                split_mnemonic(text, inst.mnemonic.span.start).expect("a valid mnemonic");
+            no_form(f, inst, opname, &words.items[..words.len], def, ops);
+            None
+        }
     };
-    let fi = c.form as usize;
-    let written = c.quals.clone();
-    let q = with_defaults(op, fi, c.quals.clone());
-    let start = inst.mnemonic.span.start;
-    let spans = c.spans.map(|s| s.map(|s| rebase(s, start)));
-    finish(f, inst, op, fi, written, q, &spans, ops)
+    f.cx.mnemonic_infos = infos;
+    r
 }
 
 /// [`instruction_with`] for a mnemonic that is wrong in itself: reports why.
@@ -388,26 +393,23 @@ fn no_form(
     }
 }
 
-/// Converts the operands of an instruction that matched form `fi` and runs the restrictions.
-#[allow(clippy::too_many_arguments)]
+/// Converts the operands of an instruction that matched form `c` and runs the restrictions.
 fn finish(
     f: &mut FnCx<'_, '_, '_>,
     inst: &Inst<'_>,
     op: Opcode,
-    fi: usize,
-    written: Quals,
-    q: Quals,
-    spans: &[Option<Span>; isa::MAX_SLOTS],
+    c: &MnemonicForm,
     ops: &[ROp<'_>],
 ) -> Option<ir::Inst> {
+    let fi = c.form as usize;
+    let q = &c.q;
     let def = isa::def(op);
     let form = &def.forms[fi];
-    let opname = op.as_str();
     let errors_before = f.cx.diags.len();
     let mut out = ir::Operands::with_capacity(ops.len());
     for (i, rop) in ops.iter().enumerate() {
         let rule = rule_at(form, i);
-        if let Some(o) = convert(f, op, &rule, i, rop, &q) {
+        if let Some(o) = convert(f, op, &rule, i, rop, q) {
             out.push(o);
         }
     }
@@ -416,16 +418,19 @@ fn finish(
         &restrict::Checked {
             op,
             form: fi,
-            written: &written,
-            q: &q,
-            spans,
+            written: &c.written,
+            q,
+            spans: &c.spans,
+            spans_at: inst.mnemonic.span.start,
             ops,
             irops: &out,
             inst,
         },
     );
-    if let Some(msg) = target_error(opname, form, f.cx.target) {
-        f.error(inst.mnemonic.span, msg);
+    if !f.cx.target.can_execute(form.target) {
+        if let Some(msg) = target_error(op.as_str(), form, f.cx.target) {
+            f.error(inst.mnemonic.span, msg);
+        }
     }
     if f.cx.diags.len() != errors_before {
         return None;
@@ -433,7 +438,7 @@ fn finish(
     Some(ir::Inst {
         op,
         form: fi as u8,
-        q,
+        q: q.clone(),
         ops: out,
         span: inst.span,
     })
