@@ -425,9 +425,7 @@ impl<'a> FnCx<'a, '_, '_> {
             match s {
                 Stmt::Inst(i) => {
                     *last = Some(i);
-                    if let Some(inst) = select::instruction(self, i) {
-                        out.push(inst);
-                    }
+                    select::instruction(self, i, out);
                 }
                 Stmt::Scope(inner) => self.block(inner, out, last),
                 _ => {}

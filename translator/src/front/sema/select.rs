@@ -200,13 +200,13 @@ fn split_mnemonic(text: &str, start: u32) -> Option<(&str, Span, Words<'_>)> {
     Some((opname, opspan, words))
 }
 
-/// Checks one instruction; `None` when it has errors (already reported).
-pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<ir::Inst> {
+/// Checks one instruction and appends it to `out`; appends nothing when it has errors (already
+/// reported).
+pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>, out: &mut Vec<ir::Inst>) {
     let mut ops = std::mem::take(&mut f.op_buf);
     ops.clear();
-    let r = instruction_with(f, inst, &mut ops);
+    instruction_with(f, inst, &mut ops, out);
     f.op_buf = ops;
-    r
 }
 
 /// What one spelling of a mnemonic (`ld.global.v4.32b`) means, worked out the first time the
@@ -271,7 +271,8 @@ fn instruction_with<'a>(
     f: &mut FnCx<'a, '_, '_>,
     inst: &'a Inst<'a>,
     ops: &mut Vec<ROp<'a>>,
-) -> Option<ir::Inst> {
+    out: &mut Vec<ir::Inst>,
+) {
     let text = inst.mnemonic.text;
     let index = match f.cx.mnemonics.get(text) {
         Some(&i) => i,
@@ -293,41 +294,35 @@ fn instruction_with<'a>(
     let m = &infos[index as usize];
     let op = m.op;
     let def = isa::def(op);
-    let r = match m
+    match m
         .forms
         .iter()
         .find(|c| match_operands(&def.forms[c.form as usize], ops).is_ok())
     {
-        Some(c) => finish(f, inst, op, c, ops),
+        Some(c) => finish(f, inst, op, c, ops, out),
         None => {
             let (opname, _, words) =
                 split_mnemonic(text, inst.mnemonic.span.start).expect("a valid mnemonic");
             no_form(f, inst, opname, &words.items[..words.len], def, ops);
-            None
         }
-    };
+    }
     f.cx.mnemonic_infos = infos;
-    r
 }
 
 /// [`instruction_with`] for a mnemonic that is wrong in itself: reports why.
-fn uncached<'a>(
-    f: &mut FnCx<'a, '_, '_>,
-    inst: &'a Inst<'a>,
-    ops: &mut Vec<ROp<'a>>,
-) -> Option<ir::Inst> {
+fn uncached<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>, ops: &mut Vec<ROp<'a>>) {
     let text = inst.mnemonic.text;
     let Some((opname, opspan, words)) = split_mnemonic(text, inst.mnemonic.span.start) else {
         f.error(
             inst.mnemonic.span,
             format!("too many qualifiers in `{text}` (at most {MAX_WORDS})"),
         );
-        return None;
+        return;
     };
     let words = &words.items[..words.len];
     let Some(op) = opcode(opname) else {
         f.error(opspan, format!("unknown instruction `{opname}`"));
-        return None;
+        return;
     };
     let def = isa::def(op);
     f.resolve_operands(f.ast.operands(inst.operands), ops);
@@ -338,11 +333,10 @@ fn uncached<'a>(
                 f.error(*span, format!("empty qualifier in `{text}`"));
             }
         }
-        return None;
+        return;
     }
     // `Mnemonic::new` accepts every other mnemonic.
     no_form(f, inst, opname, words, def, ops);
-    None
 }
 
 /// Reports why no form of `def` fits the qualifier words and operands.
@@ -393,24 +387,35 @@ fn no_form(
     }
 }
 
-/// Converts the operands of an instruction that matched form `c` and runs the restrictions.
+/// Converts the operands of an instruction that matched form `c`, runs the restrictions and
+/// appends the instruction to `out` when they pass.
 fn finish(
     f: &mut FnCx<'_, '_, '_>,
     inst: &Inst<'_>,
     op: Opcode,
     c: &MnemonicForm,
     ops: &[ROp<'_>],
-) -> Option<ir::Inst> {
+    out: &mut Vec<ir::Inst>,
+) {
     let fi = c.form as usize;
     let q = &c.q;
     let def = isa::def(op);
     let form = &def.forms[fi];
     let errors_before = f.cx.diags.len();
-    let mut out = ir::Operands::with_capacity(ops.len());
+    // The instruction is built in place (it is large): its operands go straight into it, and it
+    // goes again if anything is wrong.
+    out.push(ir::Inst {
+        op,
+        form: fi as u8,
+        q: q.clone(),
+        ops: ir::Operands::new(),
+        span: inst.span,
+    });
+    let irops = &mut out.last_mut().expect("just pushed").ops;
     for (i, rop) in ops.iter().enumerate() {
         let rule = rule_at(form, i);
         if let Some(o) = convert(f, op, &rule, i, rop, q) {
-            out.push(o);
+            irops.push(o);
         }
     }
     restrict::check(
@@ -423,7 +428,7 @@ fn finish(
             spans: &c.spans,
             spans_at: inst.mnemonic.span.start,
             ops,
-            irops: &out,
+            irops,
             inst,
         },
     );
@@ -433,15 +438,8 @@ fn finish(
         }
     }
     if f.cx.diags.len() != errors_before {
-        return None;
+        out.pop();
     }
-    Some(ir::Inst {
-        op,
-        form: fi as u8,
-        q: q.clone(),
-        ops: out,
-        span: inst.span,
-    })
 }
 
 /// The error for using `form` in a module for `module`, when its minimum target is above it.
