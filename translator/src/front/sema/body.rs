@@ -102,6 +102,14 @@ fn hash_name(name: &str) -> u64 {
     h.finish()
 }
 
+/// Whether two names are equal; register names are short, and a byte loop beats a call to
+/// `memcmp` for them.
+#[inline(always)]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// The name a binding binds.
 fn name_of<'s>(regs: &'s [RegDecl], params: &[(&'s str, u32)], b: &Binding) -> &'s str {
     match b.local {
@@ -157,7 +165,7 @@ impl<'a> FnCx<'a, '_, '_> {
         self.names
             .table
             .find(hash_name(name), |&i| {
-                name_of(regs, params, &bindings[i as usize]) == name
+                same_name(name_of(regs, params, &bindings[i as usize]), name)
             })
             .map(|&i| bindings[i as usize].local)
     }
@@ -173,7 +181,7 @@ impl<'a> FnCx<'a, '_, '_> {
         self.names
             .table
             .find(hash, |&i| {
-                name_of(regs, params, &bindings[i as usize]) == name
+                same_name(name_of(regs, params, &bindings[i as usize]), name)
             })
             .copied()
     }
