@@ -134,6 +134,12 @@ fn kind_ok(kind: Kind, op: &ROp<'_>) -> bool {
 }
 
 fn match_operands(form: &Form, ops: &[ROp<'_>]) -> Result<(), OpFail> {
+    match_operands_with(form, form.required_operands(), ops)
+}
+
+/// [`match_operands`] with the form's number of required operands already counted.
+#[inline]
+fn match_operands_with(form: &Form, required: usize, ops: &[ROp<'_>]) -> Result<(), OpFail> {
     let rules = form.operands;
     let args = rules.last().filter(|r| r.kind == Kind::Args);
     let fixed = if args.is_some() {
@@ -150,7 +156,7 @@ fn match_operands(form: &Form, ops: &[ROp<'_>]) -> Result<(), OpFail> {
             return Err(OpFail::Kind(i, rule.kind));
         }
     }
-    if ops.len() < form.required_operands() {
+    if ops.len() < required {
         return Err(OpFail::Count(ops.len()));
     }
     Ok(())
@@ -229,6 +235,8 @@ struct MnemonicForm {
     q: Quals,
     /// For each slot of the form, the span of its words, relative to the mnemonic's start.
     spans: [Option<Span>; isa::MAX_SLOTS],
+    /// The form's number of required operands.
+    required: u8,
 }
 
 impl Mnemonic {
@@ -252,6 +260,7 @@ impl Mnemonic {
                     q: with_defaults(op, fi, qm.quals.clone()),
                     written: qm.quals,
                     spans: qm.spans,
+                    required: form.required_operands() as u8,
                 })
             })
             .collect();
@@ -294,11 +303,9 @@ fn instruction_with<'a>(
     let m = &infos[index as usize];
     let op = m.op;
     let def = isa::def(op);
-    match m
-        .forms
-        .iter()
-        .find(|c| match_operands(&def.forms[c.form as usize], ops).is_ok())
-    {
+    match m.forms.iter().find(|c| {
+        match_operands_with(&def.forms[c.form as usize], c.required as usize, ops).is_ok()
+    }) {
         Some(c) => finish(f, inst, op, c, ops, out),
         None => {
             let (opname, _, words) =
