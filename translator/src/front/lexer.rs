@@ -321,7 +321,24 @@ impl<'a> Lexer<'a> {
 
 /// The end of the identifier characters from `i`.
 #[inline(always)]
-fn ident_end(b: &[u8], mut i: usize) -> usize {
+fn ident_end(b: &[u8], i: usize) -> usize {
+    // Four bytes a step while they last (names are short, but the mnemonics are not).
+    let mut i = i;
+    while let Some(w) = b.get(i..i + 4) {
+        if !is(w[0], IDENT) {
+            return i;
+        }
+        if !is(w[1], IDENT) {
+            return i + 1;
+        }
+        if !is(w[2], IDENT) {
+            return i + 2;
+        }
+        if !is(w[3], IDENT) {
+            return i + 3;
+        }
+        i += 4;
+    }
     while i < b.len() && is(b[i], IDENT) {
         i += 1;
     }
