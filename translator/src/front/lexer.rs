@@ -262,54 +262,65 @@ impl<'a> Lexer<'a> {
     fn scan(&mut self) -> Token {
         let b = self.src.as_bytes();
         let mut i = self.pos;
-        // Whitespace and comments.
-        let start = loop {
-            match b.get(i) {
-                None => {
-                    self.pos = i;
-                    return self.eof();
+        let (tok, start, end) = loop {
+            let Some(&c) = b.get(i) else {
+                self.pos = i;
+                return self.eof();
+            };
+            let class = CLASS[c as usize];
+            // Words first: they are the most common tokens.
+            if class & IDENT_START != 0 {
+                break (Tok::Word, i, ident_end(b, i + 1));
+            }
+            if class & SPACE != 0 {
+                i += 1;
+                continue;
+            }
+            let one = |tok| (tok, i, i + 1);
+            break match c {
+                b'%' | b'@' if b.get(i + 1).is_some_and(|&n| is(n, IDENT_START)) => {
+                    let tok = if c == b'%' { Tok::Reg } else { Tok::Sym };
+                    (tok, i, ident_end(b, i + 2))
                 }
-                Some(&c) if is(c, SPACE) => i += 1,
-                Some(b'/') if b.get(i + 1) == Some(&b'/') => {
+                b',' => one(Tok::Comma),
+                b';' => one(Tok::Semi),
+                b'0'..=b'9' => {
+                    let (tok, end) = number(b, i);
+                    (tok, i, end)
+                }
+                b'-' if b.get(i + 1).is_some_and(|&n| is(n, DIGIT)) => {
+                    let (tok, end) = number(b, i + 1);
+                    (tok, i, end)
+                }
+                b'/' if b.get(i + 1) == Some(&b'/') => {
+                    // A comment, up to the end of the line.
                     i += 2;
                     while i < b.len() && b[i] != b'\n' {
                         i += 1;
                     }
+                    continue;
                 }
-                Some(_) => break i,
-            }
-        };
-        let c = b[start];
-        let (tok, end) = if is(c, IDENT_START) {
-            (Tok::Word, ident_end(b, start + 1))
-        } else {
-            match c {
-                b'%' | b'@' if b.get(start + 1).is_some_and(|&n| is(n, IDENT_START)) => {
-                    let tok = if c == b'%' { Tok::Reg } else { Tok::Sym };
-                    (tok, ident_end(b, start + 2))
+                b':' => one(Tok::Colon),
+                b'[' => one(Tok::LBracket),
+                b']' => one(Tok::RBracket),
+                b'(' => one(Tok::LParen),
+                b')' => one(Tok::RParen),
+                b'{' => one(Tok::LBrace),
+                b'}' => one(Tok::RBrace),
+                b'<' => one(Tok::Lt),
+                b'>' => one(Tok::Gt),
+                b'~' => one(Tok::Tilde),
+                b'+' => one(Tok::Plus),
+                b'!' => one(Tok::Bang),
+                b'=' => one(Tok::Eq),
+                b'"' => {
+                    let (tok, end) = string(b, i);
+                    (tok, i, end)
                 }
-                b'0'..=b'9' => number(b, start),
-                b'-' if b.get(start + 1).is_some_and(|&n| is(n, DIGIT)) => number(b, start + 1),
-                b';' => (Tok::Semi, start + 1),
-                b',' => (Tok::Comma, start + 1),
-                b':' => (Tok::Colon, start + 1),
-                b'[' => (Tok::LBracket, start + 1),
-                b']' => (Tok::RBracket, start + 1),
-                b'(' => (Tok::LParen, start + 1),
-                b')' => (Tok::RParen, start + 1),
-                b'{' => (Tok::LBrace, start + 1),
-                b'}' => (Tok::RBrace, start + 1),
-                b'<' => (Tok::Lt, start + 1),
-                b'>' => (Tok::Gt, start + 1),
-                b'~' => (Tok::Tilde, start + 1),
-                b'+' => (Tok::Plus, start + 1),
-                b'!' => (Tok::Bang, start + 1),
-                b'=' => (Tok::Eq, start + 1),
-                b'"' => string(b, start),
                 // A bad character (the whole of it when it is not ASCII), or `%`, `@`, `-`, `/`
                 // that start no token.
-                _ => (Tok::Error, char_end(self.src, start + 1)),
-            }
+                _ => (Tok::Error, i, char_end(self.src, i + 1)),
+            };
         };
         self.pos = end;
         Token {
