@@ -443,7 +443,9 @@ macro_rules! opcodes {
                 match self { $(Opcode::$variant => $text,)* }
             }
 
-            /// Looks up a mnemonic's opcode part.
+            /// Looks up a mnemonic's opcode part (`None` when it names no opcode, so not
+            /// `FromStr`).
+            #[allow(clippy::should_implement_trait)]
             pub fn from_str(s: &str) -> Option<Opcode> {
                 match s { $($text => Some(Opcode::$variant),)* _ => None }
             }

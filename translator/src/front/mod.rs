@@ -1,7 +1,7 @@
 //! The front end: PISA source text to the typed IR of [`crate::ir`].
 //!
-//! Three stages, one module each: [`lexer`] (logos tokens with spans, pulled by the parser one
-//! at a time), [`parser`] (recursive descent to the [`ast`], recovering at `;` and `}`), and
+//! Three stages, one module each: [`lexer`] (a byte-level scanner: tokens with spans, pulled by
+//! the parser one at a time), [`parser`] (recursive descent to the [`ast`], recovering at `;` and `}`), and
 //! [`sema`] (name resolution, the instruction table of [`crate::isa`], every restriction of the
 //! spec, immediate conversion).
 //! Every stage reports into one list of diagnostics, so one run shows every error of a file.

@@ -33,8 +33,8 @@ struct Parser<'a, 'd> {
     cur: Token,
     /// The token after it, once asked for.
     next: Option<Token>,
-    /// The last token consumed.
-    prev: Option<Token>,
+    /// Where the last token consumed is (`0..0` before the first).
+    prev: Span,
     /// How many tokens were consumed.
     pos: usize,
     diags: &'d mut Vec<Diagnostic>,
@@ -62,7 +62,7 @@ pub fn parse<'a>(src: &'a str, diags: &mut Vec<Diagnostic>) -> Module<'a> {
         lexer,
         cur,
         next: None,
-        prev: None,
+        prev: Span::default(),
         pos: 0,
         diags,
         module: Module {
@@ -133,7 +133,7 @@ impl<'a> Parser<'a, '_> {
     fn bump(&mut self) -> Token {
         let t = self.cur;
         if t.tok != Tok::Eof {
-            self.prev = Some(t);
+            self.prev = t.span;
             self.cur = match self.next.take() {
                 Some(n) => n,
                 None => self.lexer.next_token(self.diags),
@@ -164,7 +164,7 @@ impl<'a> Parser<'a, '_> {
     }
 
     fn prev_end(&self) -> u32 {
-        self.prev.map_or(0, |t| t.span.end)
+        self.prev.end
     }
 
     fn span_from(&self, start: Span) -> Span {
@@ -480,7 +480,8 @@ impl<'a> Parser<'a, '_> {
         self.expect(Tok::Semi)?;
         let span = Span {
             start: start.start,
-            end: self.prev.map_or(start.start, |t| t.span.start),
+            // The `;` just consumed.
+            end: self.prev.start,
         };
         Ok(VarDecl {
             linkage,

@@ -91,8 +91,12 @@ impl Builder {
     /// The SPIR-V words of the module: rspirv's module-level sections (with the id bound),
     /// then the functions.
     pub fn assemble(self) -> Vec<u32> {
-        let mut words = self.module.module().assemble();
-        words.extend_from_slice(&self.functions);
+        let header = self.module.module().assemble();
+        // The function words are the bulk of a module: the header moves in front of them in
+        // their own buffer rather than both being copied into a fresh one (a large fresh
+        // buffer costs a page fault per page besides the copy).
+        let mut words = self.functions;
+        words.splice(0..0, header);
         words
     }
 

@@ -46,6 +46,16 @@ pub struct Scope<'a> {
     pub vars: FxHashMap<&'a str, LocalId>,
 }
 
+/// The lists and maps of a function's check that are kept in [`Ctx`] and reused from function
+/// to function, so that checking a function allocates only what its IR keeps.
+#[derive(Default)]
+pub struct FnBufs<'a> {
+    params: Vec<(&'a str, u32)>,
+    label_map: FxHashMap<&'a str, LabelId>,
+    scopes: Vec<Scope<'a>>,
+    spare: Vec<Scope<'a>>,
+}
+
 /// No binding.
 const NONE: u32 = u32::MAX;
 
@@ -102,6 +112,14 @@ fn hash_name(name: &str) -> u64 {
     h.finish()
 }
 
+/// Whether two names are equal; register names are short, and a byte loop beats a call to
+/// `memcmp` for them.
+#[inline(always)]
+fn same_name(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 /// The name a binding binds.
 fn name_of<'s>(regs: &'s [RegDecl], params: &[(&'s str, u32)], b: &Binding) -> &'s str {
     match b.local {
@@ -134,6 +152,8 @@ pub struct FnCx<'a, 'c, 'd> {
     pub label_map: FxHashMap<&'a str, LabelId>,
     /// Open scopes, innermost last.
     pub scopes: Vec<Scope<'a>>,
+    /// Closed scopes (their maps emptied), reused by the next scopes opened.
+    spare: Vec<Scope<'a>>,
     /// The `%` names of the open scopes.
     names: RegNames,
     /// Whether "undeclared register/label" errors are suppressed (a statement failed to parse
@@ -157,7 +177,7 @@ impl<'a> FnCx<'a, '_, '_> {
         self.names
             .table
             .find(hash_name(name), |&i| {
-                name_of(regs, params, &bindings[i as usize]) == name
+                same_name(name_of(regs, params, &bindings[i as usize]), name)
             })
             .map(|&i| bindings[i as usize].local)
     }
@@ -173,7 +193,7 @@ impl<'a> FnCx<'a, '_, '_> {
         self.names
             .table
             .find(hash, |&i| {
-                name_of(regs, params, &bindings[i as usize]) == name
+                same_name(name_of(regs, params, &bindings[i as usize]), name)
             })
             .copied()
     }
@@ -205,7 +225,8 @@ impl<'a> FnCx<'a, '_, '_> {
 
     /// Opens a scope.
     fn push_scope(&mut self) {
-        self.scopes.push(Scope::default());
+        let scope = self.spare.pop().unwrap_or_default();
+        self.scopes.push(scope);
     }
 
     /// Closes the innermost scope: its bindings go, the ones they shadowed come back.
@@ -226,7 +247,10 @@ impl<'a> FnCx<'a, '_, '_> {
             }
             self.names.bindings.pop();
         }
-        self.scopes.pop();
+        if let Some(mut scope) = self.scopes.pop() {
+            scope.vars.clear();
+            self.spare.push(scope);
+        }
     }
 
     /// Looks up an `@` name through the open scopes (not module scope).
@@ -425,9 +449,7 @@ impl<'a> FnCx<'a, '_, '_> {
             match s {
                 Stmt::Inst(i) => {
                     *last = Some(i);
-                    if let Some(inst) = select::instruction(self, i) {
-                        out.push(inst);
-                    }
+                    select::instruction(self, i, out);
                 }
                 Stmt::Scope(inner) => self.block(inner, out, last),
                 _ => {}
@@ -451,16 +473,25 @@ pub fn function<'a>(
     // The signature's registers (the parameters) stay in the function while its body is
     // checked: a recursive call reads them.
     let param_regs = func.regs.clone();
+    let FnBufs {
+        mut params,
+        mut label_map,
+        mut scopes,
+        spare,
+    } = std::mem::take(&mut cx.fn_bufs);
     // Kernel parameters, in order: `signature` made one IR parameter of each.
-    let params: Vec<(&'a str, u32)> = f
-        .params
-        .iter()
-        .filter_map(|p| match p {
-            ast::Param::Kernel { name, .. } => Some(name.text),
-            ast::Param::Reg { .. } => None,
-        })
-        .zip(func.params.iter().map(|p| p.size))
-        .collect();
+    params.clear();
+    params.extend(
+        f.params
+            .iter()
+            .filter_map(|p| match p {
+                ast::Param::Kernel { name, .. } => Some(name.text),
+                ast::Param::Reg { .. } => None,
+            })
+            .zip(func.params.iter().map(|p| p.size)),
+    );
+    label_map.clear();
+    scopes.clear();
     let quiet = f.body_errors || cx.quiet_undeclared;
     let mut names = std::mem::take(&mut cx.reg_names);
     names.clear();
@@ -475,17 +506,15 @@ pub fn function<'a>(
         ast,
         params,
         labels: Vec::new(),
-        label_map: FxHashMap::default(),
-        scopes: {
-            let mut v = Vec::with_capacity(4);
-            v.push(Scope::default());
-            v
-        },
+        label_map,
+        scopes,
+        spare,
         names,
         quiet,
         quiet_syms: quiet,
         op_buf,
     };
+    fcx.push_scope();
     // Parameters live in the outermost scope of the body.
     for (i, p) in f.params.iter().enumerate() {
         match p {
@@ -522,17 +551,32 @@ pub fn function<'a>(
             );
         }
     }
+    // The parameters' scope is still open; its map goes back empty like the others.
+    for mut scope in fcx.scopes.drain(..) {
+        scope.vars.clear();
+        fcx.spare.push(scope);
+    }
     let FnCx {
         regs,
         locals,
         labels,
         mut names,
         op_buf,
+        params,
+        label_map,
+        scopes,
+        spare,
         ..
     } = fcx;
     names.clear();
     cx.reg_names = names;
     cx.op_buf = op_buf;
+    cx.fn_bufs = FnBufs {
+        params,
+        label_map,
+        scopes,
+        spare,
+    };
     let func = &mut cx.functions[id.0 as usize];
     func.regs = regs;
     func.locals = locals;

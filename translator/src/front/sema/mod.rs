@@ -51,6 +51,8 @@ pub struct Ctx<'a, 'd> {
     pub reg_names: body::RegNames,
     /// The resolved-operand buffer, reused from function to function.
     pub op_buf: Vec<operand::ROp<'a>>,
+    /// The other buffers of a function's check, reused from function to function.
+    pub fn_bufs: body::FnBufs<'a>,
     /// Mnemonic spellings seen so far, to their index in `mnemonic_infos`.
     pub mnemonics: FxHashMap<&'a str, u32>,
     /// What each mnemonic spelling seen so far means.
@@ -76,6 +78,7 @@ pub fn check<'a>(_src: &'a str, m: &'a ast::Module<'a>, diags: &mut Vec<Diagnost
         functions: Vec::new(),
         reg_names: body::RegNames::default(),
         op_buf: Vec::with_capacity(16),
+        fn_bufs: body::FnBufs::default(),
         mnemonics: FxHashMap::default(),
         mnemonic_infos: Vec::new(),
     };

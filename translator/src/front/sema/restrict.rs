@@ -25,8 +25,10 @@ pub struct Checked<'x, 'a> {
     pub written: &'x Quals,
     /// The qualifiers with defaults.
     pub q: &'x Quals,
-    /// Spans of the form's slots.
+    /// Spans of the form's slots, relative to `spans_at`.
     pub spans: &'x [Option<Span>],
+    /// Where the mnemonic starts: the offset of [`spans`](Self::spans).
+    pub spans_at: u32,
     /// The resolved operands.
     pub ops: &'x [ROp<'a>],
     /// The IR operands.
@@ -40,6 +42,7 @@ impl Checked<'_, '_> {
         isa::def(self.op).forms[self.form]
             .slot(name)
             .and_then(|i| self.spans.get(i).copied().flatten())
+            .map(|s| super::select::rebase(s, self.spans_at))
             .unwrap_or(self.inst.mnemonic.span)
     }
 

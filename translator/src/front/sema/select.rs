@@ -134,6 +134,12 @@ fn kind_ok(kind: Kind, op: &ROp<'_>) -> bool {
 }
 
 fn match_operands(form: &Form, ops: &[ROp<'_>]) -> Result<(), OpFail> {
+    match_operands_with(form, form.required_operands(), ops)
+}
+
+/// [`match_operands`] with the form's number of required operands already counted.
+#[inline]
+fn match_operands_with(form: &Form, required: usize, ops: &[ROp<'_>]) -> Result<(), OpFail> {
     let rules = form.operands;
     let args = rules.last().filter(|r| r.kind == Kind::Args);
     let fixed = if args.is_some() {
@@ -150,7 +156,7 @@ fn match_operands(form: &Form, ops: &[ROp<'_>]) -> Result<(), OpFail> {
             return Err(OpFail::Kind(i, rule.kind));
         }
     }
-    if ops.len() < form.required_operands() {
+    if ops.len() < required {
         return Err(OpFail::Count(ops.len()));
     }
     Ok(())
@@ -200,13 +206,13 @@ fn split_mnemonic(text: &str, start: u32) -> Option<(&str, Span, Words<'_>)> {
     Some((opname, opspan, words))
 }
 
-/// Checks one instruction; `None` when it has errors (already reported).
-pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>) -> Option<ir::Inst> {
+/// Checks one instruction and appends it to `out`; appends nothing when it has errors (already
+/// reported).
+pub fn instruction<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>, out: &mut Vec<ir::Inst>) {
     let mut ops = std::mem::take(&mut f.op_buf);
     ops.clear();
-    let r = instruction_with(f, inst, &mut ops);
+    instruction_with(f, inst, &mut ops, out);
     f.op_buf = ops;
-    r
 }
 
 /// What one spelling of a mnemonic (`ld.global.v4.32b`) means, worked out the first time the
@@ -224,9 +230,13 @@ struct MnemonicForm {
     /// Index of the form.
     form: u8,
     /// The typed qualifiers as written (no defaults).
-    quals: Quals,
+    written: Quals,
+    /// The qualifiers with the defaults of omitted ones filled in.
+    q: Quals,
     /// For each slot of the form, the span of its words, relative to the mnemonic's start.
     spans: [Option<Span>; isa::MAX_SLOTS],
+    /// The form's number of required operands.
+    required: u8,
 }
 
 impl Mnemonic {
@@ -247,8 +257,10 @@ impl Mnemonic {
                 let qm = isa::match_quals(form, words).ok()?;
                 Some(MnemonicForm {
                     form: fi as u8,
-                    quals: qm.quals,
+                    q: with_defaults(op, fi, qm.quals.clone()),
+                    written: qm.quals,
                     spans: qm.spans,
+                    required: form.required_operands() as u8,
                 })
             })
             .collect();
@@ -257,7 +269,7 @@ impl Mnemonic {
 }
 
 /// Shifts a span relative to a mnemonic's start to the mnemonic's place in the source.
-fn rebase(span: Span, start: u32) -> Span {
+pub fn rebase(span: Span, start: u32) -> Span {
     Span {
         start: span.start + start,
         end: span.end + start,
@@ -268,7 +280,8 @@ fn instruction_with<'a>(
     f: &mut FnCx<'a, '_, '_>,
     inst: &'a Inst<'a>,
     ops: &mut Vec<ROp<'a>>,
-) -> Option<ir::Inst> {
+    out: &mut Vec<ir::Inst>,
+) {
     let text = inst.mnemonic.text;
     let index = match f.cx.mnemonics.get(text) {
         Some(&i) => i,
@@ -284,45 +297,39 @@ fn instruction_with<'a>(
     };
     f.resolve_operands(f.ast.operands(inst.operands), ops);
     let ops = &ops[..];
-    let m = &f.cx.mnemonic_infos[index as usize];
+    // The cache leaves the context while the instruction is checked (nothing below reads it),
+    // so that the chosen form's qualifiers are borrowed rather than copied.
+    let infos = std::mem::take(&mut f.cx.mnemonic_infos);
+    let m = &infos[index as usize];
     let op = m.op;
     let def = isa::def(op);
-    let Some(c) = m
-        .forms
-        .iter()
-        .find(|c| match_operands(&def.forms[c.form as usize], ops).is_ok())
-    else {
-        let (opname, _, words) =
-            split_mnemonic(text, inst.mnemonic.span.start).expect("a valid mnemonic");
-        no_form(f, inst, opname, &words.items[..words.len], def, ops);
-        return None;
-    };
-    let fi = c.form as usize;
-    let written = c.quals.clone();
-    let q = with_defaults(op, fi, c.quals.clone());
-    let start = inst.mnemonic.span.start;
-    let spans = c.spans.map(|s| s.map(|s| rebase(s, start)));
-    finish(f, inst, op, fi, written, q, &spans, ops)
+    match m.forms.iter().find(|c| {
+        match_operands_with(&def.forms[c.form as usize], c.required as usize, ops).is_ok()
+    }) {
+        Some(c) => finish(f, inst, op, c, ops, out),
+        None => {
+            let (opname, _, words) =
+                split_mnemonic(text, inst.mnemonic.span.start).expect("a valid mnemonic");
+            no_form(f, inst, opname, &words.items[..words.len], def, ops);
+        }
+    }
+    f.cx.mnemonic_infos = infos;
 }
 
 /// [`instruction_with`] for a mnemonic that is wrong in itself: reports why.
-fn uncached<'a>(
-    f: &mut FnCx<'a, '_, '_>,
-    inst: &'a Inst<'a>,
-    ops: &mut Vec<ROp<'a>>,
-) -> Option<ir::Inst> {
+fn uncached<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>, ops: &mut Vec<ROp<'a>>) {
     let text = inst.mnemonic.text;
     let Some((opname, opspan, words)) = split_mnemonic(text, inst.mnemonic.span.start) else {
         f.error(
             inst.mnemonic.span,
             format!("too many qualifiers in `{text}` (at most {MAX_WORDS})"),
         );
-        return None;
+        return;
     };
     let words = &words.items[..words.len];
     let Some(op) = opcode(opname) else {
         f.error(opspan, format!("unknown instruction `{opname}`"));
-        return None;
+        return;
     };
     let def = isa::def(op);
     f.resolve_operands(f.ast.operands(inst.operands), ops);
@@ -333,11 +340,10 @@ fn uncached<'a>(
                 f.error(*span, format!("empty qualifier in `{text}`"));
             }
         }
-        return None;
+        return;
     }
     // `Mnemonic::new` accepts every other mnemonic.
     no_form(f, inst, opname, words, def, ops);
-    None
 }
 
 /// Reports why no form of `def` fits the qualifier words and operands.
@@ -388,27 +394,35 @@ fn no_form(
     }
 }
 
-/// Converts the operands of an instruction that matched form `fi` and runs the restrictions.
-#[allow(clippy::too_many_arguments)]
+/// Converts the operands of an instruction that matched form `c`, runs the restrictions and
+/// appends the instruction to `out` when they pass.
 fn finish(
     f: &mut FnCx<'_, '_, '_>,
     inst: &Inst<'_>,
     op: Opcode,
-    fi: usize,
-    written: Quals,
-    q: Quals,
-    spans: &[Option<Span>; isa::MAX_SLOTS],
+    c: &MnemonicForm,
     ops: &[ROp<'_>],
-) -> Option<ir::Inst> {
+    out: &mut Vec<ir::Inst>,
+) {
+    let fi = c.form as usize;
+    let q = &c.q;
     let def = isa::def(op);
     let form = &def.forms[fi];
-    let opname = op.as_str();
     let errors_before = f.cx.diags.len();
-    let mut out = ir::Operands::with_capacity(ops.len());
+    // The instruction is built in place (it is large): its operands go straight into it, and it
+    // goes again if anything is wrong.
+    out.push(ir::Inst {
+        op,
+        form: fi as u8,
+        q: q.clone(),
+        ops: ir::Operands::new(),
+        span: inst.span,
+    });
+    let irops = &mut out.last_mut().expect("just pushed").ops;
     for (i, rop) in ops.iter().enumerate() {
         let rule = rule_at(form, i);
-        if let Some(o) = convert(f, op, &rule, i, rop, &q) {
-            out.push(o);
+        if let Some(o) = convert(f, op, &rule, i, rop, q) {
+            irops.push(o);
         }
     }
     restrict::check(
@@ -416,27 +430,23 @@ fn finish(
         &restrict::Checked {
             op,
             form: fi,
-            written: &written,
-            q: &q,
-            spans,
+            written: &c.written,
+            q,
+            spans: &c.spans,
+            spans_at: inst.mnemonic.span.start,
             ops,
-            irops: &out,
+            irops,
             inst,
         },
     );
-    if let Some(msg) = target_error(opname, form, f.cx.target) {
-        f.error(inst.mnemonic.span, msg);
+    if !f.cx.target.can_execute(form.target) {
+        if let Some(msg) = target_error(op.as_str(), form, f.cx.target) {
+            f.error(inst.mnemonic.span, msg);
+        }
     }
     if f.cx.diags.len() != errors_before {
-        return None;
+        out.pop();
     }
-    Some(ir::Inst {
-        op,
-        form: fi as u8,
-        q,
-        ops: out,
-        span: inst.span,
-    })
 }
 
 /// The error for using `form` in a module for `module`, when its minimum target is above it.
