@@ -259,7 +259,7 @@ impl Module {
             entry_point: &k.name,
             local_size: local32,
             push_constant_size: k.push_constant_size,
-            required_subgroup_size: k.subgroup_size,
+            required_subgroup_size: k.hardware_subgroup_size.or(k.subgroup_size),
             require_full_subgroups: k.subgroup_size.is_some(),
             required_features: kernel_features(k),
             name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
@@ -405,14 +405,20 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
 }
 
 /// `options` with what the context's device offers turned on: maximal reconvergence for
-/// kernels with sub-group instructions when the context enabled it, and `DenormPreserve`
-/// for every float width whose control the device has. What `Module::from_source*` and
-/// `pisa-vk run` translate with.
+/// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
+/// for every float width whose control the device has, and, when the device cannot run
+/// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
+/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64).
+/// An [`Options::hardware_subgroup_size`] already given is kept. What `Module::from_source*`
+/// and `pisa-vk run` translate with.
 pub fn device_options(ctx: &Context, options: &Options) -> Options {
     let f = ctx.enabled_features();
     let fc = &f.float_controls;
     let d = options.denorm_preserve;
     Options {
+        hardware_subgroup_size: options
+            .hardware_subgroup_size
+            .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
         denorm_preserve: pisa_translator::DenormPreserve {
             f16: d.f16 || fc.denorm_preserve_16,
@@ -421,6 +427,23 @@ pub fn device_options(ctx: &Context, options: &Options) -> Options {
         },
         ..options.clone()
     }
+}
+
+/// The hardware sub-group width on which `device` runs PISA sub-groups of `n` lanes as
+/// clusters, when it cannot run `n`-wide sub-groups itself: the smallest power-of-two
+/// multiple of `n` (at most 128) in the device's sub-group size range (`minSubgroupSize` to
+/// `maxSubgroupSize`, or the fixed `subgroupSize`). `None` when the device runs `n` lanes,
+/// when no multiple fits, or when `n` is not a valid sub-group size. For `n` = 32 (PISA's)
+/// this is conforming: on a wave64-only device each 32-lane half is one sub-group.
+pub fn clustered_subgroup_size(device: &pisa_runtime::DeviceInfo, n: u32) -> Option<u32> {
+    let runs = |h: u32| (device.min_subgroup_size..=device.max_subgroup_size).contains(&h);
+    if !n.is_power_of_two() || n > 32 || runs(n) {
+        return None;
+    }
+    (1..8)
+        .map(|k| n << k)
+        .take_while(|&h| h <= 128)
+        .find(|&h| runs(h))
 }
 
 /// Everything `k` needs of a device: its reflected features, and sub-group size control with

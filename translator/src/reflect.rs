@@ -41,8 +41,14 @@ pub struct KernelInfo {
     pub reqd_work_group_size: Option<[u32; 3]>,
     /// Device features the kernel needs.
     pub features: Vec<Feature>,
-    /// Sub-group size the kernel is translated for, when it uses sub-group instructions.
+    /// Sub-group size the kernel is translated for (what `%subgroupsize` reads), when it
+    /// uses sub-group instructions.
     pub subgroup_size: Option<u32>,
+    /// Sub-group size its pipeline must be created with (full sub-groups of exactly this
+    /// size), when it uses sub-group instructions: `subgroup_size`, or a multiple of it when
+    /// the kernel is translated for the clustered mapping
+    /// ([`crate::Options::hardware_subgroup_size`]).
+    pub hardware_subgroup_size: Option<u32>,
 }
 
 /// A kernel parameter.

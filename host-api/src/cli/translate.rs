@@ -1,4 +1,5 @@
-//! `pisa-vk translate FILE [-o OUT] [--emit spv|spvasm|reflection]`
+//! `pisa-vk translate FILE [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
+//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]`
 
 use super::{read_source, Failure};
 use std::io::{IsTerminal, Write};
@@ -28,6 +29,12 @@ pub struct Args {
     /// Translate for this sub-group width instead of PISA's 32 (non-conforming).
     #[arg(long, default_value_t = 32)]
     subgroup_size: u32,
+    /// Run each sub-group as an aligned cluster of a hardware sub-group of this many lanes
+    /// (a power-of-two multiple of --subgroup-size, e.g. 64 for AMD wave64); the pipeline
+    /// must then be created with this sub-group size (the reflection's
+    /// `hardware_subgroup_size`). `pisa-vk run` decides this from the device.
+    #[arg(long)]
+    hardware_subgroup_size: Option<u32>,
     /// Ask for maximal reconvergence in kernels with sub-group instructions (for devices with
     /// VK_KHR_shader_maximal_reconvergence; `pisa-vk run` decides this from the device).
     #[arg(long)]
@@ -43,6 +50,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
     let file = read_source(&a.file)?;
     let options = pisa_translator::Options {
         subgroup_size: a.subgroup_size,
+        hardware_subgroup_size: a.hardware_subgroup_size,
         maximal_reconvergence: a.maximal_reconvergence,
         denorm_preserve: pisa_translator::DenormPreserve {
             f16: a.denorm_preserve,
@@ -50,6 +58,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             f64: a.denorm_preserve,
         },
     };
+    options.subgroup_mapping().map_err(Failure::usage)?;
     let t = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,
         message: d.render(),

@@ -53,8 +53,8 @@ pub struct FnCx<'a> {
     brk: Option<Word>,
     stack: Vec<Frame>,
     next_construct: u32,
-    /// Sub-group width the kernel is translated for.
-    pub subgroup_size: u32,
+    /// How PISA sub-groups map onto hardware sub-groups.
+    pub subgroups: super::SubgroupMapping,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -92,7 +92,7 @@ impl<'a> FnCx<'a> {
         layout: &'a ModuleLayout,
         sigs: &'a [FnSig],
         fid: FuncId,
-        subgroup_size: u32,
+        subgroups: super::SubgroupMapping,
     ) -> EResult {
         let f = &module.functions[fid.0 as usize];
         let sig = &sigs[fid.0 as usize];
@@ -122,7 +122,7 @@ impl<'a> FnCx<'a> {
             brk: None,
             stack: Vec::new(),
             next_construct: 1,
-            subgroup_size,
+            subgroups,
         };
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);

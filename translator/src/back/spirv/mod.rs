@@ -36,7 +36,15 @@ use rspirv::spirv;
 pub struct Options {
     /// Sub-group width to translate for: 32 is PISA's; another width is non-conforming and
     /// only for devices that cannot run 32-wide sub-groups (`%subgroupsize` then reads it).
+    /// A power of two from 1 to 32.
     pub subgroup_size: u32,
+    /// The hardware (SPIR-V) sub-group width the kernels are run with, when it differs from
+    /// [`Options::subgroup_size`]: each aligned cluster of `subgroup_size` lanes of a
+    /// hardware sub-group is then one PISA sub-group (the "clustered" mapping, e.g. PISA's
+    /// 32 lanes as one half of an AMD wave64). `None` (or `subgroup_size`) maps one PISA
+    /// sub-group to one hardware sub-group. A power-of-two multiple of `subgroup_size`, at
+    /// most 128; see [`SubgroupMapping`].
+    pub hardware_subgroup_size: Option<u32>,
     /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
     /// sub-group instructions, so that `%activemask` and the lanes taking part in a sub-group
     /// instruction are exactly the work-items that reached it together. Only for devices with
@@ -80,12 +88,75 @@ impl Options {
             ..Options::default()
         }
     }
+
+    /// The default options, translating for PISA sub-groups of `n` work-items that are
+    /// `n`-lane clusters of hardware sub-groups of `hardware` lanes
+    /// ([`Options::hardware_subgroup_size`]).
+    pub fn clustered(n: u32, hardware: u32) -> Options {
+        Options {
+            subgroup_size: n,
+            hardware_subgroup_size: Some(hardware),
+            ..Options::default()
+        }
+    }
+
+    /// The sub-group mapping these options ask for, or why it is invalid.
+    pub fn subgroup_mapping(&self) -> Result<SubgroupMapping, String> {
+        SubgroupMapping::new(self.subgroup_size, self.hardware_subgroup_size)
+    }
+}
+
+/// How PISA sub-groups map onto hardware (SPIR-V `Subgroup` scope) sub-groups: one to one
+/// (native), or as aligned clusters of [`width`](Self::width) lanes of a hardware sub-group of
+/// [`hardware`](Self::hardware) lanes (clustered). The lowering of `%laneid`, `%activemask`,
+/// `%subgroupsize` and the isa-7 instructions reads it (`ops_subgroup.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SubgroupMapping {
+    /// The PISA sub-group width N (`%subgroupsize`): a power of two from 1 to 32.
+    pub width: u32,
+    /// The hardware sub-group width H the pipeline must be created with: N, or a power-of-two
+    /// multiple of N up to 128 (Vulkan's largest sub-group).
+    pub hardware: u32,
+}
+
+impl SubgroupMapping {
+    /// PISA sub-groups of `width` lanes on hardware sub-groups of `hardware` lanes (`None`:
+    /// the same width); an error names the invalid combination.
+    pub fn new(width: u32, hardware: Option<u32>) -> Result<SubgroupMapping, String> {
+        if !width.is_power_of_two() || width > 32 {
+            return Err(format!(
+                "sub-group size {width}: must be a power of two from 1 to 32"
+            ));
+        }
+        let hw = hardware.unwrap_or(width);
+        if !hw.is_power_of_two() || hw > 128 {
+            return Err(format!(
+                "hardware sub-group size {hw}: must be a power of two from 1 to 128"
+            ));
+        }
+        if hw < width {
+            return Err(format!(
+                "hardware sub-group size {hw} is smaller than the sub-group size {width}: it \
+                 must be a multiple of it"
+            ));
+        }
+        Ok(SubgroupMapping {
+            width,
+            hardware: hw,
+        })
+    }
+
+    /// Whether a hardware sub-group holds several PISA sub-groups.
+    pub fn clustered(&self) -> bool {
+        self.hardware != self.width
+    }
 }
 
 impl Default for Options {
     fn default() -> Options {
         Options {
             subgroup_size: 32,
+            hardware_subgroup_size: None,
             maximal_reconvergence: false,
             denorm_preserve: DenormPreserve::default(),
         }
@@ -103,6 +174,9 @@ pub struct Translation {
 
 /// Translates a validated module.
 pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<Diagnostic>> {
+    let subgroups = options
+        .subgroup_mapping()
+        .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
@@ -112,14 +186,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         if f.body.is_none() {
             continue;
         }
-        if let Err(e) = FnCx::emit(
-            &mut m,
-            module,
-            &layout,
-            &sigs,
-            FuncId(i as u32),
-            options.subgroup_size,
-        ) {
+        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), subgroups) {
             errors.push(e);
             // The builder is left mid-function; stop at the first failing function.
             break;
@@ -181,7 +248,8 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     for k in &mut reflection.kernels {
         if let Some(&i) = kernel_index.get(k.name.as_str()) {
             if subgroup_kernels[i] {
-                k.subgroup_size = Some(options.subgroup_size);
+                k.subgroup_size = Some(subgroups.width);
+                k.hardware_subgroup_size = Some(subgroups.hardware);
                 k.features.push(Feature::SubgroupSizeControl);
                 if reconverge {
                     k.features.push(Feature::MaximalReconvergence);
@@ -388,6 +456,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
                 features: features.to_vec(),
                 subgroup_size: None,
+                hardware_subgroup_size: None,
             }
         })
         .collect();

@@ -1,6 +1,16 @@
 //! Lowering of the sub-group communication instructions (isa-7): `shfl`, `ired`, `fred`,
 //! `redfirstidx`, exactly as their semantics blocks say, for a sub-group of the width the
-//! kernel is translated for (see [`super::special`] for `%laneid` and `%activemask`).
+//! kernel is translated for, and of `%laneid` and `%activemask` (which [`super::special`]
+//! asks for here).
+//!
+//! This module alone maps PISA sub-groups onto hardware sub-groups
+//! ([`SubgroupMapping`](super::SubgroupMapping)): natively one PISA sub-group of N lanes is
+//! one hardware sub-group; clustered, it is one aligned N-lane cluster of a hardware
+//! sub-group of H lanes (PISA's 32 lanes as half of a wave64). Only the lane, mask and scope
+//! plumbing differs, in four helpers: [`pisa_lane`](FnCx::pisa_lane) (`%laneid` = hardware
+//! lane `& (N-1)`), [`ballot`](FnCx::ballot) (the cluster's N bits of the hardware ballot;
+//! `%activemask` is a ballot), `shuffle` (reads hardware lane `base | pisa_lane`) and
+//! `reduce` (`ClusteredReduce` with `ClusterSize` N instead of `Reduce`).
 //!
 //! Every active invocation executes the SPIR-V group operations (none is skipped by a
 //! branch), so a shuffle only ever reads a lane that executes it; a work-item outside the
@@ -27,8 +37,8 @@ use super::builder::Builder;
 use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use super::ops_int::int_shape;
-use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp, SpecialReg};
-use rspirv::spirv::{Capability, GroupOperation, Scope, Word};
+use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp};
+use rspirv::spirv::{BuiltIn, Capability, GroupOperation, Scope, Word};
 
 /// A two-operand builder method (`bitwise_and`, `i_add`, ...).
 type BinaryOp = fn(&mut Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
@@ -116,9 +126,37 @@ impl FnCx<'_> {
         self.m.b.logical_not(bt, None, a).map_err(bug)
     }
 
-    /// Word 0 of `OpGroupNonUniformBallot(pred)`: the lanes (all of them, at the widths
-    /// translated for) whose `pred` is true.
-    fn ballot(&mut self, pred: Word) -> EResult<Word> {
+    /// `SubgroupLocalInvocationId`: this invocation's lane in the hardware sub-group.
+    fn hardware_lane(&mut self) -> EResult<Word> {
+        self.m.capability(Capability::GroupNonUniform);
+        let var = self.m.builtin(BuiltIn::SubgroupLocalInvocationId, false);
+        let u32t = self.m.uint(32);
+        self.m.b.load(u32t, None, var, None, []).map_err(bug)
+    }
+
+    /// `%laneid`: the hardware lane, within its cluster when clustered (`lane & (N-1)`).
+    pub(super) fn pisa_lane(&mut self) -> EResult<Word> {
+        let lane = self.hardware_lane()?;
+        if self.subgroups.clustered() {
+            self.and_const(lane, self.subgroups.width - 1)
+        } else {
+            Ok(lane)
+        }
+    }
+
+    /// The hardware lane of this invocation's cluster's lane 0 (`lane & !(N-1)`); only
+    /// called when clustered.
+    fn cluster_base(&mut self) -> EResult<Word> {
+        let lane = self.hardware_lane()?;
+        self.and_const(lane, !(self.subgroups.width - 1))
+    }
+
+    /// `OpGroupNonUniformBallot(pred)` as a PISA lane mask: the lanes of this invocation's
+    /// PISA sub-group whose `pred` is true, bit `i` for `%laneid` `i`. Natively (N ≤ 32) that
+    /// is word 0 of the ballot; clustered, the N bits of the cluster: word `base >> 5`,
+    /// shifted right by `base & 31`, masked to N bits.
+    pub(super) fn ballot(&mut self, pred: Word) -> EResult<Word> {
+        self.m.capability(Capability::GroupNonUniformBallot);
         let u32t = self.m.uint(32);
         let v4 = self.m.vector(u32t, 4);
         let scope = self.scope();
@@ -127,18 +165,63 @@ impl FnCx<'_> {
             .b
             .group_non_uniform_ballot(v4, None, scope, pred)
             .map_err(bug)?;
-        self.m.b.composite_extract(u32t, None, b, [0]).map_err(bug)
+        if !self.subgroups.clustered() {
+            return self.m.b.composite_extract(u32t, None, b, [0]).map_err(bug);
+        }
+        let base = self.cluster_base()?;
+        // Word `base >> 5` of the ballot: a chain of selects over the words the hardware
+        // width uses (one for H ≤ 32, two for wave64, four for 128 lanes).
+        let words = self.subgroups.hardware.div_ceil(32).min(4);
+        let mut w = self
+            .m
+            .b
+            .composite_extract(u32t, None, b, [0])
+            .map_err(bug)?;
+        if words > 1 {
+            let bt = self.m.ty(Scalar::Bool);
+            let index = self.shr_const(base, 32, 5)?;
+            for i in 1..words {
+                let wi = self
+                    .m
+                    .b
+                    .composite_extract(u32t, None, b, [i])
+                    .map_err(bug)?;
+                let k = self.m.const_u32(i);
+                let here = self.m.b.i_equal(bt, None, index, k).map_err(bug)?;
+                w = self.sel(32, here, wi, w)?;
+            }
+        }
+        if self.subgroups.width < 32 {
+            let shift = self.and_const(base, 31)?;
+            let w = self.u32_op(Builder::shift_right_logical, w, shift)?;
+            self.and_const(w, (1u32 << self.subgroups.width) - 1)
+        } else {
+            Ok(w)
+        }
     }
 
-    /// `OpGroupNonUniformShuffle` of a u32.
+    /// `OpGroupNonUniformShuffle` of a u32 from PISA lane `lane` of this invocation's PISA
+    /// sub-group (hardware lane `base | lane` when clustered; `lane` is below N there).
     fn shuffle(&mut self, value: Word, lane: Word) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniformShuffle);
+        let lane = if self.subgroups.clustered() {
+            let base = self.cluster_base()?;
+            self.u32_op(Builder::bitwise_or, base, lane)?
+        } else {
+            lane
+        };
         let u32t = self.m.uint(32);
         let scope = self.scope();
         self.m
             .b
             .group_non_uniform_shuffle(u32t, None, scope, value, lane)
             .map_err(bug)
+    }
+
+    /// `%activemask`: the lanes of this invocation's PISA sub-group that execute here.
+    pub(super) fn active_mask(&mut self) -> EResult<Word> {
+        let t = self.m.const_bool(true);
+        self.ballot(t)
     }
 
     /// `FindILsb` of a u32 (all ones for 0).
@@ -153,8 +236,8 @@ impl FnCx<'_> {
 
     /// `%laneid`, and whether this lane is in `mask_operand & %activemask` (that value too).
     fn participation(&mut self, inst: &Inst, i: usize) -> EResult<(Word, Word, Word)> {
-        let lane = self.special_value(SpecialReg::LaneId, None)?;
-        let active = self.special_value(SpecialReg::ActiveMask, None)?;
+        let lane = self.pisa_lane()?;
+        let active = self.active_mask()?;
         let mask = self.read_uint(&inst.ops[i], 32)?;
         let p = self.and32(mask, active)?;
         let me = self.mask_has(p, lane)?;
@@ -174,7 +257,7 @@ impl FnCx<'_> {
 
     fn redfirstidx(&mut self, inst: &Inst) -> EResult {
         self.check_ty(inst, &[DataType::B32])?;
-        let active = self.special_value(SpecialReg::ActiveMask, None)?;
+        let active = self.active_mask()?;
         let mask = self.read_uint(&inst.ops[1], 32)?;
         let p = self.and32(mask, active)?;
         // No participating lane: the specification's loop does not end (undefined); this
@@ -245,22 +328,29 @@ impl FnCx<'_> {
         self.write_uint(&inst.ops[0], 32, r)
     }
 
-    /// `OpGroupNonUniform<op>` `Reduce` of a u32 over the active lanes.
+    /// `OpGroupNonUniform<op>` of a u32 over the active lanes of this invocation's PISA
+    /// sub-group: `Reduce` natively, `ClusteredReduce` with `ClusterSize` N when clustered.
     fn reduce(&mut self, op: AtomOp, x: Word) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniformArithmetic);
+        let (r, cluster) = if self.subgroups.clustered() {
+            self.m.capability(Capability::GroupNonUniformClustered);
+            let n = self.m.const_u32(self.subgroups.width);
+            (GroupOperation::ClusteredReduce, Some(n))
+        } else {
+            (GroupOperation::Reduce, None)
+        };
         let t = self.m.uint(32);
         let s = self.scope();
-        let r = GroupOperation::Reduce;
         let b = &mut self.m.b;
         match op {
-            AtomOp::Sum => b.group_non_uniform_i_add(t, None, s, r, x, None),
-            AtomOp::Smin => b.group_non_uniform_s_min(t, None, s, r, x, None),
-            AtomOp::Smax => b.group_non_uniform_s_max(t, None, s, r, x, None),
-            AtomOp::Umin => b.group_non_uniform_u_min(t, None, s, r, x, None),
-            AtomOp::Umax | AtomOp::Absmax => b.group_non_uniform_u_max(t, None, s, r, x, None),
-            AtomOp::And => b.group_non_uniform_bitwise_and(t, None, s, r, x, None),
-            AtomOp::Or => b.group_non_uniform_bitwise_or(t, None, s, r, x, None),
-            AtomOp::Xor => b.group_non_uniform_bitwise_xor(t, None, s, r, x, None),
+            AtomOp::Sum => b.group_non_uniform_i_add(t, None, s, r, x, cluster),
+            AtomOp::Smin => b.group_non_uniform_s_min(t, None, s, r, x, cluster),
+            AtomOp::Smax => b.group_non_uniform_s_max(t, None, s, r, x, cluster),
+            AtomOp::Umin => b.group_non_uniform_u_min(t, None, s, r, x, cluster),
+            AtomOp::Umax | AtomOp::Absmax => b.group_non_uniform_u_max(t, None, s, r, x, cluster),
+            AtomOp::And => b.group_non_uniform_bitwise_and(t, None, s, r, x, cluster),
+            AtomOp::Or => b.group_non_uniform_bitwise_or(t, None, s, r, x, cluster),
+            AtomOp::Xor => b.group_non_uniform_bitwise_xor(t, None, s, r, x, cluster),
             _ => return Err(self.err(format!("no sub-group reduction for .{op:?}"))),
         }
         .map_err(bug)

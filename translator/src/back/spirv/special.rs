@@ -4,14 +4,15 @@
 //! work-group size (specialization constants); `%localsize` is computed so that it is
 //! smaller in a partial last work-group; `%globalsize`, `%globaloffset`, `%workdim` and
 //! `%printfbuffer` are read from the launch block (push constants, see
-//! [`crate::layout::launch`]); `%laneid`, `%activemask` use sub-group built-ins;
-//! `%subgroupsize` is the width the kernel is translated for.
+//! [`crate::layout::launch`]); `%laneid`, `%activemask` and `%subgroupsize` follow the
+//! kernel's [`SubgroupMapping`](super::SubgroupMapping), lowered in `ops_subgroup.rs`
+//! (the one place that maps PISA lanes to hardware lanes).
 
 use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use crate::ir::SpecialReg;
 use crate::layout::launch;
-use rspirv::spirv::{BuiltIn, Capability, StorageClass, Word};
+use rspirv::spirv::{BuiltIn, StorageClass, Word};
 
 impl FnCx<'_> {
     /// Word `index` (u32) of the launch block.
@@ -118,26 +119,9 @@ impl FnCx<'_> {
                 let v = self.m.b.select(u64t, None, lt, left, enq64).map_err(bug)?;
                 self.resize(v, 64, 32)
             }
-            SpecialReg::SubgroupSize => Ok(self.m.const_u32(self.subgroup_size)),
-            SpecialReg::LaneId => {
-                self.m.capability(Capability::GroupNonUniform);
-                let var = self.m.builtin(BuiltIn::SubgroupLocalInvocationId, false);
-                let u32t = self.m.uint(32);
-                self.m.b.load(u32t, None, var, None, []).map_err(bug)
-            }
-            SpecialReg::ActiveMask => {
-                self.m.capability(Capability::GroupNonUniformBallot);
-                let u32t = self.m.uint(32);
-                let v4 = self.m.vector(u32t, 4);
-                let scope = self.m.const_u32(rspirv::spirv::Scope::Subgroup as u32);
-                let t = self.m.const_bool(true);
-                let b = self
-                    .m
-                    .b
-                    .group_non_uniform_ballot(v4, None, scope, t)
-                    .map_err(bug)?;
-                self.m.b.composite_extract(u32t, None, b, [0]).map_err(bug)
-            }
+            SpecialReg::SubgroupSize => Ok(self.m.const_u32(self.subgroups.width)),
+            SpecialReg::LaneId => self.pisa_lane(),
+            SpecialReg::ActiveMask => self.active_mask(),
         }
     }
 }
