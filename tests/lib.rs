@@ -194,13 +194,30 @@ pub fn run_both_at(
     same: impl Fn(u64, u64) -> bool,
 ) -> Vec<u64> {
     let options = Options::with_subgroup_size(subgroup_size);
-    let dev = run_u64_with(src, input, in_per, out_per, local, &options);
+    run_both_with(src, input, in_per, out_per, local, &options, same)
+}
+
+/// [`run_both`] with translation options: the device runs the kernel translated with
+/// `options`, the reference runs with sub-groups of `options.subgroup_size` (the PISA width,
+/// also when the options map it onto clusters of wider hardware sub-groups).
+pub fn run_both_with(
+    src: &str,
+    input: &[u64],
+    in_per: usize,
+    out_per: usize,
+    local: u64,
+    options: &Options,
+    same: impl Fn(u64, u64) -> bool,
+) -> Vec<u64> {
+    let subgroup_size = options.subgroup_size;
+    let dev = run_u64_with(src, input, in_per, out_per, local, options);
     let reference = reference_u64(src, input, in_per, out_per, local, subgroup_size);
     for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {
         assert!(
             same(*d, *r),
             "device and reference differ at output word {i}: {d:#x} vs {r:#x} \
-             (sub-groups of {subgroup_size})\n{src}"
+             (sub-groups of {subgroup_size}, hardware {:?})\n{src}",
+            options.hardware_subgroup_size
         );
     }
     dev

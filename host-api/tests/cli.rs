@@ -116,6 +116,45 @@ fn translate_emits_binary_disassembly_and_reflection() {
 }
 
 #[test]
+fn translate_maps_sub_groups_onto_wider_hardware_sub_groups() {
+    const SUM: &str = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n\
+        .reg .64b %p;\n.reg .32b %v;\nld.param.64b %p, [%out];\nmov.32b %v, %laneid;\n\
+        ired.sum.32b %v, %v, 0xffffffff;\nst.global.32b [%p], %v;\n}\n";
+    let reflection = |extra: &[&str]| {
+        let mut args = vec!["translate", "-", "--emit"];
+        args.extend(extra);
+        pisa_vk(&args, Some(SUM))
+    };
+    let out = reflection(&["reflection", "--hardware-subgroup-size", "64"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(json["kernels"][0]["subgroup_size"], 32);
+    assert_eq!(json["kernels"][0]["hardware_subgroup_size"], 64);
+    let asm = reflection(&["spvasm", "--hardware-subgroup-size", "64"]);
+    assert!(
+        text(&asm.stdout).contains("ClusteredReduce"),
+        "{}",
+        text(&asm.stdout)
+    );
+    let native = reflection(&["reflection"]);
+    let json: serde_json::Value = serde_json::from_slice(&native.stdout).expect("JSON");
+    assert_eq!(json["kernels"][0]["hardware_subgroup_size"], 32);
+    let bad = reflection(&[
+        "reflection",
+        "--subgroup-size",
+        "16",
+        "--hardware-subgroup-size",
+        "24",
+    ]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("hardware sub-group size 24"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+#[test]
 fn run_prints_json_with_buffers_and_globals() {
     let out = pisa_vk(
         &[

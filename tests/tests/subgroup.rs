@@ -11,236 +11,27 @@
 //! which lanes execute the instruction (divergence), and per-lane values, `shfl` controls
 //! and old `dst` values, random and edge values mixed.
 
-use pisa_conformance::{
-    context, device_subgroup_size, kernel_module, load, run_both_at, run_u64_with, translate_with,
-};
-use pisa_translator::Options;
-use rand::{Rng, SeedableRng};
+mod subgroup_cases;
 
-/// Scenarios (sub-groups) per dispatch.
-const SCENARIOS: usize = 64;
-/// Work-group size: a multiple of every width tested.
-const LOCAL: u64 = 64;
-/// Words of input per work-item: value, control, mask, execute flag, old dst.
-const IN_PER: usize = 5;
+use pisa_conformance::{context, device_subgroup_size, load, run_u64_with, translate_with};
+use pisa_translator::Options;
+use subgroup_cases::*;
 
 fn width() -> u32 {
     device_subgroup_size()
-}
-
-/// The kernel: loads the operands of work-item `i`, runs `inst` (on `%d`, `%v`, `%c`, `%m`)
-/// only where the execute flag is set, and stores `%d` and the `%activemask` seen inside
-/// the branch (0xDEAD where the work-item skipped it).
-fn kernel(bits: u32, packed: bool, inst: &str) -> String {
-    let (decl, load, store) = if packed {
-        (
-            ".reg .v2.16b %v, %d;\n.reg .16b %e16;\n".to_string(),
-            "ld.global.16b %e16, [%pin];\nmov.16b %v.x, %e16;\n\
-             ld.global.16b %e16, [%pin + 2];\nmov.16b %v.y, %e16;\n\
-             ld.global.16b %e16, [%pin + 32];\nmov.16b %d.x, %e16;\n\
-             ld.global.16b %e16, [%pin + 34];\nmov.16b %d.y, %e16;\n"
-                .to_string(),
-            "mov.16b %e16, %d.x;\nst.global.16b [%pout], %e16;\n\
-             mov.16b %e16, %d.y;\nst.global.16b [%pout + 2], %e16;\n"
-                .to_string(),
-        )
-    } else {
-        (
-            format!(".reg .{bits}b %v, %d;\n"),
-            format!("ld.global.{bits}b %v, [%pin];\nld.global.{bits}b %d, [%pin + 32];\n"),
-            format!("st.global.{bits}b [%pout], %d;\n"),
-        )
-    };
-    kernel_module(
-        "",
-        &format!(
-            ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %g, %s, %l, %c, %m, %e, %am;\n\
-             .pred %skip;\n{decl}\
-             mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
-             umad.32b %i, %g, %s, %l;\n\
-             ld.param.64b %pin, [%in];\numul.full.32b %off, %i, {};\niadd.64b %pin, %pin, %off;\n\
-             ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 16;\niadd.64b %pout, %pout, %off;\n\
-             {load}ld.global.32b %c, [%pin + 8];\nld.global.32b %m, [%pin + 16];\n\
-             ld.global.32b %e, [%pin + 24];\nmov.32b %am, 0xDEAD;\n\
-             ucmp.eq.32b %skip, %e, 0;\ngoto.cond %skip, after;\n\
-             mov.32b %am, %activemask;\n{inst};\n\
-             after:\n{store}st.global.32b [%pout + 8], %am;",
-            8 * IN_PER
-        ),
-    )
-}
-
-/// Per-scenario inputs for sub-groups of `w` lanes: `values(rng, lane)` gives a value.
-fn scenarios(w: u32, seed: u64, mut value: impl FnMut(&mut rand::rngs::StdRng) -> u64) -> Vec<u64> {
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
-    let full = if w == 32 { u32::MAX } else { (1u32 << w) - 1 };
-    let mut input = Vec::new();
-    for s in 0..SCENARIOS {
-        let mask: u32 = match s % 8 {
-            0 => u32::MAX,
-            1 => rng.random(),
-            2 => 1 << rng.random_range(0..w),
-            3 => 0x5555_5555,
-            4 => full >> (w / 2),
-            5 => rng.random::<u32>() & rng.random::<u32>(),
-            6 => (1 << (w - 1)) | 1,
-            _ => {
-                if s == 7 {
-                    0
-                } else {
-                    rng.random::<u32>() | rng.random::<u32>()
-                }
-            }
-        };
-        // Which lanes execute the instruction: all, then assorted divergent sets (at
-        // least one lane).
-        let exec: u32 = match (s / 8) % 4 {
-            0 => full,
-            1 => loop {
-                let e = rng.random::<u32>() & full;
-                if e != 0 {
-                    break e;
-                }
-            },
-            2 => 0xAAAA_AAAA & full,
-            _ => full & !(1 << rng.random_range(0..w)),
-        };
-        // shfl control: the same for the whole sub-group in half the scenarios.
-        let uniform_control = s % 2 == 0;
-        let shared_control = control(&mut rng);
-        for lane in 0..w {
-            let c = if uniform_control {
-                shared_control
-            } else {
-                control(&mut rng)
-            };
-            input.extend([
-                value(&mut rng),
-                c as u64,
-                mask as u64,
-                (exec >> lane & 1) as u64,
-                rng.random::<u32>() as u64,
-            ]);
-        }
-    }
-    input
-}
-
-/// A `shfl` control word: lane offset, clamp value and segment mask, from the encoding
-/// table or arbitrary, with the don't-care bits set at times.
-fn control(rng: &mut rand::rngs::StdRng) -> u32 {
-    let offset = match rng.random_range(0..4) {
-        0 => rng.random_range(0..4),
-        1 => [0, 1, 2, 4, 8, 16, 31][rng.random_range(0..7)],
-        _ => rng.random_range(0..32),
-    };
-    let seg = match rng.random_range(0..3) {
-        0 => [0u32, 0x10, 0x18, 0x1C, 0x1E][rng.random_range(0..5)],
-        1 => 0,
-        _ => rng.random_range(0..32),
-    };
-    let cval = rng.random_range(0..32u32);
-    let junk = if rng.random_range(0..4) == 0 {
-        rng.random::<u32>() & 0xFFE0_E0E0
-    } else {
-        0
-    };
-    offset | cval << 8 | seg << 16 | junk
 }
 
 /// Runs `inst` over the scenarios at the device's width against the reference, bit for bit;
 /// also checks `%activemask` inside the branch against the execute flags. Returns the
 /// device's `dst` per work-item.
 fn check(bits: u32, packed: bool, inst: &str, input: &[u64]) -> Vec<u64> {
-    let w = width();
-    let src = kernel(bits, packed, inst);
-    let out = run_both_at(&src, input, IN_PER, 2, LOCAL, w, |a, b| a == b);
-    for (s, chunk) in input.chunks(IN_PER * w as usize).enumerate() {
-        let exec: u64 = (0..w as usize)
-            .map(|l| chunk[l * IN_PER + 3] << l)
-            .fold(0, |a, b| a | b);
-        for l in 0..w as usize {
-            let am = out[2 * (s * w as usize + l) + 1];
-            let want = if chunk[l * IN_PER + 3] != 0 {
-                exec
-            } else {
-                0xDEAD
-            };
-            assert_eq!(
-                am, want,
-                "`{inst}`: %activemask of lane {l} in scenario {s}"
-            );
-        }
-    }
-    out.iter().step_by(2).copied().collect()
-}
-
-/// Random 32-bit values with edge values mixed in.
-fn int_value(bits: u32) -> impl FnMut(&mut rand::rngs::StdRng) -> u64 {
-    let edges = pisa_conformance::int_inputs(bits, 0, 0);
-    move |rng| {
-        if rng.random_range(0..3) == 0 {
-            edges[rng.random_range(0..edges.len())]
-        } else {
-            rng.random::<u64>() & pisa_conformance::mask(bits)
-        }
-    }
-}
-
-/// Floats of `ty` (`f`, `hf`, `bf`; a pair of 16-bit ones for the packed types): random,
-/// and edge values (±0, ±inf, quiet and signalling NaNs of both signs with payloads,
-/// denormals, extremes). NaNs are rarer in some scenarios than others through `nan_rate`.
-fn float_value(ty: &str) -> impl FnMut(&mut rand::rngs::StdRng) -> u64 {
-    let (w, edges): (u32, Vec<u64>) = match ty {
-        "f" => (
-            32,
-            vec![
-                0,
-                0x8000_0000,
-                0x7F80_0000,
-                0xFF80_0000,
-                0x7FC0_0000,
-                0xFFC0_0001,
-                0x7F80_0001,
-                0xFFA0_0000,
-                1,
-                0x8000_0001,
-                0x007F_FFFF,
-                0x7F7F_FFFF,
-                0xFF7F_FFFF,
-                0x3F80_0000,
-                0xBF80_0000,
-            ],
-        ),
-        "hf" | "hfx2" => (
-            16,
-            vec![
-                0, 0x8000, 0x7C00, 0xFC00, 0x7E00, 0xFE01, 0x7C01, 0xFD00, 1, 0x8001, 0x03FF,
-                0x7BFF, 0xFBFF, 0x3C00, 0xBC00,
-            ],
-        ),
-        _ => (
-            16,
-            vec![
-                0, 0x8000, 0x7F80, 0xFF80, 0x7FC0, 0xFFC1, 0x7F81, 0xFFA0, 1, 0x8001, 0x007F,
-                0x7F7F, 0xFF7F, 0x3F80, 0xBF80,
-            ],
-        ),
-    };
-    let n = if ty.ends_with("x2") { 2 } else { 1 };
-    move |rng| {
-        let mut v = 0u64;
-        for e in 0..n {
-            let x = match rng.random_range(0..8) {
-                0..=2 => edges[rng.random_range(0..edges.len())],
-                // Non-NaN values of a narrow range, so that equal magnitudes and ties occur.
-                3 => edges[rng.random_range(0..2)] ^ rng.random_range(0..4),
-                _ => rng.random::<u64>() & pisa_conformance::mask(w),
-            };
-            v |= x << (16 * e);
-        }
-        v
-    }
+    check_with(
+        &Options::with_subgroup_size(width()),
+        bits,
+        packed,
+        inst,
+        input,
+    )
 }
 
 #[test]

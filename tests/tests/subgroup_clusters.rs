@@ -1,0 +1,421 @@
+//! The clustered sub-group mapping (`Options::hardware_subgroup_size`): each aligned cluster
+//! of N lanes of a hardware sub-group of H lanes is one PISA sub-group, as PISA's 32 lanes
+//! are one half of an AMD wave64.
+//!
+//! lavapipe cannot run 64-wide sub-groups, so the mapping is run at lavapipe's own width H
+//! (8 lanes, or 16 with `LP_NATIVE_VECTOR_WIDTH=512`) with clusters of N = H/2 (and H/4 in
+//! [`quarter_clusters`]), and every output word is compared with the reference interpreter
+//! run at width N. [`whole_suite_at_16_lanes`] runs this binary again at 16 lanes, so the
+//! N = 8 of H = 16 case runs wherever lavapipe does. The wave64 configuration itself (N = 32,
+//! H = 64) is translated and checked with spirv-val ([`wave64_translates_and_validates`]).
+//!
+//! Work-groups of 64 work-items span several clusters, and the last work-group of each
+//! dispatch is partial, so that its last present cluster is partial and the clusters after
+//! it are empty.
+
+mod subgroup_cases;
+
+use pisa_conformance::{
+    context, device_subgroup_size, disassemble, kernel_module, reference_u64, run_both_with,
+    run_u64_with, translate_with,
+};
+use pisa_translator::{Options, SourceFile};
+use std::sync::Arc;
+use subgroup_cases::*;
+
+/// The hardware sub-group width of the process's device.
+fn hw() -> u32 {
+    device_subgroup_size()
+}
+
+/// PISA sub-groups of half the hardware width.
+fn halves() -> Options {
+    Options::clustered(hw() / 2, hw())
+}
+
+/// `input` (words of `IN_PER` per work-item) without its last cluster and 3 lanes of the one
+/// before: the last work-group is then partial, its last present cluster too.
+fn partial(mut input: Vec<u64>, n: u32) -> Vec<u64> {
+    let drop = (n as usize + 3).min(input.len() / IN_PER);
+    input.truncate(input.len() - drop * IN_PER);
+    input
+}
+
+/// Scenarios for PISA sub-groups of `n` lanes, cut by [`partial`].
+fn cases(n: u32, seed: u64, value: impl FnMut(&mut rand::rngs::StdRng) -> u64) -> Vec<u64> {
+    partial(scenarios(n, seed, value), n)
+}
+
+#[test]
+fn shfl_every_mode_with_and_without_segments() {
+    let o = halves();
+    for (k, op) in ["up", "dn", "xor", "idx"].iter().enumerate() {
+        for sg in ["", ".sg"] {
+            let input = cases(o.subgroup_size, 500 + k as u64, int_value(32));
+            check_with(
+                &o,
+                32,
+                false,
+                &format!("shfl.{op}{sg}.32b %d, %v, %c, %m"),
+                &input,
+            );
+        }
+    }
+}
+
+#[test]
+fn shfl_reads_only_its_own_cluster() {
+    // Every lane reads lane 0 of its PISA sub-group (`shfl.idx` with offset 0): the value
+    // of the first lane of its cluster, never one of the other cluster.
+    let o = halves();
+    let n = o.subgroup_size as u64;
+    let src = kernel(32, false, "shfl.idx.32b %d, %v, 0, 0xffffffff");
+    let mut input = Vec::new();
+    for i in 0..LOCAL {
+        input.extend([1000 + i, 0, 0, 1, 7]);
+    }
+    let out = run_u64_with(&src, &input, IN_PER, 2, LOCAL, &o);
+    for i in 0..LOCAL {
+        let first = i - i % n;
+        assert_eq!(out[2 * i as usize], 1000 + first, "work-item {i}");
+        let all = (1u64 << n) - 1;
+        assert_eq!(out[2 * i as usize + 1], all, "%activemask of work-item {i}");
+    }
+}
+
+#[test]
+fn ired_every_operation_and_type() {
+    let o = halves();
+    let ops = [
+        "sum", "smin", "smax", "umin", "umax", "and", "or", "xor", "absmax",
+    ];
+    for (k, op) in ops.iter().enumerate() {
+        for bits in [16, 32] {
+            let seed = 600 + k as u64 * 2 + bits as u64;
+            let input = cases(o.subgroup_size, seed, int_value(bits));
+            check_with(
+                &o,
+                bits,
+                false,
+                &format!("ired.{op}.{bits}b %d, %v, %m"),
+                &input,
+            );
+        }
+    }
+}
+
+#[test]
+fn fred_every_operation_type_and_nan_mode() {
+    let o = halves();
+    for (k, op) in ["min", "max", "absmax"].iter().enumerate() {
+        for ty in ["f", "hf", "bf", "hfx2", "bfx2"] {
+            for nanp in ["", ".nanp"] {
+                let seed = 700 + k as u64 * 16 + ty.len() as u64 * 2 + nanp.len() as u64;
+                let input = cases(o.subgroup_size, seed, float_value(ty));
+                let bits = if ty == "f" { 32 } else { 16 };
+                check_with(
+                    &o,
+                    bits,
+                    ty.ends_with("x2"),
+                    &format!("fred.{op}{nanp}.{ty} %d, %v, %m"),
+                    &input,
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn fred_takes_the_first_nan_of_its_own_cluster() {
+    // Hand-derived: in every cluster lane 1 holds a signalling NaN whose payload is the
+    // cluster's number, the other lanes 1.0. `.nanp` gives each cluster its own NaN, quiet.
+    let o = halves();
+    let n = o.subgroup_size as u64;
+    let src = kernel(32, false, "fred.max.nanp.f %d, %v, %m");
+    let mut input = Vec::new();
+    for i in 0..LOCAL {
+        let v = if i % n == 1 {
+            0x7F80_0000 | (1 + i / n)
+        } else {
+            0x3F80_0000
+        };
+        input.extend([v, 0, u32::MAX as u64, 1, 0]);
+    }
+    let out = run_u64_with(&src, &input, IN_PER, 2, LOCAL, &o);
+    for i in 0..LOCAL {
+        assert_eq!(
+            out[2 * i as usize],
+            0x7FC0_0000 | (1 + i / n),
+            "work-item {i}"
+        );
+    }
+}
+
+#[test]
+fn redfirstidx_over_masks() {
+    let o = halves();
+    let n = o.subgroup_size as usize;
+    let mut input = cases(n as u32, 800, int_value(32));
+    // Give every cluster with an executing lane a participating one (the first executing
+    // lane), so that the result is defined (spec-notes §37).
+    for chunk in input.chunks_mut(IN_PER * n) {
+        let lanes = chunk.len() / IN_PER;
+        let Some(first) = (0..lanes).find(|&l| chunk[l * IN_PER + 3] != 0) else {
+            continue;
+        };
+        let mask = chunk[2] | 1 << first;
+        for l in 0..lanes {
+            chunk[l * IN_PER + 2] = mask;
+        }
+    }
+    let out = check_with(&o, 32, false, "redfirstidx.32b %d, %m", &input);
+    for (s, chunk) in input.chunks(IN_PER * n).enumerate() {
+        let lanes = chunk.len() / IN_PER;
+        let exec: u64 = (0..lanes)
+            .map(|l| chunk[l * IN_PER + 3] << l)
+            .fold(0, |a, b| a | b);
+        let want = (chunk[2] & exec).trailing_zeros() as u64;
+        for l in (0..lanes).filter(|&l| chunk[l * IN_PER + 3] != 0) {
+            assert_eq!(out[s * n + l], want, "scenario {s} lane {l}");
+        }
+    }
+}
+
+/// Stores `%laneid | %subgroupsize << 8` and `%activemask` of work-item `i` where input word
+/// `i` is not 0 (divergence), 0xDEAD elsewhere.
+const LANES: &str = ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %g, %s, %l, %e, %a, %b, %t;\n\
+.pred %skip;\n\
+mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
+umad.32b %i, %g, %s, %l;\n\
+ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 8;\niadd.64b %pin, %pin, %off;\n\
+ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 16;\niadd.64b %pout, %pout, %off;\n\
+ld.global.32b %e, [%pin];\nmov.32b %a, 0xDEAD;\nmov.32b %b, 0xDEAD;\n\
+ucmp.eq.32b %skip, %e, 0;\ngoto.cond %skip, after;\n\
+mov.32b %a, %laneid;\nmov.32b %t, %subgroupsize;\nshl.32b %t, %t, 8;\nor.32b %a, %a, %t;\n\
+mov.32b %b, %activemask;\n\
+after:\nst.global.32b [%pout], %a;\nst.global.32b [%pout + 8], %b;";
+
+#[test]
+fn laneid_subgroupsize_and_activemask_under_divergence() {
+    let o = halves();
+    let n = o.subgroup_size as usize;
+    let src = kernel_module("", LANES);
+    // Execute flags: a fixed pattern, then the last work-group cut short (partial clusters).
+    let items = 3 * LOCAL as usize - n - 3;
+    let input: Vec<u64> = (0..items)
+        .map(|i| ((i * 7 + i / 5) % 3 != 0) as u64)
+        .collect();
+    let out = run_both_with(&src, &input, 1, 2, LOCAL, &o, |a, b| a == b);
+    for i in 0..items {
+        if input[i] == 0 {
+            assert_eq!(out[2 * i], 0xDEAD, "work-item {i}");
+            continue;
+        }
+        assert_eq!(
+            out[2 * i],
+            (i % n | n << 8) as u64,
+            "%laneid of work-item {i}"
+        );
+        let base = i - i % n;
+        let mask = (base..(base + n).min(items))
+            .filter(|&j| input[j] != 0)
+            .fold(0u64, |m, j| m | 1 << (j - base));
+        assert_eq!(out[2 * i + 1], mask, "%activemask of work-item {i}");
+    }
+}
+
+#[test]
+fn quarter_clusters() {
+    // Four PISA sub-groups per hardware sub-group: the cluster base is not only 0 and H/2.
+    let o = Options::clustered(hw() / 4, hw());
+    let n = o.subgroup_size;
+    let insts = [
+        (32, "shfl.idx.sg.32b %d, %v, %c, %m"),
+        (32, "shfl.up.32b %d, %v, %c, %m"),
+        (32, "ired.sum.32b %d, %v, %m"),
+        (16, "ired.smin.16b %d, %v, %m"),
+    ];
+    for (k, (bits, inst)) in insts.iter().enumerate() {
+        let input = cases(n, 900 + k as u64, int_value(*bits));
+        check_with(&o, *bits, false, inst, &input);
+    }
+    let input = cases(n, 950, float_value("f"));
+    check_with(&o, 32, false, "fred.absmax.nanp.f %d, %v, %m", &input);
+}
+
+/// Inclusive prefix sum within each sub-group with `shfl.up`, width-agnostic
+/// (`%subgroupsize` steps), as in `subgroup.rs`.
+const SCAN: &str = ".version 0.1;\n.target 100;\n\
+.kernel @scan(.param[8] %data) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %lane, %size, %step, %v, %t;\n  .pred %low, %more;\n\
+  ld.param.64b %p, [%data];\n  mov.32b %i, %localid.x;\n  umul.full.32b %off, %i, 4;\n\
+  iadd.64b %p, %p, %off;\n  ld.global.32b %v, [%p];\n\
+  mov.32b %lane, %laneid;\n  mov.32b %size, %subgroupsize;\n  mov.32b %step, 1;\n\
+loop:\n\
+  shfl.up.32b %t, %v, %step, 0xffffffff;\n\
+  ucmp.lt.32b %low, %lane, %step;\n  sel.32b %t, 0, %t, %low;\n  iadd.32b %v, %v, %t;\n\
+  shl.32b %step, %step, 1;\n  ucmp.lt.32b %more, %step, %size;\n  goto.cond %more, loop;\n\
+  st.global.32b [%p], %v;\n}\n";
+
+#[test]
+fn the_host_api_clusters_when_the_device_cannot_run_the_width() {
+    // lavapipe runs exactly one width (min = max), so PISA sub-groups of half of it can only
+    // run clustered: `Module::from_source_with` picks that mapping by itself.
+    let ctx = context();
+    let n = hw() / 2;
+    let m =
+        pisa_vk::Module::from_source_with(ctx, "scan.pisa", SCAN, &Options::with_subgroup_size(n))
+            .unwrap();
+    let k = m.reflection().kernel("scan").unwrap();
+    assert_eq!(
+        (k.subgroup_size, k.hardware_subgroup_size),
+        (Some(n), Some(hw()))
+    );
+    let data: Vec<u32> = (0..64u32)
+        .map(|i| i.wrapping_mul(0x9E37_79B9) ^ 0xFFFF_0000 | 1)
+        .collect();
+    let buf = ctx.buffer_from(&data).unwrap();
+    m.dispatch("scan", 64u64, 64u64, &[(&buf).into()]).unwrap();
+    pisa_conformance::check_validation();
+    let got = buf.read().unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let start = i - i % n as usize;
+        let want = data[start..=i].iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(*g, want, "work-item {i}");
+    }
+    // At the device's own width nothing changes.
+    let native = pisa_vk::device_options(ctx, &Options::with_subgroup_size(hw()));
+    assert_eq!(native.hardware_subgroup_size, None);
+}
+
+#[test]
+fn clustered_sizes_are_picked_from_the_device_range() {
+    let pick = |n: u32, min: u32, max: u32| {
+        let mut info = context().info().clone();
+        info.min_subgroup_size = min;
+        info.max_subgroup_size = max;
+        info.subgroup_size = max;
+        pisa_vk::clustered_subgroup_size(&info, n)
+    };
+    assert_eq!(
+        pick(32, 64, 64),
+        Some(64),
+        "wave64 only: PISA's 32 lanes as halves"
+    );
+    assert_eq!(pick(32, 32, 64), None, "runs 32 lanes natively");
+    assert_eq!(pick(32, 4, 128), None, "Intel-like range with 32");
+    assert_eq!(pick(32, 8, 16), None, "lavapipe: no multiple of 32");
+    assert_eq!(pick(32, 128, 128), Some(128));
+    assert_eq!(pick(8, 16, 64), Some(16), "the smallest multiple");
+    assert_eq!(pick(24, 64, 64), None, "not a sub-group size");
+    assert_eq!(pick(0, 64, 64), None);
+    assert_eq!(pick(64, 128, 128), None, "PISA widths stop at 32");
+}
+
+/// Every sub-group instruction and register, for the translation-only checks.
+const ALL: &str = ".reg .32b %v, %d, %c, %m, %a;\n.reg .16b %h, %hd;\n.reg .v2.16b %p, %pd;\n\
+mov.32b %v, %localid.x;\nmov.32b %m, %activemask;\nmov.32b %c, %laneid;\n\
+mov.32b %a, %subgroupsize;\n\
+shfl.up.32b %d, %v, 1, %m;\nshfl.dn.sg.32b %d, %d, %c, %m;\nshfl.xor.32b %d, %d, 3, 0xffff;\n\
+shfl.idx.sg.32b %d, %d, 0x00181f02, %m;\n\
+ired.sum.32b %d, %d, %m;\nired.absmax.32b %d, %d, %m;\nmov.16b %h, 3;\n\
+ired.umin.16b %hd, %h, %m;\nfred.max.nanp.f %d, %d, %m;\nfred.absmax.hf %hd, %hd, %m;\n\
+mov.16b %p.x, %h;\nmov.16b %p.y, %hd;\nfred.min.bfx2 %pd, %p, 0xffff0000;\n\
+redfirstidx.32b %a, %m;";
+
+#[test]
+fn wave64_translates_and_validates() {
+    let src = kernel_module("", ALL);
+    for (n, h) in [(32, 64), (32, 128), (16, 64), (1, 32)] {
+        // `translate_with` runs spirv-val on the module.
+        let t = translate_with(&src, &Options::clustered(n, h));
+        let k = t.reflection.kernel("k").unwrap();
+        assert_eq!(
+            (k.subgroup_size, k.hardware_subgroup_size),
+            (Some(n), Some(h))
+        );
+        let asm = disassemble(&t.spirv);
+        assert!(asm.contains("ClusteredReduce"), "{asm}");
+        assert!(asm.contains("GroupNonUniformClustered"), "{asm}");
+        assert!(
+            !asm.contains(" Reduce "),
+            "no whole-sub-group reduction\n{asm}"
+        );
+    }
+    // Native: plain `Reduce`, no clusters; the hardware size is the PISA size.
+    let t = translate_with(&src, &Options::default());
+    let k = t.reflection.kernel("k").unwrap();
+    assert_eq!(
+        (k.subgroup_size, k.hardware_subgroup_size),
+        (Some(32), Some(32))
+    );
+    assert!(!disassemble(&t.spirv).contains("Clustered"));
+    // `Some(N)` is the native mapping.
+    let same = translate_with(&src, &Options::clustered(32, 32));
+    assert_eq!(same.spirv, t.spirv);
+}
+
+#[test]
+fn invalid_mappings_are_errors() {
+    let file = Arc::new(SourceFile::new("t.pisa", &kernel_module("", ALL)));
+    for (n, h, why) in [
+        (8, Some(12), "hardware sub-group size 12"),
+        (16, Some(8), "smaller than the sub-group size 16"),
+        (32, Some(256), "hardware sub-group size 256"),
+        (64, None, "sub-group size 64"),
+        (0, Some(64), "sub-group size 0"),
+        (12, Some(48), "sub-group size 12"),
+    ] {
+        let o = Options {
+            hardware_subgroup_size: h,
+            ..Options::with_subgroup_size(n)
+        };
+        let err = match pisa_translator::compile(&file, &o) {
+            Ok(_) => panic!("{n} on {h:?} was accepted"),
+            Err(d) => d.render(),
+        };
+        assert!(err.contains(why), "{n} on {h:?}: {err}");
+    }
+}
+
+#[test]
+fn the_reference_width_is_the_pisa_width() {
+    // The same input at PISA width N: the reference at N agrees with the device clustered,
+    // and differs from the reference at H (a sum over twice the lanes).
+    let o = halves();
+    let n = o.subgroup_size;
+    let src = kernel(32, false, "ired.sum.32b %d, %v, 0xffffffff");
+    let input: Vec<u64> = (0..LOCAL).flat_map(|i| [i + 1, 0, 0, 1, 0]).collect();
+    let dev = run_both_with(&src, &input, IN_PER, 2, LOCAL, &o, |a, b| a == b);
+    let wide = reference_u64(&src, &input, IN_PER, 2, LOCAL, hw());
+    assert_ne!(dev[0], wide[0]);
+    assert_eq!(dev[0], (1..=n as u64).sum::<u64>());
+}
+
+/// Runs this test binary again with lavapipe's 16-lane sub-groups (N = 8 on H = 16; never
+/// `LP_NATIVE_VECTOR_WIDTH=1024`, where lavapipe claims 32 lanes but its ballots and
+/// reductions see 16).
+#[test]
+fn whole_suite_at_16_lanes() {
+    if std::env::var_os("PISA_SUBGROUP_CHILD").is_some() {
+        assert_eq!(hw(), 16, "the child process runs lavapipe at 16 lanes");
+        return;
+    }
+    if !context().info().name.to_lowercase().contains("llvmpipe") {
+        return; // the environment variable is lavapipe's
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .env("LP_NATIVE_VECTOR_WIDTH", "512")
+        .env("PISA_SUBGROUP_CHILD", "1")
+        .args(["--test-threads", "2"])
+        .output()
+        .expect("run the test binary again");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "at 16 lanes:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("test result: ok. 14 passed"), "{text}");
+}
