@@ -206,8 +206,8 @@ fn laneid_subgroupsize_and_activemask_under_divergence() {
         .map(|i| ((i * 7 + i / 5) % 3 != 0) as u64)
         .collect();
     let out = run_both_with(&src, &input, 1, 2, LOCAL, &o, |a, b| a == b);
-    for i in 0..items {
-        if input[i] == 0 {
+    for (i, &e) in input.iter().enumerate() {
+        if e == 0 {
             assert_eq!(out[2 * i], 0xDEAD, "work-item {i}");
             continue;
         }

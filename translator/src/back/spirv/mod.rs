@@ -486,3 +486,34 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         private_size: layout.private_size,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::SubgroupMapping;
+
+    #[test]
+    fn subgroup_mappings_are_checked() {
+        let m = |n, h| SubgroupMapping::new(n, h);
+        assert_eq!(
+            m(32, Some(64)),
+            Ok(SubgroupMapping {
+                width: 32,
+                hardware: 64
+            })
+        );
+        assert!(m(32, Some(64)).unwrap().clustered());
+        assert!(!m(32, None).unwrap().clustered());
+        assert!(!m(8, Some(8)).unwrap().clustered());
+        for (n, h) in [
+            (0, None),
+            (64, None),
+            (24, Some(48)),
+            (16, Some(8)),
+            (8, Some(12)),
+            (32, Some(256)),
+            (u32::MAX, Some(u32::MAX)),
+        ] {
+            assert!(m(n, h).is_err(), "{n} on {h:?}");
+        }
+    }
+}
