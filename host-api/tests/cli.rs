@@ -155,6 +155,40 @@ fn translate_maps_sub_groups_onto_wider_hardware_sub_groups() {
 }
 
 #[test]
+fn run_clusters_sub_groups_the_device_cannot_run() {
+    // Sub-groups of 4: a device without 4-lane sub-groups (lavapipe: 8 or 16) runs them as
+    // clusters of its own; the sums per 4 work-items are the same either way.
+    let values: Vec<String> = (0..64).map(|i| i.to_string()).collect();
+    let arg = format!("u32[]:{}", values.join(","));
+    let out = pisa_vk(
+        &[
+            "run",
+            "examples/subgroup_reduce.pisa",
+            "--kernel",
+            "subgroup_reduce",
+            "--subgroup-size",
+            "4",
+            "--grid",
+            "64",
+            "--block",
+            "64",
+            "--arg",
+            &arg,
+            "--arg",
+            "u32[16]",
+        ],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let want: Vec<String> = (0..16).map(|s| (16 * s + 6).to_string()).collect();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains(&format!("arg 1 (u32[16]): {}", want.join(" "))),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn run_prints_json_with_buffers_and_globals() {
     let out = pisa_vk(
         &[

@@ -36,7 +36,9 @@ pub struct Args {
     /// `reference` for the CPU reference interpreter.
     #[arg(long)]
     device: Option<String>,
-    /// Translate for this sub-group width instead of PISA's 32 (non-conforming).
+    /// Translate for this sub-group width instead of PISA's 32 (non-conforming). On a device
+    /// that cannot run sub-groups of this width but can run a multiple of it (wave64), each
+    /// sub-group runs as a cluster of a hardware sub-group.
     #[arg(long, default_value_t = 32)]
     subgroup_size: u32,
 }
@@ -112,6 +114,7 @@ fn run_vulkan(
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
     let options = pisa_translator::Options::with_subgroup_size(subgroup_size);
+    options.subgroup_mapping().map_err(Failure::usage)?;
     let file = std::sync::Arc::new(file.clone());
     let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
         code: 1,
