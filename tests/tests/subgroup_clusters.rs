@@ -213,7 +213,7 @@ fn laneid_subgroupsize_and_activemask_under_divergence() {
         }
         assert_eq!(
             out[2 * i],
-            (i % n | n << 8) as u64,
+            ((i % n) | (n << 8)) as u64,
             "%laneid of work-item {i}"
         );
         let base = i - i % n;
@@ -357,7 +357,7 @@ fn wave64_translates_and_validates() {
 
 #[test]
 fn invalid_mappings_are_errors() {
-    let file = Arc::new(SourceFile::new("t.pisa", &kernel_module("", ALL)));
+    let file = Arc::new(SourceFile::new("t.pisa", kernel_module("", ALL)));
     for (n, h, why) in [
         (8, Some(12), "hardware sub-group size 12"),
         (16, Some(8), "smaller than the sub-group size 16"),
