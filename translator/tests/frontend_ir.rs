@@ -25,7 +25,7 @@ fn reg(f: &Function, name: &str) -> RegId {
     RegId(
         f.regs
             .iter()
-            .position(|r| r.name == name)
+            .position(|r| r.name.get(&f.reg_names) == name)
             .unwrap_or_else(|| panic!("no %{name}")) as u32,
     )
 }
@@ -401,7 +401,7 @@ fn scopes_shadow_and_flatten() {
     let inner = f
         .regs
         .iter()
-        .position(|r| r.name == "a" && r.ty == RegType::Scalar(Bits::B64))
+        .position(|r| r.name.get(&f.reg_names) == "a" && r.ty == RegType::Scalar(Bits::B64))
         .unwrap() as u32;
     assert_eq!(
         b[0].ops[0],
