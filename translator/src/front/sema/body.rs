@@ -20,7 +20,6 @@ use crate::ir::{
     ParamId, RegDecl, RegId, RegType,
 };
 use crate::span::Span;
-use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
 use std::hash::Hasher;
 
@@ -74,7 +73,7 @@ struct Binding {
 /// bindings). Kept in [`Ctx`] and reused from function to function.
 #[derive(Default)]
 pub struct RegNames {
-    table: HashTable<u32>,
+    table: Table,
     bindings: Vec<Binding>,
 }
 
@@ -82,6 +81,92 @@ impl RegNames {
     fn clear(&mut self) {
         self.table.clear();
         self.bindings.clear();
+    }
+}
+
+/// An empty slot of a [`Table`].
+const EMPTY: u32 = u32::MAX;
+/// A slot of a [`Table`] whose entry was removed.
+const GONE: u32 = u32::MAX - 1;
+
+/// The hash table of [`RegNames`]: open addressing with linear probing, each slot the upper
+/// half of a name's hash (which also places it) and a binding index. The comparison of a
+/// lookup runs only for slots with the same hash half, and inlines into the lookup.
+#[derive(Default)]
+struct Table {
+    /// A power of two of slots (or none), at most three quarters of them not [`EMPTY`].
+    slots: Vec<(u32, u32)>,
+    /// The slots that are not [`EMPTY`].
+    used: usize,
+}
+
+impl Table {
+    /// Largest table kept from one function to the next.
+    const KEEP: usize = 1024;
+
+    fn clear(&mut self) {
+        if self.slots.len() > Self::KEEP {
+            self.slots = Vec::new();
+        } else {
+            self.slots.fill((0, EMPTY));
+        }
+        self.used = 0;
+    }
+
+    /// The slot of the entry with `hash` whose binding satisfies `eq`.
+    #[inline(always)]
+    fn find(&self, hash: u64, mut eq: impl FnMut(u32) -> bool) -> Option<usize> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let tag = (hash >> 32) as u32;
+        let mut i = tag as usize & mask;
+        loop {
+            let (t, b) = self.slots[i];
+            if b == EMPTY {
+                return None;
+            }
+            if t == tag && b != GONE && eq(b) {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds binding `b` for a name with `hash` that has no entry.
+    fn insert(&mut self, hash: u64, b: u32) {
+        if (self.used + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let tag = (hash >> 32) as u32;
+        let mut i = tag as usize & mask;
+        while !matches!(self.slots[i].1, EMPTY | GONE) {
+            i = (i + 1) & mask;
+        }
+        if self.slots[i].1 == EMPTY {
+            self.used += 1;
+        }
+        self.slots[i] = (tag, b);
+    }
+
+    /// Rebuilds the table with room for twice its entries (and no [`GONE`] slots).
+    fn grow(&mut self) {
+        let live: Vec<(u32, u32)> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&(_, b)| b != EMPTY && b != GONE)
+            .collect();
+        let len = ((live.len() + 1) * 2).next_power_of_two().max(16);
+        self.slots = vec![(0, EMPTY); len];
+        self.used = live.len();
+        let mask = len - 1;
+        for (tag, b) in live {
+            let mut i = tag as usize & mask;
+            while self.slots[i].1 != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = (tag, b);
+        }
     }
 }
 
@@ -193,17 +278,9 @@ impl<'a> FnCx<'a, '_, '_> {
 
     /// Looks up a `%` name through the open scopes.
     pub fn lookup_reg(&self, name: &str) -> Option<RegLocal> {
-        let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
-        let (reg_names, name) = (self.reg_names.as_str(), name.as_bytes());
-        self.names
-            .table
-            .find(hash_name(name), |&i| {
-                same_name(
-                    name_of(regs, reg_names, params, &bindings[i as usize]),
-                    name,
-                )
-            })
-            .map(|&i| bindings[i as usize].local)
+        let name = name.as_bytes();
+        self.find_binding(hash_name(name), name)
+            .map(|i| self.names.bindings[i as usize].local)
     }
 
     /// The depth of the innermost open scope.
@@ -212,18 +289,18 @@ impl<'a> FnCx<'a, '_, '_> {
     }
 
     /// Finds the visible binding of `name` (hashed to `hash`).
+    #[inline(always)]
     fn find_binding(&self, hash: u64, name: &[u8]) -> Option<u32> {
         let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
-        let reg_names = self.reg_names.as_str();
-        self.names
-            .table
-            .find(hash, |&i| {
+        let (reg_names, table) = (self.reg_names.as_str(), &self.names.table);
+        table
+            .find(hash, |i| {
                 same_name(
                     name_of(regs, reg_names, params, &bindings[i as usize]),
                     name,
                 )
             })
-            .copied()
+            .map(|slot| table.slots[slot].1)
     }
 
     /// Makes `local` (whose name, hashed to `hash`, is already where [`name_of`] finds it) the
@@ -238,17 +315,11 @@ impl<'a> FnCx<'a, '_, '_> {
         });
         match shadowed {
             Some(old) => {
-                if let Some(slot) = self.names.table.find_mut(hash, |&i| i == old) {
-                    *slot = index;
+                if let Some(slot) = self.names.table.find(hash, |i| i == old) {
+                    self.names.table.slots[slot].1 = index;
                 }
             }
-            None => {
-                let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
-                let reg_names = self.reg_names.as_str();
-                self.names.table.insert_unique(hash, index, |&i| {
-                    hash_name(name_of(regs, reg_names, params, &bindings[i as usize]))
-                });
-            }
+            None => self.names.table.insert(hash, index),
         }
     }
 
@@ -267,12 +338,8 @@ impl<'a> FnCx<'a, '_, '_> {
             }
             let index = self.names.bindings.len() as u32 - 1;
             let hash = hash_name(name_of(&self.regs, &self.reg_names, &self.params, &b));
-            if let Ok(entry) = self.names.table.find_entry(hash, |&i| i == index) {
-                if b.prev == NONE {
-                    entry.remove();
-                } else {
-                    *entry.into_mut() = b.prev;
-                }
+            if let Some(slot) = self.names.table.find(hash, |i| i == index) {
+                self.names.table.slots[slot].1 = if b.prev == NONE { GONE } else { b.prev };
             }
             self.names.bindings.pop();
         }
@@ -660,6 +727,34 @@ pub fn space_bits(space: MemSpace) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn table_finds_inserts_and_forgets() {
+        let mut t = super::Table::default();
+        let hash = |k: u32| (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 << 40;
+        for round in 0..3 {
+            for k in 0..5000u32 {
+                t.insert(hash(k), k);
+            }
+            for k in 0..5000u32 {
+                assert_eq!(t.find(hash(k), |b| b == k).map(|s| t.slots[s].1), Some(k));
+            }
+            // Forget the odd ones, as a closed scope does.
+            for k in (1..5000u32).step_by(2) {
+                let s = t.find(hash(k), |b| b == k).expect("present");
+                t.slots[s].1 = super::GONE;
+            }
+            for k in 0..5000u32 {
+                assert_eq!(
+                    t.find(hash(k), |b| b == k).is_some(),
+                    k % 2 == 0,
+                    "round {round}"
+                );
+            }
+            t.clear();
+            assert_eq!(t.find(hash(0), |_| true), None);
+        }
+    }
+
     #[test]
     fn numbered_names() {
         let numbered = |base: &str, i| {
