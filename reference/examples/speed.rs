@@ -5,11 +5,6 @@ use pisa_translator::ir::*;
 use pisa_translator::Span;
 
 fn main() {
-    let reg = |name: &str, ty| RegDecl {
-        name: name.into(),
-        ty,
-        span: Span::default(),
-    };
     let i = |op, q: Quals, ops: Vec<Operand>| Inst {
         op,
         form: 0,
@@ -66,7 +61,7 @@ fn main() {
             ],
         ),
     ];
-    let k = Function {
+    let mut k = Function {
         name: "k".into(),
         kind: FunctionKind::Kernel,
         linkage: Linkage::Internal,
@@ -74,11 +69,8 @@ fn main() {
         params: vec![],
         reg_params: vec![],
         attrs: KernelAttrs::default(),
-        regs: vec![
-            reg("a", RegType::Scalar(Bits::B32)),
-            reg("i", RegType::Scalar(Bits::B32)),
-            reg("p", RegType::Pred),
-        ],
+        regs: vec![],
+        reg_names: String::new(),
         locals: vec![],
         labels: vec![Label {
             name: "top".into(),
@@ -88,6 +80,9 @@ fn main() {
         body: Some(body),
         span: Span::default(),
     };
+    k.push_reg("a", RegType::Scalar(Bits::B32), Span::default());
+    k.push_reg("i", RegType::Scalar(Bits::B32), Span::default());
+    k.push_reg("p", RegType::Pred, Span::default());
     let m = Module {
         version: (0, 1),
         target: Target::T100,

@@ -224,6 +224,9 @@ pub struct Function {
     pub attrs: KernelAttrs,
     /// Every register and predicate of the body (parameters included), across all scopes.
     pub regs: Vec<RegDecl>,
+    /// The names of [`Function::regs`], one after the other; each [`RegDecl::name`] is a range
+    /// of it (one string per function rather than one per register).
+    pub reg_names: String,
     /// Memory variables declared in the body (`.private`, `.shared`, `.const`).
     pub locals: Vec<LocalVar>,
     /// Labels; each points at a position in `body`.
@@ -249,6 +252,21 @@ impl Function {
             end = off + p.size;
         }
         (offsets, end)
+    }
+
+    /// The name (without the `%`) of register `id`; empty for an unknown id.
+    pub fn reg_name(&self, id: RegId) -> &str {
+        self.regs
+            .get(id.0 as usize)
+            .map_or("", |r| r.name.get(&self.reg_names))
+    }
+
+    /// Adds a register named `name` (stored in [`Function::reg_names`]) and returns its id.
+    pub fn push_reg(&mut self, name: &str, ty: RegType, span: Span) -> RegId {
+        let id = RegId(self.regs.len() as u32);
+        let name = NameRange::push(&mut self.reg_names, name);
+        self.regs.push(RegDecl { name, ty, span });
+        id
     }
 
     /// Whether this is a kernel.
@@ -284,14 +302,42 @@ pub struct KernelParam {
 }
 
 /// A register or predicate declaration after range expansion.
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct RegDecl {
-    /// Name without the `%`.
-    pub name: String,
+    /// Name without the `%`, a range of its function's [`Function::reg_names`]
+    /// ([`Function::reg_name`] reads it).
+    pub name: NameRange,
     /// Its type.
     pub ty: RegType,
     /// Where it was declared.
     pub span: Span,
+}
+
+/// A range of bytes of a string that holds many names (such as [`Function::reg_names`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct NameRange {
+    /// First byte.
+    pub start: u32,
+    /// Length in bytes.
+    pub len: u32,
+}
+
+impl NameRange {
+    /// Appends `name` to `names` and returns where it is.
+    pub fn push(names: &mut String, name: &str) -> NameRange {
+        let start = names.len() as u32;
+        names.push_str(name);
+        NameRange {
+            start,
+            len: name.len() as u32,
+        }
+    }
+
+    /// The name in `names`; empty if the range is not one of `names`.
+    pub fn get(self, names: &str) -> &str {
+        let start = self.start as usize;
+        names.get(start..start + self.len as usize).unwrap_or("")
+    }
 }
 
 /// Bit widths of scalar registers and vector elements.

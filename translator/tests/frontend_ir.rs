@@ -25,7 +25,7 @@ fn reg(f: &Function, name: &str) -> RegId {
     RegId(
         f.regs
             .iter()
-            .position(|r| r.name == name)
+            .position(|r| r.name.get(&f.reg_names) == name)
             .unwrap_or_else(|| panic!("no %{name}")) as u32,
     )
 }
@@ -40,7 +40,11 @@ fn imm(f: &Function, inst: usize, op: usize) -> u128 {
 #[test]
 fn register_ranges_expand() {
     let f = kernel(".reg .16b %h<0~5>;\n.reg .v4.32b %v4w<4~8>;\n.pred %p<1~4>;");
-    let names: Vec<_> = f.regs.iter().map(|r| (r.name.as_str(), r.ty)).collect();
+    let names: Vec<_> = f
+        .regs
+        .iter()
+        .map(|r| (r.name.get(&f.reg_names), r.ty))
+        .collect();
     assert_eq!(names.len(), 5 + 4 + 3);
     assert_eq!(names[0], ("h0", RegType::Scalar(Bits::B16)));
     assert_eq!(names[4], ("h4", RegType::Scalar(Bits::B16)));
@@ -397,7 +401,7 @@ fn scopes_shadow_and_flatten() {
     let inner = f
         .regs
         .iter()
-        .position(|r| r.name == "a" && r.ty == RegType::Scalar(Bits::B64))
+        .position(|r| r.name.get(&f.reg_names) == "a" && r.ty == RegType::Scalar(Bits::B64))
         .unwrap() as u32;
     assert_eq!(
         b[0].ops[0],

@@ -174,6 +174,7 @@ impl Fb {
                 reg_params: vec![],
                 attrs: KernelAttrs::default(),
                 regs: vec![],
+                reg_names: String::new(),
                 locals: vec![],
                 labels: vec![],
                 body: Some(vec![]),
@@ -194,13 +195,8 @@ impl Fb {
 
     /// A new register.
     pub fn reg(&mut self, ty: RegType) -> RegId {
-        let id = RegId(self.f.regs.len() as u32);
-        self.f.regs.push(RegDecl {
-            name: format!("r{}", id.0),
-            ty,
-            span: Span::default(),
-        });
-        id
+        let name = format!("r{}", self.f.regs.len());
+        self.f.push_reg(&name, ty, Span::default())
     }
 
     /// A kernel parameter of `size` bytes, aligned to 8.

@@ -55,8 +55,12 @@ struct Parser<'a, 'd> {
 pub fn parse<'a>(src: &'a str, diags: &mut Vec<Diagnostic>) -> Module<'a> {
     let mut lexer = Lexer::new(src);
     let cur = lexer.next_token(diags);
-    // Rough sizes from the source size, so that the arenas rarely grow.
+    // Rough sizes from the source size, so that the arenas rarely grow. Dense code has an
+    // operand every 8 or 9 bytes; the operand arena stays below 32 MiB, the size above which
+    // glibc's allocator maps every allocation afresh (a page fault per page touched) instead
+    // of reusing its heap.
     let n = src.len();
+    let max_operands = ((32 << 20) - 4096) / std::mem::size_of::<Operand>();
     let mut p = Parser {
         src,
         lexer,
@@ -69,7 +73,7 @@ pub fn parse<'a>(src: &'a str, diags: &mut Vec<Diagnostic>) -> Module<'a> {
             items: Vec::new(),
             had_errors: false,
             stmts: Vec::with_capacity(n / 24),
-            operands: Vec::with_capacity(n / 12),
+            operands: Vec::with_capacity((n / 8).min(max_operands)),
             args: Vec::new(),
             reg_names: Vec::with_capacity(n / 64),
         },

@@ -8,6 +8,11 @@ use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use crate::ir::{CmpOp, DataType, Inst, Opcode};
 use rspirv::spirv::Word;
+use smallvec::{smallvec, SmallVec};
+
+/// The elements of one operand of a scalar or packed instruction (at most four of them
+/// inline, so lowering an instruction does not allocate per operand).
+pub type Elems = SmallVec<[Word; 4]>;
 
 /// Width in bits of an integer `.type` or of its packed elements, and the element count.
 pub fn int_shape(ty: Option<DataType>) -> (u32, u32) {
@@ -23,10 +28,15 @@ pub fn int_shape(ty: Option<DataType>) -> (u32, u32) {
 impl FnCx<'_> {
     /// Reads source operand `i` of a packed or scalar instruction as `n` elements of `w`.
     pub fn src_elems(&mut self, inst: &Inst, i: usize, w: u32, n: u32) -> EResult<Vec<Word>> {
+        Ok(self.elems(inst, i, w, n)?.into_vec())
+    }
+
+    /// [`FnCx::src_elems`] in an [`Elems`].
+    pub fn elems(&mut self, inst: &Inst, i: usize, w: u32, n: u32) -> EResult<Elems> {
         if n == 1 {
-            Ok(vec![self.read_uint(&inst.ops[i], w)?])
+            Ok(smallvec![self.read_uint(&inst.ops[i], w)?])
         } else {
-            self.read_elems(&inst.ops[i], w, n)
+            Ok(Elems::from_vec(self.read_elems(&inst.ops[i], w, n)?))
         }
     }
 
@@ -56,13 +66,13 @@ impl FnCx<'_> {
             let r = f(self, w, &args[..nsrc])?;
             return self.write_uint(&inst.ops[0], w, r);
         }
-        let mut srcs = Vec::new();
+        let mut srcs: SmallVec<[Elems; 4]> = SmallVec::new();
         for i in 1..=nsrc {
-            srcs.push(self.src_elems(inst, i, w, n)?);
+            srcs.push(self.elems(inst, i, w, n)?);
         }
-        let mut out = Vec::new();
+        let mut out = Elems::new();
         for e in 0..n as usize {
-            let args: Vec<Word> = srcs.iter().map(|s| s[e]).collect();
+            let args: Elems = srcs.iter().map(|s| s[e]).collect();
             out.push(f(self, w, &args)?);
         }
         self.dst_elems(inst, w, &out)
@@ -457,9 +467,9 @@ impl FnCx<'_> {
                 let (w, n) = int_shape(q.ty);
                 let signed = inst.op == Opcode::Scmp;
                 let cop = q.cop.unwrap_or(CmpOp::Eq);
-                let a = self.src_elems(inst, 1, w, n)?;
-                let b = self.src_elems(inst, 2, w, n)?;
-                let mut rs = Vec::new();
+                let a = self.elems(inst, 1, w, n)?;
+                let b = self.elems(inst, 2, w, n)?;
+                let mut rs = Elems::new();
                 for i in 0..n as usize {
                     rs.push(self.compare(cop, a[i], b[i], signed)?);
                 }
@@ -611,8 +621,8 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let count = self.read_uint(&inst.ops[2], 32)?;
         let c63 = self.m.const_u32(63);
-        let x = self.src_elems(inst, 1, w, n)?;
-        let mut out = Vec::new();
+        let x = self.elems(inst, 1, w, n)?;
+        let mut out = Elems::new();
         for (e, &xe) in x.iter().enumerate() {
             // element e uses src1[5:0] (low) or src1[21:16] (high) for .16bx2
             let c = if e == 0 {

@@ -7,8 +7,8 @@
 //! The `%` names of all open scopes share one hash table ([`RegNames`]): a name maps to its
 //! innermost binding, and each binding remembers the one it shadows, so a lookup hashes the name
 //! once whatever the nesting, and closing a scope restores the shadowed bindings. The table keeps
-//! no strings of its own: a binding's name is the register's name in the IR (or the kernel
-//! parameter's in the source).
+//! no strings of its own: a binding's name is the register's name in the IR (a range of the
+//! function's one string of register names) or the kernel parameter's in the source.
 
 use super::decl::{local_var, reg_type};
 use super::literal::parse_int;
@@ -16,13 +16,11 @@ use super::operand::special_reg;
 use super::{select, Ctx};
 use crate::front::ast::{self, Block, FuncDecl, Inst, RegName, Stmt};
 use crate::ir::{
-    FuncId, Function, FunctionKind, Label, LabelId, LocalId, LocalVar, MemSpace, ParamId, RegDecl,
-    RegId, RegType,
+    FuncId, Function, FunctionKind, Label, LabelId, LocalId, LocalVar, MemSpace, NameRange,
+    ParamId, RegDecl, RegId, RegType,
 };
 use crate::span::Span;
-use hashbrown::HashTable;
 use rustc_hash::{FxHashMap, FxHasher};
-use std::borrow::Cow;
 use std::hash::Hasher;
 
 /// Most registers one range declaration may create.
@@ -75,7 +73,7 @@ struct Binding {
 /// bindings). Kept in [`Ctx`] and reused from function to function.
 #[derive(Default)]
 pub struct RegNames {
-    table: HashTable<u32>,
+    table: Table,
     bindings: Vec<Binding>,
 }
 
@@ -86,8 +84,94 @@ impl RegNames {
     }
 }
 
-/// `base` followed by `i` in decimal (`%h<0~5>` declares `h0` to `h4`), without `format!`.
-fn numbered(base: &str, i: u64) -> String {
+/// An empty slot of a [`Table`].
+const EMPTY: u32 = u32::MAX;
+/// A slot of a [`Table`] whose entry was removed.
+const GONE: u32 = u32::MAX - 1;
+
+/// The hash table of [`RegNames`]: open addressing with linear probing, each slot the upper
+/// half of a name's hash (which also places it) and a binding index. The comparison of a
+/// lookup runs only for slots with the same hash half, and inlines into the lookup.
+#[derive(Default)]
+struct Table {
+    /// A power of two of slots (or none), at most three quarters of them not [`EMPTY`].
+    slots: Vec<(u32, u32)>,
+    /// The slots that are not [`EMPTY`].
+    used: usize,
+}
+
+impl Table {
+    /// Largest table kept from one function to the next.
+    const KEEP: usize = 1024;
+
+    fn clear(&mut self) {
+        if self.slots.len() > Self::KEEP {
+            self.slots = Vec::new();
+        } else {
+            self.slots.fill((0, EMPTY));
+        }
+        self.used = 0;
+    }
+
+    /// The slot of the entry with `hash` whose binding satisfies `eq`.
+    #[inline(always)]
+    fn find(&self, hash: u64, mut eq: impl FnMut(u32) -> bool) -> Option<usize> {
+        let mask = self.slots.len().checked_sub(1)?;
+        let tag = (hash >> 32) as u32;
+        let mut i = tag as usize & mask;
+        loop {
+            let (t, b) = self.slots[i];
+            if b == EMPTY {
+                return None;
+            }
+            if t == tag && b != GONE && eq(b) {
+                return Some(i);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds binding `b` for a name with `hash` that has no entry.
+    fn insert(&mut self, hash: u64, b: u32) {
+        if (self.used + 1) * 4 > self.slots.len() * 3 {
+            self.grow();
+        }
+        let mask = self.slots.len() - 1;
+        let tag = (hash >> 32) as u32;
+        let mut i = tag as usize & mask;
+        while !matches!(self.slots[i].1, EMPTY | GONE) {
+            i = (i + 1) & mask;
+        }
+        if self.slots[i].1 == EMPTY {
+            self.used += 1;
+        }
+        self.slots[i] = (tag, b);
+    }
+
+    /// Rebuilds the table with room for twice its entries (and no [`GONE`] slots).
+    fn grow(&mut self) {
+        let live: Vec<(u32, u32)> = self
+            .slots
+            .iter()
+            .copied()
+            .filter(|&(_, b)| b != EMPTY && b != GONE)
+            .collect();
+        let len = ((live.len() + 1) * 2).next_power_of_two().max(16);
+        self.slots = vec![(0, EMPTY); len];
+        self.used = live.len();
+        let mask = len - 1;
+        for (tag, b) in live {
+            let mut i = tag as usize & mask;
+            while self.slots[i].1 != EMPTY {
+                i = (i + 1) & mask;
+            }
+            self.slots[i] = (tag, b);
+        }
+    }
+}
+
+/// Appends `i` in decimal to `out` (`%h<0~5>` declares `h0` to `h4`), without `format!`.
+fn push_number(out: &mut String, i: u64) {
     let mut digits = [0u8; 20];
     let mut n = i;
     let mut at = digits.len();
@@ -99,32 +183,51 @@ fn numbered(base: &str, i: u64) -> String {
             break;
         }
     }
-    let mut s = String::with_capacity(base.len() + digits.len() - at);
-    s.push_str(base);
-    s.extend(digits[at..].iter().map(|&d| d as char));
-    s
+    out.extend(digits[at..].iter().map(|&d| d as char));
 }
 
-/// The hash of a name (the same for a `&str` and a `String`).
-fn hash_name(name: &str) -> u64 {
+/// The number of decimal digits of `n`.
+fn decimal_digits(mut n: u128) -> usize {
+    let mut digits = 1;
+    while n >= 10 {
+        n /= 10;
+        digits += 1;
+    }
+    digits
+}
+
+/// The hash of a name.
+fn hash_name(name: &[u8]) -> u64 {
     let mut h = FxHasher::default();
-    h.write(name.as_bytes());
+    h.write(name);
     h.finish()
 }
 
 /// Whether two names are equal; register names are short, and a byte loop beats a call to
 /// `memcmp` for them.
 #[inline(always)]
-fn same_name(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
+fn same_name(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
 }
 
-/// The name a binding binds.
-fn name_of<'s>(regs: &'s [RegDecl], params: &[(&'s str, u32)], b: &Binding) -> &'s str {
+/// The name a binding binds; `reg_names` holds the names of `regs`.
+#[inline(always)]
+fn name_of<'s>(
+    regs: &[RegDecl],
+    reg_names: &'s str,
+    params: &[(&'s str, u32)],
+    b: &Binding,
+) -> &'s [u8] {
     match b.local {
-        RegLocal::Reg(id) => &regs[id.0 as usize].name,
-        RegLocal::Param(id) => params[id.0 as usize].0,
+        RegLocal::Reg(id) => {
+            let n = regs[id.0 as usize].name;
+            let start = n.start as usize;
+            reg_names
+                .as_bytes()
+                .get(start..start + n.len as usize)
+                .unwrap_or_default()
+        }
+        RegLocal::Param(id) => params[id.0 as usize].0.as_bytes(),
     }
 }
 
@@ -140,6 +243,8 @@ pub struct FnCx<'a, 'c, 'd> {
     pub ret: Option<RegType>,
     /// Its registers.
     pub regs: Vec<RegDecl>,
+    /// Their names, one after the other (see [`Function::reg_names`]).
+    pub reg_names: String,
     /// Its memory variables.
     pub locals: Vec<LocalVar>,
     /// The syntax tree (for its arenas).
@@ -173,13 +278,9 @@ impl<'a> FnCx<'a, '_, '_> {
 
     /// Looks up a `%` name through the open scopes.
     pub fn lookup_reg(&self, name: &str) -> Option<RegLocal> {
-        let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
-        self.names
-            .table
-            .find(hash_name(name), |&i| {
-                same_name(name_of(regs, params, &bindings[i as usize]), name)
-            })
-            .map(|&i| bindings[i as usize].local)
+        let name = name.as_bytes();
+        self.find_binding(hash_name(name), name)
+            .map(|i| self.names.bindings[i as usize].local)
     }
 
     /// The depth of the innermost open scope.
@@ -188,14 +289,18 @@ impl<'a> FnCx<'a, '_, '_> {
     }
 
     /// Finds the visible binding of `name` (hashed to `hash`).
-    fn find_binding(&self, hash: u64, name: &str) -> Option<u32> {
+    #[inline(always)]
+    fn find_binding(&self, hash: u64, name: &[u8]) -> Option<u32> {
         let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
-        self.names
-            .table
-            .find(hash, |&i| {
-                same_name(name_of(regs, params, &bindings[i as usize]), name)
+        let (reg_names, table) = (self.reg_names.as_str(), &self.names.table);
+        table
+            .find(hash, |i| {
+                same_name(
+                    name_of(regs, reg_names, params, &bindings[i as usize]),
+                    name,
+                )
             })
-            .copied()
+            .map(|slot| table.slots[slot].1)
     }
 
     /// Makes `local` (whose name, hashed to `hash`, is already where [`name_of`] finds it) the
@@ -210,16 +315,11 @@ impl<'a> FnCx<'a, '_, '_> {
         });
         match shadowed {
             Some(old) => {
-                if let Some(slot) = self.names.table.find_mut(hash, |&i| i == old) {
-                    *slot = index;
+                if let Some(slot) = self.names.table.find(hash, |i| i == old) {
+                    self.names.table.slots[slot].1 = index;
                 }
             }
-            None => {
-                let (regs, params, bindings) = (&self.regs, &self.params, &self.names.bindings);
-                self.names.table.insert_unique(hash, index, |&i| {
-                    hash_name(name_of(regs, params, &bindings[i as usize]))
-                });
-            }
+            None => self.names.table.insert(hash, index),
         }
     }
 
@@ -237,13 +337,9 @@ impl<'a> FnCx<'a, '_, '_> {
                 break;
             }
             let index = self.names.bindings.len() as u32 - 1;
-            let hash = hash_name(name_of(&self.regs, &self.params, &b));
-            if let Ok(entry) = self.names.table.find_entry(hash, |&i| i == index) {
-                if b.prev == NONE {
-                    entry.remove();
-                } else {
-                    *entry.into_mut() = b.prev;
-                }
+            let hash = hash_name(name_of(&self.regs, &self.reg_names, &self.params, &b));
+            if let Some(slot) = self.names.table.find(hash, |i| i == index) {
+                self.names.table.slots[slot].1 = if b.prev == NONE { GONE } else { b.prev };
             }
             self.names.bindings.pop();
         }
@@ -261,30 +357,48 @@ impl<'a> FnCx<'a, '_, '_> {
             .find_map(|s| s.vars.get(name).copied())
     }
 
-    fn declare_reg(&mut self, name: Cow<'_, str>, ty: RegType, span: Span) -> bool {
-        if special_reg(&name).is_some() {
-            self.error(
-                span,
-                format!("`%{name}` is a special register and cannot be declared"),
-            );
-            return false;
-        }
-        if self.regs.len() >= MAX_REGS {
-            self.error(
-                span,
-                format!("too many registers in one function (more than {MAX_REGS})"),
-            );
-            return false;
-        }
-        let hash = hash_name(&name);
-        let shadowed = self.find_binding(hash, &name);
-        if shadowed.is_some_and(|b| self.names.bindings[b as usize].depth == self.depth()) {
-            self.error(span, format!("`%{name}` is already declared in this scope"));
+    /// Declares a register named `name` in the innermost scope.
+    fn declare_reg(&mut self, name: &str, ty: RegType, span: Span) -> bool {
+        let start = self.reg_names.len();
+        self.reg_names.push_str(name);
+        self.declare_pushed_reg(start, ty, span)
+    }
+
+    /// Declares a register in the innermost scope whose name is `self.reg_names` from byte
+    /// `start` on (just appended); if the declaration is refused, the name is removed again.
+    fn declare_pushed_reg(&mut self, start: usize, ty: RegType, span: Span) -> bool {
+        let name = self.reg_names.get(start..).unwrap_or_default();
+        let refused = if special_reg(name).is_some() {
+            Some(format!(
+                "`%{name}` is a special register and cannot be declared"
+            ))
+        } else if self.regs.len() >= MAX_REGS {
+            Some(format!(
+                "too many registers in one function (more than {MAX_REGS})"
+            ))
+        } else {
+            None
+        };
+        let mut hash = 0;
+        let mut shadowed = None;
+        let refused = refused.or_else(|| {
+            hash = hash_name(name.as_bytes());
+            shadowed = self.find_binding(hash, name.as_bytes());
+            shadowed
+                .is_some_and(|b| self.names.bindings[b as usize].depth == self.depth())
+                .then(|| format!("`%{name}` is already declared in this scope"))
+        });
+        if let Some(msg) = refused {
+            self.reg_names.truncate(start);
+            self.error(span, msg);
             return false;
         }
         let id = RegId(self.regs.len() as u32);
         self.regs.push(RegDecl {
-            name: name.into_owned(),
+            name: NameRange {
+                start: start as u32,
+                len: (self.reg_names.len() - start) as u32,
+            },
             ty,
             span,
         });
@@ -295,8 +409,8 @@ impl<'a> FnCx<'a, '_, '_> {
     /// Declares kernel parameter `id` (named `self.params[id].0`) in the innermost scope.
     fn declare_param(&mut self, id: ParamId, span: Span) {
         let name = self.params[id.0 as usize].0;
-        let hash = hash_name(name);
-        let shadowed = self.find_binding(hash, name);
+        let hash = hash_name(name.as_bytes());
+        let shadowed = self.find_binding(hash, name.as_bytes());
         if shadowed.is_some_and(|b| self.names.bindings[b as usize].depth == self.depth()) {
             self.error(span, format!("`%{name}` is already declared in this scope"));
             return;
@@ -307,7 +421,7 @@ impl<'a> FnCx<'a, '_, '_> {
     fn declare_names(&mut self, ty: RegType, names: &'a [RegName<'a>]) {
         for n in names {
             let Some((a, b)) = &n.range else {
-                self.declare_reg(Cow::Borrowed(n.name.text), ty, n.name.span);
+                self.declare_reg(n.name.text, ty, n.name.span);
                 continue;
             };
             let (Some(lo), Some(hi)) = (parse_int(a.text), parse_int(b.text)) else {
@@ -343,7 +457,10 @@ impl<'a> FnCx<'a, '_, '_> {
                 continue;
             }
             for i in lo..hi {
-                if !self.declare_reg(Cow::Owned(numbered(n.name.text, i)), ty, n.span) {
+                let start = self.reg_names.len();
+                self.reg_names.push_str(n.name.text);
+                push_number(&mut self.reg_names, i);
+                if !self.declare_pushed_reg(start, ty, n.span) {
                     break;
                 }
             }
@@ -395,24 +512,34 @@ impl<'a> FnCx<'a, '_, '_> {
     }
 
     /// Defines the labels of `b` and its nested scopes; counts their instructions into `count`
-    /// and, roughly, their registers into `regs` (to size the lists).
-    fn collect_labels(&mut self, b: &Block, count: &mut usize, regs: &mut usize) {
+    /// and, roughly, their registers into `regs` and the bytes of their names into
+    /// `name_bytes` (to size the lists).
+    fn collect_labels(
+        &mut self,
+        b: &Block,
+        count: &mut usize,
+        regs: &mut usize,
+        name_bytes: &mut usize,
+    ) {
         let ast = self.ast;
         for s in ast.stmts(b.stmts) {
             match s {
                 Stmt::Inst(_) => *count += 1,
-                Stmt::Scope(inner) => self.collect_labels(inner, count, regs),
+                Stmt::Scope(inner) => self.collect_labels(inner, count, regs, name_bytes),
                 Stmt::Reg { names, .. } => {
                     for n in ast.reg_names(*names) {
-                        *regs += match &n.range {
-                            None => 1,
+                        let (k, digits) = match &n.range {
+                            None => (1, 0),
                             Some((a, b)) => match (parse_int(a.text), parse_int(b.text)) {
-                                (Some(lo), Some(hi)) if hi.mag > lo.mag => {
-                                    (hi.mag - lo.mag).min(MAX_RANGE as u128) as usize
-                                }
-                                _ => 0,
+                                (Some(lo), Some(hi)) if hi.mag > lo.mag => (
+                                    (hi.mag - lo.mag).min(MAX_RANGE as u128) as usize,
+                                    decimal_digits(hi.mag),
+                                ),
+                                _ => (0, 0),
                             },
                         };
+                        *regs += k;
+                        *name_bytes += k * (n.name.text.len() + digits);
                     }
                 }
                 Stmt::Label(n) => {
@@ -502,6 +629,7 @@ pub fn function<'a>(
         kind,
         ret,
         regs: Vec::new(),
+        reg_names: String::new(),
         locals: Vec::new(),
         ast,
         params,
@@ -522,21 +650,27 @@ pub fn function<'a>(
                 fcx.declare_param(ParamId(i as u32), name.span);
             }
             ast::Param::Reg { name, .. } => {
-                let decl = param_regs[i].clone();
+                // The signature's declaration, its name moved to this function's names.
+                let mut decl = param_regs[i];
                 match name {
                     Some(n) => {
-                        if !fcx.declare_reg(Cow::Borrowed(n.text), decl.ty, n.span) {
+                        if !fcx.declare_reg(n.text, decl.ty, n.span) {
+                            decl.name = NameRange::push(&mut fcx.reg_names, n.text);
                             fcx.regs.push(decl);
                         }
                     }
-                    None => fcx.regs.push(decl),
+                    None => {
+                        decl.name = NameRange::default();
+                        fcx.regs.push(decl);
+                    }
                 }
             }
         }
     }
-    let (mut count, mut regs) = (0, 0);
-    fcx.collect_labels(body, &mut count, &mut regs);
+    let (mut count, mut regs, mut name_bytes) = (0, 0, 0);
+    fcx.collect_labels(body, &mut count, &mut regs, &mut name_bytes);
     fcx.regs.reserve(regs.min(MAX_REGS));
+    fcx.reg_names.reserve(name_bytes.min(MAX_REGS * 8));
     let mut out = Vec::with_capacity(count);
     let mut last = None;
     fcx.block(body, &mut out, &mut last);
@@ -558,6 +692,7 @@ pub fn function<'a>(
     }
     let FnCx {
         regs,
+        reg_names,
         locals,
         labels,
         mut names,
@@ -579,6 +714,7 @@ pub fn function<'a>(
     };
     let func = &mut cx.functions[id.0 as usize];
     func.regs = regs;
+    func.reg_names = reg_names;
     func.locals = locals;
     func.labels = labels;
     func.body = Some(out);
@@ -592,9 +728,45 @@ pub fn space_bits(space: MemSpace) -> u32 {
 #[cfg(test)]
 mod tests {
     #[test]
+    fn table_finds_inserts_and_forgets() {
+        let mut t = super::Table::default();
+        let hash = |k: u32| (k as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1 << 40;
+        for round in 0..3 {
+            for k in 0..5000u32 {
+                t.insert(hash(k), k);
+            }
+            for k in 0..5000u32 {
+                assert_eq!(t.find(hash(k), |b| b == k).map(|s| t.slots[s].1), Some(k));
+            }
+            // Forget the odd ones, as a closed scope does.
+            for k in (1..5000u32).step_by(2) {
+                let s = t.find(hash(k), |b| b == k).expect("present");
+                t.slots[s].1 = super::GONE;
+            }
+            for k in 0..5000u32 {
+                assert_eq!(
+                    t.find(hash(k), |b| b == k).is_some(),
+                    k % 2 == 0,
+                    "round {round}"
+                );
+            }
+            t.clear();
+            assert_eq!(t.find(hash(0), |_| true), None);
+        }
+    }
+
+    #[test]
     fn numbered_names() {
-        assert_eq!(super::numbered("h", 0), "h0");
-        assert_eq!(super::numbered("t", 65535), "t65535");
-        assert_eq!(super::numbered("", u64::MAX), u64::MAX.to_string());
+        let numbered = |base: &str, i| {
+            let mut s = base.to_string();
+            super::push_number(&mut s, i);
+            s
+        };
+        assert_eq!(numbered("h", 0), "h0");
+        assert_eq!(numbered("t", 65535), "t65535");
+        assert_eq!(numbered("", u64::MAX), u64::MAX.to_string());
+        assert_eq!(super::decimal_digits(0), 1);
+        assert_eq!(super::decimal_digits(10), 2);
+        assert_eq!(super::decimal_digits(u128::MAX), 39);
     }
 }

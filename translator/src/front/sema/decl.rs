@@ -8,7 +8,7 @@ use crate::front::ast::{
 };
 use crate::ir::{
     Bits, Function, FunctionKind, GlobalVar, InitItem, KernelAttrs, KernelParam, Linkage, LocalVar,
-    MemSpace, RegDecl, RegId, RegType, SymbolRef,
+    MemSpace, RegType, SymbolRef,
 };
 use crate::span::Span;
 
@@ -605,6 +605,7 @@ pub fn signature(cx: &mut Ctx<'_, '_>, f: &ast::FuncDecl<'_>) -> Function {
         reg_params: Vec::with_capacity(reg_params),
         attrs: KernelAttrs::default(),
         regs: Vec::with_capacity(reg_params),
+        reg_names: String::new(),
         locals: Vec::new(),
         labels: Vec::new(),
         body: None,
@@ -636,12 +637,11 @@ pub fn signature(cx: &mut Ctx<'_, '_>, f: &ast::FuncDecl<'_>) -> Function {
                 if name.is_none() && f.body.is_some() {
                     cx.error(*span, "parameters of a function definition must be named");
                 }
-                let id = RegId(func.regs.len() as u32);
-                func.regs.push(RegDecl {
-                    name: name.map_or(String::new(), |n| n.text.to_string()),
-                    ty: rt.unwrap_or(RegType::Scalar(Bits::B32)),
-                    span: name.map_or(*span, |n| n.span),
-                });
+                let id = func.push_reg(
+                    name.map_or("", |n| n.text),
+                    rt.unwrap_or(RegType::Scalar(Bits::B32)),
+                    name.map_or(*span, |n| n.span),
+                );
                 func.reg_params.push(id);
             }
         }

@@ -13,8 +13,10 @@ use super::round::Overflow;
 use super::FKind;
 use crate::back::spirv::function::{bug, EResult, FnCx};
 use crate::back::spirv::module::Scalar;
+use crate::back::spirv::ops_int::Elems;
 use crate::ir::{CmpOp, DataType, Inst, Opcode, RoundingMode};
 use rspirv::spirv::Word;
+use smallvec::SmallVec;
 
 impl FnCx<'_> {
     /// Lowers a floating-point arithmetic instruction (isa-2).
@@ -61,14 +63,14 @@ impl FnCx<'_> {
             }
         };
         let minmax = matches!(inst.op, Opcode::Fmin | Opcode::Fmax);
-        let mut srcs = Vec::new();
+        let mut srcs: SmallVec<[Elems; 3]> = SmallVec::new();
         for i in 1..=nsrc {
             srcs.push(self.float_elems(k, inst, i, n, q.ftz)?);
         }
         let cb = k.compute_bits();
-        let mut out = Vec::new();
+        let mut out = Elems::new();
         for e in 0..n as usize {
-            let s: Vec<Word> = srcs.iter().map(|v| v[e]).collect();
+            let s: Elems = srcs.iter().map(|v| v[e]).collect();
             // Every `fmad` is emulated (one rounding, no fused device operation).
             let native = minmax || (mode == RoundingMode::Re && inst.op != Opcode::Fmad);
             if k == FKind::F64 && !native {

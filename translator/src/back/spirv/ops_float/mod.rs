@@ -17,6 +17,7 @@ mod transcendental;
 
 use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
+use super::ops_int::Elems;
 use crate::ir::{DataType, Inst};
 use rspirv::spirv::{Decoration, Word};
 
@@ -292,9 +293,9 @@ impl FnCx<'_> {
         i: usize,
         n: u32,
         ftz: bool,
-    ) -> EResult<Vec<Word>> {
-        let raw = self.src_elems(inst, i, k.bits(), n)?;
-        let mut out = Vec::new();
+    ) -> EResult<Elems> {
+        let raw = self.elems(inst, i, k.bits(), n)?;
+        let mut out = Elems::new();
         for r in raw {
             let r = if ftz { self.flush(k, r)? } else { r };
             out.push(self.to_float(k, r)?);
