@@ -410,3 +410,35 @@ pub fn pairs(a: &[u64], b: &[u64]) -> Vec<Vec<u64>> {
 }
 pub mod generator;
 pub mod matrix;
+
+/// Whether this process is the child that [`rerun_at_16_lanes`] started.
+pub fn is_16_lane_child() -> bool {
+    std::env::var_os("PISA_SUBGROUP_CHILD").is_some()
+}
+
+/// Runs the calling test binary again with lavapipe's 16-lane sub-groups
+/// (`LP_NATIVE_VECTOR_WIDTH=512`; never 1024, where lavapipe claims 32 lanes but its
+/// ballots and reductions see 16) and asserts that all `tests` of it pass there. Does
+/// nothing on another device, whose sub-group width that variable does not set.
+pub fn rerun_at_16_lanes(tests: usize) {
+    if !context().info().name.to_lowercase().contains("llvmpipe") {
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .env("LP_NATIVE_VECTOR_WIDTH", "512")
+        .env("PISA_SUBGROUP_CHILD", "1")
+        .args(["--test-threads", "2"])
+        .output()
+        .expect("run the test binary again");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "at 16 lanes:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("test result: ok. {tests} passed")),
+        "{text}"
+    );
+}

@@ -349,25 +349,9 @@ fn sub_group_kernels_are_refused_without_32_lanes_and_others_run() {
 /// every test above at width 16.
 #[test]
 fn whole_suite_at_16_lanes() {
-    if std::env::var_os("PISA_SUBGROUP_CHILD").is_some() {
+    if pisa_conformance::is_16_lane_child() {
         assert_eq!(width(), 16, "the child process runs lavapipe at 16 lanes");
         return;
     }
-    if !context().info().name.to_lowercase().contains("llvmpipe") {
-        return; // the environment variable is lavapipe's
-    }
-    let exe = std::env::current_exe().expect("test binary");
-    let out = std::process::Command::new(exe)
-        .env("LP_NATIVE_VECTOR_WIDTH", "512")
-        .env("PISA_SUBGROUP_CHILD", "1")
-        .args(["--test-threads", "2"])
-        .output()
-        .expect("run the test binary again");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "at 16 lanes:\n{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(text.contains("test result: ok. 11 passed"), "{text}");
+    pisa_conformance::rerun_at_16_lanes(11);
 }

@@ -33,7 +33,7 @@ use super::memory::WordSpace;
 use super::module::Scalar;
 use crate::ir::MemSpace;
 use crate::layout::{launch, locks};
-use rspirv::spirv::{BuiltIn, LoopControl, MemorySemantics, Scope, SelectionControl, Word};
+use rspirv::spirv::{BuiltIn, LoopControl, MemorySemantics, Scope, Word};
 
 /// Every storage class a lock orders.
 const BOTH_MEMORIES: MemorySemantics =
@@ -145,65 +145,32 @@ impl<'a> FnCx<'a> {
         let relaxed = self.m.const_u32(0);
         let (zero, one) = (self.m.const_u32(0), self.m.const_u32(1));
 
-        let [header, body, crit, after, cont, merge] = [(); 6].map(|_| self.m.b.id());
-        self.m.b.branch(header).map_err(bug)?;
-        self.begin(header)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, LoopControl::NONE, [])
-            .map_err(bug)?;
-        self.m.b.branch(body).map_err(bug)?;
-        self.begin(body)?;
-        let prev = self
-            .m
-            .b
-            .atomic_compare_exchange(u32t, None, lock, scope, acquire, relaxed, one, zero)
-            .map_err(bug)?;
-        let got = self.m.b.i_equal(bt, None, prev, zero).map_err(bug)?;
-        self.m
-            .b
-            .selection_merge(after, SelectionControl::NONE)
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(got, crit, after, [])
-            .map_err(bug)?;
-        self.begin(crit)?;
-        let mut parts = Vec::with_capacity(words.len());
-        for &p in &words {
-            parts.push(
-                self.m
-                    .b
-                    .atomic_load(u32t, None, p, scope, relaxed)
-                    .map_err(bug)?,
-            );
-        }
-        let old = self.m.b.composite_construct(vt, None, parts).map_err(bug)?;
-        self.m.b.store(result, old, None, []).map_err(bug)?;
-        if let Some(update) = update {
-            let new = update(self, old)?;
-            for (i, &p) in words.iter().enumerate() {
-                let x = self
-                    .m
-                    .b
-                    .composite_extract(u32t, None, new, [i as u32])
+        self.do_until(|cx| {
+            let prev =
+                cx.m.b
+                    .atomic_compare_exchange(u32t, None, lock, scope, acquire, relaxed, one, zero)
                     .map_err(bug)?;
-                self.m.b.atomic_store(p, scope, relaxed, x).map_err(bug)?;
-            }
-        }
-        self.m
-            .b
-            .atomic_store(lock, scope, release, zero)
-            .map_err(bug)?;
-        self.m.b.branch(after).map_err(bug)?;
-        self.begin(after)?;
-        self.m.b.branch(cont).map_err(bug)?;
-        self.begin(cont)?;
-        self.m
-            .b
-            .branch_conditional(got, merge, header, [])
-            .map_err(bug)?;
-        self.begin(merge)?;
+            let got = cx.m.b.i_equal(bt, None, prev, zero).map_err(bug)?;
+            cx.if_then(got, |cx| {
+                let mut parts = Vec::with_capacity(words.len());
+                for &p in &words {
+                    let x = cx.m.b.atomic_load(u32t, None, p, scope, relaxed);
+                    parts.push(x.map_err(bug)?);
+                }
+                let old = cx.m.b.composite_construct(vt, None, parts).map_err(bug)?;
+                cx.m.b.store(result, old, None, []).map_err(bug)?;
+                if let Some(update) = update {
+                    let new = update(cx, old)?;
+                    for (i, &p) in words.iter().enumerate() {
+                        let x = cx.m.b.composite_extract(u32t, None, new, [i as u32]);
+                        let x = x.map_err(bug)?;
+                        cx.m.b.atomic_store(p, scope, relaxed, x).map_err(bug)?;
+                    }
+                }
+                cx.m.b.atomic_store(lock, scope, release, zero).map_err(bug)
+            })?;
+            Ok(got)
+        })?;
         self.m.b.load(vt, None, result, None, []).map_err(bug)
     }
 

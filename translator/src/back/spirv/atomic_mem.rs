@@ -20,7 +20,7 @@ use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use crate::ir::MemSpace;
 use crate::reflect::Feature;
-use rspirv::spirv::{Capability, LoopControl, MemorySemantics, Scope, Word};
+use rspirv::spirv::{Capability, MemorySemantics, Scope, Word};
 
 /// How an atomic access synchronizes: its SPIR-V scope and the memory semantics of a
 /// successful access (order bits plus the storage classes it orders).
@@ -289,42 +289,26 @@ impl<'a> FnCx<'a> {
             .atomic_load(t, None, loc.ptr, scope, relaxed)
             .map_err(bug)?;
         self.m.b.store(cur, first, None, []).map_err(bug)?;
-        let (header, body, cont, merge) =
-            (self.m.b.id(), self.m.b.id(), self.m.b.id(), self.m.b.id());
-        self.m.b.branch(header).map_err(bug)?;
-        self.begin(header)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, LoopControl::NONE, [])
-            .map_err(bug)?;
-        self.m.b.branch(body).map_err(bug)?;
-        self.begin(body)?;
-        let old = self.m.b.load(t, None, cur, None, []).map_err(bug)?;
-        let new = match loc.shift {
-            Some(sh) => {
-                let h = self.extract_half(old, sh)?;
-                let nh = apply(self, h)?;
-                self.insert_half(old, sh, nh)?
-            }
-            None => apply(self, old)?,
-        };
-        let eq = self.sem_id(loc.sync.sem);
-        let uneq = loc.sync.unequal();
-        let uneq = self.sem_id(uneq);
-        let got = self
-            .m
-            .b
-            .atomic_compare_exchange(t, None, loc.ptr, scope, eq, uneq, new, old)
-            .map_err(bug)?;
-        self.m.b.store(cur, got, None, []).map_err(bug)?;
-        let done = self.m.b.i_equal(bt, None, got, old).map_err(bug)?;
-        self.m.b.branch(cont).map_err(bug)?;
-        self.begin(cont)?;
-        self.m
-            .b
-            .branch_conditional(done, merge, header, [])
-            .map_err(bug)?;
-        self.begin(merge)?;
+        self.do_until(|cx| {
+            let old = cx.m.b.load(t, None, cur, None, []).map_err(bug)?;
+            let new = match loc.shift {
+                Some(sh) => {
+                    let h = cx.extract_half(old, sh)?;
+                    let nh = apply(cx, h)?;
+                    cx.insert_half(old, sh, nh)?
+                }
+                None => apply(cx, old)?,
+            };
+            let eq = cx.sem_id(loc.sync.sem);
+            let uneq = loc.sync.unequal();
+            let uneq = cx.sem_id(uneq);
+            let got =
+                cx.m.b
+                    .atomic_compare_exchange(t, None, loc.ptr, scope, eq, uneq, new, old)
+                    .map_err(bug)?;
+            cx.m.b.store(cur, got, None, []).map_err(bug)?;
+            cx.m.b.i_equal(bt, None, got, old).map_err(bug)
+        })?;
         let fin = self.m.b.load(t, None, cur, None, []).map_err(bug)?;
         match loc.shift {
             Some(sh) => self.extract_half(fin, sh),

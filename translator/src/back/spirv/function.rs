@@ -224,6 +224,28 @@ impl<'a> FnCx<'a> {
         self.begin(mg)
     }
 
+    /// Emits `do { body } while (!done)` as a loop construct, where `body` returns `done`
+    /// (a bool it computed); the builder is left in the merge block.
+    pub fn do_until(&mut self, body: impl FnOnce(&mut Self) -> EResult<Word>) -> EResult {
+        let [header, first, cont, merge] = [(); 4].map(|_| self.m.b.id());
+        self.m.b.branch(header).map_err(bug)?;
+        self.begin(header)?;
+        self.m
+            .b
+            .loop_merge(merge, cont, spirv::LoopControl::NONE, [])
+            .map_err(bug)?;
+        self.m.b.branch(first).map_err(bug)?;
+        self.begin(first)?;
+        let done = body(self)?;
+        self.m.b.branch(cont).map_err(bug)?;
+        self.begin(cont)?;
+        self.m
+            .b
+            .branch_conditional(done, merge, header, [])
+            .map_err(bug)?;
+        self.begin(merge)
+    }
+
     /// Emits `if cond { then }`; the builder is left in the merge block.
     pub fn if_then(&mut self, cond: Word, then: impl FnOnce(&mut Self) -> EResult) -> EResult {
         let (t, mg) = (self.m.b.id(), self.m.b.id());
