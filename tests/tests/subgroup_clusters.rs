@@ -243,20 +243,6 @@ fn quarter_clusters() {
     check_with(&o, 32, false, "fred.absmax.nanp.f %d, %v, %m", &input);
 }
 
-/// Inclusive prefix sum within each sub-group with `shfl.up`, width-agnostic
-/// (`%subgroupsize` steps), as in `subgroup.rs`.
-const SCAN: &str = ".version 0.1;\n.target 100;\n\
-.kernel @scan(.param[8] %data) {\n\
-  .reg .64b %p, %off;\n  .reg .32b %i, %lane, %size, %step, %v, %t;\n  .pred %low, %more;\n\
-  ld.param.64b %p, [%data];\n  mov.32b %i, %localid.x;\n  umul.full.32b %off, %i, 4;\n\
-  iadd.64b %p, %p, %off;\n  ld.global.32b %v, [%p];\n\
-  mov.32b %lane, %laneid;\n  mov.32b %size, %subgroupsize;\n  mov.32b %step, 1;\n\
-loop:\n\
-  shfl.up.32b %t, %v, %step, 0xffffffff;\n\
-  ucmp.lt.32b %low, %lane, %step;\n  sel.32b %t, 0, %t, %low;\n  iadd.32b %v, %v, %t;\n\
-  shl.32b %step, %step, 1;\n  ucmp.lt.32b %more, %step, %size;\n  goto.cond %more, loop;\n\
-  st.global.32b [%p], %v;\n}\n";
-
 #[test]
 fn the_host_api_clusters_when_the_device_cannot_run_the_width() {
     // lavapipe runs exactly one width (min = max), so PISA sub-groups of half of it can only

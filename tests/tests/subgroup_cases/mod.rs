@@ -1,12 +1,26 @@
 //! The sub-group scenarios shared by `subgroup.rs` (one PISA sub-group per hardware
 //! sub-group) and `subgroup_clusters.rs` (PISA sub-groups as clusters of wider hardware
 //! sub-groups): the kernel that runs one isa-7 instruction under divergence, the per-sub-group
-//! inputs, and the comparison with the reference interpreter.
+//! inputs, the comparison with the reference interpreter, and a width-agnostic scan kernel.
 #![allow(dead_code)]
 
 use pisa_conformance::{kernel_module, run_both_with};
 use pisa_translator::Options;
 use rand::{Rng, SeedableRng};
+
+/// Inclusive prefix sum within each sub-group with `shfl.up`, width-agnostic
+/// (`%subgroupsize` steps).
+pub const SCAN: &str = ".version 0.1;\n.target 100;\n\
+.kernel @scan(.param[8] %data) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %lane, %size, %step, %v, %t;\n  .pred %low, %more;\n\
+  ld.param.64b %p, [%data];\n  mov.32b %i, %localid.x;\n  umul.full.32b %off, %i, 4;\n\
+  iadd.64b %p, %p, %off;\n  ld.global.32b %v, [%p];\n\
+  mov.32b %lane, %laneid;\n  mov.32b %size, %subgroupsize;\n  mov.32b %step, 1;\n\
+loop:\n\
+  shfl.up.32b %t, %v, %step, 0xffffffff;\n\
+  ucmp.lt.32b %low, %lane, %step;\n  sel.32b %t, 0, %t, %low;\n  iadd.32b %v, %v, %t;\n\
+  shl.32b %step, %step, 1;\n  ucmp.lt.32b %more, %step, %size;\n  goto.cond %more, loop;\n\
+  st.global.32b [%p], %v;\n}\n";
 
 /// Scenarios (sub-groups) per dispatch.
 pub const SCENARIOS: usize = 64;
