@@ -36,18 +36,9 @@ fn check(bits: u32, packed: bool, inst: &str, input: &[u64]) -> Vec<u64> {
 
 #[test]
 fn shfl_every_mode_with_and_without_segments() {
-    let w = width();
-    for (k, op) in ["up", "dn", "xor", "idx"].iter().enumerate() {
-        for sg in ["", ".sg"] {
-            let input = scenarios(w, 100 + k as u64, int_value(32));
-            check(
-                32,
-                false,
-                &format!("shfl.{op}{sg}.32b %d, %v, %c, %m"),
-                &input,
-            );
-        }
-    }
+    every_shfl(&Options::with_subgroup_size(width()), 100, |w, seed, v| {
+        scenarios(w, seed, v)
+    });
 }
 
 #[test]
@@ -82,41 +73,16 @@ fn shfl_hand_derived() {
 
 #[test]
 fn ired_every_operation_and_type() {
-    let w = width();
-    let ops = [
-        "sum", "smin", "smax", "umin", "umax", "and", "or", "xor", "absmax",
-    ];
-    for (k, op) in ops.iter().enumerate() {
-        for bits in [16, 32] {
-            let input = scenarios(w, 200 + k as u64 * 2 + bits as u64, int_value(bits));
-            check(
-                bits,
-                false,
-                &format!("ired.{op}.{bits}b %d, %v, %m"),
-                &input,
-            );
-        }
-    }
+    every_ired(&Options::with_subgroup_size(width()), 200, |w, seed, v| {
+        scenarios(w, seed, v)
+    });
 }
 
 #[test]
 fn fred_every_operation_type_and_nan_mode() {
-    let w = width();
-    for (k, op) in ["min", "max", "absmax"].iter().enumerate() {
-        for ty in ["f", "hf", "bf", "hfx2", "bfx2"] {
-            for nanp in ["", ".nanp"] {
-                let seed = 300 + k as u64 * 16 + ty.len() as u64 * 2 + nanp.len() as u64;
-                let input = scenarios(w, seed, float_value(ty));
-                let bits = if ty == "f" { 32 } else { 16 };
-                check(
-                    bits,
-                    ty.ends_with("x2"),
-                    &format!("fred.{op}{nanp}.{ty} %d, %v, %m"),
-                    &input,
-                );
-            }
-        }
-    }
+    every_fred(&Options::with_subgroup_size(width()), 300, |w, seed, v| {
+        scenarios(w, seed, v)
+    });
 }
 
 #[test]

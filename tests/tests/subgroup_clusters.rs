@@ -48,19 +48,7 @@ fn cases(n: u32, seed: u64, value: impl FnMut(&mut rand::rngs::StdRng) -> u64) -
 
 #[test]
 fn shfl_every_mode_with_and_without_segments() {
-    let o = halves();
-    for (k, op) in ["up", "dn", "xor", "idx"].iter().enumerate() {
-        for sg in ["", ".sg"] {
-            let input = cases(o.subgroup_size, 500 + k as u64, int_value(32));
-            check_with(
-                &o,
-                32,
-                false,
-                &format!("shfl.{op}{sg}.32b %d, %v, %c, %m"),
-                &input,
-            );
-        }
-    }
+    every_shfl(&halves(), 500, |n, seed, v| cases(n, seed, v));
 }
 
 #[test]
@@ -85,44 +73,12 @@ fn shfl_reads_only_its_own_cluster() {
 
 #[test]
 fn ired_every_operation_and_type() {
-    let o = halves();
-    let ops = [
-        "sum", "smin", "smax", "umin", "umax", "and", "or", "xor", "absmax",
-    ];
-    for (k, op) in ops.iter().enumerate() {
-        for bits in [16, 32] {
-            let seed = 600 + k as u64 * 2 + bits as u64;
-            let input = cases(o.subgroup_size, seed, int_value(bits));
-            check_with(
-                &o,
-                bits,
-                false,
-                &format!("ired.{op}.{bits}b %d, %v, %m"),
-                &input,
-            );
-        }
-    }
+    every_ired(&halves(), 600, |n, seed, v| cases(n, seed, v));
 }
 
 #[test]
 fn fred_every_operation_type_and_nan_mode() {
-    let o = halves();
-    for (k, op) in ["min", "max", "absmax"].iter().enumerate() {
-        for ty in ["f", "hf", "bf", "hfx2", "bfx2"] {
-            for nanp in ["", ".nanp"] {
-                let seed = 700 + k as u64 * 16 + ty.len() as u64 * 2 + nanp.len() as u64;
-                let input = cases(o.subgroup_size, seed, float_value(ty));
-                let bits = if ty == "f" { 32 } else { 16 };
-                check_with(
-                    &o,
-                    bits,
-                    ty.ends_with("x2"),
-                    &format!("fred.{op}{nanp}.{ty} %d, %v, %m"),
-                    &input,
-                );
-            }
-        }
-    }
+    every_fred(&halves(), 700, |n, seed, v| cases(n, seed, v));
 }
 
 #[test]

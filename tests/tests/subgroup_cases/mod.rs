@@ -255,3 +255,50 @@ pub fn check_with(
     }
     out.iter().step_by(2).copied().collect()
 }
+
+/// How a test file makes the inputs of one dispatch: from the PISA width, a seed and a value
+/// generator (plain [`scenarios`], or scenarios with a cut-short last work-group).
+pub type Inputs = fn(u32, u64, &mut dyn FnMut(&mut rand::rngs::StdRng) -> u64) -> Vec<u64>;
+
+/// Every `shfl` mode with and without `.sg`, translated with `o`, against the reference
+/// (seeds `seed`, `seed + 1`, ...).
+pub fn every_shfl(o: &Options, seed: u64, inputs: Inputs) {
+    for (k, op) in ["up", "dn", "xor", "idx"].iter().enumerate() {
+        for sg in ["", ".sg"] {
+            let input = inputs(o.subgroup_size, seed + k as u64, &mut int_value(32));
+            let inst = format!("shfl.{op}{sg}.32b %d, %v, %c, %m");
+            check_with(o, 32, false, &inst, &input);
+        }
+    }
+}
+
+/// Every `ired` operation at 16 and 32 bits, translated with `o`, against the reference.
+pub fn every_ired(o: &Options, seed: u64, inputs: Inputs) {
+    let ops = [
+        "sum", "smin", "smax", "umin", "umax", "and", "or", "xor", "absmax",
+    ];
+    for (k, op) in ops.iter().enumerate() {
+        for bits in [16, 32] {
+            let seed = seed + k as u64 * 2 + bits as u64;
+            let input = inputs(o.subgroup_size, seed, &mut int_value(bits));
+            let inst = format!("ired.{op}.{bits}b %d, %v, %m");
+            check_with(o, bits, false, &inst, &input);
+        }
+    }
+}
+
+/// Every `fred` operation and type, with and without `.nanp`, translated with `o`, against
+/// the reference.
+pub fn every_fred(o: &Options, seed: u64, inputs: Inputs) {
+    for (k, op) in ["min", "max", "absmax"].iter().enumerate() {
+        for ty in ["f", "hf", "bf", "hfx2", "bfx2"] {
+            for nanp in ["", ".nanp"] {
+                let seed = seed + k as u64 * 16 + ty.len() as u64 * 2 + nanp.len() as u64;
+                let input = inputs(o.subgroup_size, seed, &mut float_value(ty));
+                let bits = if ty == "f" { 32 } else { 16 };
+                let inst = format!("fred.{op}{nanp}.{ty} %d, %v, %m");
+                check_with(o, bits, ty.ends_with("x2"), &inst, &input);
+            }
+        }
+    }
+}
