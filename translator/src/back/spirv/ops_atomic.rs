@@ -213,25 +213,24 @@ impl<'a> FnCx<'a> {
         if w != 128 {
             return self.write_uint(op, w, v);
         }
-        let lo = self.words_to_uint(v, 0, 64)?;
-        let hi = self.words_to_uint(v, 2, 64)?;
+        let lo = self.words_to_u64(v, 0)?;
+        let hi = self.words_to_u64(v, 2)?;
         self.write_u128(op, lo, hi)
     }
 
-    /// The `bits`-wide integer (32 or 64) made of the words of `v` from `first` on.
-    fn words_to_uint(&mut self, v: Word, first: u32, bits: u32) -> EResult<Word> {
+    /// The u64 made of words `first` and `first + 1` of the word vector `v`.
+    fn words_to_u64(&mut self, v: Word, first: u32) -> EResult<Word> {
         let u32t = self.m.uint(32);
-        let parts: Vec<Word> = (first..first + bits / 32)
-            .map(|i| self.m.b.composite_extract(u32t, None, v, [i]))
-            .collect::<Result<_, _>>()
+        let lo = self.m.b.composite_extract(u32t, None, v, [first]);
+        let hi = self.m.b.composite_extract(u32t, None, v, [first + 1]);
+        let vt = self.lock_words_type(64);
+        let x = self
+            .m
+            .b
+            .composite_construct(vt, None, [lo.map_err(bug)?, hi.map_err(bug)?])
             .map_err(bug)?;
-        let t = self.m.uint(bits);
-        if bits == 32 {
-            return Ok(parts[0]);
-        }
-        let vt = self.lock_words_type(bits);
-        let x = self.m.b.composite_construct(vt, None, parts).map_err(bug)?;
-        self.m.b.bitcast(t, None, x).map_err(bug)
+        let u64t = self.m.uint(64);
+        self.m.b.bitcast(u64t, None, x).map_err(bug)
     }
 
     /// An atomic value of `w` bits as the words the lock emulation stores.
@@ -248,7 +247,7 @@ impl<'a> FnCx<'a> {
     /// The inverse of [`Self::value_to_words`].
     fn words_to_value(&mut self, v: Word, w: u32) -> EResult<Word> {
         match w {
-            64 => self.words_to_uint(v, 0, 64),
+            64 => self.words_to_u64(v, 0),
             _ => Ok(v),
         }
     }
