@@ -22,10 +22,36 @@ pub fn translate(src: &str) -> Translation {
     translate_with(src, &Options::default())
 }
 
+/// The float model the suite translates for when a test leaves [`Options::float`] unset:
+/// `PISA_CONFORMANCE_FLOAT` = `portable` (the default: the translator's own default),
+/// `float64` (exact results through `f64` where `Fma` is not fused) or `device` (the test
+/// device's model, what `Module::from_source` uses). CI runs the suite with the default and
+/// the float tests again with the others.
+pub fn float_model() -> Option<pisa_translator::FloatModel> {
+    match std::env::var("PISA_CONFORMANCE_FLOAT").as_deref() {
+        Err(_) | Ok("") | Ok("portable") => None,
+        Ok("float64") => Some(pisa_translator::FloatModel {
+            float64: true,
+            ..Default::default()
+        }),
+        Ok("device") => Some(
+            pisa_vk::device_float_model(context())
+                .unwrap_or_else(|e| panic!("the device's float model: {e}")),
+        ),
+        Ok(other) => panic!(
+            "PISA_CONFORMANCE_FLOAT={other:?}: use portable, float64 or device"
+        ),
+    }
+}
+
 /// [`translate`] with options.
 pub fn translate_with(src: &str, options: &Options) -> Translation {
     let file = Arc::new(SourceFile::new("test.pisa", src));
-    let t = match pisa_translator::compile(&file, options) {
+    let mut options = options.clone();
+    if options.float.is_none() {
+        options.float = float_model();
+    }
+    let t = match pisa_translator::compile(&file, &options) {
         Ok(t) => t,
         Err(d) => panic!("translation failed:\n{}", d.render()),
     };

@@ -34,8 +34,10 @@ pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use module::{
-    clustered_subgroup_size, device_options, kernel_features, pack_args, required_features,
+    clustered_subgroup_size, device_float_model, device_options, kernel_features, pack_args, required_features,
     translation_features, Arg, Dim3, Launch, Module, Symbol,
 };
-pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
-pub use pisa_translator::Options;
+pub use pisa_runtime::{
+    ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet, FusedFma,
+};
+pub use pisa_translator::{FloatModel, FloatWidths, Options};

@@ -5,7 +5,7 @@ use crate::{Buffer, Context, Error, Result};
 use bytemuck::Pod;
 use pisa_translator::layout::launch;
 use pisa_translator::reflect::{Feature, KernelInfo, ParamInfo, Reflection};
-use pisa_translator::{Options, SourceFile, Translation};
+use pisa_translator::{FloatModel, Options, SourceFile, Translation};
 use std::sync::Arc;
 
 /// Work-item counts in up to three dimensions; what is not given is 1.
@@ -128,7 +128,7 @@ impl Module {
         options: &Options,
     ) -> Result<Module> {
         let file = Arc::new(SourceFile::new(name, text));
-        let options = device_options(ctx, options);
+        let options = device_options(ctx, options)?;
         let translation = pisa_translator::compile(&file, &options).map_err(Error::Invalid)?;
         Module::from_translation(ctx, name, Arc::new(translation))
     }
@@ -399,6 +399,9 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::DenormPreserveFloat16 => f.float_controls.denorm_preserve_16 = true,
             Feature::DenormPreserveFloat32 => f.float_controls.denorm_preserve_32 = true,
             Feature::DenormPreserveFloat64 => f.float_controls.denorm_preserve_64 = true,
+            Feature::FusedFmaFloat16 => f.fused_fma.f16 = true,
+            Feature::FusedFmaFloat32 => f.fused_fma.f32 = true,
+            Feature::FusedFmaFloat64 => f.fused_fma.f64 = true,
         }
     }
     f
@@ -409,24 +412,47 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
 /// for every float width whose control the device has, and, when the device cannot run
 /// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
 /// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64).
-/// An [`Options::hardware_subgroup_size`] already given is kept. What `Module::from_source*`
+/// An [`Options::hardware_subgroup_size`] already given is kept. When [`Options::float`] is
+/// `None`, the float model of the device ([`device_float_model`]). What `Module::from_source*`
 /// and `pisa-vk run` translate with.
-pub fn device_options(ctx: &Context, options: &Options) -> Options {
+///
+/// Errors: the fused-`Fma` probe could not run ([`Context::fused_fma`]).
+pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
     let f = ctx.enabled_features();
     let fc = &f.float_controls;
     let d = options.denorm_preserve;
-    Options {
+    let float = match options.float {
+        Some(model) => model,
+        None => device_float_model(ctx)?,
+    };
+    Ok(Options {
         hardware_subgroup_size: options
             .hardware_subgroup_size
             .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
-        denorm_preserve: pisa_translator::DenormPreserve {
+        denorm_preserve: pisa_translator::FloatWidths {
             f16: d.f16 || fc.denorm_preserve_16,
             f32: d.f32 || fc.denorm_preserve_32,
             f64: d.f64 || fc.denorm_preserve_64,
         },
+        float: Some(float),
         ..options.clone()
-    }
+    })
+}
+
+/// The exact float model for the context's device: fused `Fma` where its probe found it
+/// ([`Context::fused_fma`]), and `f64` for the exact `.f` lowerings where the context
+/// enabled `shaderFloat64` (used only where `Fma` is not fused).
+pub fn device_float_model(ctx: &Context) -> Result<FloatModel> {
+    let fused = ctx.fused_fma()?;
+    Ok(FloatModel::for_device(
+        pisa_translator::FloatWidths {
+            f16: fused.f16,
+            f32: fused.f32,
+            f64: fused.f64,
+        },
+        ctx.enabled_features().float64,
+    ))
 }
 
 /// The hardware sub-group width on which `device` runs PISA sub-groups of `n` lanes as

@@ -162,6 +162,8 @@ pub struct Context {
     timeout_seconds: f64,
     pipelines: PipelineCache,
     executor: Mutex<Executor>,
+    /// The fused-`Fma` probe's answer, found at its first use.
+    fused_fma: std::sync::OnceLock<crate::FusedFma>,
 }
 
 impl Context {
@@ -263,6 +265,7 @@ impl Context {
             timeout_seconds,
             pipelines,
             executor: Mutex::new(executor),
+            fused_fma: std::sync::OnceLock::new(),
         })
     }
 
@@ -299,7 +302,24 @@ impl Context {
     /// A compute pipeline for `desc`, from the in-memory cache when an identical one (same
     /// SPIR-V, entry point, local size, push-constant size and sub-group settings) exists.
     /// Checks `desc.required_features` first, and the local size against the device limits.
+    ///
+    /// A kernel that needs fused `Fma` (`desc.required_features.fused_fma`) on a device whose
+    /// `Fma` is not fused ([`Context::fused_fma`]) is refused with
+    /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
+        let need = desc.required_features.fused_fma;
+        if !need.is_empty() {
+            let lacks = self.fused_fma()?.missing(&need);
+            if !lacks.is_empty() {
+                return Err(Error::MissingFeatures {
+                    what: format!(
+                        "{} (translated for a device whose Fma is fused; this one's is not)",
+                        desc.name_for_errors
+                    ),
+                    features: lacks,
+                });
+            }
+        }
         self.pipelines
             .get_or_create(&self.shared, &self.info, &self.enabled, desc)
     }
@@ -336,6 +356,18 @@ impl Context {
             group_count,
             self.timeout_seconds,
         )
+    }
+
+    /// Per float width, whether this device's SPIR-V `Fma` rounds once. Found by running a
+    /// probe kernel the first time it is asked for (a pipeline per width: tens of
+    /// milliseconds on lavapipe), then remembered. Widths the context did not enable
+    /// (`shaderFloat16`, `shaderFloat64`) report `false`. See [`crate::probe`].
+    pub fn fused_fma(&self) -> Result<crate::FusedFma, Error> {
+        if let Some(f) = self.fused_fma.get() {
+            return Ok(*f);
+        }
+        let f = crate::probe::probe(self)?;
+        Ok(*self.fused_fma.get_or_init(|| f))
     }
 
     /// Takes the messages the validation layer reported since the last call: warnings and

@@ -30,6 +30,7 @@ mod features;
 mod instance;
 pub mod memory_stats;
 mod pipeline;
+pub mod probe;
 
 pub use ash;
 pub use buffer::{Buffer, BUFFER_ALIGNMENT};
@@ -38,3 +39,4 @@ pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
 pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
+pub use probe::FusedFma;

@@ -157,7 +157,10 @@ fn first_line(s: &str) -> String {
 
 /// The translator options of `c`: the device's sub-group width for isa-7.
 fn options(sub: bool) -> Options {
-    Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+    Options {
+        float: crate::float_model(),
+        ..Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+    }
 }
 
 /// The device's sub-group width (the width isa-7 rows are translated and interpreted at).
@@ -214,6 +217,30 @@ fn reference_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect())
+}
+
+/// The module text of each variant of `c` that the front end accepts (its first accepted
+/// alternative): what the matrix would run, for checks that only translate.
+pub fn accepted_sources(c: &Combo) -> Vec<String> {
+    let at = At {
+        prefix: "c".into(),
+        in_off: 0,
+        out_off: 0,
+    };
+    let Ok(variants) = cases(c, &at) else {
+        return Vec::new();
+    };
+    variants
+        .iter()
+        .filter_map(|alts| {
+            alts.iter()
+                .map(|case| module_text(&[case], case.in_words, case.outs.len()))
+                .find(|src| {
+                    let file = Arc::new(SourceFile::new("matrix.pisa", src));
+                    pisa_translator::check(&file).is_ok()
+                })
+        })
+        .collect()
 }
 
 /// A case chosen to run: row, variant, alternative.

@@ -260,7 +260,7 @@ fn denormals_preserved_where_the_device_controls_them() {
     assert_eq!(o.denorm_preserve.f32, fc.denorm_preserve_32);
     assert_eq!(o.denorm_preserve.f64, fc.denorm_preserve_64);
     let asked = Options {
-        denorm_preserve: pisa_translator::DenormPreserve {
+        denorm_preserve: pisa_translator::FloatWidths {
             f16: true,
             f32: true,
             f64: true,

@@ -30,7 +30,7 @@ pub mod layout;
 pub mod reflect;
 pub mod span;
 
-pub use back::spirv::{DenormPreserve, Options, SubgroupMapping, Translation};
+pub use back::spirv::{FloatModel, FloatWidths, Options, SubgroupMapping, Translation};
 pub use diag::{Diagnostic, Diagnostics};
 pub use span::{SourceFile, Span};
 

@@ -21,6 +21,10 @@ pub struct Reflection {
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
+    /// What the float lowering assumed about the device ([`crate::Options::float`]): a
+    /// module translated for fused `Fma` is exact only where `Fma` is fused (its kernels
+    /// name `fusedFmaFloatN` among their features).
+    pub float_model: crate::FloatModel,
 }
 
 /// A kernel.
@@ -147,6 +151,13 @@ pub enum Feature {
     DenormPreserveFloat32,
     /// `shaderDenormPreserveFloat64`.
     DenormPreserveFloat64,
+    /// The device's `Fma` on half-precision values is fused (one rounding): not a Vulkan
+    /// feature but a property pisa-vk probes when it opens a device.
+    FusedFmaFloat16,
+    /// The device's `Fma` on single-precision values is fused.
+    FusedFmaFloat32,
+    /// The device's `Fma` on double-precision values is fused.
+    FusedFmaFloat64,
 }
 
 impl Feature {
@@ -171,6 +182,9 @@ impl Feature {
             Feature::DenormPreserveFloat16 => "shaderDenormPreserveFloat16",
             Feature::DenormPreserveFloat32 => "shaderDenormPreserveFloat32",
             Feature::DenormPreserveFloat64 => "shaderDenormPreserveFloat64",
+            Feature::FusedFmaFloat16 => "fusedFmaFloat16",
+            Feature::FusedFmaFloat32 => "fusedFmaFloat32",
+            Feature::FusedFmaFloat64 => "fusedFmaFloat64",
         }
     }
 }

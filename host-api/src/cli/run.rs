@@ -130,7 +130,7 @@ fn run_vulkan(
     // A device with only what this module's kernels need enabled; the module is translated
     // again when the device offers more (maximal reconvergence, denormal preservation).
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let module = if pisa_vk::device_options(&ctx, &options) != options {
+    let module = if pisa_vk::device_options(&ctx, &options)? != options {
         Module::from_source_with(&ctx, &file.name, &file.text, &options)?
     } else {
         Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?

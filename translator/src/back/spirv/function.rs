@@ -55,6 +55,9 @@ pub struct FnCx<'a> {
     next_construct: u32,
     /// How PISA sub-groups map onto hardware sub-groups.
     pub subgroups: super::SubgroupMapping,
+    /// Which registers may be compile-time constants for the driver
+    /// ([`super::constants::maybe_constant`]), computed when first asked for.
+    maybe_constant: std::cell::OnceCell<Vec<bool>>,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -123,6 +126,7 @@ impl<'a> FnCx<'a> {
             stack: Vec::new(),
             next_construct: 1,
             subgroups,
+            maybe_constant: std::cell::OnceCell::new(),
         };
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);
@@ -168,6 +172,30 @@ impl<'a> FnCx<'a> {
     /// The PISA type of a register.
     pub fn reg_ty(&self, r: RegId) -> RegType {
         self.f.regs[r.0 as usize].ty
+    }
+
+    /// Whether the driver may see `op` as a constant zero (or, for a register, as any
+    /// constant) of `bits` bits: an immediate ±0, or a register written only from constants
+    /// ([`super::constants`]).
+    pub fn may_be_constant_zero(&self, op: &Operand, bits: u32) -> bool {
+        match *op {
+            Operand::Imm(v) => {
+                let magnitude = if bits >= 128 {
+                    v << 1
+                } else {
+                    v & ((1u128 << (bits - 1)) - 1)
+                };
+                magnitude == 0
+            }
+            Operand::Reg { reg, .. } => self
+                .maybe_constant
+                .get_or_init(|| super::constants::maybe_constant(self.f))
+                .get(reg.0 as usize)
+                .copied()
+                .unwrap_or(true),
+            Operand::Special { .. } => true,
+            _ => false,
+        }
     }
 
     /// The variable of a register.
@@ -258,6 +286,25 @@ impl<'a> FnCx<'a> {
         then(self)?;
         self.m.b.branch(mg).map_err(bug)?;
         self.begin(mg)
+    }
+
+    /// `cond ? then() : default`, with `then` emitted in a selection construct so that only
+    /// the invocations that need it run it; `ty` is the value's type. The builder is left in
+    /// the merge block.
+    pub fn if_value(
+        &mut self,
+        cond: Word,
+        ty: Word,
+        default: Word,
+        then: impl FnOnce(&mut Self) -> EResult<Word>,
+    ) -> EResult<Word> {
+        let var = self.local_var(ty)?;
+        self.m.b.store(var, default, None, []).map_err(bug)?;
+        self.if_then(cond, |cx| {
+            let v = then(cx)?;
+            cx.m.b.store(var, v, None, []).map_err(bug)
+        })?;
+        self.m.b.load(ty, None, var, None, []).map_err(bug)
     }
 
     fn emit_return(&mut self, value: Option<Operand>) -> EResult {

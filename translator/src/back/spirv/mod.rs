@@ -10,6 +10,7 @@ mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
 pub mod cfg;
+mod constants;
 pub mod function;
 pub mod memory;
 pub mod module;
@@ -54,13 +55,18 @@ pub struct Options {
     /// (`DenormPreserve`), so that a driver whose default flushes them cannot. Only for
     /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
     /// Where a device lacks the control its default applies (lavapipe keeps denormals).
-    pub denorm_preserve: DenormPreserve,
+    pub denorm_preserve: FloatWidths,
+    /// What the floating-point lowering may assume about the device. `None` (the default)
+    /// translates the portable model, exact on every Vulkan device with no `Float64` for
+    /// `.f`/`.hf`/`.bf` code; the host API replaces `None` with the model of the device a
+    /// module is loaded on ([`FloatModel::for_device`]).
+    pub float: Option<FloatModel>,
 }
 
-/// The float widths of [`Options::denorm_preserve`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DenormPreserve {
-    /// Half precision (`.hf` computed natively).
+/// A set of float widths (16, 32, 64 bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FloatWidths {
+    /// Half precision.
     pub f16: bool,
     /// Single precision.
     pub f32: bool,
@@ -68,13 +74,56 @@ pub struct DenormPreserve {
     pub f64: bool,
 }
 
-impl DenormPreserve {
-    /// Whether the width `w` (16, 32 or 64) is preserved.
+impl FloatWidths {
+    /// Every width.
+    pub const ALL: FloatWidths = FloatWidths {
+        f16: true,
+        f32: true,
+        f64: true,
+    };
+
+    /// Whether the width `w` (16, 32 or 64) is in the set.
     pub fn width(&self, w: u32) -> bool {
         match w {
             16 => self.f16,
             32 => self.f32,
             _ => self.f64,
+        }
+    }
+}
+
+/// What the floating-point lowering may assume about the device it translates for
+/// (docs/spec-notes.md §54). Every model gives PISA's exact results except
+/// [`FloatModel::fast_math`]; they differ in speed and in the device features they need.
+///
+/// - Portable ([`FloatModel::default`]): no assumption. Exact operations that the device
+///   cannot do in one IEEE instruction are computed with 32- and 64-bit integers, so no
+///   `.f`/`.hf`/`.bf` operation needs `Float64`.
+/// - [`FloatModel::fused_fma`]: the device's `Fma` is fused for those widths (probed by the
+///   runtime); `fmad` is one `Fma` and the exact division and root are corrected with it.
+///   Kernels that rely on it name `fusedFmaFloatN` among their features, and the runtime
+///   refuses them on a device whose `Fma` is not fused.
+/// - [`FloatModel::float64`]: where `Fma` is not fused, exact `.f` results may be computed
+///   in `f64` (shorter than the integer forms where the device has fast `f64`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FloatModel {
+    /// Widths whose SPIR-V `Fma` (GLSL.std.450) the device computes with a single rounding.
+    pub fused_fma: FloatWidths,
+    /// Whether exact `.f`/`.hf`/`.bf` lowerings may compute in `f64` (`Float64`).
+    pub float64: bool,
+    /// Non-conforming fast math: `fmad` is the device's `Fma` whether fused or not,
+    /// transcendentals are GLSL.std.450's, division and roots the device's, and every
+    /// rounding mode is rounded to nearest even. Measured errors: docs/float-accuracy.md.
+    pub fast_math: bool,
+}
+
+impl FloatModel {
+    /// The model for a device whose `Fma` is fused for `fused` and that has `Float64` or not.
+    pub fn for_device(fused: FloatWidths, float64: bool) -> FloatModel {
+        FloatModel {
+            fused_fma: fused,
+            float64,
+            fast_math: false,
         }
     }
 }
@@ -158,7 +207,8 @@ impl Default for Options {
             subgroup_size: 32,
             hardware_subgroup_size: None,
             maximal_reconvergence: false,
-            denorm_preserve: DenormPreserve::default(),
+            denorm_preserve: FloatWidths::default(),
+            float: None,
         }
     }
 }
@@ -180,6 +230,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    m.float = options.float.unwrap_or_default();
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
@@ -236,8 +287,10 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.extend(m.features.iter().copied());
     features.sort();
     features.dedup();
+    let m_float = m.float;
     let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
+    reflection.float_model = m_float;
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
     let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for (i, f) in module.functions.iter().enumerate() {
@@ -268,7 +321,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
 /// sign of a zero product (spec-notes §44). `DenormPreserve` is not requested: lavapipe
 /// reports `shaderDenormPreserveFloat32 = false`, which forbids it; denormals are kept by
 /// default there and the conformance tests check it.
-fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: DenormPreserve) {
+fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: FloatWidths) {
     use Feature as F;
     m.capability(spirv::Capability::SignedZeroInfNanPreserve);
     let mut widths = vec![(
@@ -484,6 +537,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        float_model: FloatModel::default(),
     }
 }
 

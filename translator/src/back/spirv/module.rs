@@ -42,6 +42,8 @@ pub struct ModuleCx {
     /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
     /// sub-group size.
     pub subgroup_users: BTreeSet<u32>,
+    /// What the float lowering may assume about the device.
+    pub float: super::FloatModel,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -111,6 +113,7 @@ impl ModuleCx {
             workgroup_size: 0,
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
+            float: super::FloatModel::default(),
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };

@@ -115,30 +115,6 @@ impl FnCx<'_> {
         m.select(dt, special, native, exact)
     }
 
-    /// Position of the highest set bit of a nonzero `u64`.
-    fn msb64(&mut self, x: Word) -> EResult<Word> {
-        let m = &mut *self.m;
-        let u32t = m.u(32);
-        let k32 = m.ku(64, 32);
-        let hi = m.shr(64, x, k32)?;
-        let hi = m.b.u_convert(u32t, None, hi).map_err(bug)?;
-        let lo = m.b.u_convert(u32t, None, x).map_err(bug)?;
-        let glsl = m.glsl;
-        let find = |m: &mut crate::back::spirv::module::ModuleCx, v: Word| {
-            m.b.ext_inst(u32t, None, glsl, 75, [rspirv::dr::Operand::IdRef(v)])
-                .map_err(bug)
-        };
-        let mh = find(m, hi)?;
-        let ml = find(m, lo)?;
-        let z = m.ku(32, 0);
-        let hnz = m.ine(hi, z)?;
-        let k32w = m.ku(32, 32);
-        let mh = m.iadd(32, mh, k32w)?;
-        let r = m.select(u32t, hnz, mh, ml)?;
-        let u64t = m.u(64);
-        m.b.u_convert(u64t, None, r).map_err(bug)
-    }
-
     /// Unpacks a finite `f64` (its zeros get `e` = [`ZERO_EXP`]).
     fn unpack64(&mut self, x: Word) -> EResult<Unpacked> {
         let b = self.m.bits(64, x)?;
