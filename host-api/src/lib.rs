@@ -34,8 +34,8 @@ pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use module::{
-    clustered_subgroup_size, device_options, kernel_features, pack_args, required_features,
-    translation_features, Arg, Dim3, Launch, Module, Symbol,
+    clustered_subgroup_size, device_options, kernel_features, pack_args, program_name,
+    required_features, translation_features, Arg, Dim3, Launch, Module, Symbol,
 };
 pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
 pub use pisa_translator::Options;

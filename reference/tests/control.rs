@@ -303,7 +303,7 @@ fn indirect_call_of_a_non_function_is_undefined_behaviour() {
 }
 
 #[test]
-fn calls_of_imported_functions_are_unsupported() {
+fn unlinked_imports_are_refused() {
     let mut imp = Fb::function("ext", None).build();
     imp.linkage = Linkage::Import;
     imp.body = None;
