@@ -103,7 +103,7 @@ pub fn link_modules(
             funcs: &plan.funcs[k],
             base: bases[k],
         };
-        let identity = remap.is_identity(out.globals.len(), out.functions.len());
+        let identity = remap.is_identity();
         for mut g in m.globals {
             if g.linkage == Linkage::Import {
                 continue;
@@ -170,151 +170,206 @@ enum Def {
     Func(usize, usize),
 }
 
+/// The linker's tables while it plans.
+struct Linker<'a> {
+    modules: &'a [ir::Module],
+    bases: &'a [u32],
+    errors: Vec<Diagnostic>,
+    /// Exported names: the definition and where it is.
+    exports: FxHashMap<&'a str, (Def, Span)>,
+    /// Kernel names: where the kernel is.
+    kernels: FxHashMap<&'a str, Span>,
+    /// The `.host_access` name of each linked variable, and where it is given.
+    host_access: Vec<Option<(String, Span)>>,
+    globals: Vec<Vec<u32>>,
+    funcs: Vec<Vec<u32>>,
+    /// The linked id of the next function defined.
+    next_func: u32,
+}
+
 impl Plan {
     fn new(modules: &[ir::Module], bases: &[u32]) -> Result<Plan, Vec<Diagnostic>> {
-        let mut errors = Vec::new();
-        let mut exports: FxHashMap<&str, (Def, Span)> = FxHashMap::default();
-        let mut kernels: FxHashMap<&str, Span> = FxHashMap::default();
-        let mut globals = Vec::with_capacity(modules.len());
-        let mut funcs = Vec::with_capacity(modules.len());
-        let (mut next_g, mut next_f) = (0u32, 0u32);
+        let mut l = Linker {
+            modules,
+            bases,
+            errors: Vec::new(),
+            exports: FxHashMap::default(),
+            kernels: FxHashMap::default(),
+            host_access: Vec::new(),
+            globals: Vec::with_capacity(modules.len()),
+            funcs: Vec::with_capacity(modules.len()),
+            next_func: 0,
+        };
         // Definitions first: an import may name an export of a later module.
-        for (k, m) in modules.iter().enumerate() {
-            let base = bases[k];
-            let mut ids = Vec::with_capacity(m.globals.len());
-            for (i, g) in m.globals.iter().enumerate() {
-                if g.linkage == Linkage::Import {
-                    ids.push(UNBOUND);
-                    continue;
-                }
-                ids.push(next_g);
-                next_g += 1;
-                if g.linkage == Linkage::Export {
-                    let span = g.span.shifted(base);
-                    add_export(&mut exports, &g.name, Def::Global(k, i), span, &mut errors);
+        for k in 0..modules.len() {
+            l.define(k);
+        }
+        for k in 0..modules.len() {
+            l.bind(k);
+        }
+        l.check_host_names();
+        let mut errors = l.errors;
+        if !errors.is_empty() {
+            errors.sort_by_key(|d| (d.span.start, d.span.end));
+            return Err(errors);
+        }
+        Ok(Plan {
+            globals: l.globals,
+            funcs: l.funcs,
+            host_access: l
+                .host_access
+                .into_iter()
+                .map(|h| h.map(|(n, _)| n))
+                .collect(),
+        })
+    }
+}
+
+/// Records `name` at `span` in `seen`; the span of the earlier one when it was there.
+fn first_of<'a>(seen: &mut FxHashMap<&'a str, Span>, name: &'a str, span: Span) -> Option<Span> {
+    match seen.get(name) {
+        Some(&first) => Some(first),
+        None => {
+            seen.insert(name, span);
+            None
+        }
+    }
+}
+
+impl<'a> Linker<'a> {
+    /// Numbers module `k`'s definitions after those of the modules before it, and records its
+    /// exports, kernels and `.host_access` names.
+    fn define(&mut self, k: usize) {
+        let (m, base) = (&self.modules[k], self.bases[k]);
+        let mut ids = Vec::with_capacity(m.globals.len());
+        for (i, g) in m.globals.iter().enumerate() {
+            if g.linkage == Linkage::Import {
+                ids.push(UNBOUND);
+                continue;
+            }
+            ids.push(self.host_access.len() as u32);
+            let span = g.span.shifted(base);
+            self.host_access
+                .push(g.host_access.clone().map(|h| (h, span)));
+            if g.linkage == Linkage::Export {
+                self.export(&g.name, Def::Global(k, i), span);
+            }
+        }
+        self.globals.push(ids);
+        let mut ids = Vec::with_capacity(m.functions.len());
+        for (i, f) in m.functions.iter().enumerate() {
+            if f.linkage == Linkage::Import {
+                ids.push(UNBOUND);
+                continue;
+            }
+            ids.push(self.next_func);
+            self.next_func += 1;
+            let span = f.span.shifted(base);
+            if f.linkage == Linkage::Export {
+                self.export(&f.name, Def::Func(k, i), span);
+            }
+            if f.is_kernel() {
+                if let Some(first) = first_of(&mut self.kernels, &f.name, span) {
+                    self.errors.push(
+                        Diagnostic::error(
+                            span,
+                            format!(
+                                "kernel `@{}` is defined by two modules of the program; kernels \
+                                 are dispatched by name",
+                                f.name
+                            ),
+                        )
+                        .with_related(first, "the other kernel of that name"),
+                    );
                 }
             }
-            globals.push(ids);
-            let mut ids = Vec::with_capacity(m.functions.len());
-            for (i, f) in m.functions.iter().enumerate() {
-                if f.linkage == Linkage::Import {
-                    ids.push(UNBOUND);
+        }
+        self.funcs.push(ids);
+    }
+
+    /// Records an export, or reports the second export of a name.
+    fn export(&mut self, name: &'a str, def: Def, span: Span) {
+        if let Some(&(_, first)) = self.exports.get(name) {
+            self.errors.push(
+                Diagnostic::error(
+                    span,
+                    format!("`@{name}` is exported by two modules of the program"),
+                )
+                .with_related(first, "first exported here"),
+            );
+        } else {
+            self.exports.insert(name, (def, span));
+        }
+    }
+
+    /// Binds every import of module `k` to its export (or reports why it cannot be).
+    fn bind(&mut self, k: usize) {
+        let (m, base) = (&self.modules[k], self.bases[k]);
+        for (i, g) in m.globals.iter().enumerate() {
+            if g.linkage != Linkage::Import {
+                continue;
+            }
+            let span = g.span.shifted(base);
+            let bound = bind_global(self.modules, &self.exports, g, span);
+            let (ek, ei) = match bound {
+                Ok(to) => to,
+                Err(e) => {
+                    self.errors.push(e);
                     continue;
                 }
-                ids.push(next_f);
-                next_f += 1;
+            };
+            let linked = self.globals[ek][ei];
+            self.globals[k][i] = linked;
+            // An import may name its variable for the host where the export does not.
+            if let Some(name) = &g.host_access {
+                match &self.host_access[linked as usize] {
+                    Some((other, at)) if other != name => self.errors.push(
+                        Diagnostic::error(
+                            span,
+                            format!(
+                                "`@{}` is given two `.host_access` names, `{name}` here and \
+                                 `{other}`",
+                                g.name
+                            ),
+                        )
+                        .with_related(*at, format!("`.host_access(\"{other}\")` given here")),
+                    ),
+                    Some(_) => {}
+                    None => self.host_access[linked as usize] = Some((name.clone(), span)),
+                }
+            }
+        }
+        for (i, f) in m.functions.iter().enumerate() {
+            if f.linkage == Linkage::Import {
                 let span = f.span.shifted(base);
-                if f.linkage == Linkage::Export {
-                    add_export(&mut exports, &f.name, Def::Func(k, i), span, &mut errors);
-                }
-                if f.is_kernel() {
-                    if let Some(&first) = kernels.get(f.name.as_str()) {
-                        errors.push(
-                            Diagnostic::error(
-                                span,
-                                format!(
-                                    "kernel `@{}` is defined by two modules of the program; \
-                                     kernels are dispatched by name",
-                                    f.name
-                                ),
-                            )
-                            .with_related(first, "the other kernel of that name"),
-                        );
-                    } else {
-                        kernels.insert(&f.name, span);
-                    }
-                }
-            }
-            funcs.push(ids);
-        }
-        // Then every import, bound to its export.
-        let mut host_access: Vec<Option<(String, Span)>> = vec![None; next_g as usize];
-        for (k, m) in modules.iter().enumerate() {
-            let base = bases[k];
-            for (i, g) in m.globals.iter().enumerate() {
-                let span = g.span.shifted(base);
-                let linked = if g.linkage == Linkage::Import {
-                    let Some(to) = bind_global(modules, &exports, g, span, &mut errors) else {
-                        continue;
-                    };
-                    globals[k][i] = globals[to.0][to.1];
-                    globals[k][i]
-                } else {
-                    globals[k][i]
-                };
-                if let Some(name) = &g.host_access {
-                    let slot = &mut host_access[linked as usize];
-                    match slot {
-                        Some((other, at)) if other != name => errors.push(
-                            Diagnostic::error(
-                                span,
-                                format!(
-                                    "`@{}` is given two `.host_access` names, `{name}` here and \
-                                     `{other}`",
-                                    g.name
-                                ),
-                            )
-                            .with_related(*at, format!("`.host_access(\"{other}\")` given here")),
-                        ),
-                        Some(_) => {}
-                        None => *slot = Some((name.clone(), span)),
-                    }
-                }
-            }
-            for (i, f) in m.functions.iter().enumerate() {
-                if f.linkage == Linkage::Import {
-                    let span = f.span.shifted(base);
-                    if let Some(to) = bind_function(modules, &exports, f, span, &mut errors) {
-                        funcs[k][i] = funcs[to.0][to.1];
-                    }
+                match bind_function(self.modules, &self.exports, f, span) {
+                    Ok((ek, ei)) => self.funcs[k][i] = self.funcs[ek][ei],
+                    Err(e) => self.errors.push(e),
                 }
             }
         }
-        let mut names: FxHashMap<&str, Span> = FxHashMap::default();
-        for (name, span) in host_access.iter().flatten() {
-            if let Some(&first) = names.get(name.as_str()) {
-                errors.push(
+    }
+
+    /// Reports a `.host_access` name given to two variables of the program.
+    fn check_host_names(&mut self) {
+        let mut seen: FxHashMap<&str, Span> = FxHashMap::default();
+        for (name, span) in self.host_access.iter().flatten() {
+            if let Some(first) = first_of(&mut seen, name, *span) {
+                self.errors.push(
                     Diagnostic::error(
                         *span,
                         format!("`.host_access(\"{name}\")` names two variables of the program"),
                     )
                     .with_related(first, "the other variable of that name"),
                 );
-            } else {
-                names.insert(name, *span);
             }
         }
-        if !errors.is_empty() {
-            errors.sort_by_key(|d| (d.span.start, d.span.end));
-            return Err(errors);
-        }
-        Ok(Plan {
-            globals,
-            funcs,
-            host_access: host_access.into_iter().map(|h| h.map(|(n, _)| n)).collect(),
-        })
     }
 }
 
-/// Records an export, or reports the second export of a name.
-fn add_export<'a>(
-    exports: &mut FxHashMap<&'a str, (Def, Span)>,
-    name: &'a str,
-    def: Def,
-    span: Span,
-    errors: &mut Vec<Diagnostic>,
-) {
-    if let Some(&(_, first)) = exports.get(name) {
-        errors.push(
-            Diagnostic::error(
-                span,
-                format!("`@{name}` is exported by two modules of the program"),
-            )
-            .with_related(first, "first exported here"),
-        );
-    } else {
-        exports.insert(name, (def, span));
-    }
+/// An import error at `span` with the note "exported here" at `at`.
+fn against_export(span: Span, at: Span, message: String) -> Diagnostic {
+    Diagnostic::error(span, message).with_related(at, "exported here")
 }
 
 /// The export an imported variable binds to, or the error why none.
@@ -323,24 +378,16 @@ fn bind_global(
     exports: &FxHashMap<&str, (Def, Span)>,
     g: &GlobalVar,
     span: Span,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<(usize, usize)> {
+) -> Result<(usize, usize), Diagnostic> {
     let Some(&(def, at)) = exports.get(g.name.as_str()) else {
-        errors.push(unresolved(&g.name, span));
-        return None;
+        return Err(unresolved(&g.name, span));
     };
     let (k, i) = match def {
         Def::Global(k, i) => (k, i),
         Def::Func(k, i) => {
             let what = kind_of(&modules[k].functions[i]);
-            errors.push(
-                Diagnostic::error(
-                    span,
-                    format!("imported variable `@{}` is exported as a {what}", g.name),
-                )
-                .with_related(at, "exported here"),
-            );
-            return None;
+            let message = format!("imported variable `@{}` is exported as a {what}", g.name);
+            return Err(against_export(span, at, message));
         }
     };
     let e = &modules[k].globals[i];
@@ -353,21 +400,15 @@ fn bind_global(
         )
     };
     if (g.space, g.size, g.align) != (e.space, e.size, e.align) {
-        errors.push(
-            Diagnostic::error(
-                span,
-                format!(
-                    "imported variable `@{}` ({}) does not match its export ({})",
-                    g.name,
-                    shape(g),
-                    shape(e)
-                ),
-            )
-            .with_related(at, "exported here"),
+        let message = format!(
+            "imported variable `@{}` ({}) does not match its export ({})",
+            g.name,
+            shape(g),
+            shape(e)
         );
-        return None;
+        return Err(against_export(span, at, message));
     }
-    Some((k, i))
+    Ok((k, i))
 }
 
 /// The export an imported function binds to, or the error why none.
@@ -376,54 +417,31 @@ fn bind_function(
     exports: &FxHashMap<&str, (Def, Span)>,
     f: &Function,
     span: Span,
-    errors: &mut Vec<Diagnostic>,
-) -> Option<(usize, usize)> {
+) -> Result<(usize, usize), Diagnostic> {
     let Some(&(def, at)) = exports.get(f.name.as_str()) else {
-        errors.push(unresolved(&f.name, span));
-        return None;
+        return Err(unresolved(&f.name, span));
     };
-    let (k, i) = match def {
-        Def::Func(k, i) => (k, i),
-        Def::Global(..) => {
-            errors.push(
-                Diagnostic::error(
-                    span,
-                    format!("imported function `@{}` is exported as a variable", f.name),
-                )
-                .with_related(at, "exported here"),
-            );
-            return None;
-        }
+    let Def::Func(k, i) = def else {
+        let message = format!("imported function `@{}` is exported as a variable", f.name);
+        return Err(against_export(span, at, message));
     };
     let e = &modules[k].functions[i];
     if e.is_kernel() {
-        errors.push(
-            Diagnostic::error(
-                span,
-                format!(
-                    "`@{}` is a kernel: a kernel cannot be imported (only the host invokes kernels)",
-                    f.name
-                ),
-            )
-            .with_related(at, "the kernel is exported here"),
-        );
-        return None;
+        return Err(Diagnostic::error(
+            span,
+            format!(
+                "`@{}` is a kernel: a kernel cannot be imported (only the host invokes kernels)",
+                f.name
+            ),
+        )
+        .with_related(at, "the kernel is exported here"));
     }
-    if signature(f) != signature(e) {
-        errors.push(
-            Diagnostic::error(
-                span,
-                format!(
-                    "imported function `{}` does not match its export `{}`",
-                    signature(f),
-                    signature(e)
-                ),
-            )
-            .with_related(at, "exported here"),
-        );
-        return None;
+    let (import, export) = (signature(f), signature(e));
+    if import != export {
+        let message = format!("imported function `{import}` does not match its export `{export}`");
+        return Err(against_export(span, at, message));
     }
-    Some((k, i))
+    Ok((k, i))
 }
 
 /// `kernel` or `function`.
@@ -460,12 +478,10 @@ struct Remap<'a> {
 }
 
 impl Remap<'_> {
-    /// Whether nothing moves: the module's definitions land at the ids they have (the module
-    /// comes first, or all before it are empty) and its spans at base 0, with no imports.
-    fn is_identity(&self, first_global: usize, first_func: usize) -> bool {
+    /// Whether nothing moves: the first module, whose spans are at base 0, without imports,
+    /// whose definitions keep their ids (what linking one module alone comes to).
+    fn is_identity(&self) -> bool {
         self.base == 0
-            && first_global == 0
-            && first_func == 0
             && self.globals.iter().enumerate().all(|(i, &g)| g == i as u32)
             && self.funcs.iter().enumerate().all(|(i, &f)| f == i as u32)
     }
