@@ -448,3 +448,17 @@ fn rendered_link_errors_match_the_golden_file() {
     assert_eq!(rendered.matches(": error: ").count(), 3);
     assert_eq!(rendered.matches(": note: ").count(), 2);
 }
+
+#[test]
+fn a_const_import_is_read_only_in_the_importing_module() {
+    expect(
+        &[
+            (
+                "main.pisa",
+                ".import .const .align 4 @c[4];\n.kernel @k() {\n.reg .32b %a;\nst.global.32b [@c], %a;\n}",
+            ),
+            ("lib.pisa", ".export .const .align 4 @c[4] = { .32b 1 };"),
+        ],
+        &["main.pisa:6:16: memory variable `@c` is in .const memory, but `st` accesses .global"],
+    );
+}
