@@ -28,6 +28,21 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `pisa-vk run ARGS [--device DEVICE]` (ARGS with `--json`), which must succeed: its output.
+fn run_json(mut args: Vec<&str>, device: Option<&str>) -> serde_json::Value {
+    if let Some(d) = device {
+        args.extend(["--device", d]);
+    }
+    let out = pisa_vk(&args, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{device:?}: {}",
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 #[test]
 fn check_is_silent_for_valid_modules_and_exits_1_with_positions_otherwise() {
     let ok = pisa_vk(
@@ -313,7 +328,7 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
             .join(",")
     );
     let run = |device: Option<&str>| {
-        let mut args = vec![
+        let args = vec![
             "run",
             "examples/reduce.pisa",
             "--kernel",
@@ -328,17 +343,7 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
             "u32[2]",
             "--json",
         ];
-        if let Some(d) = device {
-            args.extend(["--device", d]);
-        }
-        let out = pisa_vk(&args, None);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{device:?}: {}",
-            text(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        run_json(args, device)
     };
     let reference = run(Some("reference"));
     let want: Vec<u64> = (0..2)
@@ -362,17 +367,7 @@ fn several_files_link_into_one_program() {
         args.extend(["--grid", "8", "--block", "4", "--json"]);
         args.extend(["--arg", "i32[]:-5,0,3,9,12,-100,7,100", "--arg", "u32:8"]);
         args.extend(["--arg", "i32:0", "--arg", "i32:10"]);
-        if let Some(d) = device {
-            args.extend(["--device", d]);
-        }
-        let out = pisa_vk(&args, None);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{device:?}: {}",
-            text(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        run_json(args, device)
     };
     let reference = run(Some("reference"));
     assert_eq!(

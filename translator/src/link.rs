@@ -49,15 +49,15 @@ pub struct Program {
 /// every file is valid.
 pub fn link(files: &[Arc<SourceFile>]) -> Result<Program, Diagnostics> {
     let Some(sources) = SourceMap::new(files) else {
-        let first = files.first().cloned();
-        let file = first.unwrap_or_else(|| Arc::new(SourceFile::new("<program>", "")));
-        return Err(Diagnostics::new(
-            file,
-            vec![Diagnostic::error(
-                Span::default(),
-                "the program's source files exceed 4 GiB in all",
-            )],
-        ));
+        let (file, message) = match files.first() {
+            Some(f) => (f.clone(), "the program's source files exceed 4 GiB in all"),
+            None => (
+                Arc::new(SourceFile::new("<program>", "")),
+                "a program needs at least one module",
+            ),
+        };
+        let error = Diagnostic::error(Span::default(), message);
+        return Err(Diagnostics::new(file, vec![error]));
     };
     let mut modules = Vec::with_capacity(files.len());
     let mut errors = Vec::new();

@@ -102,9 +102,12 @@ impl SourceMap {
         }
     }
 
-    /// Places `files` one after the other; `None` when they do not fit the 32-bit positions of
-    /// [`Span`] (4 GiB of source text in all).
+    /// Places `files` one after the other; `None` when there are none, or when they do not
+    /// fit the 32-bit positions of [`Span`] (4 GiB of source text in all).
     pub fn new(files: &[Arc<SourceFile>]) -> Option<SourceMap> {
+        if files.is_empty() {
+            return None;
+        }
         let mut out = Vec::with_capacity(files.len());
         let mut base = 0u64;
         for f in files {

@@ -462,3 +462,15 @@ fn a_const_import_is_read_only_in_the_importing_module() {
         &["main.pisa:6:16: memory variable `@c` is in .const memory, but `st` accesses .global"],
     );
 }
+
+#[test]
+fn a_program_needs_a_module() {
+    let e = link(&[]).unwrap_err();
+    assert_eq!(
+        flatten(&e),
+        ["<program>:1:1: a program needs at least one module"]
+    );
+    assert!(e
+        .render()
+        .contains("error: a program needs at least one module"));
+}
