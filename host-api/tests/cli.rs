@@ -29,7 +29,7 @@ fn text(b: &[u8]) -> String {
 }
 
 /// `pisa-vk run ARGS [--device DEVICE]` (ARGS with `--json`), which must succeed: its output.
-fn run_json(mut args: Vec<&str>, device: Option<&str>) -> serde_json::Value {
+fn run_json<'a>(mut args: Vec<&'a str>, device: Option<&'a str>) -> serde_json::Value {
     if let Some(d) = device {
         args.extend(["--device", d]);
     }
