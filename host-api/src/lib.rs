@@ -17,8 +17,8 @@
 //! ```
 //!
 //! The pieces: [`Context`] (a device), [`Buffer`] (typed device memory; its address is what
-//! a kernel's pointer parameter receives), [`Module`] (a translated, loaded PISA module with
-//! its globals), [`Symbol`] (a `.host_access` variable), [`Error`] (one error type that
+//! a kernel's pointer parameter receives), [`Module`] (a translated, loaded PISA module, or
+//! several linked into one program, with its globals), [`Symbol`] (a `.host_access` variable), [`Error`] (one error type that
 //! keeps translator diagnostics intact). The grid of a dispatch is the NDRange in
 //! work-items, as in OpenCL; it need not be a multiple of the work-group size.
 

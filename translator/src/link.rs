@@ -86,7 +86,7 @@ pub fn link_modules(
     modules: Vec<ir::Module>,
 ) -> Result<ir::Module, Vec<Diagnostic>> {
     let bases: Vec<u32> = (0..modules.len()).map(|k| sources.base(k)).collect();
-    let plan = Plan::new(&modules, &bases)?;
+    let mut plan = Plan::new(&modules, &bases)?;
     let mut out = ir::Module {
         version: modules.first().map_or((0, 1), |m| m.version),
         target: modules
@@ -95,7 +95,7 @@ pub fn link_modules(
             .max()
             .unwrap_or(ir::Target::T100),
         globals: Vec::with_capacity(plan.host_access.len()),
-        functions: Vec::new(),
+        functions: Vec::with_capacity(plan.functions),
     };
     for (k, m) in modules.into_iter().enumerate() {
         let remap = Remap {
@@ -111,7 +111,7 @@ pub fn link_modules(
             if !identity {
                 remap.global_var(&mut g);
             }
-            g.host_access = plan.host_access[out.globals.len()].clone();
+            g.host_access = std::mem::take(&mut plan.host_access[out.globals.len()]);
             out.globals.push(g);
         }
         for mut f in m.functions {
@@ -159,6 +159,8 @@ struct Plan {
     globals: Vec<Vec<u32>>,
     funcs: Vec<Vec<u32>>,
     host_access: Vec<Option<String>>,
+    /// How many functions the linked module has.
+    functions: usize,
 }
 
 /// A definition that other modules may bind to.
@@ -214,6 +216,7 @@ impl Plan {
             return Err(errors);
         }
         Ok(Plan {
+            functions: l.next_func as usize,
             globals: l.globals,
             funcs: l.funcs,
             host_access: l
