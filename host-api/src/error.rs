@@ -10,7 +10,8 @@ use pisa_translator::Diagnostics;
 /// Everything the host API can report.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
-    /// The PISA module is invalid (or cannot be translated): every diagnostic of the file.
+    /// The PISA module is invalid (or cannot be translated or linked): every diagnostic of
+    /// its files.
     #[error("{0}")]
     Invalid(Diagnostics),
     /// The module's file could not be read.
@@ -38,6 +39,15 @@ pub enum Error {
     /// No `.host_access` or module variable of that name.
     #[error("no `.host_access` name or module variable `{0}`")]
     UnknownSymbol(String),
+    /// Several internal variables of linked modules have that name (and none is exported or
+    /// has it as its `.host_access` name).
+    #[error("`{name}` names {count} internal variables of the linked modules; give the one you mean a `.host_access` name")]
+    AmbiguousSymbol {
+        /// The name asked for.
+        name: String,
+        /// How many variables have it.
+        count: usize,
+    },
     /// A dispatch passed the wrong number of arguments.
     #[error("kernel `{kernel}` takes {expected} argument(s), {got} given")]
     ArgumentCount {

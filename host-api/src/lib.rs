@@ -17,8 +17,8 @@
 //! ```
 //!
 //! The pieces: [`Context`] (a device), [`Buffer`] (typed device memory; its address is what
-//! a kernel's pointer parameter receives), [`Module`] (a translated, loaded PISA module with
-//! its globals), [`Symbol`] (a `.host_access` variable), [`Error`] (one error type that
+//! a kernel's pointer parameter receives), [`Module`] (a translated, loaded PISA module, or
+//! several linked into one program, with its globals), [`Symbol`] (a `.host_access` variable), [`Error`] (one error type that
 //! keeps translator diagnostics intact). The grid of a dispatch is the NDRange in
 //! work-items, as in OpenCL; it need not be a multiple of the work-group size.
 
@@ -34,8 +34,8 @@ pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use module::{
-    clustered_subgroup_size, device_float_model, device_options, kernel_features, pack_args, required_features,
-    translation_features, Arg, Dim3, Launch, Module, Symbol,
+    clustered_subgroup_size, device_float_model, device_options, kernel_features, pack_args, program_name,
+    required_features, translation_features, Arg, Dim3, Launch, Module, Symbol,
 };
 pub use pisa_runtime::{
     ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet, FusedFma,

@@ -1,5 +1,7 @@
-//! [`Module`]: a translated PISA module loaded on a device — its globals arena allocated,
-//! initialized and relocated — with `.host_access` symbols and kernel dispatch.
+//! [`Module`]: a translated PISA program loaded on a device — its globals arena allocated,
+//! initialized and relocated — with `.host_access` symbols and kernel dispatch. A program is
+//! one PISA module, or several linked into one ([`Module::load_linked`],
+//! [`Module::from_sources`]): one SPIR-V module with every kernel, one globals arena.
 
 use crate::{Buffer, Context, Error, Result};
 use bytemuck::Pod;
@@ -104,14 +106,30 @@ pub struct Symbol<'m> {
 }
 
 impl Module {
-    /// Reads, translates and loads the PISA file at `path`.
+    /// Reads, translates and loads the PISA file at `path` (a program of one module: an
+    /// `.import` is refused as unresolved; [`Module::load_linked`] links several).
     pub fn load(ctx: &Context, path: impl AsRef<std::path::Path>) -> Result<Module> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Module::from_source(ctx, &path.display().to_string(), &text)
+        Module::load_linked(ctx, &[path])
+    }
+
+    /// Reads the PISA files at `paths`, links them into one program (every `.import` bound to
+    /// the `.export` of its name in the set) and loads it: the kernels of every file are
+    /// dispatchable by name, and the variables of every file are one globals arena.
+    pub fn load_linked(ctx: &Context, paths: &[impl AsRef<std::path::Path>]) -> Result<Module> {
+        let mut sources = Vec::with_capacity(paths.len());
+        for path in paths {
+            let path = path.as_ref();
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+            sources.push((path.display().to_string(), text));
+        }
+        let refs: Vec<(&str, &str)> = sources
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        Module::from_sources(ctx, &refs)
     }
 
     /// Translates and loads PISA source text; `name` is used in diagnostics.
@@ -127,10 +145,30 @@ impl Module {
         text: &str,
         options: &Options,
     ) -> Result<Module> {
-        let file = Arc::new(SourceFile::new(name, text));
+        Module::from_sources_with(ctx, &[(name, text)], options)
+    }
+
+    /// Links the modules `(name, text)` into one program and loads it (the text twin of
+    /// [`Module::load_linked`]); names are used in diagnostics.
+    pub fn from_sources(ctx: &Context, sources: &[(&str, &str)]) -> Result<Module> {
+        Module::from_sources_with(ctx, sources, &Options::default())
+    }
+
+    /// Like [`Module::from_sources`], with translation options, completed by
+    /// [`device_options`] for the context's device.
+    pub fn from_sources_with(
+        ctx: &Context,
+        sources: &[(&str, &str)],
+        options: &Options,
+    ) -> Result<Module> {
+        let files: Vec<Arc<SourceFile>> = sources
+            .iter()
+            .map(|(name, text)| Arc::new(SourceFile::new(*name, *text)))
+            .collect();
         let options = device_options(ctx, options)?;
-        let translation = pisa_translator::compile(&file, &options).map_err(Error::Invalid)?;
-        Module::from_translation(ctx, name, Arc::new(translation))
+        let translation =
+            pisa_translator::compile_linked(&files, &options).map_err(Error::Invalid)?;
+        Module::from_translation(ctx, &program_name(&files), Arc::new(translation))
     }
 
     /// Loads an already translated module: allocates and initializes its globals arena.
@@ -168,12 +206,19 @@ impl Module {
         &self.translation.spirv
     }
 
-    /// The variable with `.host_access` name `name` (or module variable `@name`).
+    /// The variable with `.host_access` name `name`, else the exported variable `@name`,
+    /// else the only module variable `@name` of the program.
     pub fn symbol(&self, name: &str) -> Result<Symbol<'_>> {
         let g = self
             .reflection()
             .symbol(name)
-            .ok_or_else(|| Error::UnknownSymbol(name.to_string()))?;
+            .map_err(|count| match count {
+                0 => Error::UnknownSymbol(name.to_string()),
+                count => Error::AmbiguousSymbol {
+                    name: name.to_string(),
+                    count,
+                },
+            })?;
         Ok(Symbol {
             module: self,
             offset: g.offset,
@@ -342,6 +387,12 @@ impl Module {
         self.ctx.rt.dispatch(&pipeline, &push, groups)?;
         Ok(())
     }
+}
+
+/// How a program is named in errors: its files' names, joined by ` + `.
+pub fn program_name(files: &[Arc<SourceFile>]) -> String {
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    names.join(" + ")
 }
 
 /// Lays out `args` in a kernel's argument block, checking their count and sizes against

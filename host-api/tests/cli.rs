@@ -28,6 +28,21 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
+/// `pisa-vk run ARGS [--device DEVICE]` (ARGS with `--json`), which must succeed: its output.
+fn run_json<'a>(mut args: Vec<&'a str>, device: Option<&'a str>) -> serde_json::Value {
+    if let Some(d) = device {
+        args.extend(["--device", d]);
+    }
+    let out = pisa_vk(&args, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{device:?}: {}",
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
 #[test]
 fn check_is_silent_for_valid_modules_and_exits_1_with_positions_otherwise() {
     let ok = pisa_vk(
@@ -313,7 +328,7 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
             .join(",")
     );
     let run = |device: Option<&str>| {
-        let mut args = vec![
+        let args = vec![
             "run",
             "examples/reduce.pisa",
             "--kernel",
@@ -328,17 +343,7 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
             "u32[2]",
             "--json",
         ];
-        if let Some(d) = device {
-            args.extend(["--device", d]);
-        }
-        let out = pisa_vk(&args, None);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{device:?}: {}",
-            text(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        run_json(args, device)
     };
     let reference = run(Some("reference"));
     let want: Vec<u64> = (0..2)
@@ -350,4 +355,92 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
         .collect();
     assert_eq!(reference["buffers"][1]["values"], serde_json::json!(want));
     assert_eq!(run(None), reference);
+}
+
+/// `run`, `check` and `translate` take the files of a program of several modules and link
+/// them: examples/linked/clamp.pisa imports `@clamp` from examples/linked/lib.pisa.
+#[test]
+fn several_files_link_into_one_program() {
+    let files = ["examples/linked/clamp.pisa", "examples/linked/lib.pisa"];
+    let run = |device: Option<&str>| {
+        let mut args = vec!["run", files[0], files[1], "--kernel", "clamp_all"];
+        args.extend(["--grid", "8", "--block", "4", "--json"]);
+        args.extend(["--arg", "i32[]:-5,0,3,9,12,-100,7,100", "--arg", "u32:8"]);
+        args.extend(["--arg", "i32:0", "--arg", "i32:10"]);
+        run_json(args, device)
+    };
+    let reference = run(Some("reference"));
+    assert_eq!(
+        reference["buffers"][0]["values"],
+        serde_json::json!([0, 0, 3, 9, 10, 0, 7, 10])
+    );
+    // The library's counter: four values changed (-5, 12, -100, 100).
+    assert_eq!(
+        reference["globals"],
+        serde_json::json!([{"name": "clamped", "bytes": "04000000"}])
+    );
+    assert_eq!(run(None), reference);
+
+    let ok = pisa_vk(&["check", files[0], files[1]], None);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    // Alone, the kernel module's import is unresolved.
+    let alone = pisa_vk(&["check", files[0]], None);
+    assert_eq!(alone.status.code(), Some(1));
+    assert!(
+        text(&alone.stderr).starts_with(
+            "examples/linked/clamp.pisa:9:24: error: unresolved import `@clamp`: no module of \
+             the program exports it\n"
+        ),
+        "{}",
+        text(&alone.stderr)
+    );
+    // The library from standard input.
+    let lib = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/linked/lib.pisa"
+    ))
+    .unwrap();
+    let out = pisa_vk(
+        &["translate", files[0], "-", "--emit", "reflection"],
+        Some(&lib),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(r["kernels"][0]["name"], "clamp_all");
+    assert_eq!(r["globals"][0]["host_access"], "clamped");
+    let dir = std::env::temp_dir().join(format!("pisa-cli-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spv = dir.join("out.spv");
+    let out = pisa_vk(
+        &["translate", files[0], files[1], "-o", spv.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bytes = std::fs::read(&spv).unwrap();
+    assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes());
+    std::fs::remove_dir_all(&dir).ok();
+    // Standard input at most once.
+    let out = pisa_vk(&["check", "-", "-"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("standard input (`-`) can be given only once"));
+}
+
+/// A link error names the import's position and, in a note, the export's.
+#[test]
+fn link_errors_name_both_files() {
+    let main = ".version 0.1;\n.target 100;\n.import .function .64b @clamp(.reg .32b, .reg .32b, .reg .32b);\n";
+    let out = pisa_vk(&["check", "-", "examples/linked/lib.pisa"], Some(main));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(
+            "<stdin>:3:24: error: imported function `.64b @clamp(.reg .32b, .reg .32b, .reg .32b)` \
+             does not match its export `.32b @clamp(.reg .32b, .reg .32b, .reg .32b)`\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("examples/linked/lib.pisa:11:24: note: exported here\n"),
+        "{err}"
+    );
 }

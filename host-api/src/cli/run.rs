@@ -1,15 +1,16 @@
-//! `pisa-vk run FILE --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
+//! `pisa-vk run FILE... --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
 //! [--arg SPEC]... [--set NAME=SPEC]... [--json] [--device D]`
 
-use super::{read_source, Failure};
+use super::{invalid, read_sources, Failure};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
 use pisa_vk::{Arg, Context, DeviceSelector, Dim3, Launch, Module};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The PISA file (`-` for standard input).
-    file: String,
+    /// The PISA files (`-` for standard input, once); several are linked into one program.
+    #[arg(required = true)]
+    files: Vec<String>,
     /// The kernel to run (with or without `@`).
     #[arg(long)]
     kernel: String,
@@ -89,7 +90,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         };
         sets.push((name.trim_start_matches('@').to_string(), bytes));
     }
-    let file = read_source(&a.file)?;
+    let files = read_sources(&a.files)?;
     let req = Request {
         kernel: a.kernel.trim_start_matches('@').to_string(),
         grid,
@@ -99,27 +100,23 @@ pub fn run(a: Args) -> Result<(), Failure> {
         sets,
     };
     let results = if a.device.as_deref() == Some("reference") {
-        run_reference(&file, &req, a.subgroup_size)?
+        run_reference(&files, &req, a.subgroup_size)?
     } else {
-        run_vulkan(&file, &req, a.device.as_deref(), a.subgroup_size)?
+        run_vulkan(&files, &req, a.device.as_deref(), a.subgroup_size)?
     };
     print_results(&req.kernel, &results, a.json);
     Ok(())
 }
 
 fn run_vulkan(
-    file: &pisa_translator::SourceFile,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
     req: &Request,
     device: Option<&str>,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
     let options = pisa_translator::Options::with_subgroup_size(subgroup_size);
     options.subgroup_mapping().map_err(Failure::usage)?;
-    let file = std::sync::Arc::new(file.clone());
-    let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let translation = pisa_translator::compile_linked(files, &options).map_err(invalid)?;
     let selector = match device {
         None => DeviceSelector::Default,
         Some(d) => match d.parse::<usize>() {
@@ -131,9 +128,14 @@ fn run_vulkan(
     // again when the device offers more (maximal reconvergence, denormal preservation).
     let ctx = Context::for_translations(selector, &[&translation])?;
     let module = if pisa_vk::device_options(&ctx, &options)? != options {
-        Module::from_source_with(&ctx, &file.name, &file.text, &options)?
+        let sources: Vec<(&str, &str)> = files
+            .iter()
+            .map(|f| (f.name.as_str(), f.text.as_str()))
+            .collect();
+        Module::from_sources_with(&ctx, &sources, &options)?
     } else {
-        Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?
+        let name = pisa_vk::program_name(files);
+        Module::from_translation(&ctx, &name, std::sync::Arc::new(translation))?
     };
     let reqd = module
         .reflection()
@@ -192,15 +194,11 @@ fn launch(req: &Request, reqd: Option<[u32; 3]>) -> Launch {
 
 /// `--device reference`: the CPU reference interpreter, with the same arguments and output.
 fn run_reference(
-    file: &pisa_translator::SourceFile,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
     req: &Request,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    let file = std::sync::Arc::new(file.clone());
-    let module = pisa_translator::check(&file).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let module = pisa_translator::link(files).map_err(invalid)?.module;
     let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
     let f = module
         .functions

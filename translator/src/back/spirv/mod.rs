@@ -222,8 +222,13 @@ pub struct Translation {
     pub reflection: Reflection,
 }
 
-/// Translates a validated module.
+/// Translates a validated module; a module with imports must be linked first
+/// ([`crate::link()`]: the back end translates one whole program).
 pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<Diagnostic>> {
+    let unresolved = crate::link::unresolved_imports(module);
+    if !unresolved.is_empty() {
+        return Err(unresolved);
+    }
     let subgroups = options
         .subgroup_mapping()
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
