@@ -171,6 +171,18 @@ impl FnCx<'_> {
             Opcode::Fmad if k == FKind::F32 && near && self.f64_allowed() => {
                 self.fmad_f64(&f, zero_fix)
             }
+            // A quotient or root of `f32` values that is not an `f32` is at least 2^-49
+            // relative from every `f32` midpoint, beyond the error of the device's `f64`
+            // division or root: converting it to nearest is the correctly rounded result.
+            Opcode::Fdiv | Opcode::Fsqrt if near && k == FKind::F32 && self.f64_allowed() => {
+                let mut x = Elems::new();
+                for &v in f.iter() {
+                    x.push(self.m.fconv(64, v)?);
+                }
+                let r = self.native_arith(64, op, &x, mode, false)?;
+                let r = self.m.fconv(32, r)?;
+                self.from_float(k, r)
+            }
             _ if self.f64_allowed() => {
                 let v = self.odd_f64(op, &f, mode)?;
                 self.round_f64_to(k, v, mode, Overflow::Ieee)
