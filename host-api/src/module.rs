@@ -535,9 +535,11 @@ pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
 }
 
 /// What a context for `translation` should enable (what [`Context::for_translations`] asks
-/// for): every feature its kernels need (the union of [`kernel_features`]) and, when a kernel
-/// uses sub-group instructions, maximal reconvergence, which the context enables only where
-/// the device offers it; [`Module::from_source_with`] then translates for it.
+/// for): every feature its kernels need (the union of [`kernel_features`]), maximal
+/// reconvergence when a kernel uses sub-group instructions, and `shaderFloat64` when the
+/// module would compute exact float operations faster in `f64`
+/// ([`Reflection::faster_with_float64`]); the context enables the last two only where the
+/// device offers them, and [`Module::from_source_with`] then translates for what it enabled.
 pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
     let kernels = &translation.reflection.kernels;
     let mut f = kernels
@@ -546,6 +548,8 @@ pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureS
             f.union(&kernel_features(k))
         });
     f.maximal_reconvergence |= kernels.iter().any(|k| k.subgroup_size.is_some());
+    // Where Fma is not fused, exact float operations are faster in f64 than in integers.
+    f.float64 |= translation.reflection.faster_with_float64;
     f
 }
 

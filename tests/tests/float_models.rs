@@ -312,3 +312,19 @@ fn single_precision_fmad_is_rounded_once_in_every_model() {
         }
     }
 }
+
+/// A portable module that computes exact operations in integers asks a context for
+/// `shaderFloat64` (enabled where the device has it), so that `pisa-vk run` can translate it
+/// for the faster float64 model; a module without such operations does not.
+#[test]
+fn contexts_for_integer_float_code_ask_for_float64() {
+    let t = translate_with(&fmad_kernel("f", 32), &portable());
+    assert!(t.reflection.faster_with_float64);
+    assert!(pisa_vk::translation_features(&t).float64);
+    let t = translate_with(&fmad_kernel("f", 32), &fused());
+    assert!(!t.reflection.faster_with_float64);
+    let add = fmad_kernel("f", 32).replace("fmad.f %d, %a, %b, %c", "fadd.f %d, %a, %b");
+    let t = translate_with(&add, &portable());
+    assert!(!t.reflection.faster_with_float64);
+    assert!(!pisa_vk::translation_features(&t).float64);
+}

@@ -25,6 +25,11 @@ pub struct Reflection {
     /// module translated for fused `Fma` is exact only where `Fma` is fused (its kernels
     /// name `fusedFmaFloatN` among their features).
     pub float_model: crate::FloatModel,
+    /// Whether the module computes some exact float operation in integers that the float64
+    /// model ([`crate::FloatModel::float64`]) would compute with a few `f64` operations: a
+    /// host translating for a device with `shaderFloat64` and no fused `Fma` should enable
+    /// it and translate for that model.
+    pub faster_with_float64: bool,
 }
 
 /// A kernel.

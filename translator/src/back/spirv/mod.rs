@@ -293,9 +293,11 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.sort();
     features.dedup();
     let m_float = m.float;
+    let m_f64_would_help = m.f64_would_help;
     let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
     reflection.float_model = m_float;
+    reflection.faster_with_float64 = m_f64_would_help;
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
     let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for (i, f) in module.functions.iter().enumerate() {
@@ -543,6 +545,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         shared_size: layout.shared_size,
         private_size: layout.private_size,
         float_model: FloatModel::default(),
+        faster_with_float64: false,
     }
 }
 

@@ -44,6 +44,9 @@ pub struct ModuleCx {
     pub subgroup_users: BTreeSet<u32>,
     /// What the float lowering may assume about the device.
     pub float: super::FloatModel,
+    /// Whether some exact float operation was computed in integers where the float64 model
+    /// would use a few `f64` operations ([`crate::reflect::Reflection::faster_with_float64`]).
+    pub f64_would_help: bool,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -114,6 +117,7 @@ impl ModuleCx {
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
             float: super::FloatModel::default(),
+            f64_would_help: false,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };

@@ -187,7 +187,11 @@ impl FnCx<'_> {
                 let v = self.odd_f64(op, &f, mode)?;
                 self.round_f64_to(k, v, mode, Overflow::Ieee)
             }
-            _ => self.exact_op(k, op, s, mode),
+            _ => {
+                // The float64 model would compute this with a few `f64` operations.
+                self.m.f64_would_help |= !self.m.float.fused_fma.f32;
+                self.exact_op(k, op, s, mode)
+            }
         }
     }
 
