@@ -1,4 +1,4 @@
-//! The float models of the translator (docs/spec-notes.md §54): what each one's SPIR-V
+//! The float models of the translator (docs/spec-notes.md §55): what each one's SPIR-V
 //! contains and needs of the device, the runtime's fused-`Fma` probe, and the refusal of a
 //! module translated for fused `Fma` on a device whose `Fma` is not fused. The models' results
 //! are checked against the reference by the float tests and the conformance matrix, which CI
@@ -186,7 +186,7 @@ fn no_kernel_without_double_precision_operations_declares_float64() {
     );
 }
 
-/// lavapipe computes `Fma` as a product and a sum (docs/spec-notes.md §54): its probe must
+/// lavapipe computes `Fma` as a product and a sum (docs/spec-notes.md §55): its probe must
 /// say so, and a module translated for fused `Fma` must be refused there, naming the need.
 #[test]
 fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {

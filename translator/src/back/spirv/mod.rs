@@ -93,7 +93,7 @@ impl FloatWidths {
 }
 
 /// What the floating-point lowering may assume about the device it translates for
-/// (docs/spec-notes.md §54). Every model gives PISA's exact results except
+/// (docs/spec-notes.md §55). Every model gives PISA's exact results except
 /// [`FloatModel::fast_math`]; they differ in speed and in the device features they need.
 ///
 /// - Portable ([`FloatModel::default`]): no assumption. Exact operations that the device

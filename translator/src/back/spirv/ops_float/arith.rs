@@ -103,7 +103,7 @@ impl FnCx<'_> {
 
     /// `op` (`fadd fsub fmul fdiv fsqrt fmad fmin fmax`) on raw operand bits `s` of kind `k`,
     /// rounded once in `mode`; raw result bits. The way is chosen from the float model
-    /// ([`crate::FloatModel`], spec-notes §54): the device's IEEE operation where one exists
+    /// ([`crate::FloatModel`], spec-notes §55): the device's IEEE operation where one exists
     /// (add, subtract and multiply to nearest; every `.df` operation to nearest except
     /// `fmad`), a fused `Fma`, an exact `f64` computation, or integers.
     fn arith_bits(

@@ -1,6 +1,6 @@
 //! Exact `.f`, `.hf` and `.bf` arithmetic in integers: products, `fmad`, quotients, roots
 //! and integer-to-float conversions rounded once in any mode, with no float type wider than
-//! the operands' (docs/spec-notes.md §54).
+//! the operands' (docs/spec-notes.md §55).
 //!
 //! This is the portable lowering: it assumes nothing of the device beyond 64-bit integers
 //! (which the runtime requires anyway), so a kernel that uses it needs no `Float64` and no

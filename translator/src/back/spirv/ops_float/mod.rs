@@ -3,7 +3,7 @@
 //! Values travel as raw bits in integer registers; arithmetic bit-casts them to floats.
 //! `.hf` and `.bf` values are widened exactly to `f32` to compute. Every float operation is
 //! decorated `NoContraction`. What a lowering may assume of the device is the module's
-//! [`crate::FloatModel`] (spec-notes §54). By concern: [`arith`] (isa-2 arithmetic,
+//! [`crate::FloatModel`] (spec-notes §55). By concern: [`arith`] (isa-2 arithmetic,
 //! comparisons), [`convert`] (isa-4 conversions), [`round`] (exact rounding in every mode),
 //! [`exact`] (exact `.f`/`.hf`/`.bf` results in integers), [`soft64`] (exact `.df`
 //! products, quotients, roots and `fmad` in integers), [`transcendental`] (`fsin fcos fexp2
