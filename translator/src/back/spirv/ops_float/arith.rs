@@ -138,7 +138,10 @@ impl FnCx<'_> {
                 self.m.glsl(64, GLOp::Fma as u32, &[f[0], f[1], f[2]])?
             } else {
                 match op {
-                    Opcode::Fadd | Opcode::Fsub => self.df_directed(op, &f, mode)?,
+                    Opcode::Fadd | Opcode::Fsub => {
+                        let r = self.sum_directed(k, op, &f, mode, zero_fix)?;
+                        return Ok(r);
+                    }
                     _ => self.df_exact(op, &f, mode)?,
                 }
             };
@@ -258,8 +261,8 @@ impl FnCx<'_> {
         })
     }
 
-    /// `fadd`/`fsub` in a directed mode (or `.rna`) on f32 compute values of `k`: TwoSum
-    /// gives the exact error of the nearest sum. `.f` steps once from it (the sign of the
+    /// `fadd`/`fsub` in a directed mode (or `.rna`) on compute values of `k`: TwoSum gives
+    /// the exact error of the nearest sum. `.f` and `.df` step once from it (the sign of the
     /// error decides); `.hf`/`.bf` round the sum made odd once more to the type.
     fn sum_directed(
         &mut self,
@@ -269,21 +272,22 @@ impl FnCx<'_> {
         mode: RoundingMode,
         zero_fix: bool,
     ) -> EResult<Word> {
-        let ft = self.m.f(32);
+        let w = k.compute_bits();
+        let ft = self.m.f(w);
         let b = if op == Opcode::Fsub {
             self.m.b.f_negate(ft, None, f[1]).map_err(bug)?
         } else {
             f[1]
         };
-        let (sum, err) = self.two_sum(32, f[0], b)?;
+        let (sum, err) = self.two_sum(w, f[0], b)?;
         let fin_a = self.finite(f[0])?;
         let fin_b = self.finite(b)?;
         let fin = self.m.land(fin_a, fin_b)?;
         let sinf = self.m.isinf(sum)?;
         let ov = self.m.land(sinf, fin)?;
-        if k == FKind::F32 {
-            let r = self.direct(32, sum, err, mode, Some(ov))?;
-            let r = self.zero_sign_if(zero_fix, 32, r, f[0], b, mode)?;
+        if matches!(k, FKind::F32 | FKind::F64) {
+            let r = self.direct(w, sum, err, mode, Some(ov))?;
+            let r = self.zero_sign_if(zero_fix, w, r, f[0], b, mode)?;
             return self.from_float(k, r);
         }
         let v = self.to_odd(32, sum, err)?;
@@ -469,29 +473,6 @@ impl FnCx<'_> {
         m.select(ft, is0, z, v)
     }
 
-    /// `.df` `fadd`/`fsub` in a directed mode or `.rna`: the nearest sum stepped by the sign
-    /// of its exact TwoSum error.
-    fn df_directed(&mut self, op: Opcode, s: &[Word], mode: RoundingMode) -> EResult<Word> {
-        let dt = self.m.f(64);
-        let b = if op == Opcode::Fsub {
-            self.m.b.f_negate(dt, None, s[1]).map_err(bug)?
-        } else {
-            s[1]
-        };
-        let (sum, err) = self.two_sum(64, s[0], b)?;
-        let ia = self.m.isinf(s[0])?;
-        let ib = self.m.isinf(b)?;
-        let na = self.m.isnan(s[0])?;
-        let nb = self.m.isnan(b)?;
-        let special = self.m.lor(ia, ib)?;
-        let nan = self.m.lor(na, nb)?;
-        let special = self.m.lor(special, nan)?;
-        let finite = self.m.lnot(special)?;
-        let sinf = self.m.isinf(sum)?;
-        let ov = self.m.land(sinf, finite)?;
-        let r = self.direct(64, sum, err, mode, Some(ov))?;
-        self.zero_sign(r, s[0], b, mode)
-    }
 
     /// `fmul.full.hf`/`.bf`: the product of two 16-bit values, rounded once to `.f`. A
     /// `.hf` product is exact in f32; a `.bf` one (whose exponent range is f32's) is rounded

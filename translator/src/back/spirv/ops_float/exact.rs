@@ -33,7 +33,7 @@ use rspirv::spirv::Word;
 
 /// The exponent given to a zero operand: far below any nonzero value, so that an alignment
 /// shifts it out entirely.
-const ZERO_EXP: i64 = -100_000;
+pub(super) const ZERO_EXP: i64 = -100_000;
 
 /// A finite operand of a narrow type, unpacked (all `u64`).
 pub struct Parts {
@@ -84,7 +84,7 @@ impl FnCx<'_> {
         m.b.u_convert(u64t, None, r).map_err(bug)
     }
 
-    /// Unpacks the raw bits of a `.f`, `.hf` or `.bf` value (`k.bits()` wide).
+    /// Unpacks the raw bits of a value of `k` (`k.bits()` wide).
     pub fn unpack(&mut self, k: FKind, bits: Word) -> EResult<Parts> {
         let fb = k.precision() as u64 - 1;
         let x = self.resize(bits, k.bits(), 64)?;
@@ -112,12 +112,17 @@ impl FnCx<'_> {
         let sig = m.select(u64t, den, frac, withimp)?;
         let ef = m.select(u64t, den, one, ef)?;
         let is0 = m.ieq(sig, zero)?;
-        // The significand fits 32 bits: one FindUMsb.
-        let u32t = m.u(32);
         let safe = m.select(u64t, is0, imp, sig)?;
-        let s32 = m.b.u_convert(u32t, None, safe).map_err(bug)?;
-        let p = find_msb(m, s32)?;
-        let p = m.b.u_convert(u64t, None, p).map_err(bug)?;
+        let p = if k == FKind::F64 {
+            self.msb64(safe)?
+        } else {
+            // The significand fits 32 bits: one FindUMsb.
+            let u32t = m.u(32);
+            let s32 = m.b.u_convert(u32t, None, safe).map_err(bug)?;
+            let p = find_msb(m, s32)?;
+            m.b.u_convert(u64t, None, p).map_err(bug)?
+        };
+        let m = &mut *self.m;
         let sh = m.isub(64, kfb, p)?;
         let sig = m.shl(64, sig, sh)?;
         let bias = m.ku(64, k.bias() as u64);
@@ -466,23 +471,12 @@ impl FnCx<'_> {
         a: &Parts,
         b: &Parts,
     ) -> EResult<(Word, Word)> {
-        let (nan, any_nan) = self.first_nan(k, &s[..2], &[a, b])?;
-        let sign = self.m.xor(64, a.sign, b.sign)?;
-        let inf = self.signed_const(k, sign, Self::inf_bits(k))?;
-        let zero = self.signed_const(k, sign, 0)?;
-        let w = k.bits();
         let m = &mut *self.m;
-        let t = m.u(w);
-        let qn = m.ku(w, k.qnan());
         let any_inf = m.lor(a.inf, b.inf)?;
         let any_zero = m.lor(a.zero, b.zero)?;
         let invalid = m.land(any_inf, any_zero)?;
-        let r = m.select(t, any_inf, inf, zero)?;
-        let r = m.select(t, invalid, qn, r)?;
-        let r = m.select(t, any_nan, nan, r)?;
-        let sp = m.lor(any_inf, any_zero)?;
-        let sp = m.lor(sp, any_nan)?;
-        Ok((sp, r))
+        let special = m.lor(any_inf, any_zero)?;
+        self.signed_special(k, s, a, b, any_inf, invalid, special)
     }
 
     /// Special cases of `a / b`: NaN, `0/0` and `inf/inf` (invalid), `x/0`, `inf/x`, `0/x`,
@@ -494,6 +488,32 @@ impl FnCx<'_> {
         a: &Parts,
         b: &Parts,
     ) -> EResult<(Word, Word)> {
+        let m = &mut *self.m;
+        let zz = m.land(a.zero, b.zero)?;
+        let ii = m.land(a.inf, b.inf)?;
+        let invalid = m.lor(zz, ii)?;
+        let to_inf = m.lor(a.inf, b.zero)?;
+        let any_inf = m.lor(a.inf, b.inf)?;
+        let any_zero = m.lor(a.zero, b.zero)?;
+        let special = m.lor(any_inf, any_zero)?;
+        self.signed_special(k, s, a, b, to_inf, invalid, special)
+    }
+
+    /// The special result of a product or quotient of `a` and `b` (raw bits `s`): the first
+    /// NaN operand quieted, else the canonical NaN when `invalid`, else an infinity (when
+    /// `to_inf`) or a zero with the sign `a ^ b`; and whether it applies (`special`, or a
+    /// NaN operand).
+    #[allow(clippy::too_many_arguments)]
+    fn signed_special(
+        &mut self,
+        k: FKind,
+        s: &[Word],
+        a: &Parts,
+        b: &Parts,
+        to_inf: Word,
+        invalid: Word,
+        special: Word,
+    ) -> EResult<(Word, Word)> {
         let (nan, any_nan) = self.first_nan(k, &s[..2], &[a, b])?;
         let sign = self.m.xor(64, a.sign, b.sign)?;
         let inf = self.signed_const(k, sign, Self::inf_bits(k))?;
@@ -502,17 +522,10 @@ impl FnCx<'_> {
         let m = &mut *self.m;
         let t = m.u(w);
         let qn = m.ku(w, k.qnan());
-        let zz = m.land(a.zero, b.zero)?;
-        let ii = m.land(a.inf, b.inf)?;
-        let invalid = m.lor(zz, ii)?;
-        let to_inf = m.lor(a.inf, b.zero)?;
         let r = m.select(t, to_inf, inf, zero)?;
         let r = m.select(t, invalid, qn, r)?;
         let r = m.select(t, any_nan, nan, r)?;
-        let sp = m.lor(a.inf, b.inf)?;
-        let z = m.lor(a.zero, b.zero)?;
-        let sp = m.lor(sp, z)?;
-        let sp = m.lor(sp, any_nan)?;
+        let sp = m.lor(special, any_nan)?;
         Ok((sp, r))
     }
 
