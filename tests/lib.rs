@@ -24,9 +24,10 @@ pub fn translate(src: &str) -> Translation {
 
 /// The float model the suite translates for when a test leaves [`Options::float`] unset:
 /// `PISA_CONFORMANCE_FLOAT` = `portable` (the default: the translator's own default),
-/// `float64` (exact results through `f64` where `Fma` is not fused) or `device` (the test
-/// device's model, what `Module::from_source` uses). CI runs the suite with the default and
-/// the float tests again with the others.
+/// `float64` (exact results through `f64` where `Fma` is not fused), `fused-emulated` (the
+/// fused model's lowerings, with every `Fma` computed exactly in integers, as on a device whose
+/// `Fma` is fused) or `device` (the test device's model, what `Module::from_source` uses). CI
+/// runs the suite with the default and the float tests again with the others.
 pub fn float_model() -> Option<pisa_translator::FloatModel> {
     match std::env::var("PISA_CONFORMANCE_FLOAT").as_deref() {
         Err(_) | Ok("") | Ok("portable") => None,
@@ -34,12 +35,17 @@ pub fn float_model() -> Option<pisa_translator::FloatModel> {
             float64: true,
             ..Default::default()
         }),
+        Ok("fused-emulated") => Some(pisa_translator::FloatModel {
+            fused_fma: pisa_translator::FloatWidths::ALL,
+            emulated_fma: true,
+            ..Default::default()
+        }),
         Ok("device") => Some(
             pisa_vk::device_float_model(context())
                 .unwrap_or_else(|e| panic!("the device's float model: {e}")),
         ),
         Ok(other) => panic!(
-            "PISA_CONFORMANCE_FLOAT={other:?}: use portable, float64 or device"
+            "PISA_CONFORMANCE_FLOAT={other:?}: use portable, float64, fused-emulated or device"
         ),
     }
 }

@@ -328,3 +328,72 @@ fn contexts_for_integer_float_code_ask_for_float64() {
     assert!(!t.reflection.faster_with_float64);
     assert!(!pisa_vk::translation_features(&t).float64);
 }
+
+/// Inputs of `fdiv.f` whose quotients lie within a few units of the last place of an `f32`
+/// midpoint (each `a` is the product of `b` and a 25-bit midpoint, rounded), plus random
+/// pairs over every exponent and the edge values, two words per case.
+fn division_inputs() -> Vec<u64> {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(555);
+    let mut v = Vec::new();
+    for _ in 0..700 {
+        let b = f32::from_bits((rng.random::<u32>() & 0x807F_FFFF) | 0x3F80_0000);
+        // A midpoint of [1, 2): 1 + (2k + 1) 2^-24.
+        let mid = 1.0 + ((2 * (rng.random::<u32>() & 0x7F_FFFF) + 1) as f64) * 2f64.powi(-24);
+        let a = (b as f64 * mid) as f32;
+        let e = rng.random_range(-60i32..60);
+        let a = a * 2f32.powi(e);
+        v.extend([a.to_bits() as u64, b.to_bits() as u64]);
+    }
+    for _ in 0..300 {
+        v.extend([rng.random::<u32>() as u64, rng.random::<u32>() as u64]);
+    }
+    for &x in pisa_conformance::F32_EDGES {
+        for &y in &pisa_conformance::F32_EDGES[..8] {
+            v.extend([x as u64, y as u64]);
+        }
+    }
+    v
+}
+
+/// The fused model's division and square root (an `Fma`-corrected Newton step and exact
+/// residuals, `ops_float/fused.rs`), with the `Fma` computed exactly in integers as a fused
+/// device would, in every rounding mode, against the reference interpreter (whose `rustc_apfloat`
+/// rounds correctly); quotients near midpoints, roots of random values, edge values.
+#[test]
+fn fused_division_and_root_are_correctly_rounded_in_every_mode() {
+    let emulated = with_model(FloatModel {
+        fused_fma: FloatWidths::ALL,
+        emulated_fma: true,
+        ..FloatModel::default()
+    });
+    let t = translate_with(&fmad_kernel("f", 32).replace("fmad.f %d, %a, %b, %c", "fdiv.f %d, %a, %b"), &fused());
+    let asm = disassemble(&t.spirv);
+    assert!(asm.matches("Fma").count() >= 5, "{asm}");
+    assert!(!asm.contains("OpTypeFloat 64"));
+    let div = division_inputs();
+    let roots: Vec<u64> = div.iter().step_by(2).map(|&a| a & 0x7FFF_FFFF).collect();
+    for mode in ["", ".rd", ".ru", ".rz", ".rna"] {
+        for (inst, input, per) in [
+            (format!("fdiv{mode}.f %d, %a, %b"), &div, 2usize),
+            (format!("fsqrt{mode}.f %d, %a"), &roots, 1),
+        ] {
+            let src = kernel_module(
+                "",
+                &format!(
+                    ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %a, %b, %d;\n\
+                     umad.32b %i, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n\
+                     umul.full.32b %off, %i, {};\nld.param.64b %pin, [%in];\n\
+                     iadd.64b %pin, %pin, %off;\numul.full.32b %off, %i, 8;\n\
+                     ld.param.64b %pout, [%out];\niadd.64b %pout, %pout, %off;\n\
+                     ld.global.32b %a, [%pin];\n{}\n{inst};\nst.global.32b [%pout], %d;",
+                    8 * per,
+                    if per == 2 { "ld.global.32b %b, [%pin + 8];" } else { "" }
+                ),
+            );
+            pisa_conformance::run_both_with(&src, input, per, 1, 64, &emulated, |d, r| {
+                d == r || (pisa_conformance::is_nan_bits(d, 32) && pisa_conformance::is_nan_bits(r, 32))
+            });
+        }
+    }
+}

@@ -115,6 +115,12 @@ pub struct FloatModel {
     /// transcendentals are GLSL.std.450's, division and roots the device's, and every
     /// rounding mode is rounded to nearest even. Measured errors: docs/float-accuracy.md.
     pub fast_math: bool,
+    /// For tests only: with [`FloatModel::fused_fma`], compute every `Fma` the fused
+    /// lowerings emit exactly in integers, so that their algorithms run (and are checked) on a
+    /// device whose `Fma` is not fused; kernels then do not need `fusedFmaFloatN`.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub emulated_fma: bool,
 }
 
 impl FloatModel {
@@ -123,7 +129,7 @@ impl FloatModel {
         FloatModel {
             fused_fma: fused,
             float64,
-            fast_math: false,
+            ..FloatModel::default()
         }
     }
 }

@@ -122,6 +122,13 @@ impl FnCx<'_> {
                 return Ok(r);
             }
         }
+        if matches!(op, Opcode::Fdiv | Opcode::Fsqrt)
+            && k == FKind::F32
+            && self.m.float.fused_fma.f32
+            && !fast
+        {
+            return self.fused_div_sqrt(op, s, mode);
+        }
         let mut f = Elems::new();
         for &x in s {
             f.push(self.to_float(k, x)?);
@@ -202,20 +209,18 @@ impl FnCx<'_> {
     /// width (`.hf` computed in `f16`, which needs `shaderFloat16`); `None` otherwise (`.bf`
     /// has no SPIR-V type of its own). The kernel then needs `fusedFmaFloatN`.
     fn fused_fmad(&mut self, k: FKind, s: &[Word]) -> EResult<Option<Word>> {
-        use crate::reflect::Feature;
         let fused = self.m.float.fused_fma;
-        let (w, feature) = match k {
-            FKind::F32 if fused.f32 => (32, Feature::FusedFmaFloat32),
-            FKind::F64 if fused.f64 => (64, Feature::FusedFmaFloat64),
-            FKind::Half if fused.f16 => (16, Feature::FusedFmaFloat16),
+        let w = match k {
+            FKind::F32 if fused.f32 => 32,
+            FKind::F64 if fused.f64 => 64,
+            FKind::Half if fused.f16 => 16,
             _ => return Ok(None),
         };
-        self.m.feature(feature);
         let mut f = Elems::new();
         for &x in s {
             f.push(self.m.float(w, x)?);
         }
-        let r = self.m.glsl(w, GLOp::Fma as u32, &f)?;
+        let r = self.fused_fma(w, f[0], f[1], f[2])?;
         Ok(Some(self.m.bits(w, r)?))
     }
 
