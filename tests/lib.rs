@@ -29,6 +29,9 @@ pub fn translate(src: &str) -> Translation {
 /// `Fma` is fused) or `device` (the test device's model, what `Module::from_source` uses). CI
 /// runs the suite with the default and the float tests again with the others.
 pub fn float_model() -> Option<pisa_translator::FloatModel> {
+    if let Some(model) = FLOAT_MODEL.with(|m| m.get()) {
+        return Some(model);
+    }
     match std::env::var("PISA_CONFORMANCE_FLOAT").as_deref() {
         Err(_) | Ok("") | Ok("portable") => None,
         Ok("float64") => Some(pisa_translator::FloatModel {
@@ -48,6 +51,20 @@ pub fn float_model() -> Option<pisa_translator::FloatModel> {
             "PISA_CONFORMANCE_FLOAT={other:?}: use portable, float64, fused-emulated or device"
         ),
     }
+}
+
+thread_local! {
+    static FLOAT_MODEL: std::cell::Cell<Option<pisa_translator::FloatModel>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`float_model`] returning `model` on this thread (for tests that run one
+/// body under several models).
+pub fn with_float_model<R>(model: pisa_translator::FloatModel, f: impl FnOnce() -> R) -> R {
+    let old = FLOAT_MODEL.with(|m| m.replace(Some(model)));
+    let r = f();
+    FLOAT_MODEL.with(|m| m.set(old));
+    r
 }
 
 /// [`translate`] with options.
