@@ -103,6 +103,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,
             fast_math: a.fast_math,
+            ..Default::default()
         }),
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
