@@ -95,7 +95,7 @@ impl std::fmt::Debug for Pipeline {
 
 impl Drop for Pipeline {
     fn drop(&mut self) {
-        if self.shared.is_wedged() {
+        if !self.shared.may_destroy() {
             return; // a timed-out dispatch may still use it: leak
         }
         // SAFETY: dispatches wait for completion, so no command buffer in flight uses it.
@@ -167,7 +167,7 @@ impl PipelineCache {
 
     /// Destroys the `VkPipelineCache` (the context is going away).
     pub fn destroy(&self, shared: &DeviceShared) {
-        if !shared.is_wedged() {
+        if shared.may_destroy() {
             // SAFETY: no pipeline creation runs (the context is being dropped).
             unsafe { shared.device.destroy_pipeline_cache(self.vk_cache, None) };
         }
@@ -202,6 +202,9 @@ impl PipelineCache {
                 }
             }
         }
+        // A driver may block pipeline creation while a dispatch that timed out still runs
+        // (lavapipe does): refuse instead of hanging.
+        shared.check_idle(|| format!("create the pipeline of {}", desc.name_for_errors))?;
         // Built without holding the lock: compiling can take long.
         let pipeline = Arc::new(build(shared, self.vk_cache, desc)?);
         let evicted = {
