@@ -76,6 +76,17 @@ pub enum Error {
         running: String,
     },
 
+    /// A kernel needs more shared (Workgroup) memory than the device has per work-group.
+    #[error("{what} needs {size} bytes of shared memory per work-group, more than the device's maxComputeSharedMemorySize of {limit} bytes")]
+    SharedMemory {
+        /// The kernel (`PipelineDesc::name_for_errors`).
+        what: String,
+        /// The bytes it needs.
+        size: u64,
+        /// `maxComputeSharedMemorySize`.
+        limit: u64,
+    },
+
     /// A buffer access outside the buffer.
     #[error("out of bounds: {len} bytes at offset {offset} in a buffer of {size} bytes")]
     OutOfBounds {

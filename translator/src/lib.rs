@@ -30,6 +30,7 @@ pub mod diag;
 pub mod front;
 pub mod ir;
 pub mod isa;
+pub mod calls;
 pub mod layout;
 pub mod link;
 pub mod reflect;

@@ -45,10 +45,13 @@ pub struct Args {
 }
 
 /// What a run leaves to print: buffer arguments (position, type, bytes) and `.host_access`
-/// globals (name, bytes).
+/// globals (name, bytes), and how many errors the validation layer reported (already
+/// printed on stderr).
+#[derive(Default)]
 struct Results {
     buffers: Vec<(usize, ElemType, Vec<u8>)>,
     globals: Vec<(String, Vec<u8>)>,
+    validation_errors: usize,
 }
 
 /// The parsed request, shared by both executors.
@@ -105,7 +108,12 @@ pub fn run(a: Args) -> Result<(), Failure> {
         run_vulkan(&files, &req, a.device.as_deref(), a.subgroup_size)?
     };
     print_results(&req.kernel, &results, a.json);
-    Ok(())
+    match results.validation_errors {
+        0 => Ok(()),
+        n => Err(Failure::runtime(format!(
+            "the validation layer reported {n} error(s) (PISA_VK_VALIDATION; messages above)"
+        ))),
+    }
 }
 
 fn run_vulkan(
@@ -127,15 +135,40 @@ fn run_vulkan(
     // A device with only what this module's kernels need enabled; the module is translated
     // again when the device offers more (maximal reconvergence, denormal preservation).
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let module = if pisa_vk::device_options(&ctx, &options) != options {
+    let outcome = run_on(&ctx, files, req, &options, translation);
+    // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
+    // module and buffers are gone by now, so their destruction is covered.
+    let messages = ctx.validation_messages();
+    for m in &messages {
+        eprintln!("{m}");
+    }
+    let mut results = outcome?;
+    results.validation_errors = messages.iter().filter(|m| is_error(m)).count();
+    Ok(results)
+}
+
+/// Whether a validation-layer message (`[SEVERITY kind] ...`) is an error.
+fn is_error(message: &str) -> bool {
+    message.starts_with("[ERROR")
+}
+
+/// Loads the program on `ctx`, runs the kernel and reads the results back.
+fn run_on(
+    ctx: &Context,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
+    req: &Request,
+    options: &pisa_translator::Options,
+    translation: pisa_translator::Translation,
+) -> Result<Results, Failure> {
+    let module = if pisa_vk::device_options(ctx, options) != *options {
         let sources: Vec<(&str, &str)> = files
             .iter()
             .map(|f| (f.name.as_str(), f.text.as_str()))
             .collect();
-        Module::from_sources_with(&ctx, &sources, &options)?
+        Module::from_sources_with(ctx, &sources, options)?
     } else {
         let name = pisa_vk::program_name(files);
-        Module::from_translation(&ctx, &name, std::sync::Arc::new(translation))?
+        Module::from_translation(ctx, &name, std::sync::Arc::new(translation))?
     };
     let reqd = module
         .reflection()
@@ -157,10 +190,7 @@ fn run_vulkan(
         }
     }
     module.dispatch_launch(&req.kernel, &launch(req, reqd), &args)?;
-    let mut out = Results {
-        buffers: Vec::new(),
-        globals: Vec::new(),
-    };
+    let mut out = Results::default();
     for (index, ty, b) in buffers {
         out.buffers.push((index, ty, b.read()?));
     }
@@ -200,28 +230,28 @@ fn run_reference(
 ) -> Result<Results, Failure> {
     let module = pisa_translator::link(files).map_err(invalid)?.module;
     let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
-    let f = module
-        .functions
-        .iter()
-        .find(|f| f.is_kernel() && f.name == req.kernel && f.body.is_some())
-        .ok_or_else(|| Failure::runtime(format!("no kernel `{}` in the module", req.kernel)))?;
+    let kernels = || module.functions.iter().filter(|f| f.is_kernel() && f.body.is_some());
+    let f = kernels().find(|f| f.name == req.kernel).ok_or_else(|| {
+        Failure::from(pisa_vk::Error::UnknownKernel {
+            name: req.kernel.clone(),
+            available: kernels().map(|f| f.name.clone()).collect(),
+        })
+    })?;
     let mut machine = pisa_reference::Machine::new(pisa_reference::Config {
         subgroup_size,
         ..Default::default()
     });
     let loaded = machine.load(&module).map_err(rt)?;
     for (name, bytes) in &req.sets {
-        let sym = loaded.symbol(name).ok_or_else(|| {
-            Failure::runtime(format!(
-                "no `.host_access` name or module variable `{name}`"
-            ))
-        })?;
+        let sym = loaded
+            .symbol(name)
+            .ok_or_else(|| Failure::from(pisa_vk::Error::UnknownSymbol(name.clone())))?;
         if sym.size != bytes.len() as u64 {
-            return Err(Failure::runtime(format!(
-                "--set {name}: {} bytes given, {} expected",
-                bytes.len(),
-                sym.size
-            )));
+            return Err(Failure::from(pisa_vk::Error::SizeMismatch {
+                what: format!("--set {name}"),
+                expected: sym.size,
+                got: bytes.len() as u64,
+            }));
         }
         machine.write(sym.address, bytes).map_err(rt)?;
     }
@@ -251,10 +281,7 @@ fn run_reference(
     machine
         .dispatch(&loaded, &req.kernel, &rl, &block)
         .map_err(rt)?;
-    let mut out = Results {
-        buffers: Vec::new(),
-        globals: Vec::new(),
-    };
+    let mut out = Results::default();
     for (i, ty, addr, len) in buffers {
         let mut b = vec![0u8; len];
         machine.read(addr, &mut b).map_err(rt)?;
