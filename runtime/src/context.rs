@@ -392,14 +392,14 @@ impl Context {
     ) -> Result<(), Error> {
         if !pipeline.belongs_to(&self.shared) {
             return Err(Error::InvalidArgument(format!(
-                "pipeline {:?} was created by another context",
+                "pipeline {} was created by another context",
                 pipeline.name()
             )));
         }
         let max = self.info.max_workgroup_count;
         if group_count.iter().zip(max).any(|(g, m)| *g > m) {
             return Err(Error::InvalidArgument(format!(
-                "dispatch of {:?}: group count {group_count:?} exceeds the device limit \
+                "dispatch of {}: group count {group_count:?} exceeds the device limit \
                  maxComputeWorkGroupCount {max:?}",
                 pipeline.name()
             )));

@@ -94,13 +94,13 @@ impl Executor {
         let push_size = pipeline.push_constant_size() as usize;
         if push_constants.len() > push_size {
             return Err(Error::InvalidArgument(format!(
-                "dispatch of {:?}: {} bytes of push constants, but the pipeline takes {}",
+                "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
                 pipeline.name(),
                 push_constants.len(),
                 push_size
             )));
         }
-        shared.check_idle(|| format!("dispatch {:?}", pipeline.name()))?;
+        shared.check_idle(|| format!("dispatch {}", pipeline.name()))?;
         let device = &shared.device;
         let mut push = vec![0u8; push_size];
         push[..push_constants.len()].copy_from_slice(push_constants);
@@ -158,7 +158,7 @@ impl Executor {
             Ok(()) => Ok(()),
             Err(vk::Result::TIMEOUT) => {
                 let what = format!(
-                    "dispatch of {:?} with {}x{}x{} groups",
+                    "dispatch of {} with {}x{}x{} groups",
                     pipeline.name(),
                     group_count[0],
                     group_count[1],

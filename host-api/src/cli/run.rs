@@ -280,7 +280,13 @@ fn run_reference(
     };
     machine
         .dispatch(&loaded, &req.kernel, &rl, &block)
-        .map_err(rt)?;
+        .map_err(|e| match e {
+            pisa_reference::Error::InvalidLaunch { what } => Failure::from(pisa_vk::Error::Launch {
+                kernel: req.kernel.clone(),
+                message: what,
+            }),
+            e => rt(e),
+        })?;
     let mut out = Results::default();
     for (i, ty, addr, len) in buffers {
         let mut b = vec![0u8; len];
@@ -351,5 +357,19 @@ fn print_results(kernel: &str, r: &Results, json: bool) {
         for (n, b) in &r.globals {
             println!("{n}: {}", argspec::to_hex(b));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_error;
+
+    #[test]
+    fn only_error_messages_fail_a_run() {
+        assert!(is_error(
+            "[ERROR validation] VUID-RuntimeSpirv-Workgroup-06530: too much shared memory"
+        ));
+        assert!(!is_error("[WARNING performance] UNASSIGNED-BestPractices: advice"));
+        assert!(!is_error("[WARNING validation] mentions [ERROR later"));
     }
 }
