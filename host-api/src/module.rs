@@ -266,8 +266,9 @@ impl Module {
     }
 
     /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
-    /// running it: checks the work-group size and that the device and the context have every
-    /// feature the kernel needs, so such errors surface before the first dispatch.
+    /// running it: checks the work-group size ([`Error::Launch`]), the kernel's shared memory
+    /// against the device's (`RuntimeError::SharedMemory`) and that the device and the context
+    /// have every feature the kernel needs, so such errors surface before the first dispatch.
     pub fn prepare(&self, kernel: &str, local: impl Into<Dim3>) -> Result<()> {
         let k = self.kernel(kernel)?;
         let local32 = self.local_size(k, local.into().size)?;

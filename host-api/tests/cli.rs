@@ -372,24 +372,10 @@ fn device_errors_exit_3() {
 /// warnings of its best-practices checks); warnings alone do not fail the run.
 #[test]
 fn validation_messages_go_to_stderr() {
-    let args = [
-        "run",
-        "examples/vector_add.pisa",
-        "--kernel",
-        "vector_add",
-        "--grid",
-        "4",
-        "--block",
-        "4",
-        "--arg",
-        "f32[]:1,2,3,4",
-        "--arg",
-        "f32[]:10,20,30,40",
-        "--arg",
-        "f32[4]",
-        "--arg",
-        "u32:4",
-    ];
+    let args: Vec<&str> = "run examples/vector_add.pisa --kernel vector_add --grid 4 --block 4 \
+                           --arg f32[]:1,2,3,4 --arg f32[]:10,20,30,40 --arg f32[4] --arg u32:4"
+        .split_whitespace()
+        .collect();
     let clean = pisa_vk_env(&args, None, &[("PISA_VK_VALIDATION", "1")]);
     assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stderr));
     assert_eq!(text(&clean.stderr), "", "no message for a correct run");

@@ -34,23 +34,23 @@ const KERNEL: &str = ".version 0.1;\n.target 100;\n\
   st.global.64b [%p + 80], %gx;\n  st.global.64b [%p + 88], %gz;\n\
 }\n";
 
+/// A launch of `global` work-items in work-groups of `local`, both given in 3 dimensions.
+fn launch_3d(global: [u64; 3], local: [u64; 3], offset: [u64; 3]) -> Launch {
+    let dims = |size| Dim3 { size, dims: 3 };
+    Launch {
+        global: dims(global),
+        local: dims(local),
+        offset,
+    }
+}
+
 #[test]
 fn sizes_ids_offsets_and_partial_work_groups() {
     let m = load(KERNEL);
     let (global, local, offset) = ([10u64, 5, 3], [4u64, 2, 2], [100u64, 7, 0]);
     let n = (global[0] * global[1] * global[2]) as usize;
     let out = context().zeroed::<u64>(n * 12).unwrap();
-    let launch = Launch {
-        global: Dim3 {
-            size: global,
-            dims: 3,
-        },
-        local: Dim3 {
-            size: local,
-            dims: 3,
-        },
-        offset,
-    };
+    let launch = launch_3d(global, local, offset);
     m.dispatch_launch("k", &launch, &[(&out).into()]).unwrap();
     let got = out.read().unwrap();
     for z in 0..global[2] {
@@ -127,17 +127,7 @@ fn sub_group_registers_without_cross_lane_operations_run_on_every_device() {
     let (global, local) = ([40u64, 3, 2], [16u64, 2, 2]);
     let n = (global[0] * global[1] * global[2]) as usize;
     let out = context().zeroed::<u32>(2 * n).unwrap();
-    let launch = Launch {
-        global: Dim3 {
-            size: global,
-            dims: 3,
-        },
-        local: Dim3 {
-            size: local,
-            dims: 3,
-        },
-        offset: [0; 3],
-    };
+    let launch = launch_3d(global, local, [0; 3]);
     m.dispatch_launch("lanes", &launch, &[(&out).into()])
         .unwrap();
     let got = out.read().unwrap();

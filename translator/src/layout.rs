@@ -444,3 +444,70 @@ fn check_32bit(end: u64, what: &str, span: crate::span::Span) -> Result<(), Layo
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_of(src: &str) -> (Module, ModuleLayout) {
+        let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", src));
+        let m = crate::check(&file).unwrap_or_else(|d| panic!("{}", d.render()));
+        let l = layout(&m).unwrap();
+        (m, l)
+    }
+
+    fn func(m: &Module, name: &str) -> usize {
+        m.functions.iter().position(|f| f.name == name).unwrap()
+    }
+
+    /// The offset of the first shared variable of function `name`.
+    fn offset(m: &Module, l: &ModuleLayout, name: &str) -> u32 {
+        l.shared[&(FuncId(func(m, name) as u32), LocalId(0))]
+    }
+
+    #[test]
+    fn each_kernel_reserves_only_the_shared_variables_it_reaches() {
+        // @a and @b each have 20 KiB; both call @h (1 KiB); @dead is called by nobody.
+        let (m, l) = layout_of(
+            ".version 0.1;\n.target 100;\n\
+             .function void @h() {\n  .shared .align 4 @s[1024];\n  return;\n}\n\
+             .function void @dead() {\n  .shared .align 16 @d[64];\n  return;\n}\n\
+             .kernel @a() {\n  .shared .align 8 @x[20480];\n  call void, @h();\n}\n\
+             .kernel @b() {\n  .shared .align 4 @y[20484];\n  call void, @h();\n}\n\
+             .kernel @none() {\n}\n",
+        );
+        // Reached by two kernels: first, at 0; then each kernel's own after it.
+        assert_eq!(offset(&m, &l, "h"), 0);
+        assert_eq!(offset(&m, &l, "a"), 1024);
+        assert_eq!(offset(&m, &l, "b"), 1024);
+        assert_eq!(l.kernel_shared_size[func(&m, "a")], 1024 + 20480);
+        assert_eq!(l.kernel_shared_size[func(&m, "b")], 1024 + 20488, "rounded up to 8");
+        assert_eq!(l.kernel_shared_size[func(&m, "none")], 0);
+        assert_eq!(l.kernel_shared_size[func(&m, "h")], 0, "not a kernel");
+        // Unreached: placed, counted nowhere.
+        assert_eq!(offset(&m, &l, "dead"), 0);
+        assert_eq!(l.shared_size, 1024 + 20488, "the largest kernel's");
+        assert!(l.shared_locks.is_none());
+    }
+
+    #[test]
+    fn the_shared_lock_table_goes_to_the_kernels_that_reach_a_locking_atomic() {
+        let (m, l) = layout_of(
+            ".version 0.1;\n.target 100;\n\
+             .function void @bump() {\n  .shared .align 8 @c[8];\n  .reg .64b %o, %e, %n;\n\
+               iatom.shared.cas.64b %o, [@c], %e, %n;\n  return;\n}\n\
+             .kernel @locks() {\n  .shared .align 4 @x[100];\n  call void, @bump();\n}\n\
+             .kernel @plain() {\n  .shared .align 4 @y[40];\n}\n",
+        );
+        let table = l.shared_locks.expect("a shared lock table");
+        let (locks, plain) = (func(&m, "locks"), func(&m, "plain"));
+        assert!(l.shared_lock_kernels[locks] && !l.shared_lock_kernels[plain]);
+        // @locks: @c at 0, @x at 8, then the table after @x's 100 bytes (at 108).
+        assert_eq!(offset(&m, &l, "bump"), 0);
+        assert_eq!(offset(&m, &l, "locks"), 8);
+        assert_eq!(table, 108);
+        assert_eq!(l.kernel_shared_size[locks], 368, "108 + 256, rounded up to 8");
+        assert_eq!(offset(&m, &l, "plain"), 0, "no kernel reaches @y and the others");
+        assert_eq!(l.kernel_shared_size[plain], 40);
+    }
+}
