@@ -77,14 +77,19 @@ fn every_call_returns_promptly_after_a_timeout() {
     );
     busy("buffer read", prompt("buffer read", || out.read()));
     busy("buffer write", prompt("buffer write", || out.write(&[1])));
-    busy("buffer creation", prompt("buffer creation", || ctx.zeroed::<u32>(4)));
+    busy(
+        "buffer creation",
+        prompt("buffer creation", || ctx.zeroed::<u32>(4)),
+    );
     busy(
         "symbol read",
         prompt("symbol read", || m.symbol("counter").unwrap().read::<u32>()),
     );
     busy(
         "module load",
-        prompt("module load", || Module::from_source(&ctx, "again.pisa", SRC)),
+        prompt("module load", || {
+            Module::from_source(&ctx, "again.pisa", SRC)
+        }),
     );
     // Mistakes of the caller are still reported as such, not as a busy device.
     assert!(matches!(
@@ -111,7 +116,14 @@ fn the_cli_exits_promptly_after_a_timeout() {
     std::fs::write(&path, SRC).unwrap();
     let start = Instant::now();
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
-        .args(["run", path.to_str().unwrap(), "--kernel", "spin", "--arg", "u32[1]"])
+        .args([
+            "run",
+            path.to_str().unwrap(),
+            "--kernel",
+            "spin",
+            "--arg",
+            "u32[1]",
+        ])
         .env("PISA_VK_TIMEOUT", "1")
         .env("PISA_VK_DEVICE", "llvmpipe")
         .output()

@@ -303,11 +303,22 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
                 "argument 1 (`%n`) of kernel `scale` is 8 bytes",
             ),
             (
-                &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--set", "nope=u32:1"],
+                &[
+                    "--kernel",
+                    "scale",
+                    "--arg",
+                    "f32[4]",
+                    "--arg",
+                    "u32:4",
+                    "--set",
+                    "nope=u32:1",
+                ],
                 "`nope`",
             ),
             (
-                &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "0"],
+                &[
+                    "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "0",
+                ],
                 "invalid launch of `scale`",
             ),
         ];
@@ -319,12 +330,16 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
     }
     // A work-group larger than the device allows is a launch error too, not a runtime one.
     let (code, err) = scale(
-        &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "1,1,4096"],
+        &[
+            "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "1,1,4096",
+        ],
         None,
     );
     assert_eq!(code, Some(2), "{err}");
     assert!(
-        err.starts_with("error: invalid launch of `scale`: local size 1x1x4096 exceeds maxComputeWorkGroupSize"),
+        err.starts_with(
+            "error: invalid launch of `scale`: local size 1x1x4096 exceeds maxComputeWorkGroupSize"
+        ),
         "{err}"
     );
 }
@@ -359,8 +374,9 @@ fn device_errors_exit_3() {
         assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
         let err = text(&out.stderr);
         assert!(
-            err.contains("kernel `big` of <stdin> needs 131072 bytes of shared memory per work-group")
-                && err.contains(&format!("maxComputeSharedMemorySize of {limit} bytes")),
+            err.contains(
+                "kernel `big` of <stdin> needs 131072 bytes of shared memory per work-group"
+            ) && err.contains(&format!("maxComputeSharedMemorySize of {limit} bytes")),
             "{err}"
         );
     } else {
@@ -384,7 +400,10 @@ fn validation_messages_go_to_stderr() {
         None,
         &[
             ("PISA_VK_VALIDATION", "1"),
-            ("VK_LAYER_ENABLES", "VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT"),
+            (
+                "VK_LAYER_ENABLES",
+                "VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT",
+            ),
         ],
     );
     assert_eq!(noisy.status.code(), Some(0), "{}", text(&noisy.stderr));

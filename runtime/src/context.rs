@@ -143,10 +143,11 @@ impl DeviceShared {
     /// waited for, so this returns at once. Else [`Error::DeviceBusy`] naming `what` (the
     /// refused call, built only then).
     pub fn check_idle(&self, what: impl FnOnce() -> String) -> Result<(), Error> {
-        self.wait_idle(Duration::ZERO).map_err(|running| Error::DeviceBusy {
-            what: what(),
-            running,
-        })
+        self.wait_idle(Duration::ZERO)
+            .map_err(|running| Error::DeviceBusy {
+                what: what(),
+                running,
+            })
     }
 
     /// Waits up to `timeout` for a submission that timed out. `Ok` once nothing runs any

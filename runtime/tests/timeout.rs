@@ -114,11 +114,15 @@ fn endless_kernel_times_out_and_every_later_call_returns_promptly() {
     busy(prompt("new pipeline while busy", || {
         ctx.create_pipeline(&desc(&fill, 32, 16, "fill"))
     }));
-    busy(prompt("buffer creation while busy", || ctx.create_buffer(16)));
+    busy(prompt("buffer creation while busy", || {
+        ctx.create_buffer(16)
+    }));
     busy(prompt("buffer read while busy", || {
         kept.read(0, &mut [0u8; 4])
     }));
-    busy(prompt("buffer write while busy", || kept.write(0, &[1, 2, 3, 4])));
+    busy(prompt("buffer write while busy", || {
+        kept.write(0, &[1, 2, 3, 4])
+    }));
     // A cached pipeline needs no device call: it is returned.
     let again = prompt("cached pipeline while busy", || {
         ctx.create_pipeline(&desc(&spirv, 1, 16, "spin"))
@@ -133,7 +137,9 @@ fn endless_kernel_times_out_and_every_later_call_returns_promptly() {
     // Drops leak instead of destroying what the kernel may use, and return at once.
     prompt("drop of a buffer while busy", || drop(kept));
     prompt("drop of a pipeline while busy", || drop(filler));
-    prompt("pipeline cache cleared while busy", || ctx.clear_pipeline_cache());
+    prompt("pipeline cache cleared while busy", || {
+        ctx.clear_pipeline_cache()
+    });
     assert_eq!(ctx.cached_pipelines(), 0);
 
     // Dropping the context waits at most one more second, then leaks what the kernel may

@@ -78,7 +78,10 @@ const HELPER: &str = ".function .32b @neighbour(.reg .32b %l) {\n\
 #[test]
 fn kernels_of_one_module_reserve_only_their_own_shared_memory() {
     let big = most();
-    assert!(2 * big > limit(), "the test needs two arrays that do not fit together");
+    assert!(
+        2 * big > limit(),
+        "the test needs two arrays that do not fit together"
+    );
     let src = format!(
         "{HEADER}{}{}",
         kernel("first", big, 11, ""),
@@ -167,11 +170,20 @@ fn a_kernel_needing_more_shared_memory_than_the_device_has_is_refused_by_name() 
     let m = load(&src);
     for err in [
         m.prepare("big", LOCAL as u64).unwrap_err(),
-        m.dispatch("big", LOCAL as u64, LOCAL as u64, &[(&context().zeroed::<u32>(64).unwrap()).into()])
-            .unwrap_err(),
+        m.dispatch(
+            "big",
+            LOCAL as u64,
+            LOCAL as u64,
+            &[(&context().zeroed::<u32>(64).unwrap()).into()],
+        )
+        .unwrap_err(),
     ] {
         match &err {
-            pisa_vk::Error::Runtime(RuntimeError::SharedMemory { what, size, limit: l }) => {
+            pisa_vk::Error::Runtime(RuntimeError::SharedMemory {
+                what,
+                size,
+                limit: l,
+            }) => {
                 assert!(what.contains("kernel `big`"), "{what}");
                 assert_eq!((*size, *l), (over as u64, limit() as u64));
             }

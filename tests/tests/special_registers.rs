@@ -178,7 +178,11 @@ fn cross_lane_operations_need_their_sub_group_size() {
     let m = Module::from_translation(context(), "mask.pisa", std::sync::Arc::new(t)).unwrap();
     m.dispatch("mask", 32u64, 32u64, &[(&out).into()]).unwrap();
     let got = out.read().unwrap();
-    let all = if width == 32 { u32::MAX } else { (1 << width) - 1 };
+    let all = if width == 32 {
+        u32::MAX
+    } else {
+        (1 << width) - 1
+    };
     for l in 0..32u32 {
         assert_eq!(got[2 * l as usize], l % width, "%laneid of work-item {l}");
         assert_eq!(got[2 * l as usize + 1], all, "%activemask of work-item {l}");
@@ -207,8 +211,7 @@ fn a_function_serving_both_kinds_of_kernel_numbers_lanes_per_kernel() {
     assert_eq!(kernels[0].subgroup_size, None, "@plain");
     assert_eq!(kernels[1].subgroup_size, Some(32), "@cross");
     let out = context().zeroed::<u32>(64).unwrap();
-    m.dispatch("plain", 64u64, 64u64, &[(&out).into()])
-        .unwrap();
+    m.dispatch("plain", 64u64, 64u64, &[(&out).into()]).unwrap();
     let want: Vec<u32> = (0..64).map(|i| i % 32).collect();
     assert_eq!(out.read().unwrap(), want, "@plain: linear local id mod 32");
     let width = context().info().subgroup_size;

@@ -119,7 +119,13 @@ impl CallGraph {
     /// Calls `visit` once for each function reachable from `root` (itself included).
     /// `stamps` (one per node, [`CallGraph::stamps`]) and a `stamp` that differs from every
     /// earlier walk's let repeated walks (one per kernel) cost only what they visit.
-    pub fn walk(&self, root: FuncId, stamps: &mut [u32], stamp: u32, mut visit: impl FnMut(FuncId)) {
+    pub fn walk(
+        &self,
+        root: FuncId,
+        stamps: &mut [u32],
+        stamp: u32,
+        mut visit: impl FnMut(FuncId),
+    ) {
         let mut work = vec![root.0];
         while let Some(v) = work.pop() {
             if std::mem::replace(&mut stamps[v as usize], stamp) == stamp {

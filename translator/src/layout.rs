@@ -344,12 +344,15 @@ fn lock_tables(module: &Module, has_shared: bool) -> LockUse {
 /// and variables of functions that no kernel reaches are placed after one another from 0
 /// without counting anywhere (their code never runs). Linear in the items placed per kernel, plus one walk of the
 /// call graph per kernel when the module has shared variables.
-fn layout_shared(module: &Module, locks: &LockUse, l: &mut ModuleLayout) -> Result<(), LayoutError> {
+fn layout_shared(
+    module: &Module,
+    locks: &LockUse,
+    l: &mut ModuleLayout,
+) -> Result<(), LayoutError> {
     let n = module.functions.len();
     l.kernel_shared_size = vec![0; n];
     l.shared_lock_kernels = vec![false; n];
-    let declares =
-        |f: &crate::ir::Function| f.locals.iter().any(|v| v.space == MemSpace::Shared);
+    let declares = |f: &crate::ir::Function| f.locals.iter().any(|v| v.space == MemSpace::Shared);
     let uses: Vec<bool> = module
         .functions
         .iter()
@@ -384,7 +387,13 @@ fn layout_shared(module: &Module, locks: &LockUse, l: &mut ModuleLayout) -> Resu
         }
     }
     // The items: (kernel list index, size, align, span, variable); the lock table last.
-    type Item = (usize, u64, u64, crate::span::Span, Option<(FuncId, LocalId)>);
+    type Item = (
+        usize,
+        u64,
+        u64,
+        crate::span::Span,
+        Option<(FuncId, LocalId)>,
+    );
     let mut items: Vec<Item> = Vec::new();
     for (fi, f) in module.functions.iter().enumerate() {
         for (li, v) in f.locals.iter().enumerate() {
@@ -403,7 +412,11 @@ fn layout_shared(module: &Module, locks: &LockUse, l: &mut ModuleLayout) -> Resu
     let mut dead_end = 0u64;
     for (list, size, align, span, key) in items {
         let ks = &kernels[list];
-        let start = ks.iter().map(|&k| end[k as usize]).max().unwrap_or(dead_end);
+        let start = ks
+            .iter()
+            .map(|&k| end[k as usize])
+            .max()
+            .unwrap_or(dead_end);
         let off = align_up(start, align);
         check_32bit(off + size, "shared", span)?;
         for &k in ks {
@@ -481,7 +494,11 @@ mod tests {
         assert_eq!(offset(&m, &l, "a"), 1024);
         assert_eq!(offset(&m, &l, "b"), 1024);
         assert_eq!(l.kernel_shared_size[func(&m, "a")], 1024 + 20480);
-        assert_eq!(l.kernel_shared_size[func(&m, "b")], 1024 + 20488, "rounded up to 8");
+        assert_eq!(
+            l.kernel_shared_size[func(&m, "b")],
+            1024 + 20488,
+            "rounded up to 8"
+        );
         assert_eq!(l.kernel_shared_size[func(&m, "none")], 0);
         assert_eq!(l.kernel_shared_size[func(&m, "h")], 0, "not a kernel");
         // Unreached: placed, counted nowhere.
@@ -506,8 +523,15 @@ mod tests {
         assert_eq!(offset(&m, &l, "bump"), 0);
         assert_eq!(offset(&m, &l, "locks"), 8);
         assert_eq!(table, 108);
-        assert_eq!(l.kernel_shared_size[locks], 368, "108 + 256, rounded up to 8");
-        assert_eq!(offset(&m, &l, "plain"), 0, "no kernel reaches @y and the others");
+        assert_eq!(
+            l.kernel_shared_size[locks], 368,
+            "108 + 256, rounded up to 8"
+        );
+        assert_eq!(
+            offset(&m, &l, "plain"),
+            0,
+            "no kernel reaches @y and the others"
+        );
         assert_eq!(l.kernel_shared_size[plain], 40);
     }
 }

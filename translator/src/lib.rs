@@ -26,11 +26,11 @@
 #![warn(missing_docs)]
 
 pub mod back;
+pub mod calls;
 pub mod diag;
 pub mod front;
 pub mod ir;
 pub mod isa;
-pub mod calls;
 pub mod layout;
 pub mod link;
 pub mod reflect;

@@ -230,7 +230,12 @@ fn run_reference(
 ) -> Result<Results, Failure> {
     let module = pisa_translator::link(files).map_err(invalid)?.module;
     let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
-    let kernels = || module.functions.iter().filter(|f| f.is_kernel() && f.body.is_some());
+    let kernels = || {
+        module
+            .functions
+            .iter()
+            .filter(|f| f.is_kernel() && f.body.is_some())
+    };
     let f = kernels().find(|f| f.name == req.kernel).ok_or_else(|| {
         Failure::from(pisa_vk::Error::UnknownKernel {
             name: req.kernel.clone(),
@@ -281,10 +286,12 @@ fn run_reference(
     machine
         .dispatch(&loaded, &req.kernel, &rl, &block)
         .map_err(|e| match e {
-            pisa_reference::Error::InvalidLaunch { what } => Failure::from(pisa_vk::Error::Launch {
-                kernel: req.kernel.clone(),
-                message: what,
-            }),
+            pisa_reference::Error::InvalidLaunch { what } => {
+                Failure::from(pisa_vk::Error::Launch {
+                    kernel: req.kernel.clone(),
+                    message: what,
+                })
+            }
             e => rt(e),
         })?;
     let mut out = Results::default();
@@ -369,7 +376,9 @@ mod tests {
         assert!(is_error(
             "[ERROR validation] VUID-RuntimeSpirv-Workgroup-06530: too much shared memory"
         ));
-        assert!(!is_error("[WARNING performance] UNASSIGNED-BestPractices: advice"));
+        assert!(!is_error(
+            "[WARNING performance] UNASSIGNED-BestPractices: advice"
+        ));
         assert!(!is_error("[WARNING validation] mentions [ERROR later"));
     }
 }

@@ -515,7 +515,9 @@ impl<'a> FnCx<'a> {
             q.order
         };
         if seq_cst {
-            let scope = self.m.const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
+            let scope = self
+                .m
+                .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
             let sem = self
                 .m
                 .const_u32((MemorySemantics::SEQUENTIALLY_CONSISTENT | BOTH_MEMORIES).bits());
@@ -571,7 +573,9 @@ impl<'a> FnCx<'a> {
             Some(AddrSpace::Shared) => MemorySemantics::WORKGROUP_MEMORY,
             _ => BOTH_MEMORIES,
         };
-        let scope = self.m.const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
+        let scope = self
+            .m
+            .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
         let sem = self.m.const_u32((bits | storage).bits());
         self.m.b.memory_barrier(scope, sem).map_err(bug)
     }

@@ -136,10 +136,7 @@ impl FnCx<'_> {
                 let linear = self.m.b.load(bt, None, flag, None, []).map_err(bug)?;
                 let (by_id, hw) = (self.linear_lane()?, self.pisa_lane()?);
                 let u32t = self.m.uint(32);
-                self.m
-                    .b
-                    .select(u32t, None, linear, by_id, hw)
-                    .map_err(bug)
+                self.m.b.select(u32t, None, linear, by_id, hw).map_err(bug)
             }
         }
     }
@@ -165,7 +162,9 @@ impl FnCx<'_> {
     /// this kernel's numbering.
     pub fn init_lane_numbering(&mut self) -> EResult {
         if let Some(flag) = self.m.lane_flag {
-            let linear = self.m.const_bool(self.subgroups.lanes == LaneNumbering::Linear);
+            let linear = self
+                .m
+                .const_bool(self.subgroups.lanes == LaneNumbering::Linear);
             self.m.b.store(flag, linear, None, []).map_err(bug)?;
         }
         Ok(())
