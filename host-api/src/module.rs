@@ -266,8 +266,9 @@ impl Module {
     }
 
     /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
-    /// running it: checks the work-group size and that the device and the context have every
-    /// feature the kernel needs, so such errors surface before the first dispatch.
+    /// running it: checks the work-group size ([`Error::Launch`]), the kernel's shared memory
+    /// against the device's (`RuntimeError::SharedMemory`) and that the device and the context
+    /// have every feature the kernel needs, so such errors surface before the first dispatch.
     pub fn prepare(&self, kernel: &str, local: impl Into<Dim3>) -> Result<()> {
         let k = self.kernel(kernel)?;
         let local32 = self.local_size(k, local.into().size)?;
@@ -297,18 +298,26 @@ impl Module {
         Ok(local32)
     }
 
-    /// The pipeline of `k` for work-groups of `local32` (from the context's cache).
+    /// The pipeline of `k` for work-groups of `local32` (from the context's cache). A local
+    /// size beyond the device's limits is an [`Error::Launch`], like every other launch-size
+    /// error; shared memory beyond the device's is the runtime's `SharedMemory` error.
     fn pipeline(&self, k: &KernelInfo, local32: [u32; 3]) -> Result<Arc<pisa_runtime::Pipeline>> {
         let desc = pisa_runtime::PipelineDesc {
             spirv: &self.translation.spirv,
             entry_point: &k.name,
             local_size: local32,
+            shared_memory_size: k.shared_size,
             push_constant_size: k.push_constant_size,
             required_subgroup_size: k.hardware_subgroup_size.or(k.subgroup_size),
             require_full_subgroups: k.subgroup_size.is_some(),
             required_features: kernel_features(k),
             name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
         };
+        desc.check_local_size(self.ctx.info())
+            .map_err(|message| Error::Launch {
+                kernel: k.name.clone(),
+                message,
+            })?;
         Ok(self.ctx.rt.create_pipeline(&desc)?)
     }
 

@@ -4,8 +4,14 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn pisa_vk(args: &[&str], stdin: Option<&str>) -> Output {
+    pisa_vk_env(args, stdin, &[])
+}
+
+/// [`pisa_vk`] with extra environment variables.
+fn pisa_vk_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -272,27 +278,76 @@ fn run_prints_floats_that_round_trip_and_specials_as_strings() {
     assert_eq!(c[3].as_f64().unwrap(), 0.0);
 }
 
+/// Mistakes in the request — an unknown kernel or symbol, a wrong argument count or size,
+/// an impossible launch — exit 2 on the device and on the reference alike.
 #[test]
-fn runtime_errors_exit_3() {
-    let out = pisa_vk(&["run", "examples/scale.pisa", "--kernel", "nope"], None);
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        text(&out.stderr).contains("no kernel `nope`"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = pisa_vk(
+fn mistakes_in_the_request_exit_2_on_every_device() {
+    let scale = |extra: &[&str], device: Option<&str>| {
+        let mut args = vec!["run", "examples/scale.pisa"];
+        args.extend(extra);
+        if let Some(d) = device {
+            args.extend(["--device", d]);
+        }
+        let out = pisa_vk(&args, None);
+        (out.status.code(), text(&out.stderr))
+    };
+    for device in [None, Some("reference")] {
+        let cases: [(&[&str], &str); 5] = [
+            (&["--kernel", "nope"], "no kernel `nope`"),
+            (
+                &["--kernel", "scale", "--arg", "u32:1"],
+                "kernel `scale` takes 2 argument(s), 1 given",
+            ),
+            (
+                &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u64:4"],
+                "argument 1 (`%n`) of kernel `scale` is 8 bytes",
+            ),
+            (
+                &[
+                    "--kernel",
+                    "scale",
+                    "--arg",
+                    "f32[4]",
+                    "--arg",
+                    "u32:4",
+                    "--set",
+                    "nope=u32:1",
+                ],
+                "`nope`",
+            ),
+            (
+                &[
+                    "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "0",
+                ],
+                "invalid launch of `scale`",
+            ),
+        ];
+        for (args, message) in cases {
+            let (code, err) = scale(args, device);
+            assert_eq!(code, Some(2), "{device:?} {args:?}: {err}");
+            assert!(err.contains(message), "{device:?} {args:?}: {err}");
+        }
+    }
+    // A work-group larger than the device allows is a launch error too, not a runtime one.
+    let (code, err) = scale(
         &[
-            "run",
-            "examples/scale.pisa",
-            "--kernel",
-            "scale",
-            "--arg",
-            "u32:1",
+            "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "1,1,4096",
         ],
         None,
     );
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with(
+            "error: invalid launch of `scale`: local size 1x1x4096 exceeds maxComputeWorkGroupSize"
+        ),
+        "{err}"
+    );
+}
+
+/// What the device cannot do exits 3: an unknown device, and a kernel that needs more shared
+/// memory than the device has (the error names kernel, size and limit).
+#[test]
+fn device_errors_exit_3() {
     let out = pisa_vk(
         &[
             "run",
@@ -305,6 +360,60 @@ fn runtime_errors_exit_3() {
         None,
     );
     assert_eq!(out.status.code(), Some(3));
+    let big = ".version 0.1;\n.target 100;\n.kernel @big() {\n  .shared .align 4 @b[131072];\n\
+               .reg .32b %v;\n  mov.32b %v, 1;\n  st.shared.32b [@b + 131068], %v;\n}\n";
+    let devices = text(&pisa_vk(&["devices"], None).stdout);
+    let limit: u64 = devices
+        .split(" bytes of shared memory")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("devices shows the shared memory limit");
+    let out = pisa_vk(&["run", "-", "--kernel", "big"], Some(big));
+    if limit < 131072 {
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(
+                "kernel `big` of <stdin> needs 131072 bytes of shared memory per work-group"
+            ) && err.contains(&format!("maxComputeSharedMemorySize of {limit} bytes")),
+            "{err}"
+        );
+    } else {
+        eprintln!("SKIPPED: the device has {limit} bytes of shared memory, 131072 fit");
+    }
+}
+
+/// With `PISA_VK_VALIDATION=1`, every message of the layer goes to stderr (here: the
+/// warnings of its best-practices checks); warnings alone do not fail the run.
+#[test]
+fn validation_messages_go_to_stderr() {
+    let args: Vec<&str> = "run examples/vector_add.pisa --kernel vector_add --grid 4 --block 4 \
+                           --arg f32[]:1,2,3,4 --arg f32[]:10,20,30,40 --arg f32[4] --arg u32:4"
+        .split_whitespace()
+        .collect();
+    let clean = pisa_vk_env(&args, None, &[("PISA_VK_VALIDATION", "1")]);
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stderr));
+    assert_eq!(text(&clean.stderr), "", "no message for a correct run");
+    let noisy = pisa_vk_env(
+        &args,
+        None,
+        &[
+            ("PISA_VK_VALIDATION", "1"),
+            (
+                "VK_LAYER_ENABLES",
+                "VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT",
+            ),
+        ],
+    );
+    assert_eq!(noisy.status.code(), Some(0), "{}", text(&noisy.stderr));
+    assert_eq!(noisy.stdout, clean.stdout, "results are printed as before");
+    let err = text(&noisy.stderr);
+    assert!(
+        err.lines().count() >= 1 && err.lines().all(|l| l.starts_with("[WARNING ")),
+        "{err}"
+    );
+    assert!(err.contains("BestPractices"), "{err}");
 }
 
 #[test]
@@ -313,7 +422,9 @@ fn devices_lists_at_least_one_device() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(
-        s.contains("sub-group size") && s.contains("bufferDeviceAddress"),
+        s.contains("sub-group size")
+            && s.contains("bytes of shared memory")
+            && s.contains("bufferDeviceAddress"),
         "{s}"
     );
 }

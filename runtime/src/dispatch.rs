@@ -4,9 +4,11 @@
 //! [`Context`](crate::Context) guards them with a mutex, so dispatches are serialised. Each
 //! dispatch ends with a barrier that makes shader writes visible to host reads, and the fence
 //! wait is bounded by the timeout: a kernel that never ends gives [`Error::Timeout`], not a
-//! hung process.
+//! hung process. The fence of a submission that timed out is handed to the device's busy
+//! state ([`DeviceShared::set_busy`]); nothing is recorded or submitted again until that
+//! fence has been seen signalled.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use ash::vk;
 
@@ -20,8 +22,6 @@ pub(crate) struct Executor {
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
-    /// A submission whose fence has not been seen signalled (after a timeout).
-    pending: bool,
 }
 
 impl Executor {
@@ -66,28 +66,14 @@ impl Executor {
                 pool,
                 cmd,
                 fence,
-                pending: false,
             })
         }
     }
 
-    /// Waits up to `timeout` for a pending submission. True when nothing runs any more.
-    pub fn finish(&mut self, shared: &DeviceShared, timeout: Duration) -> bool {
-        if !self.pending {
-            return true;
-        }
-        let ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
-        // SAFETY: the fence belongs to this device.
-        let done = unsafe { shared.device.wait_for_fences(&[self.fence], true, ns) };
-        if done.is_ok() {
-            self.pending = false;
-        }
-        !self.pending
-    }
-
-    /// Destroys fence and pool, unless the device is wedged (then they are leaked).
+    /// Destroys fence and pool, unless work that timed out may still use them (then they
+    /// are leaked).
     pub fn destroy(&mut self, shared: &DeviceShared) {
-        if shared.is_wedged() || self.pending {
+        if !shared.may_destroy() {
             return;
         }
         // SAFETY: no submission is pending; freeing the pool frees the command buffer.
@@ -108,36 +94,19 @@ impl Executor {
         let push_size = pipeline.push_constant_size() as usize;
         if push_constants.len() > push_size {
             return Err(Error::InvalidArgument(format!(
-                "dispatch of {:?}: {} bytes of push constants, but the pipeline takes {}",
+                "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
                 pipeline.name(),
                 push_constants.len(),
                 push_size
             )));
         }
+        shared.check_idle(|| format!("dispatch {}", pipeline.name()))?;
         let device = &shared.device;
-        if self.pending {
-            // SAFETY: the fence belongs to this device.
-            match unsafe { device.get_fence_status(self.fence) } {
-                Ok(true) => self.pending = false,
-                Ok(false) => {
-                    return Err(Error::Timeout {
-                        seconds: timeout_seconds,
-                        what: "an earlier dispatch (still running; this one was not submitted)"
-                            .to_string(),
-                    })
-                }
-                Err(result) => {
-                    return Err(Error::Vulkan {
-                        call: "vkGetFenceStatus",
-                        result,
-                    })
-                }
-            }
-        }
         let mut push = vec![0u8; push_size];
         push[..push_constants.len()].copy_from_slice(push_constants);
 
-        // SAFETY: the fence and command buffer are not in use (no submission pending); all
+        // SAFETY: the fence and command buffer are not in use (no submission runs: a
+        // dispatch waits for its own, and `check_idle` saw any that timed out finished); all
         // handles belong to this device; the pipeline's push-constant range covers `push`.
         unsafe {
             device.reset_fences(&[self.fence]).vk("vkResetFences")?;
@@ -182,25 +151,25 @@ impl Executor {
                 .queue_submit(self.queue, &[submit], self.fence)
                 .vk("vkQueueSubmit")?;
         }
-        self.pending = true;
         let start = Instant::now();
         let ns = (timeout_seconds * 1e9) as u64;
         // SAFETY: the fence belongs to this device.
         match unsafe { device.wait_for_fences(&[self.fence], true, ns) } {
-            Ok(()) => {
-                self.pending = false;
-                Ok(())
-            }
-            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
-                seconds: start.elapsed().as_secs_f64(),
-                what: format!(
-                    "dispatch of {:?} with {}x{}x{} groups",
+            Ok(()) => Ok(()),
+            Err(vk::Result::TIMEOUT) => {
+                let what = format!(
+                    "dispatch of {} with {}x{}x{} groups",
                     pipeline.name(),
                     group_count[0],
                     group_count[1],
                     group_count[2]
-                ),
-            }),
+                );
+                shared.set_busy(self.fence, what.clone());
+                Err(Error::Timeout {
+                    seconds: start.elapsed().as_secs_f64(),
+                    what,
+                })
+            }
             Err(result) => Err(Error::Vulkan {
                 call: "vkWaitForFences",
                 result,

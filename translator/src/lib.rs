@@ -26,6 +26,7 @@
 #![warn(missing_docs)]
 
 pub mod back;
+pub mod calls;
 pub mod diag;
 pub mod front;
 pub mod ir;

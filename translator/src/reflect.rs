@@ -17,7 +17,8 @@ pub struct Reflection {
     pub globals: Vec<GlobalInfo>,
     /// The globals arena.
     pub arena: ArenaInfo,
-    /// Bytes of shared memory every kernel of the module reserves.
+    /// Bytes of the shared arena as declared: the largest kernel's
+    /// ([`KernelInfo::shared_size`]); each pipeline specializes it to its kernel's size.
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
@@ -48,6 +49,12 @@ pub struct KernelInfo {
     pub push_constant_size: u32,
     /// `.reqd_work_group_size`.
     pub reqd_work_group_size: Option<[u32; 3]>,
+    /// Bytes of shared memory per work-group: the `.shared` variables of the functions it
+    /// can reach and, when it can reach an atomic that takes a shared lock, the lock table
+    /// (a multiple of 8; 0 for none). The size of its pipeline's shared arena
+    /// (specialization constant 3, in words), checked against the device's
+    /// `maxComputeSharedMemorySize` when the pipeline is created.
+    pub shared_size: u32,
     /// Device features the kernel needs.
     pub features: Vec<Feature>,
     /// Sub-group size the kernel is translated for (what `%subgroupsize` reads), when it

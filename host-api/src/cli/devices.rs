@@ -6,9 +6,10 @@ use super::Failure;
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
-/// Lists every device with its type, driver, sub-group sizes, the features pisa-vk uses,
-/// and whether its `Fma` is fused per float width (found by running the probe kernel on
-/// it: `Module::load` and `pisa-vk run` translate for that).
+/// Lists every device with its type, driver, sub-group sizes, work-group limits (size,
+/// invocations, shared memory per work-group), the features pisa-vk uses, and whether its
+/// `Fma` is fused per float width (found by running the probe kernel on it: `Module::load`
+/// and `pisa-vk run` translate for that).
 pub fn run(_: Args) -> Result<(), Failure> {
     let devices = pisa_vk::Context::devices().map_err(Failure::runtime)?;
     if devices.is_empty() {
@@ -26,8 +27,8 @@ pub fn run(_: Args) -> Result<(), Failure> {
             d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size
         );
         println!(
-            "    max work-group: {:?}, {} invocations",
-            d.max_workgroup_size, d.max_workgroup_invocations
+            "    max work-group: {:?}, {} invocations, {} bytes of shared memory",
+            d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
         );
         println!("    features: {}", d.features.names().join(" "));
         println!("    fused Fma: {}", fused_fma(d.index));

@@ -32,7 +32,9 @@ enum Command {
 
 /// A failure with its exit code.
 pub struct Failure {
-    /// 1 invalid PISA, 2 usage, 3 device/runtime.
+    /// 1 invalid PISA, 2 usage (a mistake in the command line: unknown kernel or symbol,
+    /// wrong arguments, an impossible launch; [`pisa_vk::Error::is_usage`]), 3 device or
+    /// runtime (including validation-layer errors).
     pub code: u8,
     /// What to print on stderr.
     pub message: String,
@@ -60,7 +62,7 @@ impl From<pisa_vk::Error> for Failure {
     fn from(e: pisa_vk::Error) -> Failure {
         match e {
             pisa_vk::Error::Invalid(d) => invalid(d),
-            pisa_vk::Error::Io { .. } => Failure::usage(e.to_string()),
+            e if e.is_usage() => Failure::usage(e.to_string()),
             other => Failure::runtime(other),
         }
     }

@@ -596,10 +596,11 @@ impl<'a> FnCx<'a> {
         self.begin(next)
     }
 
-    /// Kernel entry: the shared lock table zeroed, if the module has one (every work-item
-    /// takes part); then work-items outside the NDRange (in a partial last work-group) end
-    /// at once.
+    /// Kernel entry: the lane-numbering flag set (if the module has one), the shared lock
+    /// table zeroed, if the kernel reserves one (every work-item takes part); then
+    /// work-items outside the NDRange (in a partial last work-group) end at once.
     fn kernel_prologue(&mut self) -> EResult {
+        self.init_lane_numbering()?;
         self.init_shared_locks()?;
         let bt = self.m.ty(Scalar::Bool);
         let mut inside = self.m.const_bool(true);

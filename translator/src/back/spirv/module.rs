@@ -11,6 +11,12 @@ use rspirv::spirv::{self, BuiltIn, Capability, Decoration, StorageClass, Word};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
 
+/// The specialization constant that sizes the shared arena, in 32-bit words: each pipeline
+/// sets it to its kernel's arena ([`crate::reflect::KernelInfo::shared_size`] / 4, at
+/// least 1); its default is the largest kernel's, so the module also runs unspecialized.
+/// Constants 0–2 are the work-group size.
+pub const SHARED_WORDS_SPEC_ID: u32 = 3;
+
 /// Module-wide builder state.
 pub struct ModuleCx {
     /// The SPIR-V builder.
@@ -26,7 +32,8 @@ pub struct ModuleCx {
     builtins: HashMap<u32, Word>,
     /// The push-constant launch block variable.
     pub launch: Word,
-    /// Shared arena (`Workgroup uint[N]`), if the module has shared variables.
+    /// Shared arena (`Workgroup uint[N]`, N the specialization constant
+    /// [`SHARED_WORDS_SPEC_ID`]), if the module has shared variables.
     pub shared: Option<Word>,
     /// Private arena (`Private uint[N]`), if the module has private variables.
     pub private: Option<Word>,
@@ -47,6 +54,9 @@ pub struct ModuleCx {
     /// Whether some exact float operation was computed in integers where the float64 model
     /// would use a few `f64` operations ([`crate::reflect::Reflection::faster_with_float64`]).
     pub f64_would_help: bool,
+    /// `Private bool`: whether the running kernel numbers lanes by linear local id, when
+    /// some function serves both kinds of kernel ([`super::lanes`]); every kernel sets it.
+    pub lane_flag: Option<Word>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -118,6 +128,7 @@ impl ModuleCx {
             subgroup_users: BTreeSet::new(),
             float: super::FloatModel::default(),
             f64_would_help: false,
+            lane_flag: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };
@@ -128,15 +139,7 @@ impl ModuleCx {
         let u32t = cx.ty(Scalar::U(32));
         let words = crate::layout::launch::MAX_PUSH_CONSTANTS / 4;
         let n = cx.const_u32(words);
-        let arr = cx.b.id();
-        cx.b.module_mut()
-            .types_global_values
-            .push(rspirv::dr::Instruction::new(
-                spirv::Op::TypeArray,
-                None,
-                Some(arr),
-                vec![SpvOperand::IdRef(u32t), SpvOperand::IdRef(n)],
-            ));
+        let arr = cx.fresh_array(u32t, n);
         cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(4)]);
         let st = cx.b.type_struct_id(None, [arr]);
         cx.b.decorate(st, Decoration::Block, []);
@@ -159,7 +162,16 @@ impl ModuleCx {
             [SpvOperand::BuiltIn(BuiltIn::WorkgroupSize)],
         );
         if shared_bytes > 0 {
-            let arr = cx.array(u32t, shared_bytes / 4);
+            // `uint[N]` with N a specialization constant: a kernel reserves only its own
+            // arena (layout.rs lays the variables out per kernel).
+            let words = cx.b.spec_constant_bit32(u32t, shared_bytes.div_ceil(4));
+            cx.b.decorate(
+                words,
+                Decoration::SpecId,
+                [SpvOperand::LiteralBit32(SHARED_WORDS_SPEC_ID)],
+            );
+            cx.b.name(words, "pisa_shared_words");
+            let arr = cx.fresh_array(u32t, words);
             let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
             let v = cx.b.variable(p, None, StorageClass::Workgroup, None);
             cx.b.name(v, "pisa_shared");
@@ -175,6 +187,16 @@ impl ModuleCx {
             cx.private = Some(v);
         }
         cx
+    }
+
+    /// Declares the [`lane_flag`](Self::lane_flag) variable.
+    pub fn declare_lane_flag(&mut self) {
+        let bt = self.ty(Scalar::Bool);
+        let p = self.ptr(StorageClass::Private, bt);
+        let v = self.b.variable(p, None, StorageClass::Private, None);
+        self.b.name(v, "pisa_linear_lanes");
+        self.interface.push(v);
+        self.lane_flag = Some(v);
     }
 
     /// Declares a capability once.
@@ -258,9 +280,16 @@ impl ModuleCx {
             return t;
         }
         let n = self.const_u32(len);
-        // A fresh id, not rspirv's deduplicating `type_array`: that would hand back an array
-        // type decorated with `ArrayStride` (the launch block's `uint[32]`), which Vulkan
-        // forbids for Function and Workgroup storage.
+        let t = self.fresh_array(elem, n);
+        self.types.insert(TypeKey::Array(elem, len), t);
+        t
+    }
+
+    /// A new array type `elem[len]` (`len` the id of a constant or specialization constant).
+    /// A fresh id, not rspirv's deduplicating `type_array`: that would hand back an array
+    /// type decorated with `ArrayStride` (the launch block's `uint[32]`), which Vulkan
+    /// forbids for Function and Workgroup storage.
+    fn fresh_array(&mut self, elem: Word, len: Word) -> Word {
         let t = self.b.id();
         self.b
             .module_mut()
@@ -269,9 +298,8 @@ impl ModuleCx {
                 spirv::Op::TypeArray,
                 None,
                 Some(t),
-                vec![SpvOperand::IdRef(elem), SpvOperand::IdRef(n)],
+                vec![SpvOperand::IdRef(elem), SpvOperand::IdRef(len)],
             ));
-        self.types.insert(TypeKey::Array(elem, len), t);
         t
     }
 
