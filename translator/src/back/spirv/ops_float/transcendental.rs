@@ -141,8 +141,8 @@ impl FnCx<'_> {
         let k23 = m.ku(32, 23);
         let er = m.shr(32, rb, k23)?;
         let e2 = m.iadd(32, er, n)?;
-        let nsh = m.shl(32, n, k23)?;
-        let normal_bits = m.iadd(32, rb, nsh)?;
+        let normal_bits = self.add_exponent(rb, n)?;
+        let m = &mut *self.m;
         let k255 = m.ku(32, 255);
         let over = m.sge(e2, k255)?;
         let one = m.ku(32, 1);
@@ -160,6 +160,13 @@ impl FnCx<'_> {
         let r = self.sel(32, normal, normal_bits, den)?;
         let inf = self.m.ku(32, INF);
         self.sel(32, over, inf, r)
+    }
+
+    /// `b + (n << 23)`: the `f32` bits `b` times 2^n (`n` signed), while that stays normal.
+    fn add_exponent(&mut self, b: Word, n: Word) -> EResult<Word> {
+        let k23 = self.m.ku(32, 23);
+        let nsh = self.m.shl(32, n, k23)?;
+        self.m.iadd(32, b, nsh)
     }
 
     /// The result bits `rb` of a function of `x` (`f32`), except a NaN `x`, which gives

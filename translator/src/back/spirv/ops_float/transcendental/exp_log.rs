@@ -145,11 +145,9 @@ impl FnCx<'_> {
         let (nf, n) = self.nearest_int32(a)?;
         let f = self.m.fsub(32, a, nf)?;
         let p = self.exp2_core(f)?;
+        let pb = self.m.bits(32, p)?;
+        let eb = self.add_exponent(pb, n)?;
         let m = &mut *self.m;
-        let pb = m.bits(32, p)?;
-        let k23 = m.ku(32, 23);
-        let nsh = m.shl(32, n, k23)?;
-        let eb = m.iadd(32, pb, nsh)?;
         let ex = m.float(32, eb)?;
         let one = m.kf(32, 1.0);
         let d = m.fadd(32, one, ex)?;
