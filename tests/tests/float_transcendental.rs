@@ -283,17 +283,6 @@ impl Format16 {
         2f64.powi(e - self.fraction)
     }
 
-    /// Whether `v` rounds to an infinity (or is one) in round-to-nearest.
-    fn overflows(&self, v: f64) -> bool {
-        let max = (2.0 - 2f64.powi(-self.fraction)) * 2f64.powi(self.max_exp);
-        v.abs() >= max + self.ulp(max) / 2.0
-    }
-
-    /// The format's infinity of `v`'s sign: what an overflowing `v` rounds to.
-    fn infinity(&self, v: f64) -> f64 {
-        f64::INFINITY.copysign(v)
-    }
-
     /// Error of `got` from the real `want`, in ULPs of the format at `want`.
     fn ulp_error(&self, got: f64, want: f64) -> f64 {
         if got == want {
