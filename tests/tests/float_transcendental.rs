@@ -137,7 +137,10 @@ fn within_bound(func: &str, x: f64, want: f64, e: f64, ulp: f64) -> bool {
 /// within the bound of the exact value, NaN/infinite/zero results bit for bit the
 /// reference's. Returns the device's maximum error in ULPs and its input.
 fn check_single(func: &str, ftz: &str, inputs: &[u64]) -> (f64, u64) {
-    let src = kernel(&format!("{func}{ftz}.f"), 32);
+    // `.ftz` comes right after the opcode (`frsqrt.ftz.fast.f`).
+    let (op, rest) = func.split_once('.').map_or((func, ""), |(o, r)| (o, r));
+    let rest = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+    let src = kernel(&format!("{op}{ftz}{rest}.f"), 32);
     let dev = run_u64(&src, inputs, 1, 1, 64);
     let reference = reference_u64(&src, inputs, 1, 1, 64, 32);
     let mut worst = (0f64, 0u64);
