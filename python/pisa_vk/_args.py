@@ -116,7 +116,8 @@ def _encode_float(value: float, size: int, what: str) -> bytes:
         except OverflowError:
             raise ArgumentError(f"{what} is .param[4]: {value!r} overflows a 32-bit float") from None
     if size == 2:
-        half = np.float16(value)
+        with np.errstate(over="ignore"):
+            half = np.float16(value)
         if math.isfinite(value) and not np.isfinite(half):
             raise ArgumentError(f"{what} is .param[2]: {value!r} overflows a 16-bit float")
         return half.astype("<f2").tobytes()
