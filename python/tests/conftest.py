@@ -12,6 +12,12 @@ KERNELS = Path(__file__).parent / "kernels"
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+def pytest_report_header(config):
+    device = pisa_vk.Context.devices()
+    names = ", ".join(d["name"] for d in device) or "none"
+    return [f"pisa_vk: {pisa_vk.__file__}", f"Vulkan devices: {names}"]
+
+
 @pytest.fixture(scope="session")
 def ctx():
     return pisa_vk.Context()
