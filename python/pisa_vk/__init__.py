@@ -17,17 +17,8 @@ from ._args import In, InOut, Out
 from ._buffer import Buffer
 from ._context import Context
 from ._module import Kernel, Module, Param, Symbol, SymbolInfo
-from .errors import (
-    ArgumentError,
-    CompileError,
-    DeviceError,
-    Diagnostic,
-    KernelTimeout,
-    LaunchError,
-    NotFoundError,
-    PisaError,
-    SizeError,
-)
+from . import errors
+from .errors import *  # noqa: F401,F403 (the exception classes)
 
 __version__ = "0.1.0"
 
@@ -42,13 +33,5 @@ __all__ = [
     "In",
     "Out",
     "InOut",
-    "PisaError",
-    "CompileError",
-    "Diagnostic",
-    "ArgumentError",
-    "LaunchError",
-    "NotFoundError",
-    "SizeError",
-    "DeviceError",
-    "KernelTimeout",
+    *errors.__all__,
 ]

@@ -135,47 +135,42 @@ class Staging:
         self._ctx = native_context
         # id(array) -> [array, device copy, native buffer, upload, download]
         self._arrays: Dict[int, list] = {}
-        self._keep: List[Any] = []
 
     def encode(self, params, args) -> List[bytes]:
         """The parameter bytes of ``args`` for ``params`` (``Param`` tuples), uploading arrays."""
         from ._buffer import Buffer
         from ._module import Symbol
 
-        plan: List[Tuple[str, Any, str, int]] = []
+        # Each argument is its bytes, or the array whose device address it will be.
+        plan: List[Any] = []
         for index, (param, value) in enumerate(zip(params, args)):
             what = f"argument {index} (%{param.name})"
-            if isinstance(value, (np.ndarray, _Direction, Buffer, Symbol)):
-                if param.size != 8:
-                    raise ArgumentError(
-                        f"{what} is .param[{param.size}]; an array, Buffer or Symbol passes an "
-                        "8-byte device address"
-                    )
-            if isinstance(value, _Direction) or isinstance(value, np.ndarray):
+            pointer = isinstance(value, (np.ndarray, _Direction, Buffer, Symbol))
+            if pointer and param.size != 8:
+                raise ArgumentError(
+                    f"{what} is .param[{param.size}]; an array, Buffer or Symbol passes an "
+                    "8-byte device address"
+                )
+            if isinstance(value, (np.ndarray, _Direction)):
                 array, up, down = _direction(value)
                 entry = self._arrays.setdefault(id(array), [array, None, None, False, False])
                 entry[3] |= up
                 entry[4] |= down
-                plan.append(("array", array, what, param.size))
+                plan.append(array)
             elif isinstance(value, (Buffer, Symbol)):
-                self._keep.append(value)
-                plan.append(("address", value.address, what, param.size))
+                plan.append(struct.pack("<Q", value.address))
             else:
-                plan.append(("scalar", encode_scalar(value, param.size, what), what, param.size))
+                plan.append(encode_scalar(value, param.size, what))
         for entry in self._arrays.values():
-            array, _, _, upload, _ = entry
-            device = device_layout(array)
+            device = device_layout(entry[0])
             native = self._ctx.buffer(device.nbytes)
-            if upload:
+            if entry[3]:
                 native.write(as_bytes(device))
             entry[1], entry[2] = device, native
-        out = []
-        for kind, value, _what, _size in plan:
-            if kind == "array":
-                value = self._arrays[id(value)][2].address
-                kind = "address"
-            out.append(struct.pack("<Q", value) if kind == "address" else value)
-        return out
+        return [
+            struct.pack("<Q", self._arrays[id(p)][2].address) if isinstance(p, np.ndarray) else p
+            for p in plan
+        ]
 
     def copy_back(self) -> None:
         """Copies the device buffers of the arrays to copy back into them."""
