@@ -21,6 +21,5 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::Context>()?;
     m.add_class::<module::Module>()?;
     m.add_class::<buffer::Buffer>()?;
-    m.add("HOST_API_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

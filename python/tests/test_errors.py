@@ -1,8 +1,11 @@
 """Errors are Python exceptions: invalid PISA raises CompileError with the rendered diagnostic
 (file:line:col, the source line, a caret); misuse raises the matching PisaError."""
 
+import time
+
 import numpy as np
 import pytest
+from conftest import lcg_power
 
 import pisa_vk
 
@@ -108,3 +111,29 @@ def test_bad_device_selector():
         pisa_vk.Context("no such device, surely")
     with pytest.raises(TypeError):
         pisa_vk.Context(1.5)
+
+
+def test_a_dispatch_past_the_timeout_raises_kernel_timeout(monkeypatch, spin, kernels):
+    monkeypatch.setenv("PISA_VK_TIMEOUT", "0.2")
+    ctx = pisa_vk.Context()  # reads PISA_VK_TIMEOUT when it is made
+    kernel = ctx.load(kernels / "spin.pisa").kernel("spin")
+    out = np.zeros(1, np.uint32)
+    n = spin.iterations(1.0)
+    start = time.perf_counter()
+    with pytest.raises(pisa_vk.KernelTimeout, match=r"did not finish within 0\.2\d* s \(PISA_VK_TIMEOUT\)") as info:
+        kernel(1, 1, out, n)
+    assert isinstance(info.value, TimeoutError)
+    assert time.perf_counter() - start < 0.9
+    assert out[0] == 0  # nothing copied back
+    # The kernel goes on to its end on the device (about 1 s); until then dispatches time out
+    # at once, then the context works again.
+    deadline = time.perf_counter() + 30
+    while True:
+        try:
+            kernel(1, 1, out, 1000)
+            break
+        except pisa_vk.KernelTimeout:
+            assert time.perf_counter() < deadline, "the context stayed busy for 30 s"
+            time.sleep(0.25)
+    assert out[0] == lcg_power(1000)
+    assert ctx.validation_messages() == []

@@ -6,38 +6,12 @@ import threading
 import time
 
 import numpy as np
-
-A, C, M = 1664525, 1013904223, 2**32
-
-
-def lcg_power(n: int, x: int = 1) -> int:
-    """f^n(x) for f(x) = A x + C mod 2^32, by squaring the affine map (independent of the
-    kernel's loop)."""
-    a, c, pa, pc = A, C, 1, 0
-    while n:
-        if n & 1:
-            pa, pc = (a * pa) % M, (a * pc + c) % M
-        a, c = (a * a) % M, (a * c + c) % M
-        n >>= 1
-    return (pa * x + pc) % M
+from conftest import lcg_power
 
 
-def test_another_thread_runs_during_a_dispatch(ctx, kernels):
-    spin = ctx.load(kernels / "spin.pisa").kernel("spin")
+def test_another_thread_runs_during_a_dispatch(spin):
+    n = spin.iterations(0.6)
     out = np.zeros(1, np.uint32)
-
-    # Calibrate: enough iterations for a dispatch of about 0.6 s on this device.
-    n = 1 << 20
-    while True:
-        start = time.perf_counter()
-        spin(1, 1, out, n)
-        took = time.perf_counter() - start
-        assert out[0] == lcg_power(n)
-        if took > 0.05 or n >= 1 << 31:
-            break
-        n <<= 2
-    n = max(1, min(M - 1, int(n * 0.6 / max(took, 1e-6))))
-
     ticks = []
     stop = threading.Event()
 
@@ -50,7 +24,7 @@ def test_another_thread_runs_during_a_dispatch(ctx, kernels):
     try:
         time.sleep(0.05)
         start = time.perf_counter()
-        spin(1, 1, out, n)
+        spin.kernel(1, 1, out, n)
         end = time.perf_counter()
     finally:
         stop.set()
