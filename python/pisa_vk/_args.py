@@ -36,7 +36,9 @@ class _Direction:
         if not isinstance(array, np.ndarray):
             raise TypeError(f"{type(self).__name__}() takes a NumPy array, not {type(array).__name__}")
         if self.download and not array.flags.writeable:
-            raise ValueError(f"{type(self).__name__}() of a read-only array: the kernel's results cannot be copied back")
+            raise ValueError(
+                f"{type(self).__name__}() of a read-only array: the kernel's results cannot be copied back"
+            )
         self.array = array
 
     def __repr__(self) -> str:
@@ -143,7 +145,7 @@ class Staging:
 
         # Each argument is its bytes, or the array whose device address it will be.
         plan: List[Any] = []
-        for index, (param, value) in enumerate(zip(params, args)):
+        for index, (param, value) in enumerate(zip(params, args, strict=True)):
             what = f"argument {index} (%{param.name})"
             pointer = isinstance(value, (np.ndarray, _Direction, Buffer, Symbol))
             if pointer and param.size != 8:

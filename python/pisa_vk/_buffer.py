@@ -50,7 +50,8 @@ class Buffer:
     def get(self, out: Optional[np.ndarray] = None) -> np.ndarray:
         """A copy of the contents as a new array (or into ``out``, of the same shape and dtype)."""
         if out is None:
-            out = np.empty(self.shape, self.dtype.newbyteorder("<") if self.dtype.byteorder == ">" else self.dtype)
+            little = self.dtype.newbyteorder("<") if self.dtype.byteorder == ">" else self.dtype
+            out = np.empty(self.shape, little)
         elif out.shape != self.shape or out.dtype != self.dtype:
             raise SizeError(f"out is {out.dtype} {out.shape}, the buffer {self.dtype} {self.shape}")
         device = device_layout(out)

@@ -44,8 +44,7 @@ class Module:
         self._native = native
         self.name = name
         self._kernels = {
-            kname: (tuple(Param(*p) for p in params), reqd)
-            for kname, params, reqd in native.kernels()
+            kname: (tuple(Param(*p) for p in params), reqd) for kname, params, reqd in native.kernels()
         }
 
     @property
@@ -63,9 +62,7 @@ class Module:
         ``kernel(grid, block, *args)``."""
         bare = name[1:] if name.startswith("@") else name
         if bare not in self._kernels:
-            raise NotFoundError(
-                f"no kernel `{bare}` in the module (kernels: {', '.join(self._kernels)})"
-            )
+            raise NotFoundError(f"no kernel `{bare}` in the module (kernels: {', '.join(self._kernels)})")
         params, reqd = self._kernels[bare]
         return Kernel(self, bare, params, reqd)
 
@@ -124,8 +121,7 @@ class Kernel:
         if len(args) != len(self.params):
             names = ", ".join(f"%{p.name}" for p in self.params)
             raise ArgumentError(
-                f"kernel `{self.name}` takes {len(self.params)} argument(s) ({names}), "
-                f"{len(args)} given"
+                f"kernel `{self.name}` takes {len(self.params)} argument(s) ({names}), {len(args)} given"
             )
         staging = Staging(self.module.context._native)
         blobs = staging.encode(self.params, args)

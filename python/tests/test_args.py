@@ -102,7 +102,8 @@ def test_wrong_argument_types_raise_argument_error(echo, args, message):
 
 
 def test_wrong_argument_count(echo):
-    with pytest.raises(pisa_vk.ArgumentError, match=r"takes 6 argument\(s\) \(%a, %b, %c, %d, %s, %out\), 5 given"):
+    message = r"takes 6 argument\(s\) \(%a, %b, %c, %d, %s, %out\), 5 given"
+    with pytest.raises(pisa_vk.ArgumentError, match=message):
         echo(1, 1, 0, 0, 0, 0, bytes(16))
     with pytest.raises(TypeError):
         echo(1, 1)

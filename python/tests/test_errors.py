@@ -27,11 +27,11 @@ def test_invalid_program_raises_the_rendered_diagnostics(ctx):
     assert text == e.diagnostics
     lines = text.splitlines()
     # every error: file:line:col: error: message, then the source line and a caret under it
-    first = lines.index(next(l for l in lines if l.startswith("bad.pisa:5:")))
+    first = lines.index(next(line for line in lines if line.startswith("bad.pisa:5:")))
     assert lines[first].startswith("bad.pisa:5:20: error:") and "%nope" in lines[first]
     assert lines[first + 2] == "5 |   iadd.32b %x, %x, %nope;"
     assert lines[first + 3] == "  |                    ^^^^^"
-    assert any(l.startswith("bad.pisa:6:3: error:") and "frobnicate" in l for l in lines)
+    assert any(x.startswith("bad.pisa:6:3: error:") and "frobnicate" in x for x in lines)
     assert "6 |   frobnicate.32b %x;" in lines
     assert [(d.file, d.line, d.column) for d in e.errors] == [("bad.pisa", 5, 20), ("bad.pisa", 6, 3)]
     assert str(e.errors[1]).startswith("bad.pisa:6:3: error: ")
@@ -120,7 +120,8 @@ def test_a_dispatch_past_the_timeout_raises_kernel_timeout(monkeypatch, spin, ke
     out = np.zeros(1, np.uint32)
     n = spin.iterations(1.0)
     start = time.perf_counter()
-    with pytest.raises(pisa_vk.KernelTimeout, match=r"did not finish within 0\.2\d* s \(PISA_VK_TIMEOUT\)") as info:
+    message = r"did not finish within 0\.2\d* s \(PISA_VK_TIMEOUT\)"
+    with pytest.raises(pisa_vk.KernelTimeout, match=message) as info:
         kernel(1, 1, out, n)
     assert isinstance(info.value, TimeoutError)
     assert time.perf_counter() - start < 0.9
