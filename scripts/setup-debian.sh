@@ -23,6 +23,8 @@ apt-get update -qq
 apt-get install -y -qq -t bookworm-backports mesa-vulkan-drivers >/dev/null
 apt-get install -y -qq libvulkan1 vulkan-tools spirv-tools vulkan-validationlayers \
   build-essential cmake python3 pkg-config git >/dev/null
+# The Python package (python/, docs/python.md): venv and pip to build and test it in.
+apt-get install -y -qq python3-venv python3-pip >/dev/null
 
 echo "setup-debian.sh: Vulkan devices:"
 vulkaninfo --summary 2>/dev/null | grep -E 'deviceName|driverName|apiVersion' || true
