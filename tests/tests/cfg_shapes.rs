@@ -5,7 +5,7 @@
 //! Vulkan device and on the reference interpreter, every work-item's final state compared.
 //! The state records the path each work-item took, and the work-items of a work-group take
 //! different paths, so a repaired irreducible region or a break chain that went astray shows.
-//! A handful of seeds runs in CI; `every_shape_many_seeds` (ignored) runs more.
+//! A handful of seeds runs in CI; `every_shape_many_seeds` (ignored) runs 400 kernels.
 
 #[path = "../../translator/tests/common/cfg_gen.rs"]
 mod cfg_gen;
@@ -31,11 +31,16 @@ fn every_shape_agrees_with_the_reference() {
     }
 }
 
+/// Sizes stay below 80 blocks: lavapipe (Mesa 25.0) folds a run-once loop left by breaks
+/// into ifs nested one level per loop it contains, and its LLVM back end keeps at most 80
+/// nested levels (`LP_MAX_TGSI_NESTING`): some 85 loops in a row, each left by a jump past
+/// the others, crash the driver whatever the translator emits (the translator before the
+/// rewrite of its control flow crashed it the same way).
 #[test]
 #[ignore = "long: 400 kernels; run with --ignored"]
 fn every_shape_many_seeds() {
     for &shape in SHAPES {
-        for size in [3, 10, 30, 100, 300] {
+        for size in [3, 10, 25, 50, 75] {
             for seed in 0..8 {
                 agree(shape, size, 1000 + seed);
             }
