@@ -111,6 +111,17 @@ pub fn generate(shape: Shape, size: usize, seed: u64) -> Program {
     emit(&ends, &mut rng)
 }
 
+/// Generates a kernel of about `size` blocks: segments of `part` blocks of shape `shape`
+/// one after the other (a long chain of bounded nests).
+pub fn chain(shape: Shape, size: usize, part: usize, seed: u64) -> Program {
+    let mut rng = Rng(seed ^ (shape as u64) << 56);
+    let mut ends = Vec::new();
+    while ends.len() < size {
+        shape_blocks(shape, part.max(1), &mut rng, &mut ends);
+    }
+    emit(&ends, &mut rng)
+}
+
 /// Appends the blocks of one shape; targets are absolute block numbers, and one past the
 /// last block is the exit.
 fn shape_blocks(shape: Shape, size: usize, rng: &mut Rng, ends: &mut Vec<End>) {
