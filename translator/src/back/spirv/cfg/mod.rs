@@ -17,6 +17,8 @@ mod dominators;
 mod junctions;
 mod order;
 mod reducible;
+#[cfg(test)]
+mod tests;
 
 use crate::diag::Diagnostic;
 use crate::ir::{Function, Inst, Opcode, Operand};
