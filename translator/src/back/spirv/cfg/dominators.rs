@@ -7,8 +7,20 @@
 //!
 //! Must not: look at block contents.
 
-use super::order::Graph;
+use super::order::{Graph, Intervals};
 use super::{BlockId, NONE};
+
+/// The dominator tree of `idoms(g)` as intervals: `a` dominates `b` when
+/// `tree(g, idom).contains(a, b)`.
+pub fn tree(g: &Graph, idom: &[BlockId]) -> Intervals {
+    let parent: Vec<u32> = (0..idom.len())
+        .map(|b| match idom[b] {
+            d if b == 0 || d == NONE as usize => NONE,
+            d => d as u32,
+        })
+        .collect();
+    Intervals::new(&parent, g.rpo.iter().copied())
+}
 
 /// The immediate dominator of every block reachable in `g` (the entry's is itself;
 /// unreachable blocks get `NONE as usize`).

@@ -166,13 +166,7 @@ impl Cfg {
         cycles: cycles::Cycles,
     ) -> Result<Cfg, Diagnostic> {
         let idom = dominators::idoms(&graph);
-        let parent: Vec<u32> = (0..blocks.len())
-            .map(|b| match idom[b] {
-                d if b == 0 || d == NONE as usize => NONE,
-                d => d as u32,
-            })
-            .collect();
-        let dom = Intervals::new(&parent, graph.rpo.iter().copied());
+        let dom = dominators::tree(&graph, &idom);
         let cfg = Cfg {
             blocks,
             dispatch: false,

@@ -181,11 +181,7 @@ fn the_repair_leaves_every_graph_reducible_and_code_where_it_was() {
             .iter()
             .all(|b| b.code.is_setter() || b.code == Code::Insts(0..0)));
         let g = Graph::new(&blocks);
-        let idom = dominators::idoms(&g);
-        let parent: Vec<u32> = (0..blocks.len())
-            .map(|b| if b == 0 || idom[b] == NONE as usize { NONE } else { idom[b] as u32 })
-            .collect();
-        let dom = Intervals::new(&parent, g.rpo.iter().copied());
+        let dom = dominators::tree(&g, &dominators::idoms(&g));
         for &b in &g.rpo {
             for s in blocks[b].term.succs() {
                 assert!(
