@@ -105,7 +105,7 @@ fn long_chains_of_every_shape_stay_linear() {
 }
 
 #[test]
-#[ignore = "slow: SPIRV-Tools takes minutes on deep nests; run with --ignored"]
+#[ignore = "slow (about a minute: SPIRV-Tools on nests); run with --ignored"]
 fn long_chains_validate() {
     for &shape in SHAPES {
         let size = if shape == Shape::DeepNest { 300 } else { 1000 };

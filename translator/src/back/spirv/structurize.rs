@@ -1,5 +1,5 @@
 //! The structurizer: turns a reducible [`Cfg`] into a structured program, a flat sequence of
-//! [`Event`]s in which labelled blocks, loops and two-way branches open and close like
+//! [`Event`]s in which labelled blocks, loops and one-armed branches open and close like
 //! brackets, and which maps one-to-one onto SPIR-V selection and loop constructs.
 //!
 //! The method follows Ramsey, "Beyond Relooper" (ICFP 2022): walk the dominator tree; a
@@ -7,15 +7,17 @@
 //! end of a labelled block wrapped around the code of its immediate dominator, and every
 //! jump to it is a [`Event::Break`]; a loop header opens a loop and every back edge is a
 //! [`Event::Continue`]; every other block is placed inline where its only predecessor
-//! branches to it. One change for GPUs: a block that leaves a loop is *hoisted* after the
-//! loop (it becomes a merge label outside the loop) even when it has a single predecessor,
-//! so that the work-items of a loop reconverge when they leave it, before anything that
-//! follows the loop (a barrier, a sub-group operation) runs.
+//! branches to it ([`Cfg::placement`]). A block that leaves a loop is *hoisted* after the
+//! loop even when it has a single predecessor, so that the work-items of a loop reconverge
+//! when they leave it, before anything that follows the loop (a barrier, a sub-group
+//! operation) runs; the innermost such exit is fused with the loop. Neither arm of a
+//! two-way branch falls through, so the branch is one-armed: the arm with fewer events goes
+//! inside, the other follows, and branches nest O(log n) deep. (Blocks with many merges are
+//! sequenced before this, see `cfg::junctions`.)
 //!
 //! The walk keeps its own stack of pending steps, so it runs in O(blocks + edges) steps and
-//! constant call depth whatever the shape; the only logarithmic part is finding the loop a
-//! block is hoisted out of ([`Cfg::outermost_loop_left`]). Every reachable block's code
-//! appears exactly once: nothing is duplicated.
+//! constant call depth whatever the shape. Every reachable block's code appears exactly
+//! once: nothing is duplicated.
 //!
 //! Must not: emit SPIR-V or look inside instructions.
 

@@ -1,14 +1,15 @@
 //! The control-flow graph of a function body: basic blocks split at labels and at
-//! `goto`/`return`, the repair of irreducible regions, dominators and natural loops.
+//! `goto`/`return`, the repair of irreducible regions, dominators, natural loops, and the
+//! placement of blocks for the structurizer.
 //!
 //! Owns: turning the flat instruction list into blocks with two-way terminators (a
 //! conditional `goto` whose target is the next instruction is a plain jump: its two edges
 //! are one), and the analyses the structurizer asks about, each answered in constant or
 //! logarithmic time. Every pass is iterative and O((blocks + edges) log blocks) at worst:
-//! the depth-first orders (`order`), Lengauer-Tarjan dominators (`dominators`), the
-//! loop-nesting forest (`cycles`) and the irreducible repair (`reducible`), which gives
-//! multi-entry cycles a dispatch hub and never duplicates a block, so barriers and sub-group
-//! instructions stay where the producer put them.
+//! the depth-first orders (`order`), the loop-nesting forest (`cycles`), the irreducible
+//! repair (`reducible`), which gives multi-entry cycles a dispatch hub and never duplicates
+//! a block, so barriers and sub-group instructions stay where the producer put them,
+//! Lengauer-Tarjan dominators (`dominators`) and merge sequencing (`junctions`).
 //!
 //! Must not: emit SPIR-V.
 
