@@ -99,7 +99,11 @@ fn long_chains_of_every_shape_stay_linear() {
             assert!(e.contains("nested too deeply"), "{what}: {e}");
             continue;
         }
-        let ratio = check(&p, &what, matches!(shape, Shape::Degenerate | Shape::Labels));
+        let ratio = check(
+            &p,
+            &what,
+            matches!(shape, Shape::Degenerate | Shape::Labels),
+        );
         eprintln!("{what}: {ratio:.1} words per instruction beyond the base");
     }
 }
@@ -109,7 +113,11 @@ fn long_chains_of_every_shape_stay_linear() {
 fn long_chains_validate() {
     for &shape in SHAPES {
         let size = if shape == Shape::DeepNest { 300 } else { 1000 };
-        check(&generate(shape, size, 7), &format!("{shape:?} {size}"), true);
+        check(
+            &generate(shape, size, 7),
+            &format!("{shape:?} {size}"),
+            true,
+        );
     }
 }
 

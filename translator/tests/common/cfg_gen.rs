@@ -278,7 +278,9 @@ fn emit(ends: &[End], rng: &mut Rng) -> Program {
         };
         if target.is_some_and(|t| t <= i) {
             // A backward jump spends fuel first.
-            s.push_str("isub.32b %fuel, %fuel, 1;\nucmp.eq.32b %q, %fuel, 0;\ngoto.cond %q, EXIT;\n");
+            s.push_str(
+                "isub.32b %fuel, %fuel, 1;\nucmp.eq.32b %q, %fuel, 0;\ngoto.cond %q, EXIT;\n",
+            );
             insts += 3;
         }
         match *end {

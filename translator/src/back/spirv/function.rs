@@ -442,9 +442,7 @@ impl<'a> FnCx<'a> {
             match ev {
                 Event::Code(b) => self.emit_code(cfg, b)?,
                 Event::BeginBlock(label) => self.open(cfg, events, Some(label), None)?,
-                Event::BeginLoop { header, exit } => {
-                    self.open(cfg, events, exit, Some(header))?
-                }
+                Event::BeginLoop { header, exit } => self.open(cfg, events, exit, Some(header))?,
                 Event::EndBlock(_) | Event::EndLoop { .. } => live = self.close(live)?,
                 Event::BeginIf { cond, negate } => {
                     self.check_nesting(cfg, events)?;
@@ -460,7 +458,10 @@ impl<'a> FnCx<'a> {
                     self.ifs.push(merge);
                 }
                 Event::EndIf => {
-                    let merge = self.ifs.pop().ok_or_else(|| unbalanced("end of a branch"))?;
+                    let merge = self
+                        .ifs
+                        .pop()
+                        .ok_or_else(|| unbalanced("end of a branch"))?;
                     if live {
                         self.m.b.branch(merge).map_err(bug)?;
                     }
@@ -561,7 +562,10 @@ impl<'a> FnCx<'a> {
     /// Closes the innermost construct; `live` says whether control falls off its body.
     /// Returns whether control continues after it.
     fn close(&mut self, live: bool) -> EResult<bool> {
-        let mut f = self.stack.pop().ok_or_else(|| unbalanced("end of a construct"))?;
+        let mut f = self
+            .stack
+            .pop()
+            .ok_or_else(|| unbalanced("end of a construct"))?;
         if let Some(l) = f.label {
             self.open_at[FrameKind::Block.slot(l)] = NONE;
         }
@@ -660,7 +664,11 @@ impl<'a> FnCx<'a> {
     /// continue of it), else pass it to the parent's merge. The builder is left where
     /// control continues when no jump is pending.
     fn pass_on(&mut self, outermost: usize) -> EResult {
-        let pos = self.stack.len().checked_sub(1).ok_or_else(|| unbalanced("jump"))?;
+        let pos = self
+            .stack
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| unbalanced("jump"))?;
         let brk = self.brk_var()?;
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
@@ -702,7 +710,10 @@ impl<'a> FnCx<'a> {
                     .b
                     .selection_merge(merge, spirv::SelectionControl::NONE)
                     .map_err(bug)?;
-                self.m.b.branch_conditional(is, hit, rest, []).map_err(bug)?;
+                self.m
+                    .b
+                    .branch_conditional(is, hit, rest, [])
+                    .map_err(bug)?;
                 inner_merges.push(merge);
                 self.begin(hit)?;
                 self.m.b.store(brk, zero, None, []).map_err(bug)?;

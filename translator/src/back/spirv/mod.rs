@@ -496,7 +496,11 @@ mod tests {
                    .function void @f() {\n  call void, @f();\n}\n";
         let file = std::sync::Arc::new(crate::SourceFile::new("rec.pisa", src));
         let e = crate::compile(&file, &Default::default()).expect_err("recursion is refused");
-        assert!(e.render().contains("call cycle @f -> @f\n"), "{}", e.render());
+        assert!(
+            e.render().contains("call cycle @f -> @f\n"),
+            "{}",
+            e.render()
+        );
     }
 
     #[test]

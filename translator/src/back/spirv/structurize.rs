@@ -99,7 +99,9 @@ pub fn structurize(cfg: &Cfg) -> Result<Vec<Event>, String> {
         let mut s = 3 + ms.iter().map(|&m| 2 + size[m]).sum::<u64>();
         s += match cfg.blocks[x].term {
             Term::Jump(t) => edge_size(&size, x, t),
-            Term::Branch { then, els, .. } => 2 + edge_size(&size, x, then) + edge_size(&size, x, els),
+            Term::Branch { then, els, .. } => {
+                2 + edge_size(&size, x, then) + edge_size(&size, x, els)
+            }
             Term::Return(_) => 1,
         };
         size[x] = s;

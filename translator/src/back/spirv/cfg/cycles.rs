@@ -275,11 +275,7 @@ impl Loops {
             };
         }
         let tree = Intervals::new(&cycles.parent, (0..nc).rev());
-        Loops {
-            cycles,
-            tree,
-            jump,
-        }
+        Loops { cycles, tree, jump }
     }
 
     /// Whether block `b` is in cycle `c`.

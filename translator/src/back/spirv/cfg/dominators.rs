@@ -34,11 +34,7 @@ pub fn idoms(g: &Graph) -> Vec<BlockId> {
     // Buckets as linked lists: head per vertex, next per member.
     let mut bucket = vec![NONE; n];
     let mut bucket_next = vec![NONE; n];
-    let parent: Vec<u32> = g
-        .preorder
-        .iter()
-        .map(|&b| g.pre[g.dfs_parent[b]])
-        .collect();
+    let parent: Vec<u32> = g.preorder.iter().map(|&b| g.pre[g.dfs_parent[b]]).collect();
     let mut path = Vec::new();
     for w in (1..n).rev() {
         let wb = g.preorder[w];

@@ -69,7 +69,11 @@ pub fn sequence(cfg: &Cfg) -> Option<Vec<Block>> {
         let k = ys.len();
         first.push(blocks.len());
         for i in 1..k {
-            let next = if i + 1 < k { blocks.len() + 1 } else { ys[k - 1] };
+            let next = if i + 1 < k {
+                blocks.len() + 1
+            } else {
+                ys[k - 1]
+            };
             blocks.push(Block {
                 code: Code::Insts(0..0),
                 term: Term::Branch {

@@ -317,7 +317,10 @@ fn split(f: &Function) -> Result<Vec<Block>, Diagnostic> {
         if l.target > n {
             return Err(Diagnostic::error(
                 l.span,
-                format!("internal error: label `{}` is past the end of @{}", l.name, f.name),
+                format!(
+                    "internal error: label `{}` is past the end of @{}",
+                    l.name, f.name
+                ),
             ));
         }
         leader[l.target] = true;
@@ -388,7 +391,14 @@ fn split(f: &Function) -> Result<Vec<Block>, Diagnostic> {
                     term: Term::Return(last.ops.get(1).copied()),
                 });
                 let els = fall;
-                (end - 1, Term::Branch { cond, then: ret, els })
+                (
+                    end - 1,
+                    Term::Branch {
+                        cond,
+                        then: ret,
+                        els,
+                    },
+                )
             }
             _ => (end, Term::Jump(fall)),
         };
@@ -405,6 +415,9 @@ fn split(f: &Function) -> Result<Vec<Block>, Diagnostic> {
 fn malformed(inst: &Inst, what: &str) -> Diagnostic {
     Diagnostic::error(
         inst.span,
-        format!("internal error: malformed `{}` instruction: {what}", inst.op.as_str()),
+        format!(
+            "internal error: malformed `{}` instruction: {what}",
+            inst.op.as_str()
+        ),
     )
 }

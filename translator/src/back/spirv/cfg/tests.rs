@@ -81,7 +81,10 @@ fn lengauer_tarjan_gives_the_immediate_dominators() {
             // Every strict dominator of b dominates its immediate dominator.
             for &a in &g.preorder {
                 if a != b && dominates(a, b) {
-                    assert!(dominates(a, d), "round {round}: {a} dom {b} but not idom {d}");
+                    assert!(
+                        dominates(a, d),
+                        "round {round}: {a} dom {b} but not idom {d}"
+                    );
                 }
             }
         }
@@ -103,12 +106,15 @@ fn cycles_by_definition(blocks: &[Block], g: &Graph) -> Vec<(usize, Vec<bool>, u
             }
             let scc: Vec<bool> = (0..n).map(|b| set[b] && r[a][b] && r[b][a]).collect();
             (0..n).filter(|&b| scc[b]).for_each(|b| done[b] = true);
-            let trivial = scc.iter().filter(|&&x| x).count() == 1
-                && !blocks[a].term.succs().any(|s| s == a);
+            let trivial =
+                scc.iter().filter(|&&x| x).count() == 1 && !blocks[a].term.succs().any(|s| s == a);
             if trivial {
                 continue;
             }
-            let header = (0..n).filter(|&b| scc[b]).min_by_key(|&b| g.pre[b]).unwrap();
+            let header = (0..n)
+                .filter(|&b| scc[b])
+                .min_by_key(|&b| g.pre[b])
+                .unwrap();
             let mut rest = scc.clone();
             rest[header] = false;
             out.push((header, scc, parent));
@@ -127,7 +133,11 @@ fn the_loop_forest_and_its_entries_match_the_definition() {
         let g = Graph::new(&blocks);
         let cy = Cycles::new(&blocks, &g);
         let want = cycles_by_definition(&blocks, &g);
-        assert_eq!(cy.header.len(), want.len(), "round {round}: number of cycles");
+        assert_eq!(
+            cy.header.len(),
+            want.len(),
+            "round {round}: number of cycles"
+        );
         let tree = Intervals::new(&cy.parent, (0..cy.header.len()).rev());
         let inside = |c: u32, b: usize| {
             let i = cy.innermost[b];
@@ -143,12 +153,19 @@ fn the_loop_forest_and_its_entries_match_the_definition() {
             };
             assert_eq!(cy.parent[c as usize], want_parent, "round {round}: parent");
             for b in 0..n {
-                assert_eq!(inside(c, b), members[b], "round {round}: {b} in cycle of {header}");
+                assert_eq!(
+                    inside(c, b),
+                    members[b],
+                    "round {round}: {b} in cycle of {header}"
+                );
                 // An entry has a predecessor outside (the function entry counts).
                 let entry = members[b] && (b == 0 || g.preds(b).iter().any(|&p| !members[p]));
                 let t = cy.outermost_entered[b];
                 let entered = t != NONE && members[b] && tree.contains(t as usize, c as usize);
-                assert_eq!(entered, entry, "round {round}: {b} enters cycle of {header}");
+                assert_eq!(
+                    entered, entry,
+                    "round {round}: {b} enters cycle of {header}"
+                );
             }
         }
     }
@@ -162,7 +179,13 @@ fn the_repair_leaves_every_graph_reducible_and_code_where_it_was() {
         let n = 2 + rng.below(40);
         let mut blocks = random_graph(&mut rng, n);
         // Entry without predecessors, as `split` makes it.
-        blocks.insert(0, Block { code: Code::Insts(0..0), term: Term::Jump(1) });
+        blocks.insert(
+            0,
+            Block {
+                code: Code::Insts(0..0),
+                term: Term::Jump(1),
+            },
+        );
         for b in &mut blocks[1..] {
             for t in b.term.targets_mut() {
                 *t += 1;
