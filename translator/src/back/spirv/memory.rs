@@ -82,8 +82,10 @@ impl FnCx<'_> {
             AddrBase::Imm(v) => self.m.const_uint(bits, v),
             AddrBase::Param(p) => {
                 let (offs, _) = self.f.param_layout();
-                self.m
-                    .const_uint(bits, offs.get(p.0 as usize).copied().unwrap_or(0) as u64)
+                let Some(&off) = offs.get(p.0 as usize) else {
+                    return Err(self.err("internal error: a parameter the kernel does not have"));
+                };
+                self.m.const_uint(bits, off as u64)
             }
         };
         let t = self.m.uint(bits);

@@ -120,6 +120,16 @@ impl FnCx<'_> {
         }
     }
 
+    /// The `.index` of a static `extract` or `insert`.
+    fn static_index(&self, inst: &Inst) -> EResult<u32> {
+        inst.q.index.map(u32::from).ok_or_else(|| {
+            self.err(format!(
+                "internal error: `{}` without its index",
+                inst.op.as_str()
+            ))
+        })
+    }
+
     /// `extract` and `insert`, static and `.dynamic`.
     pub fn extract_insert(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
@@ -141,7 +151,7 @@ impl FnCx<'_> {
                 self.store_elem_dyn(dst, idx, v)
             }
             (Opcode::Extract, false) => {
-                let index = q.index.unwrap_or(0) as u32;
+                let index = self.static_index(inst)?;
                 match self.reg_ty(dst) {
                     RegType::Vector(_, n) => {
                         for i in 0..n as u32 {
@@ -157,7 +167,7 @@ impl FnCx<'_> {
                 }
             }
             _ => {
-                let index = q.index.unwrap_or(0) as u32;
+                let index = self.static_index(inst)?;
                 match self.reg_ty(src) {
                     RegType::Vector(_, n) => {
                         for i in 0..n as u32 {
