@@ -220,6 +220,26 @@ impl Module {
         self.dispatch_raw(kernel, launch, &bytes)
     }
 
+    /// Like [`Module::dispatch`], and returns the GPU time of the launch: from before its
+    /// first work-group started to after its last one finished, measured with timestamp
+    /// queries on the device ([`pisa_runtime::Context::launch_timed`]).
+    pub fn dispatch_timed(
+        &self,
+        kernel: &str,
+        global: impl Into<Dim3>,
+        local: impl Into<Dim3>,
+        args: &[Arg],
+    ) -> Result<std::time::Duration> {
+        let launch = Launch {
+            global: global.into(),
+            local: local.into(),
+            offset: [0; 3],
+        };
+        let k = self.kernel(kernel)?;
+        let bytes = pack_args(&k.name, &k.params, k.param_size, args)?;
+        Ok(self.run(k, &launch, &bytes, true)?.unwrap_or_default())
+    }
+
     /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
     /// running it: checks the work-group size and that the device and the context have every
     /// feature the kernel needs, so such errors surface before the first dispatch.
@@ -271,6 +291,17 @@ impl Module {
     /// block must be exactly the kernel's `.param` layout.
     pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
         let k = self.kernel(kernel)?;
+        self.run(k, launch, arg_block, false).map(drop)
+    }
+
+    /// Runs the launch; with `timed`, returns its GPU time.
+    fn run(
+        &self,
+        k: &KernelInfo,
+        launch: &Launch,
+        arg_block: &[u8],
+        timed: bool,
+    ) -> Result<Option<std::time::Duration>> {
         let launch_err = |message: String| Error::Launch {
             kernel: k.name.clone(),
             message,
@@ -292,7 +323,7 @@ impl Module {
                 .map_err(|_| launch_err(format!("{g} work-groups in dimension {d} is too many")))?;
         }
         if groups.contains(&0) {
-            return Ok(());
+            return Ok(None);
         }
         let mut push = vec![0u8; launch::MAX_PUSH_CONSTANTS as usize];
         let put = |push: &mut Vec<u8>, at: u32, v: &[u8]| {
@@ -339,8 +370,17 @@ impl Module {
             _param_buffer = b;
         }
         let pipeline = self.pipeline(k, local32)?;
-        self.ctx.rt.dispatch(&pipeline, &push, groups)?;
-        Ok(())
+        let part = pisa_runtime::DispatchPart {
+            pipeline: &pipeline,
+            push_constants: &push,
+            group_count: groups,
+        };
+        if timed {
+            Ok(Some(self.ctx.rt.launch_timed(&[part])?))
+        } else {
+            self.ctx.rt.launch(&[part])?;
+            Ok(None)
+        }
     }
 }
 
