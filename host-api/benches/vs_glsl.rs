@@ -353,6 +353,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         spirv: &spirv,
         entry_point: "main",
         local_size: case.local,
+        specialization: &[],
         push_constant_size: push_size,
         required_subgroup_size: None,
         require_full_subgroups: false,

@@ -2,7 +2,8 @@
 //! the caches (a `VkPipelineCache` for the driver, an in-memory map for whole pipelines).
 //!
 //! Kernels have no descriptor sets: they reach memory through buffer device addresses passed
-//! in push constants. The local size is given through specialization constants 0, 1 and 2.
+//! in push constants. The local size is given through specialization constants 0, 1 and 2,
+//! further specialization constants (3, 4, ...) through [`PipelineDesc::specialization`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -32,6 +33,10 @@ pub struct PipelineDesc<'a> {
     pub entry_point: &'a str,
     /// The local size, given to specialization constants 0, 1, 2 (u32).
     pub local_size: [u32; 3],
+    /// Values of the specialization constants after the local size: 3, 4, ... (u32 each;
+    /// pisa-vk passes the enqueued local size). A constant the module does not declare is
+    /// ignored.
+    pub specialization: &'a [u32],
     /// Bytes of push constants the kernel reads (a multiple of 4; 0 for none).
     pub push_constant_size: u32,
     /// A sub-group size the pipeline must run with (`VK_EXT_subgroup_size_control`).
@@ -113,6 +118,7 @@ struct Key {
     spirv_hash: u64,
     entry: String,
     local_size: [u32; 3],
+    specialization: Vec<u32>,
     push_constant_size: u32,
     subgroup_size: Option<u32>,
     full_subgroups: bool,
@@ -187,6 +193,7 @@ impl PipelineCache {
             spirv_hash: hasher.finish(),
             entry: desc.entry_point.to_string(),
             local_size: desc.local_size,
+            specialization: desc.specialization.to_vec(),
             push_constant_size: desc.push_constant_size,
             subgroup_size: desc.required_subgroup_size,
             full_subgroups: desc.require_full_subgroups,
@@ -412,7 +419,8 @@ fn build(
             });
         }
     };
-    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..3u32)
+    let spec_count = 3 + desc.specialization.len() as u32;
+    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..spec_count)
         .map(|i| {
             vk::SpecializationMapEntry::default()
                 .constant_id(i)
@@ -423,6 +431,7 @@ fn build(
     let spec_data: Vec<u8> = desc
         .local_size
         .iter()
+        .chain(desc.specialization)
         .flat_map(|v| v.to_ne_bytes())
         .collect();
     let spec = vk::SpecializationInfo::default()
@@ -518,6 +527,7 @@ mod tests {
             spirv: &WORDS,
             entry_point: "main",
             local_size: [64, 1, 1],
+            specialization: &[],
             push_constant_size: 16,
             required_subgroup_size: None,
             require_full_subgroups: false,

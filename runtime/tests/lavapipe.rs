@@ -294,7 +294,19 @@ fn pipelines_are_cached_by_module_and_specialization() {
     assert!(!std::sync::Arc::ptr_eq(&a, &c));
     let e = ctx.create_pipeline(&desc(&empty, 8, 16, "e")).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&a, &e));
-    assert_eq!(ctx.cached_pipelines(), 3);
+    // Further specialization constants (which this module does not declare: ignored by
+    // the driver) are part of the key too.
+    let spec = PipelineDesc {
+        specialization: &[8, 1, 1],
+        ..desc(&fill, 8, 16, "spec")
+    };
+    let s = ctx.create_pipeline(&spec).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&a, &s));
+    assert!(std::sync::Arc::ptr_eq(
+        &s,
+        &ctx.create_pipeline(&spec).unwrap()
+    ));
+    assert_eq!(ctx.cached_pipelines(), 4);
     ctx.clear_pipeline_cache();
     assert_eq!(ctx.cached_pipelines(), 0);
     // Still usable after leaving the cache.

@@ -19,13 +19,14 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
+pub mod provenance;
 pub mod special;
 pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand, SymbolRef};
-use crate::layout::{self, launch, ModuleLayout};
+use crate::layout::{self, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 use module::ModuleCx;
@@ -179,7 +180,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
-    let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
@@ -451,8 +452,8 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 name: f.name.clone(),
                 params,
                 param_size: size,
-                params_inline: launch::params_inline(size),
-                push_constant_size: launch::MAX_PUSH_CONSTANTS,
+                params_inline: layout.launch.params_inline(size),
+                push_constant_size: layout.launch.size,
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
                 features: features.to_vec(),
                 subgroup_size: None,
@@ -484,6 +485,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        launch: layout.launch,
     }
 }
 

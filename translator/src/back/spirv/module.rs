@@ -30,8 +30,11 @@ pub struct ModuleCx {
     pub shared: Option<Word>,
     /// Private arena (`Private uint[N]`), if the module has private variables.
     pub private: Option<Word>,
-    /// `WorkgroupSize` spec-constant composite.
+    /// `WorkgroupSize` spec-constant composite (specialization constants 0-2): the local
+    /// size of the dispatch, smaller than the enqueued one for partial edge work-groups.
     pub workgroup_size: Word,
+    /// `%enqueuedlocalsize`: specialization constants 3, 4, 5.
+    pub enqueued_local_size: [Word; 3],
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
     types: HashMap<TypeKey, Word>,
@@ -87,9 +90,10 @@ impl Scalar {
 }
 
 impl ModuleCx {
-    /// Starts a module: header, base capabilities, memory model, the launch block and the
-    /// work-group-size specialization constants.
-    pub fn new(shared_bytes: u32, private_bytes: u32) -> ModuleCx {
+    /// Starts a module: header, base capabilities, memory model, the launch block (of
+    /// `launch_bytes`) and the
+    /// specialization constants of the local size (0-2) and the enqueued local size (3-5).
+    pub fn new(shared_bytes: u32, private_bytes: u32, launch_bytes: u32) -> ModuleCx {
         let mut b = Builder::new();
         b.set_version(1, 5);
         let glsl = b.ext_inst_import("GLSL.std.450");
@@ -109,6 +113,7 @@ impl ModuleCx {
             shared: None,
             private: None,
             workgroup_size: 0,
+            enqueued_local_size: [0; 3],
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
             types: HashMap::default(),
@@ -117,9 +122,12 @@ impl ModuleCx {
         cx.capability(Capability::Shader);
         cx.capability(Capability::PhysicalStorageBufferAddresses);
         cx.capability(Capability::Int64);
-        // The launch block: a struct of one u32 array covering the 128-byte push range.
+        // The launch block: a struct of one u64 array covering the module's push-constant
+        // range (`launch_bytes`, every kernel's), so that a 64-bit launch value or argument
+        // is one load (Int64 is always declared).
         let u32t = cx.ty(Scalar::U(32));
-        let words = crate::layout::launch::MAX_PUSH_CONSTANTS / 4;
+        let u64t = cx.ty(Scalar::U(64));
+        let words = launch_bytes.div_ceil(8).max(1);
         let n = cx.const_u32(words);
         let arr = cx.b.id();
         cx.b.module_mut()
@@ -128,9 +136,9 @@ impl ModuleCx {
                 spirv::Op::TypeArray,
                 None,
                 Some(arr),
-                vec![SpvOperand::IdRef(u32t), SpvOperand::IdRef(n)],
+                vec![SpvOperand::IdRef(u64t), SpvOperand::IdRef(n)],
             ));
-        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(4)]);
+        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(8)]);
         let st = cx.b.type_struct_id(None, [arr]);
         cx.b.decorate(st, Decoration::Block, []);
         cx.b.member_decorate(st, 0, Decoration::Offset, [SpvOperand::LiteralBit32(0)]);
@@ -151,6 +159,12 @@ impl ModuleCx {
             Decoration::BuiltIn,
             [SpvOperand::BuiltIn(BuiltIn::WorkgroupSize)],
         );
+        // The enqueued local size from specialization constants 3, 4, 5.
+        for (i, c) in cx.enqueued_local_size.iter_mut().enumerate() {
+            *c = cx.b.spec_constant_bit32(u32t, 1);
+            let id = 3 + i as u32;
+            cx.b.decorate(*c, Decoration::SpecId, [SpvOperand::LiteralBit32(id)]);
+        }
         if shared_bytes > 0 {
             let arr = cx.array(u32t, shared_bytes / 4);
             let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
