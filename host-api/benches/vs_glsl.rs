@@ -45,13 +45,37 @@ enum Compare {
 /// One benchmark case.
 struct Case {
     name: &'static str,
-    pisa: &'static str,
+    pisa: String,
     kernel: &'static str,
-    glsl: &'static str,
+    glsl: String,
     global: Dim3,
     local: [u32; 3],
     args: Vec<ArgSpec>,
     compare: Compare,
+}
+
+impl Case {
+    /// The case of `vs_glsl/<stem>.pisa` (kernel `kernel`) and `vs_glsl/<stem>.comp`.
+    fn new(
+        name: &'static str,
+        stem: &'static str,
+        kernel: &'static str,
+        global: Dim3,
+        local: [u32; 3],
+        args: Vec<ArgSpec>,
+        compare: Compare,
+    ) -> Case {
+        Case {
+            name,
+            pisa: format!("{stem}.pisa"),
+            kernel,
+            glsl: format!("{stem}.comp"),
+            global,
+            local,
+            args,
+            compare,
+        }
+    }
 }
 
 /// Deterministic pseudo-random words (a 32-bit LCG).
@@ -91,147 +115,138 @@ fn cases() -> Vec<Case> {
         rel: 1e-6,
         abs: 1e-30,
     };
-    let saxpy = |name, pisa, glsl| Case {
-        name,
-        pisa,
-        kernel: "saxpy",
-        glsl,
-        global: d1(SAXPY as u64),
-        // 2^15 groups: the GLSL side needs them within maxComputeWorkGroupCount (65535).
-        local: [512, 1, 1],
-        args: vec![
-            In(floats(SAXPY, 1, -1.0, 1.0)),
-            Out(floats(SAXPY, 2, -1.0, 1.0)),
-            U32(1.75f32.to_bits()),
-            U32(SAXPY as u32),
-        ],
-        // |a x| < 1.75: fused and unfused results differ by at most one rounding of the
-        // product, which may be large relative to a result that cancelled.
-        compare: Compare::Float {
-            rel: 1e-6,
-            abs: 1e-6,
-        },
+    let saxpy = |name, stem| {
+        Case::new(
+            name,
+            stem,
+            "saxpy",
+            d1(SAXPY as u64),
+            // 2^15 groups: the GLSL side needs them within maxComputeWorkGroupCount (65535).
+            [512, 1, 1],
+            vec![
+                In(floats(SAXPY, 1, -1.0, 1.0)),
+                Out(floats(SAXPY, 2, -1.0, 1.0)),
+                U32(1.75f32.to_bits()),
+                U32(SAXPY as u32),
+            ],
+            // |a x| < 1.75: fused and unfused results differ by at most one rounding of the
+            // product, which may be large relative to a result that cancelled.
+            Compare::Float {
+                rel: 1e-6,
+                abs: 1e-6,
+            },
+        )
     };
-    let matmul = |name, pisa, glsl| Case {
-        name,
-        pisa,
-        kernel: "matmul",
-        glsl,
-        global: d2(MAT as u64, MAT as u64),
-        local: [16, 16, 1],
-        args: vec![
-            In(floats((MAT * MAT) as usize, 3, -1.0, 1.0)),
-            In(floats((MAT * MAT) as usize, 4, -1.0, 1.0)),
-            Out(vec![0; (MAT * MAT) as usize]),
-            U32(MAT),
-        ],
-        // Sums of 512 products whose roundings differ between fused and unfused.
-        compare: Compare::Float {
-            rel: 1e-4,
-            abs: 1e-4,
-        },
+    let matmul = |name, stem| {
+        Case::new(
+            name,
+            stem,
+            "matmul",
+            d2(MAT as u64, MAT as u64),
+            [16, 16, 1],
+            vec![
+                In(floats((MAT * MAT) as usize, 3, -1.0, 1.0)),
+                In(floats((MAT * MAT) as usize, 4, -1.0, 1.0)),
+                Out(vec![0; (MAT * MAT) as usize]),
+                U32(MAT),
+            ],
+            // Sums of 512 products whose roundings differ between fused and unfused.
+            Compare::Float {
+                rel: 1e-4,
+                abs: 1e-4,
+            },
+        )
     };
-    let shared_loop = |name, pisa| Case {
-        name,
-        pisa,
-        kernel: "shared_loop",
-        glsl: "shared_loop.comp",
-        global: d1(1 << 20),
-        local: [256, 1, 1],
-        args: vec![In(words(1 << 20, 5)), Out(vec![0; 1 << 20])],
-        compare: Compare::Exact,
+    // Two PISA kernels, one GLSL twin.
+    let shared_loop = |name, pisa: &str| Case {
+        pisa: pisa.to_string(),
+        ..Case::new(
+            name,
+            "shared_loop",
+            "shared_loop",
+            d1(1 << 20),
+            [256, 1, 1],
+            vec![In(words(1 << 20, 5)), Out(vec![0; 1 << 20])],
+            Compare::Exact,
+        )
     };
     vec![
-        saxpy("saxpy 16M fmad.f", "saxpy_fmad.pisa", "saxpy_fmad.comp"),
-        saxpy(
-            "saxpy 16M fmul+fadd",
-            "saxpy_mul_add.pisa",
-            "saxpy_mul_add.comp",
+        saxpy("saxpy 16M fmad.f", "saxpy_fmad"),
+        saxpy("saxpy 16M fmul+fadd", "saxpy_mul_add"),
+        Case::new(
+            "shared-memory reduction 4M",
+            "reduce",
+            "reduce",
+            d1(1 << 22),
+            [256, 1, 1],
+            vec![In(words(1 << 22, 6)), Out(vec![0; (1 << 22) / 256])],
+            Compare::Exact,
         ),
-        Case {
-            name: "shared-memory reduction 4M",
-            pisa: "reduce.pisa",
-            kernel: "reduce",
-            glsl: "reduce.comp",
-            global: d1(1 << 22),
-            local: [256, 1, 1],
-            args: vec![In(words(1 << 22, 6)), Out(vec![0; (1 << 22) / 256])],
-            compare: Compare::Exact,
-        },
-        matmul("matmul 512 fmad.f", "matmul_fmad.pisa", "matmul_fmad.comp"),
-        matmul(
-            "matmul 512 fmul+fadd",
-            "matmul_mul_add.pisa",
-            "matmul_mul_add.comp",
-        ),
-        Case {
-            name: "sin+exp2 4M",
-            pisa: "sin_exp2.pisa",
-            kernel: "sin_exp2",
-            glsl: "sin_exp2.comp",
-            global: d1(1 << 22),
-            local: [256, 1, 1],
-            args: vec![
+        matmul("matmul 512 fmad.f", "matmul_fmad"),
+        matmul("matmul 512 fmul+fadd", "matmul_mul_add"),
+        Case::new(
+            "sin+exp2 4M",
+            "sin_exp2",
+            "sin_exp2",
+            d1(1 << 22),
+            [256, 1, 1],
+            vec![
                 In(floats(1 << 22, 7, -8.0, 8.0)),
                 Out(vec![0; 1 << 22]),
                 U32(1 << 22),
             ],
             // lavapipe's exp2 is off by up to 3 ULP, its sin by more near zeros of sin.
-            compare: Compare::Float {
+            Compare::Float {
                 rel: 1e-5,
                 abs: 1e-6,
             },
-        },
-        Case {
-            name: "integer hash 64 rounds 4M",
-            pisa: "hash.pisa",
-            kernel: "hash",
-            glsl: "hash.comp",
-            global: d1(1 << 22),
-            local: [256, 1, 1],
-            args: vec![Out(vec![0; 1 << 22]), U32(1 << 22)],
-            compare: Compare::Exact,
-        },
+        ),
+        Case::new(
+            "integer hash 64 rounds 4M",
+            "hash",
+            "hash",
+            d1(1 << 22),
+            [256, 1, 1],
+            vec![Out(vec![0; 1 << 22]), U32(1 << 22)],
+            Compare::Exact,
+        ),
         shared_loop("shared loop, generic addresses", "shared_generic.pisa"),
         shared_loop("shared loop, ld/st.shared", "shared_direct.pisa"),
-        Case {
-            name: "stencil 4096^2 fmul/fadd",
-            pisa: "stencil.pisa",
-            kernel: "stencil",
-            glsl: "stencil.comp",
-            global: d2(GRID as u64, GRID as u64),
-            local: [16, 16, 1],
-            args: vec![
+        Case::new(
+            "stencil 4096^2 fmul/fadd",
+            "stencil",
+            "stencil",
+            d2(GRID as u64, GRID as u64),
+            [16, 16, 1],
+            vec![
                 In(floats((GRID * GRID) as usize, 8, 0.0, 1.0)),
                 Out(vec![0; (GRID * GRID) as usize]),
                 U32(GRID),
             ],
-            compare: fl,
-        },
-        Case {
-            name: "shared transpose 2048^2",
-            pisa: "transpose.pisa",
-            kernel: "transpose",
-            glsl: "transpose.comp",
-            global: d2(TRANSPOSE as u64, TRANSPOSE as u64),
-            local: [16, 16, 1],
-            args: vec![
+            fl,
+        ),
+        Case::new(
+            "shared transpose 2048^2",
+            "transpose",
+            "transpose",
+            d2(TRANSPOSE as u64, TRANSPOSE as u64),
+            [16, 16, 1],
+            vec![
                 In(words((TRANSPOSE * TRANSPOSE) as usize, 9)),
                 Out(vec![0; (TRANSPOSE * TRANSPOSE) as usize]),
                 U32(TRANSPOSE),
             ],
-            compare: Compare::Exact,
-        },
-        Case {
-            name: "indirect calls 1M x 16",
-            pisa: "indirect_calls.pisa",
-            kernel: "indirect_calls",
-            glsl: "indirect_calls.comp",
-            global: d1(1 << 20),
-            local: [256, 1, 1],
-            args: vec![Out(vec![0; 1 << 20]), U32(1 << 20)],
-            compare: Compare::Exact,
-        },
+            Compare::Exact,
+        ),
+        Case::new(
+            "indirect calls 1M x 16",
+            "indirect_calls",
+            "indirect_calls",
+            d1(1 << 20),
+            [256, 1, 1],
+            vec![Out(vec![0; 1 << 20]), U32(1 << 20)],
+            Compare::Exact,
+        ),
     ]
 }
 
@@ -325,9 +340,9 @@ impl Prepared<'_> {
 }
 
 fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared<'c>, String> {
-    let module = Module::load(ctx, Path::new(DIR).join(case.pisa))
+    let module = Module::load(ctx, Path::new(DIR).join(&case.pisa))
         .map_err(|e| format!("{}: {e}", case.pisa))?;
-    let spirv = compile_glsl(case.glsl, spv_dir)?;
+    let spirv = compile_glsl(&case.glsl, spv_dir)?;
     let mut buffers = Vec::new();
     let mut args = Vec::new();
     for a in &case.args {
@@ -358,7 +373,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         required_subgroup_size: None,
         require_full_subgroups: false,
         required_features: Default::default(),
-        name_for_errors: case.glsl,
+        name_for_errors: &case.glsl,
     };
     let glsl = ctx
         .runtime()

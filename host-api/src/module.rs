@@ -67,6 +67,17 @@ pub struct Launch {
     pub offset: [u64; 3],
 }
 
+impl Launch {
+    /// `global` work-items in work-groups of `local`, without a global offset.
+    pub fn new(global: impl Into<Dim3>, local: impl Into<Dim3>) -> Launch {
+        Launch {
+            global: global.into(),
+            local: local.into(),
+            offset: [0; 3],
+        }
+    }
+}
+
 /// One kernel argument: the bytes of its `.param`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arg(pub Vec<u8>);
@@ -204,12 +215,7 @@ impl Module {
         local: impl Into<Dim3>,
         args: &[Arg],
     ) -> Result<()> {
-        let launch = Launch {
-            global: global.into(),
-            local: local.into(),
-            offset: [0; 3],
-        };
-        self.dispatch_launch(kernel, &launch, args)
+        self.dispatch_launch(kernel, &Launch::new(global, local), args)
     }
 
     /// Runs `kernel` with a full launch description.
@@ -229,13 +235,9 @@ impl Module {
         local: impl Into<Dim3>,
         args: &[Arg],
     ) -> Result<std::time::Duration> {
-        let launch = Launch {
-            global: global.into(),
-            local: local.into(),
-            offset: [0; 3],
-        };
         let k = self.kernel(kernel)?;
         let bytes = pack_args(&k.name, &k.params, k.param_size, args)?;
+        let launch = Launch::new(global, local);
         Ok(self.run(k, &launch, &bytes, true)?.unwrap_or_default())
     }
 

@@ -51,20 +51,36 @@ fn reference(
 fn device(m: &Module, name: &str, global: [u64; 3], local: [u64; 3], words: usize) -> Vec<u32> {
     let out = context().zeroed::<u32>(words).expect("output buffer");
     let launch = Launch {
-        global: Dim3 {
-            size: global,
-            dims: 3,
-        },
-        local: Dim3 {
-            size: local,
-            dims: 3,
-        },
+        global: Dim3::from(global),
+        local: Dim3::from(local),
         offset: [0; 3],
     };
     m.dispatch_launch(name, &launch, &[(&out).into()])
         .unwrap_or_else(|e| panic!("dispatch of {name} over {global:?} / {local:?}: {e}"));
     check_validation();
     out.read().expect("read back")
+}
+
+/// [`device`], asserting that the reference interpreter (sub-groups of `subgroup_size`)
+/// writes the same words.
+fn both(
+    m: &Module,
+    src: &str,
+    name: &str,
+    (global, local): ([u64; 3], [u64; 3]),
+    words: usize,
+    subgroup_size: u32,
+) -> Vec<u32> {
+    let got = device(m, name, global, local, words);
+    let want = reference(src, name, global, local, words, subgroup_size);
+    if let Some(i) = (0..words).find(|&i| got[i] != want[i]) {
+        panic!(
+            "{name} over {global:?} / {local:?}: word {i} is {:#x} on the device, {:#x} on \
+             the reference",
+            got[i], want[i]
+        );
+    }
+    got
 }
 
 /// The launches every partial-work-group test runs: an edge in x (1-D), in x and y (2-D),
@@ -193,28 +209,29 @@ fn partial_work_groups_report_their_own_size_and_the_launch_its_groups() {
     let m = load(&src);
     for &(global, local) in SHAPES {
         let n = items(global) * 12;
-        let got = device(&m, "geometry", global, local, n);
-        assert_eq!(
-            got,
-            reference(&src, "geometry", global, local, n, 32),
-            "{global:?} / {local:?}"
-        );
+        let got = both(&m, &src, "geometry", (global, local), n, 32);
         for (i, at) in positions(global).enumerate() {
-            let (_, _, size) = local_of(global, local, at);
-            for d in 0..3 {
-                let want = [
-                    at[d] / local[d],
-                    at[d] % local[d],
-                    size[d],
-                    global[d].div_ceil(local[d]),
-                ];
-                let row: Vec<u64> = got[i * 12 + 4 * d..i * 12 + 4 * d + 4]
-                    .iter()
-                    .map(|&w| w as u64)
-                    .collect();
-                assert_eq!(row, want, "{global:?} / {local:?}, item {at:?}, dim {d}");
-            }
+            assert_geometry(&got, i, global, local, at);
         }
+    }
+}
+
+/// Checks the output of [`geometry_kernel`] for work-item `at` (the `i`-th) by hand:
+/// `%groupid`, `%localid`, `%localsize`, `%groupcount` per dimension.
+fn assert_geometry(got: &[u32], i: usize, global: [u64; 3], local: [u64; 3], at: [u64; 3]) {
+    let (_, _, size) = local_of(global, local, at);
+    for d in 0..3 {
+        let want = [
+            at[d] / local[d],
+            at[d] % local[d],
+            size[d],
+            global[d].div_ceil(local[d]),
+        ];
+        let row: Vec<u64> = got[i * 12 + 4 * d..i * 12 + 4 * d + 4]
+            .iter()
+            .map(|&w| w as u64)
+            .collect();
+        assert_eq!(row, want, "{global:?} / {local:?}, item {at:?}, dim {d}");
     }
 }
 
@@ -230,12 +247,7 @@ fn barriers_and_shared_memory_in_partial_work_groups() {
         };
         for (global, local) in shapes {
             let n = items(global) * 8;
-            let got = device(&m, "barriers", global, local, n);
-            assert_eq!(
-                got,
-                reference(&src, "barriers", global, local, n, 32),
-                "{global:?} / {local:?}"
-            );
+            let got = both(&m, &src, "barriers", (global, local), n, 32);
             for (i, at) in positions(global).enumerate() {
                 let (lin, count, size) = local_of(global, local, at);
                 let sum = 3 * count * (count - 1) / 2 + count;
@@ -277,12 +289,7 @@ fn sub_group_registers_in_partial_work_groups() {
     ];
     for (global, local) in shapes {
         let n = items(global) * 4;
-        let got = device(&m, "lanes", global, local, n);
-        assert_eq!(
-            got,
-            reference(&src, "lanes", global, local, n, width),
-            "{global:?} / {local:?}"
-        );
+        let got = both(&m, &src, "lanes", (global, local), n, width);
         for (i, at) in positions(global).enumerate() {
             let (lin, count, _) = local_of(global, local, at);
             let lane = lin % w;
@@ -311,25 +318,15 @@ fn split_launch(global: [u64; 3], local: [u64; 3]) {
     let src = geometry_kernel();
     let m = load(&src);
     let n = items(global) * 12;
-    let got = device(&m, "geometry", global, local, n);
-    assert_eq!(got, reference(&src, "geometry", global, local, n, 32));
+    let got = both(&m, &src, "geometry", (global, local), n, 32);
     // Hand-derived on sampled work-items: the first and last of each dispatch's range.
     for (i, at) in positions(global).enumerate() {
         let sampled = (0..3).all(|d| {
             let g = at[d] / local[d];
             g % limit[d] as u64 <= 1 || g + 2 >= groups[d]
         });
-        if !sampled {
-            continue;
-        }
-        for d in 0..3 {
-            let (_, _, size) = local_of(global, local, at);
-            let want = [at[d] / local[d], at[d] % local[d], size[d], groups[d]];
-            let row: Vec<u64> = got[i * 12 + 4 * d..i * 12 + 4 * d + 4]
-                .iter()
-                .map(|&w| w as u64)
-                .collect();
-            assert_eq!(row, want, "item {at:?}, dim {d}");
+        if sampled {
+            assert_geometry(&got, i, global, local, at);
         }
     }
 }
