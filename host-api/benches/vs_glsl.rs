@@ -7,7 +7,8 @@
 //!
 //! `cargo bench -p pisa-vk --bench vs_glsl [-- FILTER...]` runs the cases whose name contains
 //! one of the FILTERs (all without one); `PISA_BENCH_REPS` sets the runs per side (default
-//! 15). Before timing, every case runs once on each side from the same inputs and compares
+//! 15); `PISA_BENCH_GLSL_SPIRV` names a directory of precompiled `<name>.comp.spv` for
+//! machines without glslang (`scripts/device/bundle.sh` makes one). Before timing, every case runs once on each side from the same inputs and compares
 //! outputs: integer kernels bit for bit, float kernels within a relative tolerance (the GLSL
 //! side uses the driver's `fma`, `sin`, `exp2`, which need not be exact); a difference
 //! fails the benchmark. Without `--bench` (`cargo test --benches`) only that check runs.
@@ -250,11 +251,22 @@ fn cases() -> Vec<Case> {
     ]
 }
 
-/// Compiles `vs_glsl/<file>` to SPIR-V with glslangValidator; `Err` says why (the tool
-/// missing, or its diagnostics).
+/// Env variable: a directory of precompiled `<file>.spv` (what `scripts/device/bundle.sh`
+/// makes for machines without glslang); when unset, the GLSL is compiled here.
+const SPIRV_ENV: &str = "PISA_BENCH_GLSL_SPIRV";
+
+/// Compiles `vs_glsl/<file>` to SPIR-V with glslangValidator (or reads it from
+/// `$PISA_BENCH_GLSL_SPIRV/<file>.spv`); `Err` says why not (the tool missing, or its
+/// diagnostics).
 fn compile_glsl(file: &str, out_dir: &Path) -> Result<Vec<u32>, String> {
     let src = Path::new(DIR).join(file);
-    let out = out_dir.join(format!("{file}.spv"));
+    let out = match std::env::var_os(SPIRV_ENV) {
+        Some(dir) => {
+            let out = Path::new(&dir).join(format!("{file}.spv"));
+            return read_words(&out);
+        }
+        None => out_dir.join(format!("{file}.spv")),
+    };
     let run = Command::new("glslangValidator")
         .args(["-V", "--target-env", "vulkan1.2", "-o"])
         .arg(&out)
@@ -280,7 +292,12 @@ fn compile_glsl(file: &str, out_dir: &Path) -> Result<Vec<u32>, String> {
             String::from_utf8_lossy(&output.stderr)
         ));
     }
-    let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+    read_words(&out)
+}
+
+/// The SPIR-V words of a `.spv` file.
+fn read_words(path: &Path) -> Result<Vec<u32>, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(bytes
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
@@ -429,6 +446,24 @@ fn check(ctx: &Context, p: &Prepared) -> Result<(), String> {
     }
 }
 
+/// The name filters among the command-line arguments: the words that are neither options
+/// nor the value of an option (`--measurement-time 2`, as criterion and scripts/device pass).
+fn name_filters(args: &[String]) -> Vec<&String> {
+    const FLAGS: &[&str] = &["--bench", "--test", "--exact", "--nocapture", "--list"];
+    let mut filters = Vec::new();
+    let mut value_of_option = false;
+    for a in args {
+        if a.starts_with('-') {
+            value_of_option = !FLAGS.contains(&a.as_str()) && !a.contains('=');
+        } else if std::mem::take(&mut value_of_option) {
+            continue;
+        } else {
+            filters.push(a);
+        }
+    }
+    filters
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -441,7 +476,7 @@ fn ms(d: Duration) -> f64 {
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let timing = args.iter().any(|a| a == "--bench");
-    let filters: Vec<&String> = args.iter().filter(|a| !a.starts_with('-')).collect();
+    let filters = name_filters(&args);
     let reps: usize = std::env::var("PISA_BENCH_REPS")
         .ok()
         .and_then(|v| v.parse().ok())
