@@ -360,3 +360,14 @@ fn an_empty_grid_is_an_error_naming_the_dimension() {
     }
     assert_eq!(out.read().unwrap(), vec![0; 16], "nothing ran");
 }
+
+/// Runs this test binary again with lavapipe's 16-lane sub-groups: partial sub-groups of
+/// another width, and edge work-groups whose x size is not a multiple of it.
+#[test]
+fn whole_suite_at_16_lanes() {
+    if pisa_conformance::is_16_lane_child() {
+        assert_eq!(context().info().subgroup_size, 16, "the child runs at 16 lanes");
+        return;
+    }
+    pisa_conformance::rerun_at_16_lanes(7);
+}

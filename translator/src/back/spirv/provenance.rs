@@ -181,7 +181,7 @@ fn value_of(
     prov: &[Provenance],
 ) -> Provenance {
     use Provenance::*;
-    let sources: Vec<Provenance> = operands(inst)
+    let sources: smallvec::SmallVec<[Provenance; 4]> = operands(inst)
         .filter(|(_, write)| !write)
         .map(|(op, _)| source(op, prov))
         .collect();
