@@ -2,10 +2,10 @@
 //! command buffer, read back in nanoseconds once the submission has finished.
 //!
 //! [`TimestampSupport`] is what the device says about timestamps on the queue family the
-//! runtime uses (`timestampValidBits`, `timestampPeriod`); [`QueryTimer`] owns one query pool
-//! of two queries. Anything that records commands (today the executor's launches, later a
-//! stream of launches) brackets them with [`QueryTimer::record_start`] and
-//! [`QueryTimer::record_end`] and reads [`QueryTimer::elapsed`] after the fence.
+//! runtime uses (`timestampValidBits`, `timestampPeriod`); the crate-internal `QueryTimer`
+//! owns one query pool of two queries. Anything that records commands (today the
+//! executor's launches, later a stream of launches) brackets them with its `record_start`
+//! and `record_end` and reads `elapsed` after the fence.
 
 use std::time::Duration;
 

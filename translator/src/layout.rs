@@ -22,9 +22,9 @@ use crate::ir::{
 use std::collections::HashMap;
 
 /// The launch block: the push constants every kernel of a module receives. Only the launch
-/// values some function of the module reads have a slot ([`LaunchLayout`]), so that a kernel
-/// pays for none it does not use and as much of the 128 bytes as possible is left for its
-/// arguments.
+/// values some function of the module reads have a slot ([`launch::LaunchLayout`]), so
+/// that a kernel pays for none it does not use and as much of the 128 bytes as possible is
+/// left for its arguments.
 pub mod launch {
     use crate::ir::{Module, Operand, SpecialReg};
 
