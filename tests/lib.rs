@@ -24,8 +24,29 @@ pub fn translate(src: &str) -> Translation {
 
 /// [`translate`] with options.
 pub fn translate_with(src: &str, options: &Options) -> Translation {
-    let file = Arc::new(SourceFile::new("test.pisa", src));
-    let t = match pisa_translator::compile(&file, options) {
+    translate_linked(&[("test.pisa", src)], options)
+}
+
+/// The files `(name, text)` of a program of several modules.
+pub fn source_files(sources: &[(&str, &str)]) -> Vec<Arc<SourceFile>> {
+    sources
+        .iter()
+        .map(|(name, text)| Arc::new(SourceFile::new(*name, *text)))
+        .collect()
+}
+
+/// Links the modules `(name, text)` into one program for the reference interpreter (whose
+/// `Machine::load` takes `.module`), panicking with the rendered diagnostics if they do not
+/// link.
+pub fn link_sources(sources: &[(&str, &str)]) -> pisa_translator::Program {
+    pisa_translator::link(&source_files(sources))
+        .unwrap_or_else(|d| panic!("link failed:\n{}", d.render()))
+}
+
+/// [`translate_with`] of a program of several modules `(name, text)`, linked into one SPIR-V
+/// module (what `Module::from_sources` loads), checked with the validator.
+pub fn translate_linked(sources: &[(&str, &str)], options: &Options) -> Translation {
+    let t = match pisa_translator::compile_linked(&source_files(sources), options) {
         Ok(t) => t,
         Err(d) => panic!("translation failed:\n{}", d.render()),
     };
@@ -78,8 +99,15 @@ pub fn load(src: &str) -> Module {
 
 /// [`load`] with translation options.
 pub fn load_with(src: &str, options: &Options) -> Module {
-    let t = translate_with(src, options);
-    Module::from_translation(context(), "test.pisa", Arc::new(t))
+    load_linked(&[("test.pisa", src)], options)
+}
+
+/// Translates, validates and loads a program of several modules `(name, text)` on the test
+/// device.
+pub fn load_linked(sources: &[(&str, &str)], options: &Options) -> Module {
+    let t = translate_linked(sources, options);
+    let name = pisa_vk::program_name(&source_files(sources));
+    Module::from_translation(context(), &name, Arc::new(t))
         .unwrap_or_else(|e| panic!("load failed: {e}"))
 }
 

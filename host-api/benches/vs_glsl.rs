@@ -385,6 +385,9 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         spirv: &spirv,
         entry_point: "main",
         local_size: case.local,
+        // The GLSL kernels size their own shared arrays (2 KiB at most, within every
+        // device's limit); specialization constant 3 is not theirs to read.
+        shared_memory_size: 0,
         specialization: &[],
         push_constant_size: push_size,
         required_subgroup_size: None,

@@ -1,5 +1,7 @@
-//! [`Module`]: a translated PISA module loaded on a device — its globals arena allocated,
-//! initialized and relocated — with `.host_access` symbols and kernel dispatch.
+//! [`Module`]: a translated PISA program loaded on a device — its globals arena allocated,
+//! initialized and relocated — with `.host_access` symbols and kernel dispatch. A program is
+//! one PISA module, or several linked into one ([`Module::load_linked`],
+//! [`Module::from_sources`]): one SPIR-V module with every kernel, one globals arena.
 
 use crate::{Buffer, Context, Error, Result};
 use bytemuck::Pod;
@@ -114,14 +116,30 @@ pub struct Symbol<'m> {
 }
 
 impl Module {
-    /// Reads, translates and loads the PISA file at `path`.
+    /// Reads, translates and loads the PISA file at `path` (a program of one module: an
+    /// `.import` is refused as unresolved; [`Module::load_linked`] links several).
     pub fn load(ctx: &Context, path: impl AsRef<std::path::Path>) -> Result<Module> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
-            path: path.display().to_string(),
-            source,
-        })?;
-        Module::from_source(ctx, &path.display().to_string(), &text)
+        Module::load_linked(ctx, &[path])
+    }
+
+    /// Reads the PISA files at `paths`, links them into one program (every `.import` bound to
+    /// the `.export` of its name in the set) and loads it: the kernels of every file are
+    /// dispatchable by name, and the variables of every file are one globals arena.
+    pub fn load_linked(ctx: &Context, paths: &[impl AsRef<std::path::Path>]) -> Result<Module> {
+        let mut sources = Vec::with_capacity(paths.len());
+        for path in paths {
+            let path = path.as_ref();
+            let text = std::fs::read_to_string(path).map_err(|source| Error::Io {
+                path: path.display().to_string(),
+                source,
+            })?;
+            sources.push((path.display().to_string(), text));
+        }
+        let refs: Vec<(&str, &str)> = sources
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        Module::from_sources(ctx, &refs)
     }
 
     /// Translates and loads PISA source text; `name` is used in diagnostics.
@@ -137,10 +155,30 @@ impl Module {
         text: &str,
         options: &Options,
     ) -> Result<Module> {
-        let file = Arc::new(SourceFile::new(name, text));
+        Module::from_sources_with(ctx, &[(name, text)], options)
+    }
+
+    /// Links the modules `(name, text)` into one program and loads it (the text twin of
+    /// [`Module::load_linked`]); names are used in diagnostics.
+    pub fn from_sources(ctx: &Context, sources: &[(&str, &str)]) -> Result<Module> {
+        Module::from_sources_with(ctx, sources, &Options::default())
+    }
+
+    /// Like [`Module::from_sources`], with translation options, completed by
+    /// [`device_options`] for the context's device.
+    pub fn from_sources_with(
+        ctx: &Context,
+        sources: &[(&str, &str)],
+        options: &Options,
+    ) -> Result<Module> {
+        let files: Vec<Arc<SourceFile>> = sources
+            .iter()
+            .map(|(name, text)| Arc::new(SourceFile::new(*name, *text)))
+            .collect();
         let options = device_options(ctx, options);
-        let translation = pisa_translator::compile(&file, &options).map_err(Error::Invalid)?;
-        Module::from_translation(ctx, name, Arc::new(translation))
+        let translation =
+            pisa_translator::compile_linked(&files, &options).map_err(Error::Invalid)?;
+        Module::from_translation(ctx, &program_name(&files), Arc::new(translation))
     }
 
     /// Loads an already translated module: allocates and initializes its globals arena.
@@ -178,12 +216,19 @@ impl Module {
         &self.translation.spirv
     }
 
-    /// The variable with `.host_access` name `name` (or module variable `@name`).
+    /// The variable with `.host_access` name `name`, else the exported variable `@name`,
+    /// else the only module variable `@name` of the program.
     pub fn symbol(&self, name: &str) -> Result<Symbol<'_>> {
         let g = self
             .reflection()
             .symbol(name)
-            .ok_or_else(|| Error::UnknownSymbol(name.to_string()))?;
+            .map_err(|count| match count {
+                0 => Error::UnknownSymbol(name.to_string()),
+                count => Error::AmbiguousSymbol {
+                    name: name.to_string(),
+                    count,
+                },
+            })?;
         Ok(Symbol {
             module: self,
             offset: g.offset,
@@ -242,8 +287,9 @@ impl Module {
     }
 
     /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
-    /// running it: checks the work-group size and that the device and the context have every
-    /// feature the kernel needs, so such errors surface before the first dispatch.
+    /// running it: checks the work-group size ([`Error::Launch`]), the kernel's shared memory
+    /// against the device's (`RuntimeError::SharedMemory`) and that the device and the context
+    /// have every feature the kernel needs, so such errors surface before the first dispatch.
     pub fn prepare(&self, kernel: &str, local: impl Into<Dim3>) -> Result<()> {
         let k = self.kernel(kernel)?;
         let local32 = self.local_size(k, local.into().size)?;
@@ -277,7 +323,9 @@ impl Module {
     /// `enqueued` (equal, or smaller in the dimensions of a partial edge work-group), from
     /// the context's cache. A sub-group kernel runs in full sub-groups of its hardware width,
     /// except in an edge work-group whose x size is not a multiple of it: that one's last
-    /// sub-group is partial, as the work-group is (spec-notes §35).
+    /// sub-group is partial, as the work-group is (spec-notes §35). A local size beyond the
+    /// device's limits is an [`Error::Launch`], like every other launch-size error; shared
+    /// memory beyond the device's is the runtime's `SharedMemory` error.
     fn pipeline(
         &self,
         k: &KernelInfo,
@@ -290,6 +338,7 @@ impl Module {
             spirv: &self.translation.spirv,
             entry_point: &k.name,
             local_size: local,
+            shared_memory_size: k.shared_size,
             specialization: &enqueued,
             push_constant_size: k.push_constant_size,
             required_subgroup_size: subgroup,
@@ -297,6 +346,11 @@ impl Module {
             required_features: kernel_features(k),
             name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
         };
+        desc.check_local_size(self.ctx.info())
+            .map_err(|message| Error::Launch {
+                kernel: k.name.clone(),
+                message,
+            })?;
         Ok(self.ctx.rt.create_pipeline(&desc)?)
     }
 
@@ -410,6 +464,12 @@ impl Module {
             Ok(None)
         }
     }
+}
+
+/// How a program is named in errors: its files' names, joined by ` + `.
+pub fn program_name(files: &[Arc<SourceFile>]) -> String {
+    let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+    names.join(" + ")
 }
 
 /// Lays out `args` in a kernel's argument block, checking their count and sizes against

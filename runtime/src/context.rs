@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
@@ -109,9 +110,11 @@ pub(crate) struct DeviceShared {
     pub device: ash::Device,
     /// The memory allocator (dropped before the device).
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
-    /// Set when work may still be running on the device after a timeout: then nothing is
-    /// destroyed or freed any more (leaking is safe, destroying objects in use is not).
+    /// Set when the context was dropped while work that timed out still ran: then nothing
+    /// is destroyed or freed any more (leaking is safe, destroying objects in use is not).
     pub wedged: AtomicBool,
+    /// A submission that timed out and has not been seen finished since.
+    busy: Mutex<Option<Busy>>,
     /// Loader, instance and messenger (dropped after the device).
     pub instance: ManuallyDrop<InstanceOwner>,
 }
@@ -126,6 +129,67 @@ impl DeviceShared {
     pub fn is_wedged(&self) -> bool {
         self.wedged.load(Ordering::Acquire)
     }
+
+    fn busy(&self) -> MutexGuard<'_, Option<Busy>> {
+        self.busy.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records that the submission signalling `fence` timed out while doing `what`.
+    pub fn set_busy(&self, fence: vk::Fence, what: String) {
+        *self.busy() = Some(Busy { fence, what });
+    }
+
+    /// `Ok` when no submission that timed out still runs: its fence is queried, never
+    /// waited for, so this returns at once. Else [`Error::DeviceBusy`] naming `what` (the
+    /// refused call, built only then).
+    pub fn check_idle(&self, what: impl FnOnce() -> String) -> Result<(), Error> {
+        self.wait_idle(Duration::ZERO)
+            .map_err(|running| Error::DeviceBusy {
+                what: what(),
+                running,
+            })
+    }
+
+    /// Waits up to `timeout` for a submission that timed out. `Ok` once nothing runs any
+    /// more (the fence is then forgotten), else what still runs. A failed query (a lost
+    /// device) counts as finished: nothing of that submission will run any more.
+    pub fn wait_idle(&self, timeout: Duration) -> Result<(), String> {
+        let mut busy = self.busy();
+        let Some(b) = busy.as_ref() else {
+            return Ok(());
+        };
+        // SAFETY: the fence belongs to this device; while it is recorded here, only this
+        // lock's holder touches it (the executor resets it only once it is forgotten).
+        let running = unsafe {
+            if timeout.is_zero() {
+                matches!(self.device.get_fence_status(b.fence), Ok(false))
+            } else {
+                let ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
+                matches!(
+                    self.device.wait_for_fences(&[b.fence], true, ns),
+                    Err(vk::Result::TIMEOUT)
+                )
+            }
+        };
+        if running {
+            return Err(b.what.clone());
+        }
+        *busy = None;
+        Ok(())
+    }
+
+    /// Whether a Vulkan object may be destroyed now: the context was not wedged and no
+    /// submission that timed out still runs (it might use the object). Objects dropped when
+    /// this is false are leaked.
+    pub fn may_destroy(&self) -> bool {
+        !self.is_wedged() && self.wait_idle(Duration::ZERO).is_ok()
+    }
+}
+
+/// A submission that timed out: its fence and what it was doing.
+struct Busy {
+    fence: vk::Fence,
+    what: String,
 }
 
 impl Drop for DeviceShared {
@@ -148,13 +212,21 @@ impl Drop for DeviceShared {
 
 /// One Vulkan device ready to run kernels. `Send + Sync`; share it by reference or in an `Arc`.
 ///
-/// Dispatches are serialised on one queue and wait for completion. After an
-/// [`Error::Timeout`] the context may be unusable: the timed-out work is still running, and
-/// later dispatches fail at once with `Error::Timeout` until it ends (then the context works
-/// again). Dropping the context waits at most one more second for it; if it still runs, the
+/// Dispatches are serialised on one queue and wait for completion.
+///
+/// After an [`Error::Timeout`] the timed-out work is still running, and drivers may block
+/// any call that touches the device until it ends (lavapipe blocks pipeline creation). So
+/// until it has ended, every call that needs the device returns [`Error::DeviceBusy`] at
+/// once without doing anything — [`dispatch`](Context::dispatch),
+/// [`create_pipeline`](Context::create_pipeline) of a pipeline not in the cache (a cached
+/// one is returned), [`create_buffer`](Context::create_buffer), [`Buffer::read`] and
+/// [`Buffer::write`] (the kernel may still write the memory) — and buffers and pipelines
+/// dropped meanwhile are leaked, not destroyed while the work may use them. Each of these
+/// calls looks at the work's fence without waiting; once it has ended, the context works
+/// again. Dropping the context waits at most one more second for it; if it still runs, the
 /// device, its memory and every buffer and pipeline are leaked instead of destroyed while in
-/// use (the device keeps running the work: on lavapipe, one CPU thread spins until the process
-/// exits).
+/// use (the device keeps running the work: on lavapipe, one CPU thread spins until the
+/// process exits, which it does promptly).
 pub struct Context {
     shared: Arc<DeviceShared>,
     info: DeviceInfo,
@@ -245,6 +317,7 @@ impl Context {
             device,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             wedged: AtomicBool::new(false),
+            busy: Mutex::new(None),
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
@@ -293,12 +366,16 @@ impl Context {
     /// kernels through its [`device address`](Buffer::device_address). Contents start
     /// unspecified.
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
+        self.shared
+            .check_idle(|| format!("create a buffer of {size} bytes"))?;
         Buffer::new(&self.shared, size)
     }
 
     /// A compute pipeline for `desc`, from the in-memory cache when an identical one (same
     /// SPIR-V, entry point, local size, push-constant size and sub-group settings) exists.
     /// Checks `desc.required_features` first, and the local size against the device limits.
+    /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
+    /// timed out still runs.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
         self.pipelines
             .get_or_create(&self.shared, &self.info, &self.enabled, desc)
@@ -357,14 +434,14 @@ impl Context {
             let pipeline = part.pipeline;
             if !pipeline.belongs_to(&self.shared) {
                 return Err(Error::InvalidArgument(format!(
-                    "pipeline {:?} was created by another context",
+                    "pipeline {} was created by another context",
                     pipeline.name()
                 )));
             }
             let group_count = part.group_count;
             if group_count.iter().zip(max).any(|(g, m)| *g > m) {
                 return Err(Error::InvalidArgument(format!(
-                    "dispatch of {:?}: group count {group_count:?} exceeds the device limit \
+                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
                      maxComputeWorkGroupCount {max:?}",
                     pipeline.name()
                 )));
@@ -405,7 +482,7 @@ impl Drop for Context {
         let exec = self.executor.get_mut().unwrap_or_else(|e| e.into_inner());
         // Wait for any timed-out work once more; if it still runs, mark the device wedged
         // so that nothing in use gets destroyed.
-        if !exec.finish(&self.shared, timeout) {
+        if self.shared.wait_idle(timeout).is_err() {
             self.shared.wedged.store(true, Ordering::Release);
         }
         self.pipelines.clear();

@@ -6,8 +6,10 @@
 //! device's group-count limits, or with partial work-groups, is several), optionally
 //! bracketed by timestamp queries ([`crate::timestamps`]). It ends with a barrier that makes
 //! shader writes visible to host reads, and the fence wait is bounded by the timeout: a
-//! kernel that never ends gives [`Error::Timeout`], not a hung process.
-
+//! kernel that never ends gives [`Error::Timeout`], not a hung process. The fence of a
+//! submission that timed out is handed to the device's busy state
+//! ([`DeviceShared::set_busy`]); nothing is recorded or submitted again until that fence has
+//! been seen signalled.
 use std::time::{Duration, Instant};
 
 use ash::vk;
@@ -23,8 +25,6 @@ pub(crate) struct Executor {
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
-    /// A submission whose fence has not been seen signalled (after a timeout).
-    pending: bool,
     /// What the queue family says about timestamps.
     timestamps: TimestampSupport,
     /// The timestamp queries of timed submissions, made at the first one.
@@ -90,30 +90,16 @@ impl Executor {
                 pool,
                 cmd,
                 fence,
-                pending: false,
                 timestamps,
                 timer: None,
             })
         }
     }
 
-    /// Waits up to `timeout` for a pending submission. True when nothing runs any more.
-    pub fn finish(&mut self, shared: &DeviceShared, timeout: Duration) -> bool {
-        if !self.pending {
-            return true;
-        }
-        let ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
-        // SAFETY: the fence belongs to this device.
-        let done = unsafe { shared.device.wait_for_fences(&[self.fence], true, ns) };
-        if done.is_ok() {
-            self.pending = false;
-        }
-        !self.pending
-    }
-
-    /// Destroys fence and pool, unless the device is wedged (then they are leaked).
+    /// Destroys fence and pool, unless work that timed out may still use them (then they
+    /// are leaked).
     pub fn destroy(&mut self, shared: &DeviceShared) {
-        if shared.is_wedged() || self.pending {
+        if !shared.may_destroy() {
             return;
         }
         // SAFETY: no submission is pending; freeing the pool frees the command buffer.
@@ -139,40 +125,27 @@ impl Executor {
             let push_size = part.pipeline.push_constant_size() as usize;
             if part.push_constants.len() > push_size {
                 return Err(Error::InvalidArgument(format!(
-                    "dispatch of {:?}: {} bytes of push constants, but the pipeline takes {}",
+                    "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
                     part.pipeline.name(),
                     part.push_constants.len(),
                     push_size
                 )));
             }
         }
+        shared.check_idle(|| match parts.first() {
+            Some(p) => format!("dispatch {}", p.pipeline.name()),
+            None => "an empty launch".to_string(),
+        })?;
         let device = &shared.device;
-        if self.pending {
-            // SAFETY: the fence belongs to this device.
-            match unsafe { device.get_fence_status(self.fence) } {
-                Ok(true) => self.pending = false,
-                Ok(false) => {
-                    return Err(Error::Timeout {
-                        seconds: timeout_seconds,
-                        what: "an earlier dispatch (still running; this one was not submitted)"
-                            .to_string(),
-                    })
-                }
-                Err(result) => {
-                    return Err(Error::Vulkan {
-                        call: "vkGetFenceStatus",
-                        result,
-                    })
-                }
-            }
-        }
         if timed && self.timer.is_none() {
             self.timer = Some(QueryTimer::new(device, self.timestamps)?);
         }
         let timer = if timed { self.timer.as_ref() } else { None };
 
-        // SAFETY: the fence and command buffer are not in use (no submission pending); all
-        // handles belong to this device; each pipeline's push-constant range covers its data.
+        // SAFETY: the fence and command buffer are not in use (no submission runs: a
+        // submission waits for its own, and `check_idle` saw any that timed out finished);
+        // all handles belong to this device; each pipeline's push-constant range covers
+        // its data.
         unsafe {
             device.reset_fences(&[self.fence]).vk("vkResetFences")?;
             device
@@ -238,19 +211,19 @@ impl Executor {
                 .queue_submit(self.queue, &[submit], self.fence)
                 .vk("vkQueueSubmit")?;
         }
-        self.pending = true;
         let start = Instant::now();
         let ns = (timeout_seconds * 1e9) as u64;
         // SAFETY: the fence belongs to this device.
         match unsafe { device.wait_for_fences(&[self.fence], true, ns) } {
-            Ok(()) => {
-                self.pending = false;
-                timer.map(|t| t.elapsed(device)).transpose()
+            Ok(()) => timer.map(|t| t.elapsed(device)).transpose(),
+            Err(vk::Result::TIMEOUT) => {
+                let what = describe(parts);
+                shared.set_busy(self.fence, what.clone());
+                Err(Error::Timeout {
+                    seconds: start.elapsed().as_secs_f64(),
+                    what,
+                })
             }
-            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
-                seconds: start.elapsed().as_secs_f64(),
-                what: describe(parts),
-            }),
             Err(result) => Err(Error::Vulkan {
                 call: "vkWaitForFences",
                 result,
@@ -259,7 +232,7 @@ impl Executor {
     }
 }
 
-/// `dispatch of "k" with 4x1x1 groups` (and how many more parts a launch had).
+/// `dispatch of k with 4x1x1 groups` (and how many more parts a launch had).
 fn describe(parts: &[DispatchPart]) -> String {
     let Some(first) = parts.first() else {
         return "an empty submission".to_string();
@@ -270,7 +243,7 @@ fn describe(parts: &[DispatchPart]) -> String {
         n => format!(" and {} more part(s)", n - 1),
     };
     format!(
-        "dispatch of {:?} with {x}x{y}x{z} groups{more}",
+        "dispatch of {} with {x}x{y}x{z} groups{more}",
         first.pipeline.name()
     )
 }

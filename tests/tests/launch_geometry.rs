@@ -366,7 +366,11 @@ fn an_empty_grid_is_an_error_naming_the_dimension() {
 #[test]
 fn whole_suite_at_16_lanes() {
     if pisa_conformance::is_16_lane_child() {
-        assert_eq!(context().info().subgroup_size, 16, "the child runs at 16 lanes");
+        assert_eq!(
+            context().info().subgroup_size,
+            16,
+            "the child runs at 16 lanes"
+        );
         return;
     }
     pisa_conformance::rerun_at_16_lanes(7);

@@ -6,7 +6,8 @@ use super::Failure;
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
-/// Lists every device with its type, driver, sub-group sizes and the features pisa-vk uses.
+/// Lists every device with its type, driver, sub-group sizes, work-group limits (size,
+/// invocations, shared memory per work-group) and the features pisa-vk uses.
 pub fn run(_: Args) -> Result<(), Failure> {
     let devices = pisa_vk::Context::devices().map_err(Failure::runtime)?;
     if devices.is_empty() {
@@ -24,8 +25,8 @@ pub fn run(_: Args) -> Result<(), Failure> {
             d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size
         );
         println!(
-            "    max work-group: {:?}, {} invocations",
-            d.max_workgroup_size, d.max_workgroup_invocations
+            "    max work-group: {:?}, {} invocations, {} bytes of shared memory",
+            d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
         );
         println!("    features: {}", d.features.names().join(" "));
     }

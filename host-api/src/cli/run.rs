@@ -1,15 +1,16 @@
-//! `pisa-vk run FILE --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
+//! `pisa-vk run FILE... --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
 //! [--arg SPEC]... [--set NAME=SPEC]... [--json] [--device D]`
 
-use super::{read_source, Failure};
+use super::{invalid, read_sources, Failure};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
 use pisa_vk::{Arg, Context, DeviceSelector, Dim3, Launch, Module};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The PISA file (`-` for standard input).
-    file: String,
+    /// The PISA files (`-` for standard input, once); several are linked into one program.
+    #[arg(required = true)]
+    files: Vec<String>,
     /// The kernel to run (with or without `@`).
     #[arg(long)]
     kernel: String,
@@ -44,10 +45,13 @@ pub struct Args {
 }
 
 /// What a run leaves to print: buffer arguments (position, type, bytes) and `.host_access`
-/// globals (name, bytes).
+/// globals (name, bytes), and how many errors the validation layer reported (already
+/// printed on stderr).
+#[derive(Default)]
 struct Results {
     buffers: Vec<(usize, ElemType, Vec<u8>)>,
     globals: Vec<(String, Vec<u8>)>,
+    validation_errors: usize,
 }
 
 /// The parsed request, shared by both executors.
@@ -89,7 +93,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         };
         sets.push((name.trim_start_matches('@').to_string(), bytes));
     }
-    let file = read_source(&a.file)?;
+    let files = read_sources(&a.files)?;
     let req = Request {
         kernel: a.kernel.trim_start_matches('@').to_string(),
         grid,
@@ -99,27 +103,28 @@ pub fn run(a: Args) -> Result<(), Failure> {
         sets,
     };
     let results = if a.device.as_deref() == Some("reference") {
-        run_reference(&file, &req, a.subgroup_size)?
+        run_reference(&files, &req, a.subgroup_size)?
     } else {
-        run_vulkan(&file, &req, a.device.as_deref(), a.subgroup_size)?
+        run_vulkan(&files, &req, a.device.as_deref(), a.subgroup_size)?
     };
     print_results(&req.kernel, &results, a.json);
-    Ok(())
+    match results.validation_errors {
+        0 => Ok(()),
+        n => Err(Failure::runtime(format!(
+            "the validation layer reported {n} error(s) (PISA_VK_VALIDATION; messages above)"
+        ))),
+    }
 }
 
 fn run_vulkan(
-    file: &pisa_translator::SourceFile,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
     req: &Request,
     device: Option<&str>,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
     let options = pisa_translator::Options::with_subgroup_size(subgroup_size);
     options.subgroup_mapping().map_err(Failure::usage)?;
-    let file = std::sync::Arc::new(file.clone());
-    let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let translation = pisa_translator::compile_linked(files, &options).map_err(invalid)?;
     let selector = match device {
         None => DeviceSelector::Default,
         Some(d) => match d.parse::<usize>() {
@@ -130,10 +135,40 @@ fn run_vulkan(
     // A device with only what this module's kernels need enabled; the module is translated
     // again when the device offers more (maximal reconvergence, denormal preservation).
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let module = if pisa_vk::device_options(&ctx, &options) != options {
-        Module::from_source_with(&ctx, &file.name, &file.text, &options)?
+    let outcome = run_on(&ctx, files, req, &options, translation);
+    // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
+    // module and buffers are gone by now, so their destruction is covered.
+    let messages = ctx.validation_messages();
+    for m in &messages {
+        eprintln!("{m}");
+    }
+    let mut results = outcome?;
+    results.validation_errors = messages.iter().filter(|m| is_error(m)).count();
+    Ok(results)
+}
+
+/// Whether a validation-layer message (`[SEVERITY kind] ...`) is an error.
+fn is_error(message: &str) -> bool {
+    message.starts_with("[ERROR")
+}
+
+/// Loads the program on `ctx`, runs the kernel and reads the results back.
+fn run_on(
+    ctx: &Context,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
+    req: &Request,
+    options: &pisa_translator::Options,
+    translation: pisa_translator::Translation,
+) -> Result<Results, Failure> {
+    let module = if pisa_vk::device_options(ctx, options) != *options {
+        let sources: Vec<(&str, &str)> = files
+            .iter()
+            .map(|f| (f.name.as_str(), f.text.as_str()))
+            .collect();
+        Module::from_sources_with(ctx, &sources, options)?
     } else {
-        Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?
+        let name = pisa_vk::program_name(files);
+        Module::from_translation(ctx, &name, std::sync::Arc::new(translation))?
     };
     let reqd = module
         .reflection()
@@ -155,10 +190,7 @@ fn run_vulkan(
         }
     }
     module.dispatch_launch(&req.kernel, &launch(req, reqd), &args)?;
-    let mut out = Results {
-        buffers: Vec::new(),
-        globals: Vec::new(),
-    };
+    let mut out = Results::default();
     for (index, ty, b) in buffers {
         out.buffers.push((index, ty, b.read()?));
     }
@@ -192,38 +224,39 @@ fn launch(req: &Request, reqd: Option<[u32; 3]>) -> Launch {
 
 /// `--device reference`: the CPU reference interpreter, with the same arguments and output.
 fn run_reference(
-    file: &pisa_translator::SourceFile,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
     req: &Request,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    let file = std::sync::Arc::new(file.clone());
-    let module = pisa_translator::check(&file).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let module = pisa_translator::link(files).map_err(invalid)?.module;
     let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
-    let f = module
-        .functions
-        .iter()
-        .find(|f| f.is_kernel() && f.name == req.kernel && f.body.is_some())
-        .ok_or_else(|| Failure::runtime(format!("no kernel `{}` in the module", req.kernel)))?;
+    let kernels = || {
+        module
+            .functions
+            .iter()
+            .filter(|f| f.is_kernel() && f.body.is_some())
+    };
+    let f = kernels().find(|f| f.name == req.kernel).ok_or_else(|| {
+        Failure::from(pisa_vk::Error::UnknownKernel {
+            name: req.kernel.clone(),
+            available: kernels().map(|f| f.name.clone()).collect(),
+        })
+    })?;
     let mut machine = pisa_reference::Machine::new(pisa_reference::Config {
         subgroup_size,
         ..Default::default()
     });
     let loaded = machine.load(&module).map_err(rt)?;
     for (name, bytes) in &req.sets {
-        let sym = loaded.symbol(name).ok_or_else(|| {
-            Failure::runtime(format!(
-                "no `.host_access` name or module variable `{name}`"
-            ))
-        })?;
+        let sym = loaded
+            .symbol(name)
+            .ok_or_else(|| Failure::from(pisa_vk::Error::UnknownSymbol(name.clone())))?;
         if sym.size != bytes.len() as u64 {
-            return Err(Failure::runtime(format!(
-                "--set {name}: {} bytes given, {} expected",
-                bytes.len(),
-                sym.size
-            )));
+            return Err(Failure::from(pisa_vk::Error::SizeMismatch {
+                what: format!("--set {name}"),
+                expected: sym.size,
+                got: bytes.len() as u64,
+            }));
         }
         machine.write(sym.address, bytes).map_err(rt)?;
     }
@@ -252,11 +285,16 @@ fn run_reference(
     };
     machine
         .dispatch(&loaded, &req.kernel, &rl, &block)
-        .map_err(rt)?;
-    let mut out = Results {
-        buffers: Vec::new(),
-        globals: Vec::new(),
-    };
+        .map_err(|e| match e {
+            pisa_reference::Error::InvalidLaunch { what } => {
+                Failure::from(pisa_vk::Error::Launch {
+                    kernel: req.kernel.clone(),
+                    message: what,
+                })
+            }
+            e => rt(e),
+        })?;
+    let mut out = Results::default();
     for (i, ty, addr, len) in buffers {
         let mut b = vec![0u8; len];
         machine.read(addr, &mut b).map_err(rt)?;
@@ -326,5 +364,21 @@ fn print_results(kernel: &str, r: &Results, json: bool) {
         for (n, b) in &r.globals {
             println!("{n}: {}", argspec::to_hex(b));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_error;
+
+    #[test]
+    fn only_error_messages_fail_a_run() {
+        assert!(is_error(
+            "[ERROR validation] VUID-RuntimeSpirv-Workgroup-06530: too much shared memory"
+        ));
+        assert!(!is_error(
+            "[WARNING performance] UNASSIGNED-BestPractices: advice"
+        ));
+        assert!(!is_error("[WARNING validation] mentions [ERROR later"));
     }
 }

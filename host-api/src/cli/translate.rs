@@ -1,7 +1,7 @@
-//! `pisa-vk translate FILE [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
+//! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
 //! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]`
 
-use super::{read_source, Failure};
+use super::{invalid, read_sources, Failure};
 use std::io::{IsTerminal, Write};
 
 /// What `translate` writes.
@@ -18,8 +18,10 @@ enum Emit {
 /// Arguments of `translate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The PISA file (`-` for standard input).
-    file: String,
+    /// The PISA files (`-` for standard input, once); several are linked into one program,
+    /// translated to one SPIR-V module with the kernels of them all.
+    #[arg(required = true)]
+    files: Vec<String>,
     /// Output file (standard output when absent).
     #[arg(short, long)]
     output: Option<String>,
@@ -47,7 +49,7 @@ pub struct Args {
 
 /// Translates and writes the requested form.
 pub fn run(a: Args) -> Result<(), Failure> {
-    let file = read_source(&a.file)?;
+    let files = read_sources(&a.files)?;
     let options = pisa_translator::Options {
         subgroup_size: a.subgroup_size,
         hardware_subgroup_size: a.hardware_subgroup_size,
@@ -59,10 +61,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         },
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
-    let t = pisa_translator::compile(&file, &options).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let t = pisa_translator::compile_linked(&files, &options).map_err(invalid)?;
     let bytes: Vec<u8> = match a.emit {
         Emit::Spv => t.spirv.iter().flat_map(|w| w.to_le_bytes()).collect(),
         Emit::Spvasm => disassemble(&t.spirv).into_bytes(),

@@ -174,13 +174,17 @@ impl<'a> FnCx<'a> {
         self.m.b.load(vt, None, result, None, []).map_err(bug)
     }
 
-    /// Kernel entry, when the module has a shared lock table: the work-group's work-items
-    /// zero its words (work-item `i` takes words `i`, `i + size`, ...) and wait for each
-    /// other at a work-group barrier, before any of them may leave early.
+    /// Kernel entry, when the kernel reserves the shared lock table (it can reach an atomic
+    /// that takes a shared lock): the work-group's work-items zero its words (work-item `i`
+    /// takes words `i`, `i + size`, ...) and wait for each other at a work-group barrier,
+    /// before any of them may leave early.
     pub fn init_shared_locks(&mut self) -> EResult {
         let Some(table) = self.layout.shared_locks else {
             return Ok(());
         };
+        if !self.layout.shared_lock_kernels[self.fid.0 as usize] {
+            return Ok(());
+        }
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let index = self.m.builtin(BuiltIn::LocalInvocationIndex, false);

@@ -552,10 +552,12 @@ impl<'a> FnCx<'a> {
         self.begin(next)
     }
 
-    /// Kernel entry: the shared lock table zeroed, if the module has one (every work-item
-    /// takes part). No work-item lies outside the NDRange: partial edge work-groups are
-    /// dispatched with their own, smaller, local size, so there is nothing to guard.
+    /// Kernel entry: the lane-numbering flag set (if the module has one), the shared lock
+    /// table zeroed, if the kernel reserves one (every work-item takes part). No work-item
+    /// lies outside the NDRange: partial edge work-groups are dispatched with their own,
+    /// smaller, local size, so there is nothing to guard.
     fn kernel_prologue(&mut self) -> EResult {
+        self.init_lane_numbering()?;
         self.init_shared_locks()
     }
 }

@@ -11,6 +11,7 @@ mod atomic_mem;
 pub mod builder;
 pub mod cfg;
 pub mod function;
+pub mod lanes;
 pub mod memory;
 pub mod module;
 mod ops;
@@ -25,10 +26,11 @@ pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
-use crate::ir::{FuncId, Module, Opcode, Operand, SymbolRef};
+use crate::ir::{FuncId, Module, Opcode, Operand};
 use crate::layout::{self, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
+pub use lanes::LaneNumbering;
 use module::ModuleCx;
 use rspirv::spirv;
 
@@ -111,6 +113,8 @@ impl Options {
 /// (native), or as aligned clusters of [`width`](Self::width) lanes of a hardware sub-group of
 /// [`hardware`](Self::hardware) lanes (clustered). The lowering of `%laneid`, `%activemask`,
 /// `%subgroupsize` and the isa-7 instructions reads it (`ops_subgroup.rs`).
+/// [`lanes`](Self::lanes) says whether the function being lowered uses that mapping or
+/// numbers lanes by linear local id (kernels without cross-lane operations, [`lanes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubgroupMapping {
     /// The PISA sub-group width N (`%subgroupsize`): a power of two from 1 to 32.
@@ -118,6 +122,9 @@ pub struct SubgroupMapping {
     /// The hardware sub-group width H the pipeline must be created with: N, or a power-of-two
     /// multiple of N up to 128 (Vulkan's largest sub-group).
     pub hardware: u32,
+    /// How the function being lowered numbers lanes (set per function by the back end;
+    /// [`LaneNumbering::Hardware`] from [`SubgroupMapping::new`]).
+    pub lanes: LaneNumbering,
 }
 
 impl SubgroupMapping {
@@ -144,6 +151,7 @@ impl SubgroupMapping {
         Ok(SubgroupMapping {
             width,
             hardware: hw,
+            lanes: LaneNumbering::Hardware,
         })
     }
 
@@ -173,21 +181,34 @@ pub struct Translation {
     pub reflection: Reflection,
 }
 
-/// Translates a validated module.
+/// Translates a validated module; a module with imports must be linked first
+/// ([`crate::link()`]: the back end translates one whole program).
 pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<Diagnostic>> {
+    let unresolved = crate::link::unresolved_imports(module);
+    if !unresolved.is_empty() {
+        return Err(unresolved);
+    }
     let subgroups = options
         .subgroup_mapping()
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
+    let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
+    if lane_plan.needs_flag {
+        m.declare_lane_flag();
+    }
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
         if f.body.is_none() {
             continue;
         }
-        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), subgroups) {
+        let mapping = SubgroupMapping {
+            lanes: lane_plan.numbering[i],
+            ..subgroups
+        };
+        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), mapping) {
             errors.push(e);
             // The builder is left mid-function; stop at the first failing function.
             break;
@@ -196,23 +217,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if !errors.is_empty() {
         return Err(errors);
     }
-    // Quadratic in the number of functions, so only when some function uses sub-groups.
-    let subgroup_kernels: Vec<bool> = if m.subgroup_users.is_empty() {
-        vec![false; module.functions.len()]
-    } else {
-        let edges = call_graph(module);
-        module
-            .functions
-            .iter()
-            .enumerate()
-            .map(|(i, _)| {
-                reachable(&edges, i)
-                    .iter()
-                    .enumerate()
-                    .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
-            })
-            .collect()
-    };
+    let subgroup_kernels = lane_plan.subgroup_kernel;
     let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
     if reconverge {
         m.b.extension("SPV_KHR_maximal_reconvergence");
@@ -333,27 +338,7 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
 /// initializer).
 fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
     let n = module.functions.len();
-    let mut address_taken = vec![false; n];
-    for g in &module.globals {
-        for item in g.init.iter().flatten() {
-            if let crate::ir::InitItem::Symbol {
-                symbol: SymbolRef::Function(f),
-                ..
-            } = item
-            {
-                address_taken[f.0 as usize] = true;
-            }
-        }
-    }
-    for f in &module.functions {
-        for inst in f.body.iter().flatten() {
-            if inst.op == Opcode::Addrof {
-                if let Some(Operand::Func(g)) = inst.ops.get(1) {
-                    address_taken[g.0 as usize] = true;
-                }
-            }
-        }
-    }
+    let address_taken = crate::calls::address_taken(module);
     let mut edges: Vec<Vec<(usize, crate::span::Span)>> = vec![Vec::new(); n];
     for (i, f) in module.functions.iter().enumerate() {
         for inst in f.body.iter().flatten().filter(|x| x.op == Opcode::Call) {
@@ -374,18 +359,6 @@ fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
         }
     }
     edges
-}
-
-/// The functions reachable from `root` (itself included).
-fn reachable(edges: &[Vec<(usize, crate::span::Span)>], root: usize) -> Vec<bool> {
-    let mut seen = vec![false; edges.len()];
-    let mut work = vec![root];
-    while let Some(v) = work.pop() {
-        if !std::mem::replace(&mut seen[v], true) {
-            work.extend(edges[v].iter().map(|&(w, _)| w));
-        }
-    }
-    seen
 }
 
 /// Refuses recursion (direct, mutual, or through function addresses), naming the cycle.
@@ -445,8 +418,9 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
     let kernels = module
         .functions
         .iter()
-        .filter(|f| f.is_kernel() && f.body.is_some())
-        .map(|f| {
+        .enumerate()
+        .filter(|(_, f)| f.is_kernel() && f.body.is_some())
+        .map(|(i, f)| {
             let (params, size) = crate::reflect::params_of(f);
             KernelInfo {
                 name: f.name.clone(),
@@ -455,6 +429,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 params_inline: layout.launch.params_inline(size),
                 push_constant_size: layout.launch.size,
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
+                shared_size: layout.kernel_shared_size[i],
                 features: features.to_vec(),
                 subgroup_size: None,
                 hardware_subgroup_size: None,
@@ -491,7 +466,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
 
 #[cfg(test)]
 mod tests {
-    use super::SubgroupMapping;
+    use super::{LaneNumbering, SubgroupMapping};
 
     #[test]
     fn subgroup_mappings_are_checked() {
@@ -500,7 +475,8 @@ mod tests {
             m(32, Some(64)),
             Ok(SubgroupMapping {
                 width: 32,
-                hardware: 64
+                hardware: 64,
+                lanes: LaneNumbering::Hardware,
             })
         );
         assert!(m(32, Some(64)).unwrap().clustered());

@@ -69,10 +69,14 @@ fn supported(op: Opcode, space: AddrSpace, a: AtomOp, ty: DataType) -> bool {
     }
 }
 
-/// The SPIR-V scope of a PISA scope (omitted: `.gpu`).
-fn spv_scope(s: Option<MemScope>) -> Scope {
+/// The SPIR-V scope of a PISA scope (omitted: `.gpu`). `.subgroup` is `Subgroup` only in
+/// code whose PISA sub-groups are hardware sub-groups (or clusters of one); where lanes are
+/// numbered by linear local id a PISA sub-group may span several hardware ones, so it is
+/// `Workgroup` (spec-notes §60).
+fn spv_scope(s: Option<MemScope>, lanes: super::LaneNumbering) -> Scope {
     match s {
-        Some(MemScope::Subgroup) => Scope::Subgroup,
+        Some(MemScope::Subgroup) if lanes == super::LaneNumbering::Hardware => Scope::Subgroup,
+        Some(MemScope::Subgroup) => Scope::Workgroup,
         Some(MemScope::Workgroup) => Scope::Workgroup,
         Some(MemScope::Gpu | MemScope::System) | None => Scope::Device,
     }
@@ -135,7 +139,7 @@ impl<'a> FnCx<'a> {
             bits | BOTH_MEMORIES
         };
         Ok(MemSync {
-            scope: spv_scope(scope),
+            scope: spv_scope(scope, self.subgroups.lanes),
             sem,
         })
     }
@@ -518,7 +522,9 @@ impl<'a> FnCx<'a> {
             q.order
         };
         if seq_cst {
-            let scope = self.m.const_u32(spv_scope(q.scope) as u32);
+            let scope = self
+                .m
+                .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
             let sem = self
                 .m
                 .const_u32((MemorySemantics::SEQUENTIALLY_CONSISTENT | BOTH_MEMORIES).bits());
@@ -574,7 +580,9 @@ impl<'a> FnCx<'a> {
             Some(AddrSpace::Shared) => MemorySemantics::WORKGROUP_MEMORY,
             _ => BOTH_MEMORIES,
         };
-        let scope = self.m.const_u32(spv_scope(q.scope) as u32);
+        let scope = self
+            .m
+            .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
         let sem = self.m.const_u32((bits | storage).bits());
         self.m.b.memory_barrier(scope, sem).map_err(bug)
     }

@@ -441,7 +441,7 @@ impl FnCx<'_> {
         let callee = &self.module.functions[f.0 as usize];
         if callee.body.is_none() {
             return Err(self.err(format!(
-                "call of imported function `@{}`: linking modules is not supported yet",
+                "call of `@{}`, which has no body (an import the program was not linked with)",
                 callee.name
             )));
         }

@@ -3,15 +3,19 @@
 //! A launch is dispatched so that no invocation lies outside the NDRange: the full
 //! work-groups, and each partial edge work-group with a pipeline whose local size is the
 //! remaining size, so `%localsize` is the `WorkgroupSize` built-in (specialization constants
-//! 0-2) and `%enqueuedlocalsize` is specialization constants 3-5. `%localid` is
+//! 0-2) and `%enqueuedlocalsize` is specialization constants 4-6. `%localid` is
 //! `LocalInvocationId`; `%groupid` is `WorkgroupId` plus the dispatch's group base (a launch
 //! may be several dispatches); `%groupcount`, `%globalsize`, `%globaloffset`, `%workdim` and
 //! `%printfbuffer` are read from the launch block (push constants, see
-//! [`crate::layout::launch`]); `%laneid`, `%activemask` and `%subgroupsize` follow the
-//! kernel's [`SubgroupMapping`](super::SubgroupMapping), lowered in `ops_subgroup.rs`
-//! (the one place that maps PISA lanes to hardware lanes).
+//! [`crate::layout::launch`]); `%subgroupsize` is the PISA width N; `%laneid` and
+//! `%activemask` follow the kernel's [`SubgroupMapping`](super::SubgroupMapping), lowered in
+//! `ops_subgroup.rs` (the one place that maps PISA lanes to hardware lanes), except that in
+//! code of kernels without cross-lane operations `%laneid` is the linear local id mod N
+//! ([`super::lanes`], spec-notes §60).
 
 use super::function::{bug, EResult, FnCx};
+use super::lanes::LaneNumbering;
+use super::module::Scalar;
 use crate::ir::SpecialReg;
 use rspirv::spirv::{BuiltIn, StorageClass, Word};
 
@@ -111,12 +115,6 @@ impl FnCx<'_> {
     /// its type.
     pub fn special_value(&mut self, reg: SpecialReg, c: Option<u8>) -> EResult<Word> {
         let c = c.unwrap_or(0).min(2);
-        if matches!(
-            reg,
-            SpecialReg::SubgroupSize | SpecialReg::LaneId | SpecialReg::ActiveMask
-        ) {
-            self.m.subgroup_users.insert(self.fid.0);
-        }
         let l = self.layout.launch;
         let (c4, c8) = (4 * c as u32, 8 * c as u32);
         match reg {
@@ -151,8 +149,56 @@ impl FnCx<'_> {
                 self.launch_u64(at)
             }
             SpecialReg::SubgroupSize => Ok(self.m.const_u32(self.subgroups.width)),
-            SpecialReg::LaneId => self.pisa_lane(),
+            SpecialReg::LaneId => self.lane_id(),
             SpecialReg::ActiveMask => self.active_mask(),
         }
+    }
+
+    /// `%laneid` as this function numbers lanes: the hardware mapping's, the linear local
+    /// id mod N, or either by the flag its kernel set ([`LaneNumbering`]).
+    fn lane_id(&mut self) -> EResult<Word> {
+        match self.subgroups.lanes {
+            LaneNumbering::Hardware => self.pisa_lane(),
+            LaneNumbering::Linear => self.linear_lane(),
+            LaneNumbering::PerKernel => {
+                let Some(flag) = self.m.lane_flag else {
+                    return Err(self.err("internal error: no lane-numbering flag"));
+                };
+                let bt = self.m.ty(Scalar::Bool);
+                let linear = self.m.b.load(bt, None, flag, None, []).map_err(bug)?;
+                let (by_id, hw) = (self.linear_lane()?, self.pisa_lane()?);
+                let u32t = self.m.uint(32);
+                self.m.b.select(u32t, None, linear, by_id, hw).map_err(bug)
+            }
+        }
+    }
+
+    /// The linear local id `x + Lx·(y + Ly·z)` over `%localsize` (the partial size in a
+    /// partial work-group, as the reference interpreter numbers), mod N (a power of two).
+    fn linear_lane(&mut self) -> EResult<Word> {
+        let u32t = self.m.uint(32);
+        let x = self.builtin_component(BuiltIn::LocalInvocationId, 0)?;
+        let y = self.builtin_component(BuiltIn::LocalInvocationId, 1)?;
+        let z = self.builtin_component(BuiltIn::LocalInvocationId, 2)?;
+        let lx = self.special_value(SpecialReg::LocalSize, Some(0))?;
+        let ly = self.special_value(SpecialReg::LocalSize, Some(1))?;
+        let zy = self.m.b.i_mul(u32t, None, ly, z).map_err(bug)?;
+        let yz = self.m.b.i_add(u32t, None, y, zy).map_err(bug)?;
+        let rows = self.m.b.i_mul(u32t, None, lx, yz).map_err(bug)?;
+        let id = self.m.b.i_add(u32t, None, x, rows).map_err(bug)?;
+        let mask = self.m.const_u32(self.subgroups.width - 1);
+        self.m.b.bitwise_and(u32t, None, id, mask).map_err(bug)
+    }
+
+    /// Kernel entry, when some function serves both kinds of kernel: sets the lane flag to
+    /// this kernel's numbering.
+    pub fn init_lane_numbering(&mut self) -> EResult {
+        if let Some(flag) = self.m.lane_flag {
+            let linear = self
+                .m
+                .const_bool(self.subgroups.lanes == LaneNumbering::Linear);
+            self.m.b.store(flag, linear, None, []).map_err(bug)?;
+        }
+        Ok(())
     }
 }
