@@ -332,6 +332,20 @@ impl Module {
         local: [u32; 3],
         enqueued: [u32; 3],
     ) -> Result<Arc<pisa_runtime::Pipeline>> {
+        let name = format!("kernel `{}` of {}", k.name, self.name);
+        let desc = self.pipeline_desc(k, local, &enqueued, &name)?;
+        Ok(self.ctx.rt.create_pipeline(&desc)?)
+    }
+
+    /// The description of [`Module::pipeline`]'s pipeline, its local size checked against
+    /// the device's limits ([`Error::Launch`]).
+    fn pipeline_desc<'a>(
+        &'a self,
+        k: &'a KernelInfo,
+        local: [u32; 3],
+        enqueued: &'a [u32; 3],
+        name: &'a str,
+    ) -> Result<pisa_runtime::PipelineDesc<'a>> {
         let subgroup = k.hardware_subgroup_size.or(k.subgroup_size);
         let edge_x = local[0] != enqueued[0];
         let desc = pisa_runtime::PipelineDesc {
@@ -339,19 +353,19 @@ impl Module {
             entry_point: &k.name,
             local_size: local,
             shared_memory_size: k.shared_size,
-            specialization: &enqueued,
+            specialization: enqueued,
             push_constant_size: k.push_constant_size,
             required_subgroup_size: subgroup,
             require_full_subgroups: subgroup.is_some_and(|n| !edge_x || local[0] % n == 0),
             required_features: kernel_features(k),
-            name_for_errors: &format!("kernel `{}` of {}", k.name, self.name),
+            name_for_errors: name,
         };
         desc.check_local_size(self.ctx.info())
             .map_err(|message| Error::Launch {
                 kernel: k.name.clone(),
                 message,
             })?;
-        Ok(self.ctx.rt.create_pipeline(&desc)?)
+        Ok(desc)
     }
 
     /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
@@ -381,6 +395,9 @@ impl Module {
             });
         }
         let local32 = self.local_size(k, launch.local.size)?;
+        // The enqueued work-group size must be one the device can run, even where the grid
+        // is smaller and only a partial work-group is dispatched.
+        self.pipeline_desc(k, local32, &local32, &k.name)?;
         let global = launch.global.size;
         let plan = crate::launch::plan(global, local32, self.ctx.info().max_workgroup_count)
             .map_err(launch_err)?;
