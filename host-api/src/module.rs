@@ -330,6 +330,11 @@ impl Module {
         let global = launch.global.size;
         let plan = crate::launch::plan(global, local32, self.ctx.info().max_workgroup_count)
             .map_err(launch_err)?;
+        if !plan.parts.iter().any(|part| part.local == local32) {
+            // Only partial work-groups: the enqueued size must still be one the device can
+            // run (creating its pipeline checks it).
+            self.pipeline(k, local32, local32)?;
+        }
         let l = self.reflection().launch;
         let mut push = vec![0u8; k.push_constant_size as usize];
         let put = |push: &mut Vec<u8>, at: Option<u32>, v: &[u8]| {

@@ -344,7 +344,7 @@ fn two_dimensional_launches_beyond_the_group_count_limit_in_y_are_split() {
 }
 
 #[test]
-fn an_empty_grid_is_an_error_naming_the_dimension() {
+fn empty_grids_and_oversized_work_groups_are_errors() {
     let m = load(&geometry_kernel());
     let out = context().zeroed::<u32>(16).unwrap();
     for (global, dim) in [([0u64, 1, 1], "x"), ([4, 0, 1], "y"), ([4, 4, 0], "z")] {
@@ -358,6 +358,21 @@ fn an_empty_grid_is_an_error_naming_the_dimension() {
             other => panic!("{other}"),
         }
     }
+    // A work-group larger than the device allows is refused even when the grid is smaller
+    // than one work-group, so that only a partial one would be dispatched.
+    let limit = context().info().max_workgroup_size[2] as u64;
+    let err = m
+        .dispatch(
+            "geometry",
+            [4u64, 1, 1],
+            [1u64, 1, limit + 1],
+            &[(&out).into()],
+        )
+        .expect_err("an enqueued size beyond the device's limit is refused");
+    assert!(
+        err.to_string().contains("exceeds maxComputeWorkGroupSize"),
+        "{err}"
+    );
     assert_eq!(out.read().unwrap(), vec![0; 16], "nothing ran");
 }
 
@@ -366,7 +381,11 @@ fn an_empty_grid_is_an_error_naming_the_dimension() {
 #[test]
 fn whole_suite_at_16_lanes() {
     if pisa_conformance::is_16_lane_child() {
-        assert_eq!(context().info().subgroup_size, 16, "the child runs at 16 lanes");
+        assert_eq!(
+            context().info().subgroup_size,
+            16,
+            "the child runs at 16 lanes"
+        );
         return;
     }
     pisa_conformance::rerun_at_16_lanes(7);
