@@ -22,6 +22,8 @@ pub struct Reflection {
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
+    /// Where the launch values and the argument block sit in the push constants.
+    pub launch: crate::layout::launch::LaunchLayout,
 }
 
 /// A kernel.
@@ -33,8 +35,9 @@ pub struct KernelInfo {
     pub params: Vec<ParamInfo>,
     /// Size of the argument block in bytes.
     pub param_size: u32,
-    /// Whether the argument block travels inside the push constants (else in a buffer whose
-    /// address is at [`crate::layout::launch::PARAM_BUFFER`]).
+    /// Whether the argument block travels inside the push constants (at
+    /// [`LaunchLayout::params`](crate::layout::launch::LaunchLayout::params); else in a buffer
+    /// whose address is there).
     pub params_inline: bool,
     /// Size of the push-constant block.
     pub push_constant_size: u32,

@@ -15,7 +15,7 @@ use super::cfg::{BlockId, Cfg, Code, Cond};
 use super::module::{ModuleCx, Scalar};
 use super::structurize::{structurize, Event};
 use crate::diag::Diagnostic;
-use crate::ir::{Bits, FuncId, Function, Module, Operand, RegId, RegType, SpecialReg};
+use crate::ir::{Bits, FuncId, Function, Module, Operand, RegId, RegType};
 use crate::layout::ModuleLayout;
 use rspirv::dr::{InsertPoint, Instruction, Operand as SpvOperand};
 use rspirv::spirv::{self, StorageClass, Word};
@@ -66,6 +66,8 @@ pub struct FnCx<'a> {
     next_construct: u32,
     /// How PISA sub-groups map onto hardware sub-groups.
     pub subgroups: super::SubgroupMapping,
+    /// What each register may hold as a generic address, by [`RegId`].
+    pub provenance: Vec<super::provenance::Provenance>,
 }
 
 /// Not an open construct (in `open_at`).
@@ -175,6 +177,7 @@ impl<'a> FnCx<'a> {
             event: 0,
             next_construct: 1,
             subgroups,
+            provenance: super::provenance::analyze(module, f),
         };
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);
@@ -735,30 +738,11 @@ impl<'a> FnCx<'a> {
     }
 
     /// Kernel entry: the lane-numbering flag set (if the module has one), the shared lock
-    /// table zeroed, if the kernel reserves one (every work-item takes part); then
-    /// work-items outside the NDRange (in a partial last work-group) end at once.
+    /// table zeroed, if the kernel reserves one (every work-item takes part). No work-item
+    /// lies outside the NDRange: partial edge work-groups are dispatched with their own,
+    /// smaller, local size, so there is nothing to guard.
     fn kernel_prologue(&mut self) -> EResult {
         self.init_lane_numbering()?;
-        self.init_shared_locks()?;
-        let bt = self.m.ty(Scalar::Bool);
-        let mut inside = self.m.const_bool(true);
-        for c in 0..3u8 {
-            let gid = self.global_linear_id(c)?;
-            let size = self.special_value(SpecialReg::GlobalSize, Some(c))?;
-            let lt = self.m.b.u_less_than(bt, None, gid, size).map_err(bug)?;
-            inside = self.m.b.logical_and(bt, None, inside, lt).map_err(bug)?;
-        }
-        let (body, exit) = (self.m.b.id(), self.m.b.id());
-        self.m
-            .b
-            .selection_merge(body, spirv::SelectionControl::NONE)
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(inside, body, exit, [])
-            .map_err(bug)?;
-        self.begin(exit)?;
-        self.m.b.ret().map_err(bug)?;
-        self.begin(body)
+        self.init_shared_locks()
     }
 }

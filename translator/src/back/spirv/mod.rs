@@ -20,13 +20,14 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
+pub mod provenance;
 pub mod special;
 pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand};
-use crate::layout::{self, launch, ModuleLayout};
+use crate::layout::{self, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 pub use lanes::LaneNumbering;
@@ -193,7 +194,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
-    let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
     if lane_plan.needs_flag {
         m.declare_lane_flag();
     }
@@ -422,8 +423,8 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 name: f.name.clone(),
                 params,
                 param_size: size,
-                params_inline: launch::params_inline(size),
-                push_constant_size: launch::MAX_PUSH_CONSTANTS,
+                params_inline: layout.launch.params_inline(size),
+                push_constant_size: layout.launch.size,
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
                 shared_size: layout.kernel_shared_size[i],
                 features: features.to_vec(),
@@ -456,6 +457,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        launch: layout.launch,
     }
 }
 
