@@ -29,6 +29,7 @@ pub mod argspec;
 mod buffer;
 mod context;
 mod error;
+mod launch;
 mod module;
 
 pub use buffer::Buffer;

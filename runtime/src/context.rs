@@ -21,7 +21,7 @@ use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
 use crate::buffer::Buffer;
 use crate::device::{self, DeviceInfo, DeviceSelector};
-use crate::dispatch::Executor;
+use crate::dispatch::{DispatchPart, Executor};
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
 use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
@@ -324,7 +324,7 @@ impl Context {
         });
         // From here on, dropping `shared` on an error cleans everything up.
         let pipelines = PipelineCache::new(&shared)?;
-        let executor = match Executor::new(&shared, queue_family) {
+        let executor = match Executor::new(&shared, queue_family, chosen.timestamps) {
             Ok(e) => e,
             Err(e) => {
                 pipelines.destroy(&shared);
@@ -411,28 +411,67 @@ impl Context {
         push_constants: &[u8],
         group_count: [u32; 3],
     ) -> Result<(), Error> {
-        if !pipeline.belongs_to(&self.shared) {
-            return Err(Error::InvalidArgument(format!(
-                "pipeline {} was created by another context",
-                pipeline.name()
-            )));
-        }
-        let max = self.info.max_workgroup_count;
-        if group_count.iter().zip(max).any(|(g, m)| *g > m) {
-            return Err(Error::InvalidArgument(format!(
-                "dispatch of {}: group count {group_count:?} exceeds the device limit \
-                 maxComputeWorkGroupCount {max:?}",
-                pipeline.name()
-            )));
-        }
-        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
-        exec.dispatch(
-            &self.shared,
+        self.launch(&[DispatchPart {
             pipeline,
             push_constants,
             group_count,
-            self.timeout_seconds,
-        )
+        }])
+    }
+
+    /// Like [`Context::dispatch`], and returns the GPU time the dispatch took, measured with
+    /// timestamp queries around it (`timestampPeriod` applied, `timestampValidBits`
+    /// respected). A queue without timestamps gives [`Error::MissingFeatures`].
+    pub fn dispatch_timed(
+        &self,
+        pipeline: &Pipeline,
+        push_constants: &[u8],
+        group_count: [u32; 3],
+    ) -> Result<Duration, Error> {
+        self.launch_timed(&[DispatchPart {
+            pipeline,
+            push_constants,
+            group_count,
+        }])
+    }
+
+    /// Records the dispatches of one launch in one command buffer, submits it and waits for
+    /// it as [`Context::dispatch`] does. Nothing orders the parts with respect to each other
+    /// (they are like the work-groups of one dispatch); each part's group count must be
+    /// within `maxComputeWorkGroupCount`. An empty `parts` submits nothing.
+    pub fn launch(&self, parts: &[DispatchPart]) -> Result<(), Error> {
+        self.submit(parts, false).map(drop)
+    }
+
+    /// Like [`Context::launch`], and returns the GPU time from before the first part started
+    /// to after the last one finished (timestamp queries).
+    pub fn launch_timed(&self, parts: &[DispatchPart]) -> Result<Duration, Error> {
+        Ok(self.submit(parts, true)?.unwrap_or_default())
+    }
+
+    fn submit(&self, parts: &[DispatchPart], timed: bool) -> Result<Option<Duration>, Error> {
+        let max = self.info.max_workgroup_count;
+        for part in parts {
+            let pipeline = part.pipeline;
+            if !pipeline.belongs_to(&self.shared) {
+                return Err(Error::InvalidArgument(format!(
+                    "pipeline {} was created by another context",
+                    pipeline.name()
+                )));
+            }
+            let group_count = part.group_count;
+            if group_count.iter().zip(max).any(|(g, m)| *g > m) {
+                return Err(Error::InvalidArgument(format!(
+                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
+                     maxComputeWorkGroupCount {max:?}",
+                    pipeline.name()
+                )));
+            }
+        }
+        if parts.is_empty() && !timed {
+            return Ok(None);
+        }
+        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
+        exec.submit(&self.shared, parts, timed, self.timeout_seconds)
     }
 
     /// Per float width, whether this device's SPIR-V `Fma` rounds once. Found by running a

@@ -161,6 +161,7 @@ fn probe_width(ctx: &Context, width: u32) -> Result<bool, Error> {
         required_features: required,
         name_for_errors: "the fused-Fma probe",
         shared_memory_size: 0,
+        specialization: &[],
     })?;
     let bytes = (width / 8) as usize;
     let buf: Buffer = ctx.create_buffer(4 * bytes as u64)?;

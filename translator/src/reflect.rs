@@ -31,6 +31,8 @@ pub struct Reflection {
     /// host translating for a device with `shaderFloat64` and no fused `Fma` should enable
     /// it and translate for that model.
     pub faster_with_float64: bool,
+    /// Where the launch values and the argument block sit in the push constants.
+    pub launch: crate::layout::launch::LaunchLayout,
 }
 
 /// A kernel.
@@ -42,8 +44,9 @@ pub struct KernelInfo {
     pub params: Vec<ParamInfo>,
     /// Size of the argument block in bytes.
     pub param_size: u32,
-    /// Whether the argument block travels inside the push constants (else in a buffer whose
-    /// address is at [`crate::layout::launch::PARAM_BUFFER`]).
+    /// Whether the argument block travels inside the push constants (at
+    /// [`LaunchLayout::params`](crate::layout::launch::LaunchLayout::params); else in a buffer
+    /// whose address is there).
     pub params_inline: bool,
     /// Size of the push-constant block.
     pub push_constant_size: u32,

@@ -21,13 +21,14 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
+pub mod provenance;
 pub mod special;
 pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand};
-use crate::layout::{self, launch, ModuleLayout};
+use crate::layout::{self, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 pub use lanes::LaneNumbering;
@@ -249,7 +250,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
-    let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
     m.float = options.float.unwrap_or_default();
     if lane_plan.needs_flag {
         m.declare_lane_flag();
@@ -425,49 +426,46 @@ fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
 fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     let n = module.functions.len();
     let edges = call_graph(module);
-    // DFS with colours; report the first cycle found.
-    let mut colour = vec![0u8; n];
-    let mut stack: Vec<(usize, crate::span::Span)> = Vec::new();
-    fn dfs(
-        v: usize,
-        edges: &[Vec<(usize, crate::span::Span)>],
-        colour: &mut [u8],
-        stack: &mut Vec<(usize, crate::span::Span)>,
-    ) -> Option<(Vec<usize>, crate::span::Span)> {
-        colour[v] = 1;
-        for &(w, span) in &edges[v] {
-            if colour[w] == 1 {
-                let start = stack.iter().position(|&(x, _)| x == w).unwrap_or(0);
-                let mut cyc: Vec<usize> = stack[start..].iter().map(|&(x, _)| x).collect();
-                cyc.push(v);
-                cyc.push(w);
-                return Some((cyc, span));
-            }
-            if colour[w] == 0 {
-                stack.push((v, span));
-                if let Some(c) = dfs(w, edges, colour, stack) {
-                    return Some(c);
-                }
-                stack.pop();
-            }
+    // Depth-first search with an explicit stack (a call chain of any length fits): a call to
+    // a function still on the stack closes a cycle, reported from that function on.
+    const NEW: usize = usize::MAX;
+    const DONE: usize = usize::MAX - 1;
+    // Position of each function on the stack while it is on it.
+    let mut at = vec![NEW; n];
+    for root in 0..n {
+        if at[root] != NEW {
+            continue;
         }
-        colour[v] = 2;
-        None
-    }
-    for v in 0..n {
-        if colour[v] == 0 {
-            if let Some((cyc, span)) = dfs(v, &edges, &mut colour, &mut stack) {
-                let names: Vec<String> = cyc
-                    .iter()
-                    .map(|&i| format!("@{}", module.functions[i].name))
-                    .collect();
-                return Err(vec![Diagnostic::error(
-                    span,
-                    format!(
-                        "recursion is not supported on Vulkan: call cycle {}",
-                        names.join(" -> ")
-                    ),
-                )]);
+        let mut frames: Vec<(usize, usize)> = vec![(root, 0)];
+        at[root] = 0;
+        while let Some(&mut (v, ref mut next)) = frames.last_mut() {
+            let Some(&(w, span)) = edges[v].get(*next) else {
+                at[v] = DONE;
+                frames.pop();
+                continue;
+            };
+            *next += 1;
+            match at[w] {
+                NEW => {
+                    at[w] = frames.len();
+                    frames.push((w, 0));
+                }
+                DONE => {}
+                start => {
+                    let names: Vec<String> = frames[start..]
+                        .iter()
+                        .map(|&(x, _)| x)
+                        .chain([w])
+                        .map(|i| format!("@{}", module.functions[i].name))
+                        .collect();
+                    return Err(vec![Diagnostic::error(
+                        span,
+                        format!(
+                            "recursion is not supported on Vulkan: call cycle {}",
+                            names.join(" -> ")
+                        ),
+                    )]);
+                }
             }
         }
     }
@@ -486,8 +484,8 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 name: f.name.clone(),
                 params,
                 param_size: size,
-                params_inline: launch::params_inline(size),
-                push_constant_size: launch::MAX_PUSH_CONSTANTS,
+                params_inline: layout.launch.params_inline(size),
+                push_constant_size: layout.launch.size,
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
                 shared_size: layout.kernel_shared_size[i],
                 features: features.to_vec(),
@@ -522,12 +520,28 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         private_size: layout.private_size,
         float_model: FloatModel::default(),
         faster_with_float64: false,
+        launch: layout.launch,
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::{LaneNumbering, SubgroupMapping};
+
+    #[test]
+    fn recursion_is_named_by_its_cycle_alone() {
+        // The kernel calls @f, which calls itself: the cycle is @f -> @f, without the kernel
+        // that leads to it (once reported as @k -> @f -> @f).
+        let src = ".version 0.1;\n.target 100;\n.kernel @k() {\n  call void, @f();\n}\n\
+                   .function void @f() {\n  call void, @f();\n}\n";
+        let file = std::sync::Arc::new(crate::SourceFile::new("rec.pisa", src));
+        let e = crate::compile(&file, &Default::default()).expect_err("recursion is refused");
+        assert!(
+            e.render().contains("call cycle @f -> @f\n"),
+            "{}",
+            e.render()
+        );
+    }
 
     #[test]
     fn subgroup_mappings_are_checked() {

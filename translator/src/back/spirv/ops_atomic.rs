@@ -18,9 +18,7 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use super::ops_float::FKind;
-use crate::ir::{
-    AddrSpace, Address, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand,
-};
+use crate::ir::{AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand};
 use crate::layout::locks;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
 
@@ -146,21 +144,30 @@ impl<'a> FnCx<'a> {
         })
     }
 
-    /// Evaluates the address operand of an atomic to the width of `space`'s addresses.
-    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<Word> {
+    /// The space an atomic in `space` accesses (a generic address that provably points into
+    /// one space is an access to it) and its address operand, evaluated to the width of that
+    /// space's addresses.
+    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<(Word, AddrSpace)> {
         let Operand::Addr(addr) = *op else {
             return Err(self.err("expected an address operand"));
         };
-        let abits = match space.mem_space() {
-            Some(m) => m.address_bits(),
-            None => 64,
+        let declared = match space.mem_space() {
+            Some(m) => Space::Mem(m),
+            None => Space::Generic,
         };
-        let a = self.eval_address(&addr)?;
-        let Address { bits, .. } = addr;
-        if bits != abits {
-            return self.resize(a, bits, abits);
-        }
-        Ok(a)
+        let (abits, space) = match self.resolve_space(declared, &addr) {
+            Space::Mem(m) => {
+                let concrete = match m {
+                    MemSpace::Global => AddrSpace::Global,
+                    MemSpace::Const => AddrSpace::Const,
+                    MemSpace::Shared => AddrSpace::Shared,
+                    MemSpace::Private => AddrSpace::Private,
+                };
+                (m.address_bits(), concrete)
+            }
+            Space::Generic => (64, space),
+        };
+        Ok((self.eval_address_as(&addr, abits)?, space))
     }
 
     /// Runs `access` on the concrete space of an atomic's address (dispatching a generic
@@ -355,7 +362,7 @@ impl<'a> FnCx<'a> {
         } else {
             s0
         };
-        let addr = self.atomic_address(&inst.ops[1], space)?;
+        let (addr, space) = self.atomic_address(&inst.ops[1], space)?;
         let native = match (kind, op) {
             (_, A::Cas) => Some(Native::Cas(s0, s1)),
             (Some(_), _) => None,
@@ -525,7 +532,7 @@ impl<'a> FnCx<'a> {
         }
         if inst.op == Opcode::Ld {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
-            let addr = self.atomic_address(&inst.ops[1], space)?;
+            let (addr, space) = self.atomic_address(&inst.ops[1], space)?;
             let vt = self.atomic_value_type(w);
             let v = self.in_space(space, addr, vt, |cx, ms, a| {
                 if ms == MemSpace::Private {
@@ -539,7 +546,7 @@ impl<'a> FnCx<'a> {
             return self.write_atomic_value(&inst.ops[0], w, v);
         }
         let sync = self.atomic_sync(order, q.scope, Access::Store)?;
-        let addr = self.atomic_address(&inst.ops[0], space)?;
+        let (addr, space) = self.atomic_address(&inst.ops[0], space)?;
         let value = self.read_atomic_value(&inst.ops[1], w)?;
         let vt = self.atomic_value_type(w);
         self.in_space(space, addr, vt, |cx, ms, a| {
