@@ -114,7 +114,7 @@ class Kernel:
         self.reqd_work_group_size = tuple(reqd) if reqd is not None else None
 
     def __call__(self, grid: Size, block: Size, *args: Any, offset: Size = 0) -> None:
-        global_size = _dims(grid, "grid", 0)
+        global_size = _dims(grid, "grid", 1)
         local_size = _dims(block, "block", 1)
         offsets = _dims(offset, "offset", 0)
         offsets += [0] * (3 - len(offsets))

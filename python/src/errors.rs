@@ -27,6 +27,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::SizeMismatch { .. } => "SizeError",
         Error::Launch { .. } | Error::Runtime(Rt::InvalidArgument(_)) => "LaunchError",
         Error::Runtime(Rt::Timeout { .. }) => "KernelTimeout",
+        Error::Runtime(Rt::DeviceBusy { .. }) => "DeviceBusy",
         Error::Runtime(_) => "DeviceError",
         _ => "PisaError",
     }
