@@ -29,6 +29,17 @@ pub struct Buffer {
     raw: Arc<RawBuffer>,
 }
 
+/// Keeps a [`Buffer`]'s memory alive: what a stream holds for a buffer a kernel reaches
+/// through an address ([`Buffer::lease`]).
+#[derive(Clone)]
+pub struct BufferLease(pub(crate) Arc<RawBuffer>);
+
+impl std::fmt::Debug for BufferLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BufferLease({:#x})", self.0.address)
+    }
+}
+
 /// The Vulkan buffer and its memory, shared by the [`Buffer`] and the submissions using it.
 pub(crate) struct RawBuffer {
     shared: Arc<DeviceShared>,
@@ -71,6 +82,13 @@ impl Buffer {
     /// The handle a submission keeps to the memory while it runs.
     pub(crate) fn keep(&self) -> Arc<RawBuffer> {
         Arc::clone(&self.raw)
+    }
+
+    /// A handle that keeps the buffer's memory alive (not usable otherwise), for
+    /// [`Stream::keep_lease`](crate::Stream::keep_lease). While one exists,
+    /// [`Buffer::mapped_mut`] refuses.
+    pub fn lease(&self) -> BufferLease {
+        BufferLease(self.keep())
     }
 
     /// Whether `shared` is the device of this buffer.

@@ -42,7 +42,7 @@ mod stream;
 pub mod timestamps;
 
 pub use ash;
-pub use buffer::{Buffer, BUFFER_ALIGNMENT};
+pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT};
 pub use context::{Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV};
 pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
 pub use disk_cache::{DiskCache, PIPELINE_CACHE_ENV};

@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 
 use ash::vk;
 
-use crate::buffer::{Buffer, RawBuffer};
+use crate::buffer::{Buffer, BufferLease, RawBuffer};
 use crate::context::{Context, DeviceShared};
 use crate::error::Error;
 use crate::pipeline::{Pipeline, PipelineObjects};
@@ -349,6 +349,12 @@ impl<'c> Stream<'c> {
     /// reaches through an address rather than a command of this stream.
     pub fn keep_alive(&mut self, buffer: &Buffer) -> &mut Self {
         self.keep.push(buffer.keep());
+        self
+    }
+
+    /// Like [`Stream::keep_alive`], from a [`BufferLease`].
+    pub fn keep_lease(&mut self, lease: BufferLease) -> &mut Self {
+        self.keep.push(lease.0);
         self
     }
 
