@@ -36,6 +36,29 @@ fn bench(c: &mut Criterion) {
     );
     raw.dispatch();
     let typed = module.kernel::<(Buffer<u32>,)>("empty").expect("typed");
+    // Interleaved rounds, so that the load of a shared machine hits both sides alike: the
+    // median per-dispatch time of each side over 9 rounds of 500 dispatches, and the ratio.
+    let mut raw_t = Vec::new();
+    let mut api_t = Vec::new();
+    for _ in 0..9 {
+        let t = std::time::Instant::now();
+        (0..500).for_each(|_| raw.dispatch());
+        raw_t.push(t.elapsed().as_secs_f64() / 500.0);
+        let t = std::time::Instant::now();
+        (0..500).for_each(|_| module.dispatch("empty", 1, 1, (&buf,)).expect("dispatch"));
+        api_t.push(t.elapsed().as_secs_f64() / 500.0);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (r, a) = (median(&mut raw_t), median(&mut api_t));
+    eprintln!(
+        "interleaved medians: raw ash {:.2} us, Module::dispatch {:.2} us, ratio {:.3}",
+        r * 1e6,
+        a * 1e6,
+        a / r
+    );
     let mut g = c.benchmark_group(format!("dispatch overhead [{}]", ctx.info().name));
     g.bench_function("raw ash submit+wait", |b| b.iter(|| raw.dispatch()));
     g.bench_function("Module::dispatch", |b| {
