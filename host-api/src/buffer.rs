@@ -248,7 +248,10 @@ impl<T: Pod> Buffer<T> {
         let bytes = self.raw.mapped_mut()?;
         let bytes = &mut bytes[..len * std::mem::size_of::<T>()];
         bytemuck::try_cast_slice_mut(bytes).map_err(|e| {
-            Error::Mismatch(format!("cannot map {target} as {}: {e}", short_type_name::<T>()))
+            Error::Mismatch(format!(
+                "cannot map {target} as {}: {e}",
+                short_type_name::<T>()
+            ))
         })
     }
 

@@ -83,7 +83,8 @@ impl IntoDim3 for Dim3 {
 fn sizes(values: &[std::result::Result<u64, i128>]) -> std::result::Result<Dim3, String> {
     let mut out = [1u64; 3];
     for (d, v) in values.iter().enumerate() {
-        out[d] = v.map_err(|v| format!("size {v} in dimension {} is negative", ['x', 'y', 'z'][d]))?;
+        out[d] =
+            v.map_err(|v| format!("size {v} in dimension {} is negative", ['x', 'y', 'z'][d]))?;
     }
     Ok(Dim3::from_slice(&out[..values.len()]))
 }

@@ -233,7 +233,13 @@ impl std::fmt::Display for Extent {
         if self.elem_size == 1 && matches!(self.elem, "u8" | "i8") {
             write!(f, "{} bytes", self.elements)
         } else {
-            write!(f, "{} {} ({} bytes)", self.elements, self.elem, self.bytes())
+            write!(
+                f,
+                "{} {} ({} bytes)",
+                self.elements,
+                self.elem,
+                self.bytes()
+            )
         }
     }
 }
@@ -254,14 +260,20 @@ mod tests {
     #[test]
     fn debug_prints_the_display_text() {
         let e = Error::UnknownSymbol("x".into());
-        assert_eq!(format!("{e:?}"), "no `.host_access` name or module variable `x`");
+        assert_eq!(
+            format!("{e:?}"),
+            "no `.host_access` name or module variable `x`"
+        );
     }
 
     #[test]
     fn extents_print_elements_and_bytes() {
         assert_eq!(Extent::of::<u32>(3).to_string(), "3 u32 (12 bytes)");
         assert_eq!(Extent::of::<u8>(5).to_string(), "5 bytes");
-        assert_eq!(Extent::of::<[f32; 4]>(2).to_string(), "2 [f32; 4] (32 bytes)");
+        assert_eq!(
+            Extent::of::<[f32; 4]>(2).to_string(),
+            "2 [f32; 4] (32 bytes)"
+        );
         let e = Error::Range {
             op: "Buffer::read_range",
             target: "buffer `out` (4096 u32)".into(),

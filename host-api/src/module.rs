@@ -325,7 +325,12 @@ impl Module {
 
     /// Runs `kernel` with a full launch description (global offset included), as
     /// [`Module::dispatch`].
-    pub fn dispatch_launch(&self, kernel: &str, launch: &Launch, args: impl IntoArgs) -> Result<()> {
+    pub fn dispatch_launch(
+        &self,
+        kernel: &str,
+        launch: &Launch,
+        args: impl IntoArgs,
+    ) -> Result<()> {
         let (index, _) = self.kernel_info(kernel)?;
         self.run(index, launch, args, false).map(drop)
     }
@@ -555,8 +560,7 @@ impl Module {
         }
         // One pipeline per local size (the enqueued one and the edge sizes), made before
         // anything is recorded so that every error comes first.
-        let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> =
-            Vec::with_capacity(1);
+        let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> = Vec::with_capacity(1);
         for part in &plan.parts {
             if !pipelines.iter().any(|(size, _)| *size == part.local) {
                 pipelines.push((part.local, self.pipeline(index, part.local, local32)?));
@@ -599,4 +603,3 @@ pub fn program_name(files: &[Arc<SourceFile>]) -> String {
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     names.join(" + ")
 }
-

@@ -208,8 +208,10 @@ impl<'a> Stream<'a> {
     ) -> Result<&mut Self> {
         let (src_offset, bytes) = src.byte_range(range, "Stream::copy_range from")?;
         let n = (bytes / std::mem::size_of::<T>().max(1) as u64) as usize;
-        let (dst_offset, _) =
-            dst.byte_range(dst_start..dst_start.saturating_add(n), "Stream::copy_range to")?;
+        let (dst_offset, _) = dst.byte_range(
+            dst_start..dst_start.saturating_add(n),
+            "Stream::copy_range to",
+        )?;
         self.inner
             .copy(src.raw(), src_offset, dst.raw(), dst_offset, bytes)?;
         Ok(self)

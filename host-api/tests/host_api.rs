@@ -107,24 +107,41 @@ fn sizes_of_any_integer_type_and_arguments_without_into() {
     m.dispatch("vector_add", n, 8, (&a, &b, &c, 64u32)).unwrap();
     assert_eq!(c.read().unwrap(), [1.5; 64]);
     c.fill(0.0).unwrap();
-    m.dispatch("vector_add", (64i64, 1u8), [8u16, 1], Args::new().arg(&a).arg(&b).arg(&c).arg(60u32))
-        .unwrap();
+    m.dispatch(
+        "vector_add",
+        (64i64, 1u8),
+        [8u16, 1],
+        Args::new().arg(&a).arg(&b).arg(&c).arg(60u32),
+    )
+    .unwrap();
     let got = c.read().unwrap();
     assert_eq!(&got[..60], [1.5; 60]);
     assert_eq!(&got[60..], [0.0; 4]);
     // The old form still works.
-    m.dispatch("vector_add", 4u64, 4u64, &[(&a).into(), (&b).into(), (&c).into(), 0u32.into()])
-        .unwrap();
+    m.dispatch(
+        "vector_add",
+        4u64,
+        4u64,
+        &[(&a).into(), (&b).into(), (&c).into(), 0u32.into()],
+    )
+    .unwrap();
     // A negative size names the dimension.
-    let e = m.dispatch("vector_add", (8, -1), 1, (&a, &b, &c, 1u32)).unwrap_err();
+    let e = m
+        .dispatch("vector_add", (8, -1), 1, (&a, &b, &c, 1u32))
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "invalid launch of `vector_add`: grid: size -1 in dimension y is negative"
     );
     assert!(e.is_usage());
     let e = m.dispatch("vector_add", 8, 8, (&a, &b, 1u32)).unwrap_err();
-    assert_eq!(e.to_string(), "kernel `vector_add` takes 4 argument(s), 3 given");
-    let e = m.dispatch("vector_add", 8, 8, (&a, &b, &c, 1u64)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `vector_add` takes 4 argument(s), 3 given"
+    );
+    let e = m
+        .dispatch("vector_add", 8, 8, (&a, &b, &c, 1u64))
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "argument 3 (`%n`) of kernel `vector_add` is 8 bytes, but `.param[4]`"
@@ -141,7 +158,9 @@ fn typed_kernels_are_checked_when_they_are_made() {
         .kernel::<(Buffer<f32>, Buffer<f32>, Buffer<f32>, u32)>("vector_add")
         .unwrap();
     let a = ctx.buffer_from(&[f32::MAX, -0.0, f32::INFINITY]).unwrap();
-    let b = ctx.buffer_from(&[f32::MAX, 0.0, f32::NEG_INFINITY]).unwrap();
+    let b = ctx
+        .buffer_from(&[f32::MAX, 0.0, f32::NEG_INFINITY])
+        .unwrap();
     let c = ctx.zeroed::<f32>(3).unwrap();
     add.dispatch(3, 2, (&a, &b, &c, 3)).unwrap();
     let got = c.read().unwrap();
@@ -149,7 +168,10 @@ fn typed_kernels_are_checked_when_they_are_made() {
     assert_eq!(got[1].to_bits(), 0); // -0 + +0 = +0 to nearest
     assert!(got[2].is_nan()); // inf - inf
     let e = m.kernel::<(Buffer<f32>, u32)>("vector_add").unwrap_err();
-    assert_eq!(e.to_string(), "kernel `vector_add` takes 4 argument(s), 2 given");
+    assert_eq!(
+        e.to_string(),
+        "kernel `vector_add` takes 4 argument(s), 2 given"
+    );
     let e = m
         .kernel::<(Buffer<f32>, Buffer<f32>, Buffer<f32>, u64)>("vector_add")
         .unwrap_err();
@@ -213,7 +235,10 @@ fn buffer_ranges_copies_fills_and_mapped_slices() {
     s.fill_range(&bytes, 4..8, 0x11).unwrap(); // aligned: a device fill
     s.copy_range(&bytes, 1..3, &bytes, 8).unwrap();
     s.run().unwrap();
-    assert_eq!(bytes.read().unwrap(), [0, 0xAA, 0xAA, 0xAA, 0x11, 0x11, 0x11, 0x11, 0xAA, 0xAA]);
+    assert_eq!(
+        bytes.read().unwrap(),
+        [0, 0xAA, 0xAA, 0xAA, 0x11, 0x11, 0x11, 0x11, 0xAA, 0xAA]
+    );
     assert!(format!("{out:?}").contains("\"out\""));
     no_validation_messages(&ctx);
 }

@@ -22,13 +22,13 @@ use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 use crate::buffer::Buffer;
 use crate::device::{self, DeviceInfo, DeviceSelector};
 use crate::disk_cache::DiskCache;
-use crate::slots::Slot;
-use crate::stream::{DispatchPart, Stream};
-use crate::timestamps::TimestampSupport;
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
 use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineDesc};
+use crate::slots::Slot;
+use crate::stream::{DispatchPart, Stream};
+use crate::timestamps::TimestampSupport;
 
 /// Env variable: `1` turns the validation layer on.
 pub const VALIDATION_ENV: &str = "PISA_VK_VALIDATION";
@@ -156,11 +156,7 @@ impl DeviceShared {
     /// A submission slot from the free list, or a new one. Its fence is unsignalled and its
     /// command buffer reset.
     pub fn take_slot(&self) -> Result<Slot, Error> {
-        let slot = self
-            .slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .pop();
+        let slot = self.slots.lock().unwrap_or_else(|e| e.into_inner()).pop();
         match slot {
             Some(slot) => {
                 // SAFETY: a slot in the free list has no submission in flight.
@@ -188,7 +184,11 @@ impl DeviceShared {
     /// # Safety
     /// `cmd` is a recorded command buffer of this device whose objects stay alive until
     /// `fence` signals; `fence` is unsignalled and not in use.
-    pub unsafe fn queue_submit(&self, cmd: vk::CommandBuffer, fence: vk::Fence) -> Result<(), Error> {
+    pub unsafe fn queue_submit(
+        &self,
+        cmd: vk::CommandBuffer,
+        fence: vk::Fence,
+    ) -> Result<(), Error> {
         let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
         let cmds = [cmd];
         let submit = vk::SubmitInfo::default().command_buffers(&cmds);
@@ -264,7 +264,12 @@ impl Drop for DeviceShared {
         // (frees memory), device, then instance (messenger first).
         unsafe {
             let _ = self.device.device_wait_idle();
-            for slot in self.slots.get_mut().unwrap_or_else(|e| e.into_inner()).drain(..) {
+            for slot in self
+                .slots
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+            {
                 slot.destroy(&self.device);
             }
             ManuallyDrop::drop(&mut self.allocator);
@@ -392,7 +397,8 @@ impl Context {
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
-        let pipelines = PipelineCache::new(&shared, &chosen.cache_identity, &options.pipeline_cache)?;
+        let pipelines =
+            PipelineCache::new(&shared, &chosen.cache_identity, &options.pipeline_cache)?;
         Ok(Context {
             enabled: support.features,
             shared,

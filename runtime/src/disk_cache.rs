@@ -121,7 +121,10 @@ pub(crate) struct CacheFile {
 
 impl CacheFile {
     /// The file for `identity` under `setting`'s directory, and its data when valid.
-    pub fn open(setting: &DiskCache, identity: &CacheIdentity) -> Option<(CacheFile, Option<Vec<u8>>)> {
+    pub fn open(
+        setting: &DiskCache,
+        identity: &CacheIdentity,
+    ) -> Option<(CacheFile, Option<Vec<u8>>)> {
         let path = setting.directory()?.join(identity.file_name());
         let (data, loaded) = match read_valid(&path, identity) {
             Some((d, t)) => (Some(d), Some(t)),

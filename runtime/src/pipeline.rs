@@ -16,8 +16,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ash::vk;
 
 use crate::context::DeviceShared;
-use crate::disk_cache::{CacheFile, CacheIdentity, DiskCache};
 use crate::device::DeviceInfo;
+use crate::disk_cache::{CacheFile, CacheIdentity, DiskCache};
 use crate::error::{Error, VkResultExt};
 use crate::features::FeatureSet;
 

@@ -85,7 +85,16 @@ fn commands_run_in_recorded_order_and_reads_see_their_point_of_the_stream() {
     let word6 = u32::from_le_bytes([1, 2, 3, 0xEE]);
     assert_eq!(
         u32s(done.read(r2).unwrap()),
-        [97, 100, 132, 133, 0xDEAD_BEEF, 0xDEAD_BEEF, word6, 0xEEEE_EEEE]
+        [
+            97,
+            100,
+            132,
+            133,
+            0xDEAD_BEEF,
+            0xDEAD_BEEF,
+            word6,
+            0xEEEE_EEEE
+        ]
     );
     // The buffers themselves hold the final state.
     filled[0] = 5;
@@ -112,7 +121,13 @@ fn several_submissions_are_in_flight_and_finish_independently() {
         let _ = submissions.iter().map(|s| s.is_done().unwrap()).count();
         s.wait().unwrap();
         let expected: Vec<u32> = (0..64u32)
-            .map(|i| if i < 8 * k as u32 { 3 * i + 7 } else { k as u32 })
+            .map(|i| {
+                if i < 8 * k as u32 {
+                    3 * i + 7
+                } else {
+                    k as u32
+                }
+            })
             .collect();
         assert_eq!(read_u32s(&bufs[k], 64), expected, "stream {k}");
     }

@@ -100,7 +100,10 @@ fn endless_kernel_times_out_and_every_later_call_returns_promptly() {
         .unwrap();
     match stream.submit().unwrap().wait() {
         Err(Error::Timeout { what, .. }) => {
-            assert!(what.contains("a stream of 2 commands with dispatch of spin"), "{what}")
+            assert!(
+                what.contains("a stream of 2 commands with dispatch of spin"),
+                "{what}"
+            )
         }
         other => panic!("expected Timeout, got {other:?}"),
     }

@@ -29,7 +29,10 @@ impl RawDispatch {
             let entry_fn = ash::Entry::load().expect("Vulkan loader");
             let app = vk::ApplicationInfo::default().api_version(vk::API_VERSION_1_2);
             let instance = entry_fn
-                .create_instance(&vk::InstanceCreateInfo::default().application_info(&app), None)
+                .create_instance(
+                    &vk::InstanceCreateInfo::default().application_info(&app),
+                    None,
+                )
                 .expect("instance");
             let physical = instance
                 .enumerate_physical_devices()
