@@ -144,9 +144,8 @@ class Symbol:
     ``sym.get()`` returns a copy, ``sym.set(values)`` overwrites it (values are converted to
     the dtype and broadcast), ``sym[i]`` and ``sym[i] = v`` read and write elements (a whole
     read-modify-write), ``np.asarray(sym)`` reads it. As a kernel argument it passes its device
-    address. The host may write ``.const`` variables too (as the Rust host API allows, and as
-    CUDA's ``cudaMemcpyToSymbol`` does): kernels only read them, and see the new values from
-    the next dispatch on.
+    address. A ``.const`` variable is read-only (PISA's constant memory is initialized by the
+    module): ``set`` and item assignment raise ``PisaError`` naming the space.
     """
 
     def __init__(self, module: Module, name: str, dtype, shape: Optional[Size]):
