@@ -25,6 +25,7 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod argspec;
 mod buffer;
 mod context;

@@ -100,6 +100,9 @@ pub struct GlobalInfo {
     pub offset: u64,
     /// Size in bytes.
     pub size: u64,
+    /// The width in bytes of the elements it holds, for showing its contents
+    /// ([`crate::ir::GlobalVar::element_width`]: its initializer's value width).
+    pub element_width: u8,
 }
 
 /// The globals arena.

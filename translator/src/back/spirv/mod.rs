@@ -505,6 +505,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
             space: g.space.as_str().to_string(),
             offset,
             size: g.size,
+            element_width: g.element_width(),
         })
         .collect();
     Reflection {
