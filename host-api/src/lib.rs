@@ -45,3 +45,14 @@ pub use pisa_runtime::{
     ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet, FusedFma,
 };
 pub use pisa_translator::{FloatModel, FloatWidths, Options};
+
+/// docs/guide.md, whose Rust examples are compiled and run as doc-tests (`cargo test -p
+/// pisa-vk --doc`) so that the guide keeps up with the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide.md")]
+pub struct Guide;
+
+/// README.md of the crate, whose example is compiled as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

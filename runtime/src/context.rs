@@ -383,7 +383,12 @@ impl Context {
     /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`.
     /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
     /// timed out still runs.
+    ///
+    /// Cost: a cache hit is a lookup; a miss compiles the SPIR-V in the driver, which blocks
+    /// the caller (tens of milliseconds on lavapipe). Errors: [`Error::MissingFeatures`],
+    /// [`Error::SharedMemory`], an invalid local size, [`Error::DeviceBusy`], Vulkan errors.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
+        let _span = tracing::debug_span!("create_pipeline", kernel = desc.name_for_errors).entered();
         let need = desc.required_features.fused_fma;
         if !need.is_empty() {
             let lacks = self.fused_fma()?.missing(&need);
@@ -405,6 +410,11 @@ impl Context {
     /// pipeline's push-constant size; shorter data is zero-padded) and waits for it, at most
     /// the timeout (`PISA_VK_TIMEOUT`). Shader writes are visible to [`Buffer::read`] when
     /// this returns.
+    ///
+    /// Blocks the calling thread for the whole run of the kernel. Errors: a pipeline of
+    /// another context or a group count beyond `maxComputeWorkGroupCount`
+    /// ([`Error::InvalidArgument`]), [`Error::Timeout`] (the work may still run: later calls
+    /// get [`Error::DeviceBusy`] until it ends), device loss and other Vulkan errors.
     pub fn dispatch(
         &self,
         pipeline: &Pipeline,
@@ -449,6 +459,13 @@ impl Context {
     }
 
     fn submit(&self, parts: &[DispatchPart], timed: bool) -> Result<Option<Duration>, Error> {
+        let _span = tracing::debug_span!(
+            "dispatch",
+            kernel = parts.first().map(|p| p.pipeline.name()),
+            parts = parts.len(),
+            timed
+        )
+        .entered();
         let max = self.info.max_workgroup_count;
         for part in parts {
             let pipeline = part.pipeline;

@@ -228,7 +228,13 @@ impl Default for Options {
     }
 }
 
-/// A translated module.
+/// A translated module: what [`crate::compile`] and [`crate::compile_linked`] return.
+///
+/// The SPIR-V is one module (version 1.5, Vulkan 1.2 environment) with one `GLCompute` entry
+/// point per kernel, named as the kernel without `@`. Its local size is specialization
+/// constants 0, 1, 2 and the kernel's arguments arrive through push constants (or a buffer
+/// whose address they hold, [`crate::reflect::KernelInfo::params_inline`]); the reflection
+/// says where everything is.
 #[derive(Clone, Debug)]
 pub struct Translation {
     /// The SPIR-V words.
