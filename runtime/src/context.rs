@@ -246,6 +246,13 @@ impl Context {
     }
 
     /// Like [`Context::new`], with settings given here taking precedence over env variables.
+    ///
+    /// Cost: loads the Vulkan loader and driver, creates an instance (with the validation
+    /// layer when asked) and a logical device with a compute queue; the most expensive call of
+    /// the runtime, to make once per device. Errors: [`Error::NoVulkan`] (no loader or
+    /// driver), [`Error::NoDevice`], [`Error::DeviceNotFound`] for a selector that matches
+    /// nothing, an invalid `PISA_VK_TIMEOUT`, a device without the features the runtime
+    /// needs ([`Error::MissingFeatures`]), [`Error::Vulkan`].
     pub fn with_options(
         selector: DeviceSelector,
         options: &ContextOptions,
@@ -342,7 +349,8 @@ impl Context {
         })
     }
 
-    /// Every device the loader reports, without creating a logical device.
+    /// Every device the loader reports, without creating a logical device. Cost: an
+    /// instance is created and destroyed. Errors: [`Error::NoVulkan`], [`Error::Vulkan`].
     pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
         let owner = InstanceOwner::new(false)?;
         let devices = device::enumerate(&owner.instance, owner.api_version)?;
@@ -368,6 +376,10 @@ impl Context {
     /// A host-visible, persistently mapped buffer of `size` bytes (0 allowed), usable by
     /// kernels through its [`device address`](Buffer::device_address). Contents start
     /// unspecified.
+    ///
+    /// Cost: one device allocation (gpu-allocator sub-allocates from larger blocks). Errors:
+    /// [`Error::Allocation`] (out of memory), [`Error::DeviceBusy`] while a dispatch that
+    /// timed out still runs.
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;

@@ -17,7 +17,7 @@
 //! back end all read that table.
 //!
 //! A program of several modules (`.export`/`.import`) is linked on the typed IR before the
-//! back end ([`link`]), so the back end always translates one module.
+//! back end ([`link()`]), so the back end always translates one module.
 //!
 //! The entry points are [`check`] (front end of one module), [`link()`] (front end of each
 //! module, then the link), [`compile`] and [`compile_linked`] (all of it, then the back end).

@@ -1,9 +1,9 @@
 //! The SPIR-V back end: typed IR → a Vulkan SPIR-V 1.5 module (Shader, GLCompute,
 //! PhysicalStorageBuffer64 addressing) plus [`Reflection`].
 //!
-//! Stages, one module each: [`cfg`] (blocks, dominators, loops, irreducible repair) →
+//! Stages, one module each: [`cfg`](mod@cfg) (blocks, dominators, loops, irreducible repair) →
 //! [`structurize`] (structured tree) → [`function`] (SPIR-V constructs, registers) with the
-//! instruction lowerings in `ops*`, [`memory`], [`special`] and [`values`]; [`module`]
+//! instruction lowerings in `ops*`, [`memory`], [`special`] and `values`; [`module`]
 //! holds the module-wide builder state and [`builder`] encodes the SPIR-V. Memory layout is decided in [`crate::layout`].
 
 mod atomic_lock;
