@@ -32,8 +32,12 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The candidate closest to `word`, if it is close enough to be a likely misspelling: at most
 /// one edit for words of up to 4 characters, two for longer ones, and fewer edits than the
-/// word has characters. Ties go to the first candidate.
+/// word has characters. Ties go to the first candidate. A word of more than 64 bytes gets
+/// none (no spelling is that long, and the distance costs the product of the lengths).
 pub fn closest<'a>(word: &str, candidates: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    if word.len() > 64 {
+        return None;
+    }
     let limit = if word.len() <= 4 { 1 } else { 2 };
     candidates
         .into_iter()
@@ -179,6 +183,7 @@ mod tests {
         assert_eq!(instruction("frobnicate"), None);
         assert_eq!(closest("ab", ["xy", "abc"]), Some("abc"));
         assert_eq!(closest("a", ["b"]), None);
+        assert_eq!(closest(&"x".repeat(100_000), ["x"]), None);
     }
 
     #[test]
