@@ -41,7 +41,7 @@ pub struct Args {
     /// bytes; may be repeated. With `--out`, only what `--print` selects is printed.
     #[arg(long = "out", value_name = "SEL=PATH")]
     out: Vec<String>,
-    /// Print one JSON object instead of text (only what `--print` selects).
+    /// Print one JSON object of the same selection instead of text.
     #[arg(long)]
     json: bool,
     /// Device index or name substring (default: PISA_VK_DEVICE, else the best device), or
