@@ -43,6 +43,21 @@ impl ElemType {
         })
     }
 
+    /// The unsigned integer type of `width` bytes (1, 2, 4 or 8; anything else is `u8`).
+    pub fn unsigned(width: u8) -> ElemType {
+        match width {
+            2 => ElemType::U16,
+            4 => ElemType::U32,
+            8 => ElemType::U64,
+            _ => ElemType::U8,
+        }
+    }
+
+    /// The type a `--arg`/`--set` spec names (`f32` of `f32[]:1,2`), if it names one.
+    pub fn of_spec(spec: &str) -> Option<ElemType> {
+        ElemType::parse(&spec[..spec.find(['[', ':'])?])
+    }
+
     /// Size in bytes.
     pub fn size(self) -> usize {
         use ElemType::*;

@@ -29,6 +29,7 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "cli")]
 pub mod argspec;
 pub mod args;
 mod buffer;
@@ -58,3 +59,14 @@ pub use pisa_runtime::{
 pub use pisa_translator::{FloatModel, FloatWidths, Options, Translation};
 pub use stream::{Completed, Pending, Stream, Submission};
 pub use symbol::Symbol;
+
+/// docs/guide.md, whose Rust examples are compiled and run as doc-tests (`cargo test -p
+/// pisa-vk --doc`) so that the guide keeps up with the API.
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/guide.md")]
+pub struct Guide;
+
+/// README.md of the crate, whose example is compiled as a doc-test.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

@@ -240,9 +240,97 @@ fn run_prints_json_with_buffers_and_globals() {
         json["buffers"][0]["values"],
         serde_json::json!([4, 8, 12, 16, 20])
     );
-    assert_eq!(json["globals"][0]["name"], "scale_factor");
-    assert_eq!(json["globals"][0]["bytes"], "04000000");
-    assert_eq!(json["globals"][1]["bytes"], "05000000");
+    // Globals are decoded like buffers: `scale_factor` by the type of its `--set`,
+    // `last_count` (`{ .zero 4 }`, `.align 4`) as u32.
+    assert_eq!(
+        json["globals"],
+        serde_json::json!([
+            {"name": "scale_factor", "type": "u32", "values": [4]},
+            {"name": "last_count", "type": "u32", "values": [5]},
+        ])
+    );
+}
+
+/// The arguments of a run of examples/scale.pisa over 1..=5 with factor 3, then `extra`.
+fn scale_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["run", "examples/scale.pisa", "--kernel", "scale", "--grid", "5"];
+    args.extend(["--block", "2", "--arg", "u32[]:1,2,3,4,5", "--arg", "u32:5"]);
+    args.extend(extra);
+    args
+}
+
+#[test]
+fn run_prints_and_writes_only_what_is_selected() {
+    let dir = std::env::temp_dir().join(format!("pisa-vk-cli-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for device in [None, Some("reference")] {
+        let buf = dir.join("buf.bin");
+        let glob = dir.join("glob.bin");
+        let out0 = format!("0={}", buf.display());
+        let out1 = format!("last_count={}", glob.display());
+        let args = scale_args(&["--print", "last_count", "--out", &out0, "--out", &out1]);
+        let json = run_json([args, vec!["--json"]].concat(), device);
+        // Only the selected global is printed; the buffer is only written.
+        assert_eq!(
+            json,
+            serde_json::json!({"kernel": "scale", "buffers": [],
+                "globals": [{"name": "last_count", "type": "u32", "values": [5]}]}),
+            "{device:?}"
+        );
+        let want: Vec<u8> = [3u32, 6, 9, 12, 15].iter().flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(std::fs::read(&buf).unwrap(), want, "{device:?}");
+        assert_eq!(std::fs::read(&glob).unwrap(), 5u32.to_le_bytes(), "{device:?}");
+
+        // Text: a chosen type, a global typed by its `--set`, a buffer, in argument order.
+        let mut args = scale_args(&["--print", "scale_factor", "--print", "0:i16"]);
+        args.extend(["--set", "scale_factor=i32:-1"]);
+        if let Some(d) = device {
+            args.extend(["--device", d]);
+        }
+        let out = pisa_vk(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        // x * 0xffffffff = -x (mod 2^32): as i16 pairs, (-x, -1).
+        assert_eq!(
+            text(&out.stdout),
+            "arg 0 (i16[10]): -1 -1 -2 -1 -3 -1 -4 -1 -5 -1\nscale_factor (i32[1]): -1\n",
+            "{device:?}"
+        );
+
+        // `--out` alone prints nothing.
+        let mut args = scale_args(&["--out", &out0]);
+        args.extend(device.map(|d| ["--device", d]).into_iter().flatten());
+        let out = pisa_vk(&args, None);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(out.stdout.is_empty(), "{}", text(&out.stdout));
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn wrong_selections_are_usage_errors() {
+    let cases: [(&[&str], &str); 6] = [
+        (&["--print", "1"], "argument 1 is a scalar, not a buffer"),
+        (&["--print", "2"], "no argument 2: 2 --arg given"),
+        (
+            &["--print", "last_cuont"],
+            "no `.host_access` global `last_cuont` (did you mean `last_count`?); \
+             globals: scale_factor, last_count",
+        ),
+        (&["--print", "0:f33"], "`f33` is not a type"),
+        (&["--print", "last_count:f64"], "last_count holds 4 bytes, not a whole number of f64"),
+        (&["--out", "0"], "--out 0: expected SEL=PATH"),
+    ];
+    for (extra, want) in cases {
+        for device in [None, Some("reference")] {
+            let mut args = scale_args(extra);
+            if let Some(d) = device {
+                args.extend(["--device", d]);
+            }
+            let out = pisa_vk(&args, None);
+            assert_eq!(out.status.code(), Some(2), "{extra:?} {device:?}");
+            assert!(text(&out.stderr).contains(want), "{extra:?}: {}", text(&out.stderr));
+        }
+    }
 }
 
 #[test]
@@ -488,7 +576,7 @@ fn several_files_link_into_one_program() {
     // The library's counter: four values changed (-5, 12, -100, 100).
     assert_eq!(
         reference["globals"],
-        serde_json::json!([{"name": "clamped", "bytes": "04000000"}])
+        serde_json::json!([{"name": "clamped", "type": "u32", "values": [4]}])
     );
     assert_eq!(run(None), reference);
 

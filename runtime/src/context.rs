@@ -314,6 +314,13 @@ impl Context {
     }
 
     /// Like [`Context::new`], with settings given here taking precedence over env variables.
+    ///
+    /// Cost: loads the Vulkan loader and driver, creates an instance (with the validation
+    /// layer when asked) and a logical device with a compute queue; the most expensive call of
+    /// the runtime, to make once per device. Errors: [`Error::NoVulkan`] (no loader or
+    /// driver), [`Error::NoDevice`], [`Error::DeviceNotFound`] for a selector that matches
+    /// nothing, an invalid `PISA_VK_TIMEOUT`, a device without the features the runtime
+    /// needs ([`Error::MissingFeatures`]), [`Error::Vulkan`].
     pub fn with_options(
         selector: DeviceSelector,
         options: &ContextOptions,
@@ -409,7 +416,8 @@ impl Context {
         })
     }
 
-    /// Every device the loader reports, without creating a logical device.
+    /// Every device the loader reports, without creating a logical device. Cost: an
+    /// instance is created and destroyed. Errors: [`Error::NoVulkan`], [`Error::Vulkan`].
     pub fn devices() -> Result<Vec<DeviceInfo>, Error> {
         let owner = InstanceOwner::new(false)?;
         let devices = device::enumerate(&owner.instance, owner.api_version)?;
@@ -435,6 +443,10 @@ impl Context {
     /// A host-visible, persistently mapped buffer of `size` bytes (0 allowed), usable by
     /// kernels through its [`device address`](Buffer::device_address). Contents start
     /// unspecified.
+    ///
+    /// Cost: one device allocation (gpu-allocator sub-allocates from larger blocks). Errors:
+    /// [`Error::Allocation`] (out of memory), [`Error::DeviceBusy`] while a dispatch that
+    /// timed out still runs.
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;
@@ -450,7 +462,12 @@ impl Context {
     /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`.
     /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
     /// timed out still runs.
+    ///
+    /// Cost: a cache hit is a lookup; a miss compiles the SPIR-V in the driver, which blocks
+    /// the caller (tens of milliseconds on lavapipe). Errors: [`Error::MissingFeatures`],
+    /// [`Error::SharedMemory`], an invalid local size, [`Error::DeviceBusy`], Vulkan errors.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
+        let _span = tracing::debug_span!("create_pipeline", kernel = desc.name_for_errors).entered();
         let need = desc.required_features.fused_fma;
         if !need.is_empty() {
             let lacks = self.fused_fma()?.missing(&need);
@@ -472,6 +489,11 @@ impl Context {
     /// pipeline's push-constant size; shorter data is zero-padded) and waits for it, at most
     /// the timeout (`PISA_VK_TIMEOUT`). Shader writes are visible to [`Buffer::read`] when
     /// this returns.
+    ///
+    /// Blocks the calling thread for the whole run of the kernel. Errors: a pipeline of
+    /// another context or a group count beyond `maxComputeWorkGroupCount`
+    /// ([`Error::InvalidArgument`]), [`Error::Timeout`] (the work may still run: later calls
+    /// get [`Error::DeviceBusy`] until it ends), device loss and other Vulkan errors.
     pub fn dispatch(
         &self,
         pipeline: &Pipeline,

@@ -25,6 +25,47 @@
 //! println!("{} at {:#x}", ctx.info().name, buf.device_address());
 //! # Ok::<(), pisa_runtime::Error>(())
 //! ```
+//!
+//! A whole round trip: a pipeline from SPIR-V (here the fused-`Fma` probe of [`probe`], which
+//! reads three `f32` at the address in its push constants and writes `Fma(a, b, c)` after
+//! them), one blocking dispatch, the result read back.
+//!
+//! ```
+//! use pisa_runtime::{Context, DeviceSelector, FeatureSet, PipelineDesc};
+//! let ctx = Context::new(DeviceSelector::Default)?;
+//! let spirv = pisa_runtime::probe::fma_probe_module(32);
+//! let pipeline = ctx.create_pipeline(&PipelineDesc {
+//!     spirv: &spirv,
+//!     entry_point: "main",
+//!     local_size: [1, 1, 1],
+//!     shared_memory_size: 0,
+//!     specialization: &[],
+//!     push_constant_size: 8,
+//!     required_subgroup_size: None,
+//!     require_full_subgroups: false,
+//!     required_features: FeatureSet {
+//!         buffer_device_address: true,
+//!         int64: true,
+//!         ..FeatureSet::default()
+//!     },
+//!     name_for_errors: "the example",
+//! })?;
+//! let buf = ctx.create_buffer(16)?;
+//! let input: Vec<u8> = [2.0f32, 3.0, 1.0, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
+//! buf.write(0, &input)?;
+//! // Blocks until the kernel has run (at most PISA_VK_TIMEOUT seconds).
+//! ctx.dispatch(&pipeline, &buf.device_address().to_le_bytes(), [1, 1, 1])?;
+//! let mut out = [0u8; 4];
+//! buf.read(12, &mut out)?;
+//! assert_eq!(f32::from_le_bytes(out), 7.0);
+//! # Ok::<(), pisa_runtime::Error>(())
+//! ```
+//!
+//! Costs: creating a [`Context`] loads the Vulkan driver and opens the device; creating a
+//! pipeline compiles SPIR-V in the driver unless the context's cache has it; a dispatch
+//! records one command buffer, submits it and waits on a fence; buffer reads and writes are
+//! copies to and from mapped memory. [`Context::create_pipeline`] and each submission open
+//! `tracing` spans (`create_pipeline`, `submit` of a stream, every dispatch included; level DEBUG).
 #![warn(missing_docs)]
 
 mod buffer;

@@ -363,6 +363,16 @@ impl<'c> Stream<'c> {
     /// failed Vulkan call. A stream without commands submits nothing (its submission is
     /// finished at once).
     pub fn submit(self) -> Result<Submission, Error> {
+        let _span = tracing::debug_span!(
+            "submit",
+            commands = self.ops.len(),
+            kernel = self.ops.iter().find_map(|op| match op {
+                Op::Launch(parts) => parts.first().map(|p| p.pipeline.name.as_str()),
+                _ => None,
+            }),
+            timed = self.timed
+        )
+        .entered();
         let shared = Arc::clone(self.ctx.shared());
         let timeout_seconds = self.ctx.timeout_seconds();
         let mut submission = Submission {

@@ -71,7 +71,22 @@ impl Diagnostic {
 }
 
 /// All diagnostics of a source file (or of the files of a linked program), with the files to
-/// render them against.
+/// render them against: the error type of every entry point of the crate.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pisa_translator::{check, SourceFile};
+///
+/// let src = ".version 0.1;\n.target 100;\n.kernel @k() {\n  barier;\n}\n";
+/// let d = check(&Arc::new(SourceFile::new("k.pisa", src))).unwrap_err();
+/// assert_eq!(d.errors.len(), 1);
+/// assert_eq!(d.location(&d.errors[0]), (4, 3));
+/// assert_eq!(
+///     d.render(),
+///     "k.pisa:4:3: error: unknown instruction `barier`\n  |\n4 |   barier;\n  |   ^^^^^^\n  \
+///      = note: did you mean `barrier`?\n"
+/// );
+/// ```
 #[derive(Clone, Debug)]
 pub struct Diagnostics {
     /// The files the spans point into (one, unless the errors are a linked program's).

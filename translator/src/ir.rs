@@ -154,6 +154,28 @@ pub struct GlobalVar {
     pub span: Span,
 }
 
+impl GlobalVar {
+    /// The width in bytes (1, 2, 4 or 8) of the elements the variable holds, for showing its
+    /// contents: PISA memory variables are untyped (prog-2 §2.1), so this is the width of every
+    /// value of its initializer (`{ .32b 1, .32b 2 }` → 4) when they share one, else (no
+    /// initializer, only `.zero`) the widest of 8, 4, 2, 1 that divides both its alignment and
+    /// its size; 1 when the initializer mixes widths (docs/spec-notes.md §64).
+    pub fn element_width(&self) -> u8 {
+        let mut widths = self.init.iter().flatten().filter_map(|item| match *item {
+            InitItem::Value { size, .. } | InitItem::Symbol { size, .. } => Some(size),
+            InitItem::Zero(_) => None,
+        });
+        match widths.next() {
+            Some(w) if widths.all(|x| x == w) && self.size % w as u64 == 0 => w,
+            Some(_) => 1,
+            None => [8u8, 4, 2]
+                .into_iter()
+                .find(|&w| self.align % w as u64 == 0 && self.size % w as u64 == 0)
+                .unwrap_or(1),
+        }
+    }
+}
+
 /// One element of an initializer list (prog-2 §2.5.1), already reduced to bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InitItem {

@@ -6,7 +6,7 @@
 //!   image and the relocations the runtime patches once the arena's address is known;
 //! - the *shared arena*: one Workgroup array of 32-bit words holding the `.shared` variables,
 //!   each at one static offset (so no function needs to be told where its variables are),
-//!   laid out per kernel ([`layout_shared`]): a kernel reserves only the variables (and lock
+//!   laid out per kernel (`layout_shared`): a kernel reserves only the variables (and lock
 //!   table) of the functions it can reach, and variables that no kernel can reach together
 //!   may share bytes; the array's length is a specialization constant each pipeline sets
 //!   to its kernel's size;

@@ -48,6 +48,7 @@ pub struct Program {
 /// undefined. All front-end errors of every file are reported; the link is checked only when
 /// every file is valid.
 pub fn link(files: &[Arc<SourceFile>]) -> Result<Program, Diagnostics> {
+    let _span = tracing::debug_span!("link", files = files.len()).entered();
     let Some(sources) = SourceMap::new(files) else {
         let (file, message) = match files.first() {
             Some(f) => (f.clone(), "the program's source files exceed 4 GiB in all"),

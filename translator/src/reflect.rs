@@ -9,6 +9,24 @@ use crate::layout::Relocation;
 use serde::Serialize;
 
 /// Reflection of one translated module.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pisa_translator::{compile, Options, SourceFile};
+///
+/// let src = ".version 0.1;\n.target 100;\n\
+///            .global .align 4 .host_access(\"counter\") @C[4] = { .32b 41 };\n\
+///            .kernel @k(.param[8] %out, .param[4] %n) {\n  return;\n}\n";
+/// let t = compile(&Arc::new(SourceFile::new("k.pisa", src)), &Options::default()).unwrap();
+/// let r = &t.reflection;
+/// let k = r.kernel("k").expect("a kernel named k");
+/// assert_eq!(k.params.iter().map(|p| p.size).collect::<Vec<_>>(), [8, 4]);
+/// let counter = r.symbol("counter").expect("one variable of that name");
+/// assert_eq!((counter.size, counter.element_width), (4, 4));
+/// let at = counter.offset as usize;
+/// assert_eq!(r.arena.image[at..at + 4], 41u32.to_le_bytes());
+/// assert_eq!(r.symbol("nothing").unwrap_err(), 0);
+/// ```
 #[derive(Clone, Debug, Serialize)]
 pub struct Reflection {
     /// Kernels, in declaration order.
@@ -100,6 +118,9 @@ pub struct GlobalInfo {
     pub offset: u64,
     /// Size in bytes.
     pub size: u64,
+    /// The width in bytes of the elements it holds, for showing its contents
+    /// ([`crate::ir::GlobalVar::element_width`]: its initializer's value width).
+    pub element_width: u8,
 }
 
 /// The globals arena.

@@ -3,7 +3,7 @@
 //! Every AST node and IR item keeps the [`Span`] it came from so that any later stage can
 //! point at the source. Line and column are computed on demand by [`SourceFile`].
 //!
-//! A program linked from several modules ([`crate::link`]) keeps one span space for all of
+//! A program linked from several modules ([`crate::link()`]) keeps one span space for all of
 //! them: a [`SourceMap`] places each file at a base position, and a span of the linked IR is a
 //! position in that space, so later stages need not know which file an item came from.
 

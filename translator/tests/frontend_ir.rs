@@ -615,3 +615,36 @@ fn initializer_values_truncate_to_their_element() {
         ]
     );
 }
+
+#[test]
+fn element_widths_of_globals_follow_their_initializers() {
+    let m = module(
+        ".version 0.1;\n.target 100;\n\
+         .global .align 4 @A[8] = { .32b 1, .32b -1 };\n\
+         .global .align 8 @B[16];\n\
+         .global .align 4 @C[4] = { .zero 4 };\n\
+         .global .align 4 @D[6];\n\
+         .global @E[8];\n\
+         .global .align 8 @F[12] = { .64b 1, .32b 2 };\n\
+         .const .align 8 @G[16] = { .64b @A, .64b @B+4 };\n\
+         .global .align 2 @H[6] = { .16b 1, .zero 2, .16b 3 };",
+    );
+    let widths: Vec<(&str, u8)> = m
+        .globals
+        .iter()
+        .map(|g| (g.name.as_str(), g.element_width()))
+        .collect();
+    assert_eq!(
+        widths,
+        [
+            ("A", 4), // every value .32b
+            ("B", 8), // no initializer: the alignment, which divides the size
+            ("C", 4), // only .zero: the same
+            ("D", 2), // align 4 does not divide 6: the widest that divides both
+            ("E", 1), // byte-aligned
+            ("F", 1), // mixed widths
+            ("G", 8), // addresses
+            ("H", 2), // .zero between values of one width
+        ]
+    );
+}

@@ -2,6 +2,7 @@
 
 mod check;
 mod devices;
+mod output;
 mod run;
 mod translate;
 

@@ -1,6 +1,8 @@
 //! `pisa-vk run FILE... --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
-//! [--arg SPEC]... [--set NAME=SPEC]... [--json] [--device D]`
+//! [--arg SPEC]... [--set NAME=SPEC]... [--print SEL[:TYPE]]... [--out SEL=PATH]... [--json]
+//! [--device D]`
 
+use super::output::{self, Selection, Shown};
 use super::{invalid, read_sources, Failure};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
 use pisa_vk::{Arg, Context, DeviceSelector, Dim3, Launch, Module};
@@ -30,7 +32,16 @@ pub struct Args {
     /// Write a `.host_access` global before the dispatch: NAME=TYPE[]:V1,...
     #[arg(long = "set")]
     sets: Vec<String>,
-    /// Print one JSON object instead of text.
+    /// Print only this buffer (its argument position, e.g. `2`) or `.host_access` global (its
+    /// name), optionally decoded as TYPE (`counter:f32`); may be repeated. Without it every
+    /// buffer and global is printed, unless `--out` is given.
+    #[arg(long = "print", value_name = "SEL[:TYPE]")]
+    print: Vec<String>,
+    /// Write a buffer (argument position) or global (name) to PATH as raw little-endian
+    /// bytes; may be repeated. With `--out`, only what `--print` selects is printed.
+    #[arg(long = "out", value_name = "SEL=PATH")]
+    out: Vec<String>,
+    /// Print one JSON object of the same selection instead of text.
     #[arg(long)]
     json: bool,
     /// Device index or name substring (default: PISA_VK_DEVICE, else the best device), or
@@ -48,13 +59,11 @@ pub struct Args {
     fast_math: bool,
 }
 
-/// What a run leaves to print: buffer arguments (position, type, bytes) and `.host_access`
-/// globals (name, bytes), and how many errors the validation layer reported (already
-/// printed on stderr).
+/// What a run reads back: buffer arguments and `.host_access` globals, and how many errors
+/// the validation layer reported (already printed on stderr).
 #[derive(Default)]
 struct Results {
-    buffers: Vec<(usize, ElemType, Vec<u8>)>,
-    globals: Vec<(String, Vec<u8>)>,
+    shown: Vec<Shown>,
     validation_errors: usize,
 }
 
@@ -81,13 +90,20 @@ pub fn run(a: Args) -> Result<(), Failure> {
         Some(o) => argspec::parse_dims(o).map_err(Failure::usage)?.0,
         None => [0; 3],
     };
-    let args = a
+    let args: Vec<ArgSpec> = a
         .args
         .iter()
         .map(|s| argspec::parse_arg(s))
         .collect::<Result<_, _>>()
         .map_err(Failure::usage)?;
+    let selection = Selection::parse(&a.print, &a.out)?;
+    let is_buffer: Vec<bool> = args
+        .iter()
+        .map(|s| matches!(s, ArgSpec::Buffer { .. }))
+        .collect();
+    selection.check_args(&is_buffer)?;
     let mut sets = Vec::new();
+    let mut set_types = Vec::new();
     for s in &a.sets {
         let (name, spec) = s
             .split_once('=')
@@ -95,7 +111,11 @@ pub fn run(a: Args) -> Result<(), Failure> {
         let bytes = match argspec::parse_arg(spec).map_err(Failure::usage)? {
             ArgSpec::Buffer { bytes, .. } | ArgSpec::Scalar(bytes) => bytes,
         };
-        sets.push((name.trim_start_matches('@').to_string(), bytes));
+        let name = name.trim_start_matches('@').to_string();
+        if let Some(ty) = ElemType::of_spec(spec) {
+            set_types.push((name.clone(), ty));
+        }
+        sets.push((name, bytes));
     }
     let files = read_sources(&a.files)?;
     let req = Request {
@@ -117,7 +137,8 @@ pub fn run(a: Args) -> Result<(), Failure> {
     } else {
         run_vulkan(&files, &req, a.device.as_deref(), a.subgroup_size, a.fast_math)?
     };
-    print_results(&req.kernel, &results, a.json);
+    let shown = selection.apply(results.shown, &set_types)?;
+    output::print(&req.kernel, &shown, a.json);
     match results.validation_errors {
         0 => Ok(()),
         n => Err(Failure::runtime(format!(
@@ -216,12 +237,12 @@ fn run_on(
     module.dispatch_launch(&req.kernel, &launch(req, reqd), &args)?;
     let mut out = Results::default();
     for (index, ty, b) in buffers {
-        out.buffers.push((index, ty, b.read()?));
+        out.shown.push(Shown::buffer(index, ty, b.read()?));
     }
     for g in &module.reflection().globals {
         if let Some(name) = &g.host_access {
-            out.globals
-                .push((name.clone(), module.symbol(name)?.read::<u8>()?));
+            let bytes = module.symbol(name)?.read::<u8>()?;
+            out.shown.push(Shown::global(name, g.element_width, bytes));
         }
     }
     Ok(out)
@@ -322,73 +343,18 @@ fn run_reference(
     for (i, ty, addr, len) in buffers {
         let mut b = vec![0u8; len];
         machine.read(addr, &mut b).map_err(rt)?;
-        out.buffers.push((i, ty, b));
+        out.shown.push(Shown::buffer(i, ty, b));
     }
     for g in &module.globals {
         if let Some(name) = &g.host_access {
             if let Some(sym) = loaded.symbol(name) {
                 let mut b = vec![0u8; sym.size as usize];
                 machine.read(sym.address, &mut b).map_err(rt)?;
-                out.globals.push((name.clone(), b));
+                out.shown.push(Shown::global(name, g.element_width(), b));
             }
         }
     }
     Ok(out)
-}
-
-fn print_results(kernel: &str, r: &Results, json: bool) {
-    let decoded: Vec<(usize, ElemType, Vec<argspec::Value>)> = r
-        .buffers
-        .iter()
-        .map(|(i, ty, bytes)| {
-            (
-                *i,
-                *ty,
-                bytes
-                    .chunks_exact(ty.size())
-                    .map(|c| ty.decode(c))
-                    .collect(),
-            )
-        })
-        .collect();
-    if json {
-        let bufs: Vec<String> = decoded
-            .iter()
-            .map(|(i, ty, vs)| {
-                let vals: Vec<String> = vs.iter().map(|v| v.to_json()).collect();
-                format!(
-                    "{{\"arg\":{i},\"type\":\"{}\",\"values\":[{}]}}",
-                    ty.name(),
-                    vals.join(",")
-                )
-            })
-            .collect();
-        let globs: Vec<String> = r
-            .globals
-            .iter()
-            .map(|(n, b)| {
-                format!(
-                    "{{\"name\":{},\"bytes\":\"{}\"}}",
-                    serde_json::to_string(n).unwrap_or_default(),
-                    argspec::to_hex(b)
-                )
-            })
-            .collect();
-        println!(
-            "{{\"kernel\":{},\"buffers\":[{}],\"globals\":[{}]}}",
-            serde_json::to_string(kernel).unwrap_or_default(),
-            bufs.join(","),
-            globs.join(",")
-        );
-    } else {
-        for (i, ty, vs) in &decoded {
-            let vals: Vec<String> = vs.iter().map(|v| v.to_string()).collect();
-            println!("arg {i} ({}[{}]): {}", ty.name(), vs.len(), vals.join(" "));
-        }
-        for (n, b) in &r.globals {
-            println!("{n}: {}", argspec::to_hex(b));
-        }
-    }
 }
 
 #[cfg(test)]

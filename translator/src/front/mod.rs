@@ -19,6 +19,7 @@ use std::sync::Arc;
 
 /// Parses and validates `file` into the typed IR.
 pub fn check(file: &Arc<SourceFile>) -> Result<ir::Module, Diagnostics> {
+    let _span = tracing::debug_span!("check", file = file.name.as_str()).entered();
     let src = file.text.as_str();
     let mut errors = Vec::new();
     let ast = parser::parse(src, &mut errors);

@@ -238,7 +238,7 @@ impl<'a> FnCx<'a> {
 
     /// Whether the driver may see `op` as a constant zero (or, for a register, as any
     /// constant) of `bits` bits: an immediate ±0, or a register written only from constants
-    /// ([`super::constants`]).
+    /// (`super::constants`).
     pub fn may_be_constant_zero(&self, op: &Operand, bits: u32) -> bool {
         match *op {
             Operand::Imm(v) => {

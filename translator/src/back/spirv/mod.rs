@@ -1,9 +1,9 @@
 //! The SPIR-V back end: typed IR → a Vulkan SPIR-V 1.5 module (Shader, GLCompute,
 //! PhysicalStorageBuffer64 addressing) plus [`Reflection`].
 //!
-//! Stages, one module each: [`cfg`] (blocks, dominators, loops, irreducible repair) →
+//! Stages, one module each: [`cfg`](mod@cfg) (blocks, dominators, loops, irreducible repair) →
 //! [`structurize`] (structured tree) → [`function`] (SPIR-V constructs, registers) with the
-//! instruction lowerings in `ops*`, [`memory`], [`special`] and [`values`]; [`module`]
+//! instruction lowerings in `ops*`, [`memory`], [`special`] and `values`; [`module`]
 //! holds the module-wide builder state and [`builder`] encodes the SPIR-V. Memory layout is decided in [`crate::layout`].
 
 mod atomic_lock;
@@ -228,7 +228,13 @@ impl Default for Options {
     }
 }
 
-/// A translated module.
+/// A translated module: what [`crate::compile`] and [`crate::compile_linked`] return.
+///
+/// The SPIR-V is one module (version 1.5, Vulkan 1.2 environment) with one `GLCompute` entry
+/// point per kernel, named as the kernel without `@`. Its local size is specialization
+/// constants 0, 1, 2 and the kernel's arguments arrive through push constants (or a buffer
+/// whose address they hold, [`crate::reflect::KernelInfo::params_inline`]); the reflection
+/// says where everything is.
 #[derive(Clone, Debug)]
 pub struct Translation {
     /// The SPIR-V words.
@@ -505,6 +511,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
             space: g.space.as_str().to_string(),
             offset,
             size: g.size,
+            element_width: g.element_width(),
         })
         .collect();
     Reflection {

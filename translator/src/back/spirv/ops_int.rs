@@ -31,7 +31,7 @@ impl FnCx<'_> {
         Ok(self.elems(inst, i, w, n)?.into_vec())
     }
 
-    /// [`FnCx::src_elems`] in an [`Elems`].
+    /// [`FnCx::src_elems`] in an `Elems`.
     pub fn elems(&mut self, inst: &Inst, i: usize, w: u32, n: u32) -> EResult<Elems> {
         if n == 1 {
             Ok(smallvec![self.read_uint(&inst.ops[i], w)?])

@@ -17,6 +17,7 @@ pub mod literal;
 pub mod operand;
 pub mod restrict;
 pub mod select;
+pub mod suggest;
 
 use super::ast;
 use crate::diag::Diagnostic;

@@ -10,6 +10,8 @@ use super::body::FnCx;
 use super::literal::{float_bits, parse_int};
 use super::operand::{ROp, Term};
 use super::restrict;
+use super::suggest;
+use crate::diag::Diagnostic;
 use crate::front::ast::Inst;
 use crate::ir::{
     self, AddrBase, AddrOffset, AddrSpace, Address, DataType, MemOrder, Opcode, Operand, Quals,
@@ -328,7 +330,11 @@ fn uncached<'a>(f: &mut FnCx<'a, '_, '_>, inst: &'a Inst<'a>, ops: &mut Vec<ROp<
     };
     let words = &words.items[..words.len];
     let Some(op) = opcode(opname) else {
-        f.error(opspan, format!("unknown instruction `{opname}`"));
+        let mut d = Diagnostic::error(opspan, format!("unknown instruction `{opname}`"));
+        if let Some(s) = suggest::instruction(opname) {
+            d = d.with_note(format!("did you mean `{s}`?"));
+        }
+        f.cx.diags.push(d);
         return;
     };
     let def = isa::def(op);
@@ -359,7 +365,12 @@ fn no_form(
         let mut unknown = false;
         for (w, span) in words {
             if !def.knows_word(w) {
-                f.error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
+                let mut d =
+                    Diagnostic::error(*span, format!("unknown qualifier `.{w}` for `{opname}`"));
+                if let Some(s) = suggest::qualifier(def, w) {
+                    d = d.with_note(format!("did you mean `.{s}`?"));
+                }
+                f.cx.diags.push(d.with_note(suggest::qualifier_note(opname, def)));
                 unknown = true;
             }
         }

@@ -29,7 +29,7 @@ impl FnCx<'_> {
         self.write_uint(&inst.ops[0], w, r)
     }
 
-    /// `pf2i.s16x2`/`.u16x2` from `.hfx2`/`.bfx2`: [`FnCx::f2i_value`] on each half.
+    /// `pf2i.s16x2`/`.u16x2` from `.hfx2`/`.bfx2`: `FnCx::f2i_value` on each half.
     pub fn pf2i(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
         let signed = match q.to {

@@ -446,7 +446,7 @@ impl FnCx<'_> {
 
     /// `frsqrt.fast.df`: `1/sqrt(x)` within 0.5 ULP + 2^-49 ULP (to nearest).
     ///
-    /// With `X`, `Y = floor(sqrt(X))` and `D = X - Y^2` of [`FnCx::isqrt_parts`],
+    /// With `X`, `Y = floor(sqrt(X))` and `D = X - Y^2` of `FnCx::isqrt_parts`,
     /// `sqrt(X) = Y + f`, `f ≈ D / 2Y`. `Q = RN(2^105 / Y)` in (2^52, 2^53] has the exact
     /// residual `R = 2^105 - Q Y` (small, computed modulo 2^64); then
     /// `2^105 / sqrt(X) = Q + (R - Q f) / Y` up to terms below 2^-51, and that sum is

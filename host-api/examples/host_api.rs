@@ -1,0 +1,1 @@
+../../examples/host_api.rs
