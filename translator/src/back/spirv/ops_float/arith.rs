@@ -347,9 +347,10 @@ impl FnCx<'_> {
 
     /// `fmad.f` to nearest through `f64` where `Fma` is not fused: the product of two `f32`
     /// is exact in `f64` and the sum is rounded to nearest `f64`. Converting that to `f32`
-    /// is the correctly rounded result unless the `f64` sum sits exactly on an `f32`
-    /// midpoint it was rounded onto (its low 28 bits are then zero): only those lanes take
-    /// a branch that computes the sum's exact error (TwoSum) and rounds it to odd first.
+    /// is the correctly rounded result unless the `f64` sum was inexact and sits exactly on
+    /// an `f32` midpoint it was rounded onto (its low 28 bits are then zero): only those
+    /// lanes take a branch that computes the sum's exact error (TwoSum) and rounds it to odd
+    /// first.
     fn fmad_f64(&mut self, f: &[Word], zero_fix: bool) -> EResult<Word> {
         let mut x = Elems::new();
         for &v in f {
@@ -364,6 +365,17 @@ impl FnCx<'_> {
         let low = self.m.and(64, bits, low)?;
         let z = self.m.ku(64, 0);
         let suspect = self.m.ieq(low, z)?;
+        // An exact sum rounds once, correctly: only an inexact one needs the slow path. The
+        // sum is exact iff `sum - c == p` and `sum - p == c` (then TwoSum's error term is 0;
+        // conversely both differences are exact). Data with few significant bits (integers,
+        // a scale factor with a short significand) makes exact sums with low bits zero.
+        let back_p = self.m.fsub(64, sum, x[2])?;
+        let back_c = self.m.fsub(64, sum, p)?;
+        let same_p = self.m.feq(back_p, p)?;
+        let same_c = self.m.feq(back_c, x[2])?;
+        let exact = self.m.land(same_p, same_c)?;
+        let inexact = self.m.lnot(exact)?;
+        let suspect = self.m.land(suspect, inexact)?;
         let ft = self.m.f(32);
         let r = self.if_value(suspect, ft, r, |cx| {
             let (s2, e) = cx.two_sum(64, p, x[2])?;
