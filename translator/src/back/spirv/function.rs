@@ -471,8 +471,13 @@ impl<'a> FnCx<'a> {
         let mut live = true;
         // How many constructs opened in skipped code are still open.
         let mut skipped = 0usize;
+        // Events up to this index were emitted together with an earlier one.
+        let mut consumed = 0usize;
         for (i, &ev) in events.iter().enumerate() {
             self.event = i;
+            if i < consumed {
+                continue;
+            }
             if !live {
                 match ev {
                     Event::BeginBlock(_) | Event::BeginLoop { .. } | Event::BeginIf { .. } => {
@@ -495,6 +500,21 @@ impl<'a> FnCx<'a> {
                 Event::BeginLoop { header, exit } => self.open(cfg, events, exit, Some(header))?,
                 Event::EndBlock(_) | Event::EndLoop { .. } => live = self.close(live)?,
                 Event::BeginIf { cond, negate } => {
+                    if let Some((taken, other)) = self.two_way_jump(&events[i + 1..]) {
+                        // `if c { jump A } jump B`, both to the innermost construct: one
+                        // conditional branch, as a loop's bottom test (what drivers' loop
+                        // analyses recognize and unroll).
+                        let c = self.cond_value(cond)?;
+                        let (t, f) = if negate { (other, taken) } else { (taken, other) };
+                        if t == f {
+                            self.m.b.branch(t).map_err(bug)?;
+                        } else {
+                            self.m.b.branch_conditional(c, t, f, []).map_err(bug)?;
+                        }
+                        consumed = i + 4;
+                        live = false;
+                        continue;
+                    }
                     self.check_nesting(cfg, events)?;
                     let c = self.cond_value(cond)?;
                     let (arm, merge) = (self.m.b.id(), self.m.b.id());
@@ -537,6 +557,37 @@ impl<'a> FnCx<'a> {
             return Err(unbalanced("end of the function"));
         }
         Ok(live)
+    }
+
+    /// For the events after a `BeginIf`: when they are `jump A, EndIf, jump B` and both
+    /// jumps end at the innermost construct (a break to its merge, a continue to its
+    /// continue target), the two destinations (A's first), marking a break's construct
+    /// entered; else `None`.
+    fn two_way_jump(&mut self, rest: &[Event]) -> Option<(Word, Word)> {
+        let [a, Event::EndIf, b, ..] = *rest else {
+            return None;
+        };
+        let innermost = self.stack.len().checked_sub(1)?;
+        let dest = |cx: &Self, ev: Event| {
+            let (kind, block) = match ev {
+                Event::Break(label) => (FrameKind::Block, label),
+                Event::Continue(header) => (FrameKind::Loop, header),
+                _ => return None,
+            };
+            if cx.open_at[kind.slot(block)] as usize != innermost {
+                return None;
+            }
+            let f = &cx.stack[innermost];
+            Some(match kind {
+                FrameKind::Block => (f.merge, true),
+                FrameKind::Loop => (f.cont, false),
+            })
+        };
+        let ((da, brk_a), (db, brk_b)) = (dest(self, a)?, dest(self, b)?);
+        if brk_a || brk_b {
+            self.stack[innermost].entered = true;
+        }
+        Some((da, db))
     }
 
     /// Refuses to open one more construct past [`MAX_NESTING`], at the first instruction
