@@ -108,7 +108,12 @@ pub fn compile_linked(
 pub fn translate_program(program: &Program, options: &Options) -> Result<Translation, Diagnostics> {
     let _span = tracing::debug_span!(
         "translate",
-        kernels = program.module.functions.iter().filter(|f| f.is_kernel()).count(),
+        kernels = program
+            .module
+            .functions
+            .iter()
+            .filter(|f| f.is_kernel())
+            .count(),
         subgroup_size = options.subgroup_size
     )
     .entered();

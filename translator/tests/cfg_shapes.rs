@@ -155,3 +155,53 @@ fn nesting_past_the_spirv_limit_is_an_error_at_its_line() {
     let p = generate(Shape::DeepNest, 2 * 900, 3);
     check(&p, "900 nested loops", false);
 }
+
+/// A loop whose bottom test is `goto.cond %p, top` with the exit after it (what compilers
+/// emit for `do { } while`) ends its body in one conditional branch to the loop's continue
+/// target and merge, with no selection construct around two jumps: the shape drivers' loop
+/// analyses recognize (lavapipe unrolls it; the nested-selection form stayed rolled).
+#[test]
+fn a_loop_bottom_test_is_one_conditional_branch() {
+    let src = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n\
+        .reg .64b %p;\n.reg .32b %k, %acc;\n.pred %more;\n\
+        ld.param.64b %p, [%out];\nmov.32b %k, 0;\nmov.32b %acc, 1;\n\
+        top:\numul.32b %acc, %acc, 3;\niadd.32b %k, %k, 1;\n\
+        ucmp.lt.32b %more, %k, 16;\ngoto.cond %more, top;\n\
+        st.global.32b [%p], %acc;\n}\n";
+    let file = Arc::new(SourceFile::new("loop.pisa", src.to_string()));
+    let t = compile(&file, &Options::default()).unwrap_or_else(|d| panic!("{}", d.render()));
+    let module = rspirv::dr::load_words(&t.spirv).expect("SPIR-V");
+    let f = &module.functions[0];
+    let op = |i: &rspirv::dr::Instruction| i.class.opcode;
+    let count = |o: rspirv::spirv::Op| {
+        f.blocks
+            .iter()
+            .flat_map(|b| &b.instructions)
+            .filter(|i| op(i) == o)
+            .count()
+    };
+    assert_eq!(
+        count(rspirv::spirv::Op::SelectionMerge),
+        0,
+        "a selection around the test"
+    );
+    assert_eq!(count(rspirv::spirv::Op::LoopMerge), 1);
+    let (merge, cont) = f
+        .blocks
+        .iter()
+        .flat_map(|b| &b.instructions)
+        .find(|i| op(i) == rspirv::spirv::Op::LoopMerge)
+        .map(|i| (i.operands[0].unwrap_id_ref(), i.operands[1].unwrap_id_ref()))
+        .unwrap();
+    let test = f
+        .blocks
+        .iter()
+        .filter_map(|b| b.instructions.last())
+        .find(|i| op(i) == rspirv::spirv::Op::BranchConditional)
+        .expect("a conditional branch");
+    let targets = [
+        test.operands[1].unwrap_id_ref(),
+        test.operands[2].unwrap_id_ref(),
+    ];
+    assert_eq!(targets, [cont, merge], "true continues, false leaves");
+}

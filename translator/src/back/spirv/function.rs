@@ -505,7 +505,11 @@ impl<'a> FnCx<'a> {
                         // conditional branch, as a loop's bottom test (what drivers' loop
                         // analyses recognize and unroll).
                         let c = self.cond_value(cond)?;
-                        let (t, f) = if negate { (other, taken) } else { (taken, other) };
+                        let (t, f) = if negate {
+                            (other, taken)
+                        } else {
+                            (taken, other)
+                        };
                         if t == f {
                             self.m.b.branch(t).map_err(bug)?;
                         } else {

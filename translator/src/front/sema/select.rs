@@ -370,7 +370,8 @@ fn no_form(
                 if let Some(s) = suggest::qualifier(def, w) {
                     d = d.with_note(format!("did you mean `.{s}`?"));
                 }
-                f.cx.diags.push(d.with_note(suggest::qualifier_note(opname, def)));
+                f.cx.diags
+                    .push(d.with_note(suggest::qualifier_note(opname, def)));
                 unknown = true;
             }
         }

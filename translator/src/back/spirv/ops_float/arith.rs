@@ -490,7 +490,6 @@ impl FnCx<'_> {
         m.select(ft, is0, z, v)
     }
 
-
     /// `fmul.full.hf`/`.bf`: the product of two 16-bit values, rounded once to `.f`. A
     /// `.hf` product is exact in f32; a `.bf` one (whose exponent range is f32's) is rounded
     /// from its exact integer form, zeros, infinities and NaNs from the device's product.

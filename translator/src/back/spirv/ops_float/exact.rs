@@ -413,8 +413,7 @@ impl FnCx<'_> {
                 (r, special)
             }
             Opcode::Fmad => {
-                let (r, rzero, zneg) =
-                    self.exact_fma(k, &parts[0], &parts[1], &parts[2], mode)?;
+                let (r, rzero, zneg) = self.exact_fma(k, &parts[0], &parts[1], &parts[2], mode)?;
                 let r = self.pack_wide(k, &r, mode)?;
                 let m = &mut *self.m;
                 let t = m.u(w);
@@ -464,13 +463,7 @@ impl FnCx<'_> {
     }
 
     /// Special cases of `a * b`: NaN, `0 * inf` (invalid), infinities, zeros.
-    fn mul_special(
-        &mut self,
-        k: FKind,
-        s: &[Word],
-        a: &Parts,
-        b: &Parts,
-    ) -> EResult<(Word, Word)> {
+    fn mul_special(&mut self, k: FKind, s: &[Word], a: &Parts, b: &Parts) -> EResult<(Word, Word)> {
         let m = &mut *self.m;
         let any_inf = m.lor(a.inf, b.inf)?;
         let any_zero = m.lor(a.zero, b.zero)?;
@@ -481,13 +474,7 @@ impl FnCx<'_> {
 
     /// Special cases of `a / b`: NaN, `0/0` and `inf/inf` (invalid), `x/0`, `inf/x`, `0/x`,
     /// `x/inf`.
-    fn div_special(
-        &mut self,
-        k: FKind,
-        s: &[Word],
-        a: &Parts,
-        b: &Parts,
-    ) -> EResult<(Word, Word)> {
+    fn div_special(&mut self, k: FKind, s: &[Word], a: &Parts, b: &Parts) -> EResult<(Word, Word)> {
         let m = &mut *self.m;
         let zz = m.land(a.zero, b.zero)?;
         let ii = m.land(a.inf, b.inf)?;

@@ -149,7 +149,13 @@ impl FnCx<'_> {
 
     /// The correctly rounded bits of the positive quotient `a / b` for `a`, `b` in [1, 2);
     /// `neg` is the sign of the whole quotient (for the directed modes).
-    fn settle_quotient(&mut self, a: Word, b: Word, mode: RoundingMode, neg: Word) -> EResult<Word> {
+    fn settle_quotient(
+        &mut self,
+        a: Word,
+        b: Word,
+        mode: RoundingMode,
+        neg: Word,
+    ) -> EResult<Word> {
         let m = &mut *self.m;
         let one = m.kf(32, 1.0);
         let y0 = m.fdiv(32, one, b)?;

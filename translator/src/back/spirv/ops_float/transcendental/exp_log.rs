@@ -19,14 +19,18 @@ use crate::back::spirv::function::{EResult, FnCx};
 use rspirv::spirv::Word;
 
 /// `2^f = 1 + f E(f)` on [-1/2, 1/2]: E's coefficients.
-const EXP2: [u32; 6] = [0x3f317218, 0x3e75fdca, 0x3d6357cf, 0x3c1db40b, 0x3aaf7a6e, 0x390bccfa];
+const EXP2: [u32; 6] = [
+    0x3f317218, 0x3e75fdca, 0x3d6357cf, 0x3c1db40b, 0x3aaf7a6e, 0x390bccfa,
+];
 /// `log2(1+t) = t/ln 2 + t^2 V(t)` on [sqrt(1/2) - 1, sqrt(2) - 1]: V's coefficients.
 const LOG2: [u32; 9] = [
-    0xbf38aa38, 0x3ef6388d, 0xbeb8addb, 0x3e93aeb9, 0xbe751fea, 0x3e53d763, 0xbe481cdc,
-    0x3e31b6d6, 0xbdabc8bb,
+    0xbf38aa38, 0x3ef6388d, 0xbeb8addb, 0x3e93aeb9, 0xbe751fea, 0x3e53d763, 0xbe481cdc, 0x3e31b6d6,
+    0xbdabc8bb,
 ];
 /// `tanh x = x + x z T(z)` on [0, 0.875]: T's coefficients.
-const TANH: [u32; 6] = [0xbeaaaa8c, 0x3e088253, 0xbd5c3463, 0x3cac27b6, 0xbbe564a7, 0x3ab3869f];
+const TANH: [u32; 6] = [
+    0xbeaaaa8c, 0x3e088253, 0xbd5c3463, 0x3cac27b6, 0xbbe564a7, 0x3ab3869f,
+];
 /// Where `tanh` leaves the polynomial for the exponential form.
 const TANH_SMALL: f64 = 0.875;
 /// `f32` 2·log2(e).

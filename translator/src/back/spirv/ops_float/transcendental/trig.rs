@@ -227,14 +227,12 @@ impl FnCx<'_> {
         let hi = m.shr(64, a, k32l)?;
         let hi = m.b.u_convert(u32t, None, hi).map_err(bug)?;
         let lo = m.b.u_convert(u32t, None, a).map_err(bug)?;
-        let msb_hi = m
-            .b
-            .ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(hi)]) // FindUMsb
-            .map_err(bug)?;
-        let msb_lo = m
-            .b
-            .ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(lo)])
-            .map_err(bug)?;
+        let msb_hi =
+            m.b.ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(hi)]) // FindUMsb
+                .map_err(bug)?;
+        let msb_lo =
+            m.b.ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(lo)])
+                .map_err(bug)?;
         let zero = m.ku(32, 0);
         let has_hi = m.ine(hi, zero)?;
         let msb_hi = m.iadd(32, msb_hi, k32)?;
