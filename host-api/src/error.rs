@@ -93,6 +93,24 @@ pub enum Error {
         /// Bytes given.
         got: u64,
     },
+    /// A dispatch was given a buffer of another context: its address means nothing to this
+    /// context's device.
+    #[error("argument {index} (`%{param}`) of kernel `{kernel}` is a buffer of another context; a kernel can use only the buffers of its module's context")]
+    ForeignBuffer {
+        /// The kernel.
+        kernel: String,
+        /// 0-based argument position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+    },
+    /// A dispatch of a checked module ([`Module::checked`](crate::Module::checked)) made a
+    /// bad memory access (out of bounds, misaligned, or a store to `.const`): the first one,
+    /// with its instruction, work-item and nearest allocation, and how many more there
+    /// were. The bad accesses were not performed. `Display` renders it rustc-style at the
+    /// PISA line.
+    #[error("{0}")]
+    MemoryViolation(Box<pisa_translator::memcheck::Violation>),
     /// A launch configuration the kernel or the device cannot run: a work-group size of 0,
     /// beyond the device's limits or other than `.reqd_work_group_size`, and every other
     /// launch-size problem.
@@ -119,8 +137,12 @@ impl Error {
             | Error::ArgumentCount { .. }
             | Error::ArgumentSize { .. }
             | Error::SizeMismatch { .. }
+            | Error::ForeignBuffer { .. }
             | Error::Launch { .. } => true,
-            Error::Invalid(_) | Error::Runtime(_) | Error::Reference(_) => false,
+            Error::Invalid(_)
+            | Error::Runtime(_)
+            | Error::Reference(_)
+            | Error::MemoryViolation(_) => false,
         }
     }
 }

@@ -29,6 +29,7 @@ pub mod argspec;
 mod buffer;
 mod context;
 mod error;
+pub mod memcheck;
 mod module;
 
 pub use buffer::Buffer;
@@ -40,4 +41,5 @@ pub use module::{
 };
 pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
+pub use pisa_translator::memcheck::Violation;
 pub use pisa_translator::Options;

@@ -70,20 +70,54 @@ pub struct Launch {
     pub offset: [u64; 3],
 }
 
-/// One kernel argument: the bytes of its `.param`.
+/// One kernel argument: the bytes of its `.param`, and for a buffer's address the context
+/// the buffer belongs to (a dispatch refuses a buffer of another context).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Arg(pub Vec<u8>);
+pub struct Arg {
+    bytes: Vec<u8>,
+    context: Option<u64>,
+}
+
+impl Arg {
+    /// An argument of raw bytes (the `.param`'s size).
+    pub fn bytes(bytes: Vec<u8>) -> Arg {
+        Arg {
+            bytes,
+            context: None,
+        }
+    }
+
+    /// The bytes the `.param` receives.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The id of the context whose buffer's address this is
+    /// ([`pisa_runtime::Context::id`]), for an argument made from a [`Buffer`].
+    pub fn context(&self) -> Option<u64> {
+        self.context
+    }
+}
+
+impl From<Vec<u8>> for Arg {
+    fn from(bytes: Vec<u8>) -> Arg {
+        Arg::bytes(bytes)
+    }
+}
 
 impl<T: Pod> From<&Buffer<T>> for Arg {
     fn from(b: &Buffer<T>) -> Arg {
-        Arg(b.device_address().to_le_bytes().to_vec())
+        Arg {
+            bytes: b.device_address().to_le_bytes().to_vec(),
+            context: Some(b.raw().context_id()),
+        }
     }
 }
 
 macro_rules! scalar_args {
     ($($t:ty),*) => {$(
         impl From<$t> for Arg {
-            fn from(x: $t) -> Arg { Arg(x.to_le_bytes().to_vec()) }
+            fn from(x: $t) -> Arg { Arg::bytes(x.to_le_bytes().to_vec()) }
         }
     )*};
 }
@@ -196,6 +230,23 @@ impl Module {
         })
     }
 
+    /// The context the module is loaded on.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    /// The globals arena.
+    pub(crate) fn arena(&self) -> &pisa_runtime::Buffer {
+        &self.arena
+    }
+
+    /// Whether the module is a checked translation ([`Options::checked`]): its dispatches
+    /// check every memory access and fail with [`Error::MemoryViolation`] on the first bad
+    /// one.
+    pub fn checked(&self) -> bool {
+        self.reflection().checked.is_some()
+    }
+
     /// The reflection of the translation.
     pub fn reflection(&self) -> &Reflection {
         &self.translation.reflection
@@ -242,7 +293,9 @@ impl Module {
     }
 
     /// Runs `kernel` over `global` work-items in work-groups of `local`, with `args` checked
-    /// against the kernel's `.param` sizes.
+    /// against the kernel's `.param` sizes (and refused when one is a buffer of another
+    /// context, [`Error::ForeignBuffer`]). A checked module ([`Module::checked`]) fails with
+    /// [`Error::MemoryViolation`] when an access of the kernel was bad (and not performed).
     pub fn dispatch(
         &self,
         kernel: &str,
@@ -262,6 +315,7 @@ impl Module {
     pub fn dispatch_launch(&self, kernel: &str, launch: &Launch, args: &[Arg]) -> Result<()> {
         let k = self.kernel(kernel)?;
         let bytes = pack_args(&k.name, &k.params, k.param_size, args)?;
+        crate::memcheck::refuse_foreign_buffers(self, k, args)?;
         self.dispatch_raw(kernel, launch, &bytes)
     }
 
@@ -393,8 +447,12 @@ impl Module {
             _param_buffer = b;
         }
         let pipeline = self.pipeline(k, local32)?;
+        let check = crate::memcheck::prepare(self, k, &mut push)?;
         self.ctx.rt.dispatch(&pipeline, &push, groups)?;
-        Ok(())
+        match check {
+            Some(c) => c.finish(k, launch, arg_block),
+            None => Ok(()),
+        }
     }
 }
 
@@ -416,16 +474,16 @@ pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) ->
     }
     let mut bytes = vec![0u8; size as usize];
     for (i, (a, p)) in args.iter().zip(params).enumerate() {
-        if a.0.len() != p.size as usize {
+        if a.bytes.len() != p.size as usize {
             return Err(Error::ArgumentSize {
                 kernel: kernel.to_string(),
                 index: i,
                 param: p.name.clone(),
                 expected: p.size,
-                got: a.0.len(),
+                got: a.bytes.len(),
             });
         }
-        bytes[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.0);
+        bytes[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.bytes);
     }
     Ok(bytes)
 }
@@ -464,7 +522,8 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
     f
 }
 
-/// `options` with what the context's device offers turned on: maximal reconvergence for
+/// `options` with what the context's device offers turned on — and the checked translation
+/// when the context asks for it ([`Context::checked`]): maximal reconvergence for
 /// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
 /// for every float width whose control the device has, and, when the device cannot run
 /// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
@@ -480,6 +539,7 @@ pub fn device_options(ctx: &Context, options: &Options) -> Options {
             .hardware_subgroup_size
             .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
+        checked: options.checked || ctx.checked(),
         denorm_preserve: pisa_translator::DenormPreserve {
             f16: d.f16 || fc.denorm_preserve_16,
             f32: d.f32 || fc.denorm_preserve_32,

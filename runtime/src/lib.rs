@@ -28,13 +28,17 @@ mod dispatch;
 mod error;
 mod features;
 mod instance;
+mod live;
 pub mod memory_stats;
 mod pipeline;
 
 pub use ash;
-pub use buffer::{Buffer, BUFFER_ALIGNMENT};
-pub use context::{Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV};
+pub use buffer::{Buffer, BUFFER_ALIGNMENT, GUARD_BYTES};
+pub use context::{
+    parse_bool_env, Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV,
+};
 pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
 pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
+pub use live::LiveBuffer;
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};

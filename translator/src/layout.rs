@@ -48,6 +48,18 @@ pub mod launch {
         INLINE_PARAMS + size.div_ceil(4) * 4 <= MAX_PUSH_CONSTANTS
     }
 
+    /// Where a checked kernel ([`crate::Options::checked`]) finds the `u64` address of its
+    /// check block ([`crate::memcheck::block`]): the 8 bytes of the launch block its
+    /// argument block leaves unused — [`PARAM_BUFFER`] when the arguments are inline,
+    /// else the first 8 bytes of [`INLINE_PARAMS`] (spec-notes §70).
+    pub fn check_block(params_inline: bool) -> u32 {
+        if params_inline {
+            PARAM_BUFFER
+        } else {
+            INLINE_PARAMS
+        }
+    }
+
     /// Size of the push-constant block of a kernel with an argument block of `size` bytes.
     pub fn push_constant_size(size: u32) -> u32 {
         if params_inline(size) {

@@ -33,6 +33,7 @@ pub mod ir;
 pub mod isa;
 pub mod layout;
 pub mod link;
+pub mod memcheck;
 pub mod reflect;
 pub mod span;
 
@@ -69,8 +70,14 @@ pub fn compile_linked(
 
 /// Translates a linked program to SPIR-V.
 pub fn translate_program(program: &Program, options: &Options) -> Result<Translation, Diagnostics> {
-    back::spirv::translate(&program.module, options).map_err(|errors| Diagnostics {
+    let mut t = back::spirv::translate(&program.module, options).map_err(|errors| Diagnostics {
         sources: program.sources.clone(),
         errors,
-    })
+    })?;
+    if let Some(checks) = &mut t.reflection.checked {
+        for site in &mut checks.sites {
+            site.resolve(&program.sources);
+        }
+    }
+    Ok(t)
 }

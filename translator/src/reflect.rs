@@ -22,6 +22,9 @@ pub struct Reflection {
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
+    /// For a checked translation ([`crate::Options::checked`]): the checked instructions
+    /// and the memory variables, which the host needs to report a violation.
+    pub checked: Option<crate::memcheck::CheckInfo>,
 }
 
 /// A kernel.

@@ -1,5 +1,5 @@
 //! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
-//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]`
+//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve] [--checked]`
 
 use super::{invalid, read_sources, Failure};
 use std::io::{IsTerminal, Write};
@@ -45,6 +45,10 @@ pub struct Args {
     /// shaderDenormPreserveFloatN; `pisa-vk run` decides this from the device).
     #[arg(long)]
     denorm_preserve: bool,
+    /// The checked translation (a memory checker): every memory access is checked before it
+    /// is performed; the reflection gets the site table (`checked`).
+    #[arg(long)]
+    checked: bool,
 }
 
 /// Translates and writes the requested form.
@@ -59,6 +63,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             f32: a.denorm_preserve,
             f64: a.denorm_preserve,
         },
+        checked: a.checked,
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
     let t = pisa_translator::compile_linked(&files, &options).map_err(invalid)?;

@@ -553,6 +553,7 @@ impl<'a> FnCx<'a> {
     /// table zeroed, if the kernel reserves one (every work-item takes part); then
     /// work-items outside the NDRange (in a partial last work-group) end at once.
     fn kernel_prologue(&mut self) -> EResult {
+        self.init_checks()?;
         self.init_lane_numbering()?;
         self.init_shared_locks()?;
         let bt = self.m.ty(Scalar::Bool);

@@ -10,6 +10,7 @@ mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
 pub mod cfg;
+pub mod checked;
 pub mod function;
 pub mod lanes;
 pub mod memory;
@@ -57,6 +58,13 @@ pub struct Options {
     /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
     /// Where a device lacks the control its default applies (lavapipe keeps denormals).
     pub denorm_preserve: DenormPreserve,
+    /// The checked translation (a memory checker): every load, store, atomic and vector
+    /// access checks the whole access against the allocations it may touch and its
+    /// alignment before it is performed, and the first violation of a dispatch is recorded
+    /// for the host ([`checked`], [`crate::memcheck`]). The reflection then has
+    /// [`Reflection::checked`](crate::reflect::Reflection::checked). Slower; for finding
+    /// bugs.
+    pub checked: bool,
 }
 
 /// The float widths of [`Options::denorm_preserve`].
@@ -167,6 +175,7 @@ impl Default for Options {
             hardware_subgroup_size: None,
             maximal_reconvergence: false,
             denorm_preserve: DenormPreserve::default(),
+            checked: false,
         }
     }
 }
@@ -196,6 +205,9 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
     if lane_plan.needs_flag {
         m.declare_lane_flag();
+    }
+    if options.checked {
+        checked::declare(&mut m);
     }
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
@@ -243,6 +255,10 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.dedup();
     let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
+    reflection.checked = m.checks.take().map(|c| crate::memcheck::CheckInfo {
+        sites: c.sites,
+        variables: checked::variables(module, &layout),
+    });
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
     let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for (i, f) in module.functions.iter().enumerate() {
@@ -459,6 +475,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        checked: None,
     }
 }
 

@@ -35,8 +35,13 @@ pub struct ModuleCx {
     /// Shared arena (`Workgroup uint[N]`, N the specialization constant
     /// [`SHARED_WORDS_SPEC_ID`]), if the module has shared variables.
     pub shared: Option<Word>,
+    /// The length of the shared arena in words: the specialization constant
+    /// [`SHARED_WORDS_SPEC_ID`], if the module has shared variables.
+    pub shared_words: Option<Word>,
     /// Private arena (`Private uint[N]`), if the module has private variables.
     pub private: Option<Word>,
+    /// The state of a checked translation ([`super::checked`]), if it is one.
+    pub checks: Option<super::checked::Checks>,
     /// `WorkgroupSize` spec-constant composite.
     pub workgroup_size: Word,
     /// Module-scope variables referenced (for entry-point interfaces).
@@ -113,7 +118,9 @@ impl ModuleCx {
             builtins: HashMap::default(),
             launch: 0,
             shared: None,
+            shared_words: None,
             private: None,
+            checks: None,
             workgroup_size: 0,
             interface: Vec::new(),
             lane_flag: None,
@@ -165,6 +172,7 @@ impl ModuleCx {
             cx.b.name(v, "pisa_shared");
             cx.interface.push(v);
             cx.shared = Some(v);
+            cx.shared_words = Some(words);
         }
         if private_bytes > 0 {
             let arr = cx.array(u32t, private_bytes / 4);

@@ -14,6 +14,7 @@
 //! atomic anyway because nobody else sees private memory.
 
 use super::atomic_mem::{Apply, MemSync, Native};
+use super::checked;
 use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
@@ -22,6 +23,7 @@ use crate::ir::{
     AddrSpace, Address, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand,
 };
 use crate::layout::locks;
+use crate::memcheck::AccessKind;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
 
 use AtomOp as A;
@@ -163,9 +165,33 @@ impl<'a> FnCx<'a> {
         Ok(a)
     }
 
-    /// Runs `access` on the concrete space of an atomic's address (dispatching a generic
-    /// one on its tag) and returns the value of type `ty` it produces.
+    /// Runs `access` on the concrete space of the `w`-bit atomic `inst`'s address `addr`
+    /// (its operand `addr_op`; a generic one is dispatched on its tag) and returns the value
+    /// of type `ty` it produces. In a checked translation the access is checked first (0
+    /// when it fails).
+    #[allow(clippy::too_many_arguments)]
     fn in_space(
+        &mut self,
+        inst: &Inst,
+        addr_op: usize,
+        space: AddrSpace,
+        addr: Word,
+        w: u32,
+        ty: Word,
+        access: impl Fn(&mut Self, MemSpace, Word) -> EResult<Word>,
+    ) -> EResult<Word> {
+        let check = checked::Access {
+            space: space.mem_space().map_or(Space::Generic, Space::Mem),
+            addr,
+            bytes: w / 8,
+            align: w / 8,
+            kind: AccessKind::Atomic,
+            var: checked::address_var(&inst.ops[addr_op]),
+        };
+        self.checked_value(inst, check, ty, |cx| cx.in_space_unchecked(space, addr, ty, access))
+    }
+
+    fn in_space_unchecked(
         &mut self,
         space: AddrSpace,
         addr: Word,
@@ -373,7 +399,7 @@ impl<'a> FnCx<'a> {
         };
         let apply = move |cx: &mut FnCx<'a>, old: Word| cx.atom_new(kind, op, w, old, s0, s1);
         let vt = self.atomic_value_type(w);
-        let old = self.in_space(space, addr, vt, |cx, ms, a| {
+        let old = self.in_space(inst, 1, space, addr, w, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
                 let old = cx.private_value_load(a, w)?;
                 let new = apply(cx, old)?;
@@ -527,7 +553,7 @@ impl<'a> FnCx<'a> {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
             let addr = self.atomic_address(&inst.ops[1], space)?;
             let vt = self.atomic_value_type(w);
-            let v = self.in_space(space, addr, vt, |cx, ms, a| {
+            let v = self.in_space(inst, 1, space, addr, w, vt, |cx, ms, a| {
                 if ms == MemSpace::Private {
                     return cx.private_value_load(a, w);
                 }
@@ -542,7 +568,7 @@ impl<'a> FnCx<'a> {
         let addr = self.atomic_address(&inst.ops[0], space)?;
         let value = self.read_atomic_value(&inst.ops[1], w)?;
         let vt = self.atomic_value_type(w);
-        self.in_space(space, addr, vt, |cx, ms, a| {
+        self.in_space(inst, 0, space, addr, w, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
                 cx.private_value_store(a, w, value)?;
             } else if locks::locked(w, ms) {
