@@ -22,6 +22,51 @@ pub fn translate(src: &str) -> Translation {
     translate_with(src, &Options::default())
 }
 
+/// The float model the suite translates for when a test leaves [`Options::float`] unset:
+/// `PISA_CONFORMANCE_FLOAT` = `portable` (the default: the translator's own default),
+/// `float64` (exact results through `f64` where `Fma` is not fused), `fused-emulated` (the
+/// fused model's lowerings, with every `Fma` computed exactly in integers, as on a device whose
+/// `Fma` is fused) or `device` (the test device's model, what `Module::from_source` uses). CI
+/// runs the suite with the default and the float tests again with the others.
+pub fn float_model() -> Option<pisa_translator::FloatModel> {
+    if let Some(model) = FLOAT_MODEL.with(|m| m.get()) {
+        return Some(model);
+    }
+    match std::env::var("PISA_CONFORMANCE_FLOAT").as_deref() {
+        Err(_) | Ok("") | Ok("portable") => None,
+        Ok("float64") => Some(pisa_translator::FloatModel {
+            float64: true,
+            ..Default::default()
+        }),
+        Ok("fused-emulated") => Some(pisa_translator::FloatModel {
+            fused_fma: pisa_translator::FloatWidths::ALL,
+            emulated_fma: true,
+            ..Default::default()
+        }),
+        Ok("device") => Some(
+            pisa_vk::device_float_model(context())
+                .unwrap_or_else(|e| panic!("the device's float model: {e}")),
+        ),
+        Ok(other) => panic!(
+            "PISA_CONFORMANCE_FLOAT={other:?}: use portable, float64, fused-emulated or device"
+        ),
+    }
+}
+
+thread_local! {
+    static FLOAT_MODEL: std::cell::Cell<Option<pisa_translator::FloatModel>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`float_model`] returning `model` on this thread (for tests that run one
+/// body under several models).
+pub fn with_float_model<R>(model: pisa_translator::FloatModel, f: impl FnOnce() -> R) -> R {
+    let old = FLOAT_MODEL.with(|m| m.replace(Some(model)));
+    let r = f();
+    FLOAT_MODEL.with(|m| m.set(old));
+    r
+}
+
 /// [`translate`] with options.
 pub fn translate_with(src: &str, options: &Options) -> Translation {
     translate_linked(&[("test.pisa", src)], options)
@@ -46,7 +91,11 @@ pub fn link_sources(sources: &[(&str, &str)]) -> pisa_translator::Program {
 /// [`translate_with`] of a program of several modules `(name, text)`, linked into one SPIR-V
 /// module (what `Module::from_sources` loads), checked with the validator.
 pub fn translate_linked(sources: &[(&str, &str)], options: &Options) -> Translation {
-    let t = match pisa_translator::compile_linked(&source_files(sources), options) {
+    let mut options = options.clone();
+    if options.float.is_none() {
+        options.float = float_model();
+    }
+    let t = match pisa_translator::compile_linked(&source_files(sources), &options) {
         Ok(t) => t,
         Err(d) => panic!("translation failed:\n{}", d.render()),
     };

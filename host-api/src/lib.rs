@@ -29,6 +29,7 @@ pub mod argspec;
 mod buffer;
 mod context;
 mod error;
+mod launch;
 pub mod memcheck;
 mod module;
 
@@ -36,10 +37,12 @@ pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use module::{
-    clustered_subgroup_size, device_options, kernel_features, pack_args, program_name,
+    clustered_subgroup_size, device_float_model, device_options, kernel_features, pack_args, program_name,
     required_features, translation_features, Arg, Dim3, Launch, Module, Symbol,
 };
 pub use pisa_runtime::Error as RuntimeError;
-pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
+pub use pisa_runtime::{
+    ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet, FusedFma,
+};
 pub use pisa_translator::memcheck::Violation;
-pub use pisa_translator::Options;
+pub use pisa_translator::{FloatModel, FloatWidths, Options};

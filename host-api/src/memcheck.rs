@@ -15,7 +15,6 @@
 use crate::module::{Arg, Launch, Module};
 use crate::{Error, Result};
 use pisa_translator::ir::MemSpace;
-use pisa_translator::layout::launch;
 use pisa_translator::memcheck::{
     block, code, nearest, Allocation, AllocationKind, CheckInfo, VariableName, Violation,
     WorkItem,
@@ -60,15 +59,18 @@ pub(crate) fn refuse_foreign_buffers(module: &Module, k: &KernelInfo, args: &[Ar
     Ok(())
 }
 
-/// For a checked module, builds and uploads the check block of a dispatch of `k` and puts its
-/// address in `push` (the launch block); `None` for an unchecked module.
-pub(crate) fn prepare<'m>(
-    module: &'m Module,
-    k: &KernelInfo,
-    push: &mut [u8],
-) -> Result<Option<Prepared<'m>>> {
+/// For a checked module, builds and uploads the check block of a launch and puts its
+/// address in `push` (the launch block every dispatch of the launch starts from, so that
+/// they share the block: a launch split into several dispatches records its first violation
+/// once and counts all); `None` for an unchecked module.
+pub(crate) fn prepare<'m>(module: &'m Module, push: &mut [u8]) -> Result<Option<Prepared<'m>>> {
     let Some(info) = &module.reflection().checked else {
         return Ok(None);
+    };
+    let Some(slot) = module.reflection().launch.check_block else {
+        return Err(Error::Runtime(pisa_runtime::Error::InvalidArgument(
+            "a checked module's launch block has no check block slot".to_string(),
+        )));
     };
     let rt = module.context().runtime();
     let arena = module.arena().device_address();
@@ -118,8 +120,7 @@ pub(crate) fn prepare<'m>(
     }
     let buffer = rt.create_internal_buffer(bytes.len() as u64)?;
     buffer.write(0, &bytes)?;
-    let slot = launch::check_block(k.params_inline) as u64;
-    put(push, slot, &buffer.device_address().to_le_bytes());
+    put(push, slot as u64, &buffer.device_address().to_le_bytes());
     Ok(Some(Prepared {
         info,
         block: buffer,

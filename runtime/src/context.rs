@@ -21,7 +21,7 @@ use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
 use crate::buffer::Buffer;
 use crate::device::{self, DeviceInfo, DeviceSelector};
-use crate::dispatch::Executor;
+use crate::dispatch::{DispatchPart, Executor};
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
 use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
@@ -239,6 +239,8 @@ pub struct Context {
     timeout_seconds: f64,
     pipelines: PipelineCache,
     executor: Mutex<Executor>,
+    /// The fused-`Fma` probe's answer, found at its first use.
+    fused_fma: std::sync::OnceLock<crate::FusedFma>,
 }
 
 impl Context {
@@ -328,7 +330,7 @@ impl Context {
         });
         // From here on, dropping `shared` on an error cleans everything up.
         let pipelines = PipelineCache::new(&shared)?;
-        let executor = match Executor::new(&shared, queue_family) {
+        let executor = match Executor::new(&shared, queue_family, chosen.timestamps) {
             Ok(e) => e,
             Err(e) => {
                 pipelines.destroy(&shared);
@@ -342,6 +344,7 @@ impl Context {
             timeout_seconds,
             pipelines,
             executor: Mutex::new(executor),
+            fused_fma: std::sync::OnceLock::new(),
         })
     }
 
@@ -401,9 +404,26 @@ impl Context {
     /// A compute pipeline for `desc`, from the in-memory cache when an identical one (same
     /// SPIR-V, entry point, local size, push-constant size and sub-group settings) exists.
     /// Checks `desc.required_features` first, and the local size against the device limits.
+    ///
+    /// A kernel that needs fused `Fma` (`desc.required_features.fused_fma`) on a device whose
+    /// `Fma` is not fused ([`Context::fused_fma`]) is refused with
+    /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`.
     /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
     /// timed out still runs.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
+        let need = desc.required_features.fused_fma;
+        if !need.is_empty() {
+            let lacks = self.fused_fma()?.missing(&need);
+            if !lacks.is_empty() {
+                return Err(Error::MissingFeatures {
+                    what: format!(
+                        "{} (translated for a device whose Fma is fused; this one's is not)",
+                        desc.name_for_errors
+                    ),
+                    features: lacks,
+                });
+            }
+        }
         self.pipelines
             .get_or_create(&self.shared, &self.info, &self.enabled, desc)
     }
@@ -418,28 +438,79 @@ impl Context {
         push_constants: &[u8],
         group_count: [u32; 3],
     ) -> Result<(), Error> {
-        if !pipeline.belongs_to(&self.shared) {
-            return Err(Error::InvalidArgument(format!(
-                "pipeline {} was created by another context",
-                pipeline.name()
-            )));
-        }
-        let max = self.info.max_workgroup_count;
-        if group_count.iter().zip(max).any(|(g, m)| *g > m) {
-            return Err(Error::InvalidArgument(format!(
-                "dispatch of {}: group count {group_count:?} exceeds the device limit \
-                 maxComputeWorkGroupCount {max:?}",
-                pipeline.name()
-            )));
-        }
-        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
-        exec.dispatch(
-            &self.shared,
+        self.launch(&[DispatchPart {
             pipeline,
             push_constants,
             group_count,
-            self.timeout_seconds,
-        )
+        }])
+    }
+
+    /// Like [`Context::dispatch`], and returns the GPU time the dispatch took, measured with
+    /// timestamp queries around it (`timestampPeriod` applied, `timestampValidBits`
+    /// respected). A queue without timestamps gives [`Error::MissingFeatures`].
+    pub fn dispatch_timed(
+        &self,
+        pipeline: &Pipeline,
+        push_constants: &[u8],
+        group_count: [u32; 3],
+    ) -> Result<Duration, Error> {
+        self.launch_timed(&[DispatchPart {
+            pipeline,
+            push_constants,
+            group_count,
+        }])
+    }
+
+    /// Records the dispatches of one launch in one command buffer, submits it and waits for
+    /// it as [`Context::dispatch`] does. Nothing orders the parts with respect to each other
+    /// (they are like the work-groups of one dispatch); each part's group count must be
+    /// within `maxComputeWorkGroupCount`. An empty `parts` submits nothing.
+    pub fn launch(&self, parts: &[DispatchPart]) -> Result<(), Error> {
+        self.submit(parts, false).map(drop)
+    }
+
+    /// Like [`Context::launch`], and returns the GPU time from before the first part started
+    /// to after the last one finished (timestamp queries).
+    pub fn launch_timed(&self, parts: &[DispatchPart]) -> Result<Duration, Error> {
+        Ok(self.submit(parts, true)?.unwrap_or_default())
+    }
+
+    fn submit(&self, parts: &[DispatchPart], timed: bool) -> Result<Option<Duration>, Error> {
+        let max = self.info.max_workgroup_count;
+        for part in parts {
+            let pipeline = part.pipeline;
+            if !pipeline.belongs_to(&self.shared) {
+                return Err(Error::InvalidArgument(format!(
+                    "pipeline {} was created by another context",
+                    pipeline.name()
+                )));
+            }
+            let group_count = part.group_count;
+            if group_count.iter().zip(max).any(|(g, m)| *g > m) {
+                return Err(Error::InvalidArgument(format!(
+                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
+                     maxComputeWorkGroupCount {max:?}",
+                    pipeline.name()
+                )));
+            }
+        }
+        if parts.is_empty() && !timed {
+            return Ok(None);
+        }
+        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
+        exec.submit(&self.shared, parts, timed, self.timeout_seconds)
+    }
+
+    /// Per float width, whether this device's SPIR-V `Fma` rounds once. Found by running a
+    /// probe kernel the first time it is asked for (a pipeline per width: tens of
+    /// milliseconds on lavapipe), then remembered. Widths the context did not enable
+    /// (`shaderFloat16`, `shaderFloat64`) report `false`. See [`crate::probe`].
+    pub fn fused_fma(&self) -> Result<crate::FusedFma, Error> {
+        if let Some(f) = self.fused_fma.get() {
+            return Ok(*f);
+        }
+        let f = crate::probe::probe(self)?;
+        Ok(*self.fused_fma.get_or_init(|| f))
     }
 
     /// Takes the messages the validation layer reported since the last call: warnings and

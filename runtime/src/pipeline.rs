@@ -3,7 +3,8 @@
 //!
 //! Kernels have no descriptor sets: they reach memory through buffer device addresses passed
 //! in push constants. The local size is given through specialization constants 0, 1 and 2,
-//! the size of the kernel's shared (Workgroup) arena in 32-bit words through constant 3.
+//! the size of the kernel's shared (Workgroup) arena in 32-bit words through constant 3,
+//! further specialization constants (4, 5, ...) through [`PipelineDesc::specialization`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -38,6 +39,10 @@ pub struct PipelineDesc<'a> {
     /// constant 3 as a count of 32-bit words (at least 1), which sizes the shared arena of a
     /// module whose kernels share one arena variable. 0 for a kernel without shared memory.
     pub shared_memory_size: u32,
+    /// Values of the specialization constants after the shared arena's: 4, 5, ... (u32
+    /// each; pisa-vk passes the enqueued local size). A constant the module does not
+    /// declare is ignored.
+    pub specialization: &'a [u32],
     /// Bytes of push constants the kernel reads (a multiple of 4; 0 for none).
     pub push_constant_size: u32,
     /// A sub-group size the pipeline must run with (`VK_EXT_subgroup_size_control`).
@@ -170,6 +175,7 @@ struct Key {
     entry: String,
     local_size: [u32; 3],
     shared_memory_size: u32,
+    specialization: Vec<u32>,
     push_constant_size: u32,
     subgroup_size: Option<u32>,
     full_subgroups: bool,
@@ -245,6 +251,7 @@ impl PipelineCache {
             entry: desc.entry_point.to_string(),
             local_size: desc.local_size,
             shared_memory_size: desc.shared_memory_size,
+            specialization: desc.specialization.to_vec(),
             push_constant_size: desc.push_constant_size,
             subgroup_size: desc.required_subgroup_size,
             full_subgroups: desc.require_full_subgroups,
@@ -442,7 +449,8 @@ fn build(
             });
         }
     };
-    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..4u32)
+    let spec_count = 4 + desc.specialization.len() as u32;
+    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..spec_count)
         .map(|i| {
             vk::SpecializationMapEntry::default()
                 .constant_id(i)
@@ -455,6 +463,7 @@ fn build(
         .local_size
         .iter()
         .chain([&shared_words])
+        .chain(desc.specialization)
         .flat_map(|v| v.to_ne_bytes())
         .collect();
     let spec = vk::SpecializationInfo::default()
@@ -551,6 +560,7 @@ mod tests {
             entry_point: "main",
             local_size: [64, 1, 1],
             shared_memory_size: 0,
+            specialization: &[],
             push_constant_size: 16,
             required_subgroup_size: None,
             require_full_subgroups: false,

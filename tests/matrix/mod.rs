@@ -157,7 +157,10 @@ fn first_line(s: &str) -> String {
 
 /// The translator options of `c`: the device's sub-group width for isa-7.
 pub fn options(sub: bool) -> Options {
-    Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+    Options {
+        float: crate::float_model(),
+        ..Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+    }
 }
 
 /// The device's sub-group width (the width isa-7 rows are translated and interpreted at).
@@ -224,6 +227,30 @@ fn reference_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<
         .chunks_exact(8)
         .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
         .collect())
+}
+
+/// The module text of each variant of `c` that the front end accepts (its first accepted
+/// alternative): what the matrix would run, for checks that only translate.
+pub fn accepted_sources(c: &Combo) -> Vec<String> {
+    let at = At {
+        prefix: "c".into(),
+        in_off: 0,
+        out_off: 0,
+    };
+    let Ok(variants) = cases(c, &at) else {
+        return Vec::new();
+    };
+    variants
+        .iter()
+        .filter_map(|alts| {
+            alts.iter()
+                .map(|case| module_text(&[case], case.in_words, case.outs.len()))
+                .find(|src| {
+                    let file = Arc::new(SourceFile::new("matrix.pisa", src));
+                    pisa_translator::check(&file).is_ok()
+                })
+        })
+        .collect()
 }
 
 /// A case chosen to run: row, variant, alternative.
@@ -386,12 +413,25 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
     Ok(out)
 }
 
-/// Every row with its verdict before running, and the batches of jobs to run (with whether
-/// they run at the device's sub-group width).
-fn plan() -> (Vec<Row>, Vec<(Vec<Job>, bool)>) {
+/// Runs the whole matrix.
+pub fn run() -> Vec<Row> {
+    run_rows(|_| true)
+}
+
+/// Whether a combination computes with floating-point values (a float type among its
+/// qualifiers): the rows a float model changes.
+pub fn is_float(c: &Combo) -> bool {
+    let m = c.mnemonic();
+    m.split('.')
+        .any(|w| matches!(w, "f" | "df" | "hf" | "bf" | "hfx2" | "bfx2"))
+}
+
+/// The rows of the matrix that `keep` selects, each with its verdict before running, and
+/// the batches of jobs to run (with whether they run at the device's sub-group width).
+fn plan(keep: impl Fn(&Combo) -> bool) -> (Vec<Row>, Vec<(Vec<Job>, bool)>) {
     let mut rows: Vec<Row> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
-    for combo in enumerate::all() {
+    for combo in enumerate::all().into_iter().filter(|c| keep(c)) {
         let (status, example, chosen) = classify(&combo);
         let row = rows.len();
         jobs.extend(
@@ -440,7 +480,7 @@ fn plan() -> (Vec<Row>, Vec<(Vec<Job>, bool)>) {
 /// The batched kernels of the whole matrix (those [`run`] runs), for running them another
 /// way (e.g. translated checked).
 pub fn kernels() -> Vec<Kernel> {
-    let (rows, batches) = plan();
+    let (rows, batches) = plan(|_| true);
     batches
         .iter()
         .filter_map(|(jobs, sub)| {
@@ -455,9 +495,9 @@ pub fn kernels() -> Vec<Kernel> {
         .collect()
 }
 
-/// Runs the whole matrix.
-pub fn run() -> Vec<Row> {
-    let (mut rows, batches) = plan();
+/// Runs the rows of the matrix that `keep` selects.
+pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
+    let (mut rows, batches) = plan(keep);
     for (batch, sub) in batches {
         let results = match run_batch(&rows, &batch, sub) {
             Ok(r) => r,

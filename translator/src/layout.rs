@@ -24,49 +24,116 @@ use crate::ir::{
 };
 use std::collections::HashMap;
 
-/// Byte offsets of the launch block (push constants) every kernel receives.
+/// The launch block: the push constants every kernel of a module receives. Only the launch
+/// values some function of the module reads have a slot ([`launch::LaunchLayout`]), so
+/// that a kernel pays for none it does not use and as much of the 128 bytes as possible is
+/// left for its arguments.
 pub mod launch {
-    /// `u64`: device address of the module's globals arena.
-    pub const GLOBALS_BASE: u32 = 0;
-    /// `u64`: `%printfbuffer` (0 unless the host provides one).
-    pub const PRINTF_BUFFER: u32 = 8;
-    /// `u64 x3`: `%globaloffset`.
-    pub const GLOBAL_OFFSET: u32 = 16;
-    /// `u64 x3`: `%globalsize`.
-    pub const GLOBAL_SIZE: u32 = 40;
-    /// `u32`: `%workdim`.
-    pub const WORK_DIM: u32 = 64;
-    /// `u64`: device address of the argument block when it is not inline (else 0).
-    pub const PARAM_BUFFER: u32 = 72;
-    /// Start of the inline argument block.
-    pub const INLINE_PARAMS: u32 = 80;
+    use crate::ir::{Module, Operand, SpecialReg};
+
     /// The push-constant budget the translator plans for: Vulkan guarantees 128 bytes.
     pub const MAX_PUSH_CONSTANTS: u32 = 128;
 
-    /// Whether an argument block of `size` bytes travels inline in the push constants.
-    pub fn params_inline(size: u32) -> bool {
-        INLINE_PARAMS + size.div_ceil(4) * 4 <= MAX_PUSH_CONSTANTS
+    /// Byte offsets of a module's launch values in its launch block; `None` for a value that
+    /// no function of the module reads. The 64-bit values come first, then the 32-bit ones,
+    /// then the argument block (8-aligned). A launch too large for one Vulkan dispatch, or
+    /// with partial work-groups, is several dispatches; they differ only in `group_base`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct LaunchLayout {
+        /// `u64`: device address of the module's globals arena (when the module has one).
+        pub globals_base: Option<u32>,
+        /// `u64`: `%printfbuffer` (0 unless the host provides one).
+        pub printf_buffer: Option<u32>,
+        /// `u64`: device address of the dispatch's check block ([`crate::memcheck::block`]),
+        /// in a checked translation ([`crate::Options::checked`]) only. Every dispatch of a
+        /// launch gets the same block, so the first violation of the whole launch is the
+        /// one recorded (spec-notes §70).
+        pub check_block: Option<u32>,
+        /// `u64 x3`: `%globaloffset`.
+        pub global_offset: Option<u32>,
+        /// `u64 x3`: `%globalsize`.
+        pub global_size: Option<u32>,
+        /// `u32 x3`: the `%groupid` of this dispatch's first work-group; `%groupid` is
+        /// `WorkgroupId` plus it.
+        pub group_base: Option<u32>,
+        /// `u32 x3`: `%groupcount` (of the whole launch, not of one of its dispatches).
+        pub group_count: Option<u32>,
+        /// `u32`: `%workdim`.
+        pub work_dim: Option<u32>,
+        /// Start of the argument block of a kernel whose arguments fit
+        /// ([`LaunchLayout::params_inline`]); otherwise the `u64` device address of a buffer
+        /// holding them.
+        pub params: u32,
+        /// Size of the launch block, the push-constant range of every kernel of the module:
+        /// what its largest inline argument block (or an argument buffer's address) needs,
+        /// in whole 64-bit words, at least one.
+        pub size: u32,
     }
 
-    /// Where a checked kernel ([`crate::Options::checked`]) finds the `u64` address of its
-    /// check block ([`crate::memcheck::block`]): the 8 bytes of the launch block its
-    /// argument block leaves unused — [`PARAM_BUFFER`] when the arguments are inline,
-    /// else the first 8 bytes of [`INLINE_PARAMS`] (spec-notes §70).
-    pub fn check_block(params_inline: bool) -> u32 {
-        if params_inline {
-            PARAM_BUFFER
-        } else {
-            INLINE_PARAMS
+    impl LaunchLayout {
+        /// The launch block of `module`: a slot for each special register some function
+        /// reads, for the globals arena's address when `globals_arena`, and when `checked`
+        /// for the check block's address and the group base (a violation records
+        /// `%groupid`).
+        pub fn of(module: &Module, globals_arena: bool, checked: bool) -> LaunchLayout {
+            let mut used = [false; SpecialReg::ALL.len()];
+            let bodies = module.functions.iter().filter_map(|f| f.body.as_deref());
+            for inst in bodies.flatten() {
+                for op in inst.ops.iter() {
+                    if let Operand::Special { reg, .. } = op {
+                        used[index(*reg)] = true;
+                    }
+                }
+            }
+            let reads = |r: SpecialReg| used[index(r)];
+            let mut end = 0u32;
+            let mut slot = |present: bool, bytes: u32| {
+                present.then(|| {
+                    let at = end;
+                    end += bytes;
+                    at
+                })
+            };
+            let mut l = LaunchLayout {
+                globals_base: slot(globals_arena, 8),
+                printf_buffer: slot(reads(SpecialReg::PrintfBuffer), 8),
+                check_block: slot(checked, 8),
+                global_offset: slot(reads(SpecialReg::GlobalOffset), 24),
+                global_size: slot(reads(SpecialReg::GlobalSize), 24),
+                group_base: slot(checked || reads(SpecialReg::GroupId), 12),
+                group_count: slot(reads(SpecialReg::GroupCount), 12),
+                work_dim: slot(reads(SpecialReg::WorkDim), 4),
+                params: 0,
+                size: 0,
+            };
+            l.params = end.div_ceil(8) * 8;
+            let kernels = module.functions.iter().filter(|f| f.is_kernel());
+            let largest = kernels
+                .map(|f| l.arguments_end(f.param_layout().1))
+                .max()
+                .unwrap_or(l.params);
+            l.size = largest.max(8).div_ceil(8) * 8;
+            l
+        }
+
+        /// Whether an argument block of `size` bytes travels inline in the push constants.
+        pub fn params_inline(&self, size: u32) -> bool {
+            self.params + size.div_ceil(4) * 4 <= MAX_PUSH_CONSTANTS
+        }
+
+        /// Where the arguments of a kernel with an argument block of `size` bytes end in the
+        /// launch block (inline, or the address of their buffer).
+        fn arguments_end(&self, size: u32) -> u32 {
+            if self.params_inline(size) {
+                self.params + size.div_ceil(4) * 4
+            } else {
+                self.params + 8
+            }
         }
     }
 
-    /// Size of the push-constant block of a kernel with an argument block of `size` bytes.
-    pub fn push_constant_size(size: u32) -> u32 {
-        if params_inline(size) {
-            INLINE_PARAMS + size.div_ceil(4) * 4
-        } else {
-            INLINE_PARAMS
-        }
+    fn index(r: SpecialReg) -> usize {
+        SpecialReg::ALL.iter().position(|&x| x == r).unwrap_or(0)
     }
 }
 
@@ -168,6 +235,8 @@ pub struct ModuleLayout {
     /// The kernels (by function index) that reserve the shared lock table and zero it in
     /// their prologue: those that can reach an atomic that may take a shared lock.
     pub shared_lock_kernels: Vec<bool>,
+    /// The launch block.
+    pub launch: launch::LaunchLayout,
 }
 
 impl ModuleLayout {
@@ -205,6 +274,12 @@ fn align_up(x: u64, a: u64) -> u64 {
 
 /// Lays out every memory variable of `module`.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
+    layout_for(module, false)
+}
+
+/// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not: a
+/// checked one's launch block has the check block's slot.
+pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,
         ..Default::default()
@@ -251,6 +326,8 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
     l.arena_size = align_up(arena_end.max(16), 16);
     l.private_size = align_up(private_end, 8) as u32;
     l.image = vec![0; l.arena_size as usize];
+    let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
+    l.launch = launch::LaunchLayout::of(module, globals_arena, checked);
 
     let mut inits: Vec<(u64, &Vec<InitItem>)> = Vec::new();
     for (g, off) in module.globals.iter().zip(&l.globals) {

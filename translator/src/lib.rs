@@ -37,7 +37,7 @@ pub mod memcheck;
 pub mod reflect;
 pub mod span;
 
-pub use back::spirv::{DenormPreserve, Options, SubgroupMapping, Translation};
+pub use back::spirv::{FloatModel, FloatWidths, Options, SubgroupMapping, Translation};
 pub use diag::{Diagnostic, Diagnostics};
 pub use link::{link, Program};
 pub use span::{SourceFile, SourceMap, Span};

@@ -25,6 +25,17 @@ pub struct Reflection {
     /// For a checked translation ([`crate::Options::checked`]): the checked instructions
     /// and the memory variables, which the host needs to report a violation.
     pub checked: Option<crate::memcheck::CheckInfo>,
+    /// What the float lowering assumed about the device ([`crate::Options::float`]): a
+    /// module translated for fused `Fma` is exact only where `Fma` is fused (its kernels
+    /// name `fusedFmaFloatN` among their features).
+    pub float_model: crate::FloatModel,
+    /// Whether the module computes some exact float operation in integers that the float64
+    /// model ([`crate::FloatModel::float64`]) would compute with a few `f64` operations: a
+    /// host translating for a device with `shaderFloat64` and no fused `Fma` should enable
+    /// it and translate for that model.
+    pub faster_with_float64: bool,
+    /// Where the launch values and the argument block sit in the push constants.
+    pub launch: crate::layout::launch::LaunchLayout,
 }
 
 /// A kernel.
@@ -36,8 +47,9 @@ pub struct KernelInfo {
     pub params: Vec<ParamInfo>,
     /// Size of the argument block in bytes.
     pub param_size: u32,
-    /// Whether the argument block travels inside the push constants (else in a buffer whose
-    /// address is at [`crate::layout::launch::PARAM_BUFFER`]).
+    /// Whether the argument block travels inside the push constants (at
+    /// [`LaunchLayout::params`](crate::layout::launch::LaunchLayout::params); else in a buffer
+    /// whose address is there).
     pub params_inline: bool,
     /// Size of the push-constant block.
     pub push_constant_size: u32,
@@ -157,6 +169,13 @@ pub enum Feature {
     DenormPreserveFloat32,
     /// `shaderDenormPreserveFloat64`.
     DenormPreserveFloat64,
+    /// The device's `Fma` on half-precision values is fused (one rounding): not a Vulkan
+    /// feature but a property pisa-vk probes when it opens a device.
+    FusedFmaFloat16,
+    /// The device's `Fma` on single-precision values is fused.
+    FusedFmaFloat32,
+    /// The device's `Fma` on double-precision values is fused.
+    FusedFmaFloat64,
 }
 
 impl Feature {
@@ -181,6 +200,9 @@ impl Feature {
             Feature::DenormPreserveFloat16 => "shaderDenormPreserveFloat16",
             Feature::DenormPreserveFloat32 => "shaderDenormPreserveFloat32",
             Feature::DenormPreserveFloat64 => "shaderDenormPreserveFloat64",
+            Feature::FusedFmaFloat16 => "fusedFmaFloat16",
+            Feature::FusedFmaFloat32 => "fusedFmaFloat32",
+            Feature::FusedFmaFloat64 => "fusedFmaFloat64",
         }
     }
 }

@@ -47,6 +47,10 @@ pub struct Args {
     /// allocation it missed, and the run exits 3. `--device reference` always checks.
     #[arg(long)]
     checked: bool,
+    /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
+    /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
+    #[arg(long)]
+    fast_math: bool,
 }
 
 /// What a run leaves to print: buffer arguments (position, type, bytes) and `.host_access`
@@ -108,9 +112,16 @@ pub fn run(a: Args) -> Result<(), Failure> {
         sets,
     };
     let results = if a.device.as_deref() == Some("reference") {
+        if a.fast_math {
+            return Err(Failure::usage(
+                "--fast-math does not apply to the reference interpreter, which computes \
+                 PISA's exact results",
+            ));
+        }
         run_reference(&files, &req, a.subgroup_size)?
     } else {
-        run_vulkan(&files, &req, a.device.as_deref(), a.subgroup_size, a.checked)?
+        let device = a.device.as_deref();
+        run_vulkan(&files, &req, device, a.subgroup_size, a.fast_math, a.checked)?
     };
     print_results(&req.kernel, &results, a.json);
     match results.validation_errors {
@@ -126,9 +137,16 @@ fn run_vulkan(
     req: &Request,
     device: Option<&str>,
     subgroup_size: u32,
+    fast_math: bool,
     checked: bool,
 ) -> Result<Results, Failure> {
+    // Translated first for the portable model (or fast math), to learn what the context must
+    // enable; then again only if the device's options differ.
     let options = pisa_translator::Options {
+        float: Some(pisa_translator::FloatModel {
+            fast_math,
+            ..Default::default()
+        }),
         checked,
         ..pisa_translator::Options::with_subgroup_size(subgroup_size)
     };
@@ -142,7 +160,8 @@ fn run_vulkan(
         },
     };
     // A device with only what this module's kernels need enabled; the module is translated
-    // again when the device offers more (maximal reconvergence, denormal preservation).
+    // again when the device offers more (maximal reconvergence, denormal preservation, a
+    // faster exact float model).
     let ctx = Context::for_translations(selector, &[&translation])?;
     let outcome = run_on(&ctx, files, req, &options, translation);
     // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
@@ -169,12 +188,16 @@ fn run_on(
     options: &pisa_translator::Options,
     translation: pisa_translator::Translation,
 ) -> Result<Results, Failure> {
-    let module = if pisa_vk::device_options(ctx, options) != *options {
+    let mut device_options = pisa_vk::device_options(ctx, options)?;
+    if !options.float.is_some_and(|f| f.fast_math) {
+        device_options.float = Some(pisa_vk::device_float_model(ctx)?);
+    }
+    let module = if device_options != *options {
         let sources: Vec<(&str, &str)> = files
             .iter()
             .map(|f| (f.name.as_str(), f.text.as_str()))
             .collect();
-        Module::from_sources_with(ctx, &sources, options)?
+        Module::from_sources_with(ctx, &sources, &device_options)?
     } else {
         let name = pisa_vk::program_name(files);
         Module::from_translation(ctx, &name, std::sync::Arc::new(translation))?

@@ -1,5 +1,11 @@
 //! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
-//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve] [--checked]`
+//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]
+//! [--fused-fma WIDTHS] [--float64] [--fast-math] [--checked]`
+//!
+//! Without a device, the default float model is portable: exact on every Vulkan device and
+//! without `Float64` for `.f`/`.hf`/`.bf` code. `--fused-fma` and `--float64` translate for
+//! faster assumptions (a module translated for fused `Fma` is refused by the runtime on a
+//! device whose `Fma` is not fused); `--fast-math` is non-conforming.
 
 use super::{invalid, read_sources, Failure};
 use std::io::{IsTerminal, Write};
@@ -49,6 +55,40 @@ pub struct Args {
     /// is performed; the reflection gets the site table (`checked`).
     #[arg(long)]
     checked: bool,
+    /// Assume the device's Fma is fused for these float widths: a comma-separated list of
+    /// 16, 32, 64, or `all` (`pisa-vk devices` shows what a device does; `pisa-vk run`
+    /// decides this from the device).
+    #[arg(long, value_name = "WIDTHS", value_parser = parse_widths)]
+    fused_fma: Option<pisa_translator::FloatWidths>,
+    /// Let exact `.f`/`.hf`/`.bf` results be computed in f64 where Fma is not fused (for
+    /// devices with shaderFloat64).
+    #[arg(long)]
+    float64: bool,
+    /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
+    /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
+    #[arg(long)]
+    fast_math: bool,
+}
+
+/// `16,32,64` or `all` as a set of float widths.
+fn parse_widths(s: &str) -> Result<pisa_translator::FloatWidths, String> {
+    if s == "all" {
+        return Ok(pisa_translator::FloatWidths::ALL);
+    }
+    let mut w = pisa_translator::FloatWidths::default();
+    for part in s.split(',') {
+        match part.trim() {
+            "16" => w.f16 = true,
+            "32" => w.f32 = true,
+            "64" => w.f64 = true,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a float width: give 16, 32, 64 (comma-separated) or all"
+                ))
+            }
+        }
+    }
+    Ok(w)
 }
 
 /// Translates and writes the requested form.
@@ -58,12 +98,18 @@ pub fn run(a: Args) -> Result<(), Failure> {
         subgroup_size: a.subgroup_size,
         hardware_subgroup_size: a.hardware_subgroup_size,
         maximal_reconvergence: a.maximal_reconvergence,
-        denorm_preserve: pisa_translator::DenormPreserve {
+        denorm_preserve: pisa_translator::FloatWidths {
             f16: a.denorm_preserve,
             f32: a.denorm_preserve,
             f64: a.denorm_preserve,
         },
         checked: a.checked,
+        float: Some(pisa_translator::FloatModel {
+            fused_fma: a.fused_fma.unwrap_or_default(),
+            float64: a.float64,
+            fast_math: a.fast_math,
+            ..Default::default()
+        }),
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
     let t = pisa_translator::compile_linked(&files, &options).map_err(invalid)?;

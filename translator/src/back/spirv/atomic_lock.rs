@@ -32,7 +32,7 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::WordSpace;
 use super::module::Scalar;
 use crate::ir::MemSpace;
-use crate::layout::{launch, locks};
+use crate::layout::locks;
 use rspirv::spirv::{BuiltIn, LoopControl, MemorySemantics, Scope, Word};
 
 /// Every storage class a lock orders.
@@ -76,7 +76,7 @@ impl<'a> FnCx<'a> {
                     .shift_left_logical(u32t, None, index, two)
                     .map_err(bug)?;
                 let bytes = self.resize(bytes, 32, 64)?;
-                let arena = self.launch_u64(launch::GLOBALS_BASE)?;
+                let arena = self.globals_base()?;
                 let u64t = self.m.uint(64);
                 let k = self.m.const_uint(64, table);
                 let start = self.m.b.i_add(u64t, None, arena, k).map_err(bug)?;

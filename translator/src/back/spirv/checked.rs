@@ -30,8 +30,10 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::Space;
 use super::module::{ModuleCx, Scalar};
 use crate::calls::CallGraph;
-use crate::ir::{AddrBase, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
-use crate::layout::{generic, launch, ModuleLayout};
+use crate::ir::{
+    AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef,
+};
+use crate::layout::{generic, ModuleLayout};
 use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
 use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
 
@@ -112,6 +114,10 @@ pub struct Access {
     pub space: Space,
     /// The address (u64 for global, const and generic; u32 for shared and private).
     pub addr: Word,
+    /// For a generic access that [`super::provenance`] resolved statically to `space`, the
+    /// whole generic address (u64) ([`FnCx::generic_origin`]): the check requires its tag
+    /// to be that space's, as the run-time tag test would have, and the record reports it.
+    pub origin: Option<Word>,
     /// Bytes of the whole access (a vector access is one access).
     pub bytes: u32,
     /// The alignment prog-5 §5.1 requires.
@@ -120,6 +126,24 @@ pub struct Access {
     pub kind: AccessKind,
     /// The variable the address is written relative to (`[@var ...]`), if any.
     pub var: Option<VarRef>,
+}
+
+impl FnCx<'_> {
+    /// For a checked access declared generic (`declared`) that [`super::provenance`]
+    /// resolved statically to one space (`resolved`), the whole 64-bit generic address
+    /// ([`Access::origin`]); `None` otherwise (and in an unchecked translation, which needs
+    /// no second evaluation of the address).
+    pub fn generic_origin(
+        &mut self,
+        addr: &Address,
+        declared: Space,
+        resolved: Space,
+    ) -> EResult<Option<Word>> {
+        if !self.is_checked() || declared != Space::Generic || resolved == Space::Generic {
+            return Ok(None);
+        }
+        self.eval_address_as(addr, 64).map(Some)
+    }
 }
 
 /// The variable an address operand is written relative to.
@@ -159,15 +183,16 @@ impl FnCx<'_> {
         self.m.checks.is_some()
     }
 
-    /// Kernel entry: copies the check block's address from the launch block (the slot
-    /// [`launch::check_block`] gives for this kernel's argument block) to the Private
-    /// variable every function reads.
+    /// Kernel entry: copies the check block's address from the launch block
+    /// ([`LaunchLayout::check_block`](crate::layout::launch::LaunchLayout::check_block)) to
+    /// the Private variable every function reads.
     pub fn init_checks(&mut self) -> EResult {
         let Some(var) = self.m.checks.as_ref().map(|c| c.block) else {
             return Ok(());
         };
-        let (_, size) = self.f.param_layout();
-        let slot = launch::check_block(launch::params_inline(size));
+        let Some(slot) = self.layout.launch.check_block else {
+            return Err(self.err("internal error: the launch block has no check block"));
+        };
         let v = self.launch_u64(slot)?;
         self.m.b.store(var, v, None, []).map_err(bug)
     }
@@ -241,7 +266,7 @@ impl FnCx<'_> {
     /// and access kind ([`code`]).
     fn check(&mut self, a: &Access) -> EResult<Word> {
         let (bits, generic) = match a.space {
-            Space::Mem(s) => (s.address_bits(), false),
+            Space::Mem(s) => (s.address_bits(), a.origin.is_some()),
             Space::Generic => (64, true),
         };
         let var = a.var.filter(|&v| self.holds_to(v, a.space));
@@ -251,9 +276,17 @@ impl FnCx<'_> {
                 self.var_bounds(var, vs, a)?
             }
             (_, Space::Mem(s @ (MemSpace::Global | MemSpace::Const))) => {
-                self.table_bounds(a.addr, a, s)?
+                self.table_bounds(a.origin.unwrap_or(a.addr), a, s)?
             }
-            (_, Space::Mem(s)) => self.arena_bounds(s, a.addr, a)?,
+            (_, Space::Mem(s)) => {
+                let mut v = self.arena_bounds(s, a.addr, a)?;
+                if let Some(full) = a.origin {
+                    let tag = self.has_tag(full, s)?;
+                    let bt = self.m.ty(Scalar::Bool);
+                    v.inside = self.m.b.logical_and(bt, None, v.inside, tag).map_err(bug)?;
+                }
+                v
+            }
             (_, Space::Generic) => self.generic_bounds(a)?,
         };
         // reason: misaligned, else out of bounds, else read-only, else none (0)
@@ -452,10 +485,6 @@ impl FnCx<'_> {
         let (inside_v, ro_v, space_v) = (inside_v?, ro_v?, space_v?);
         let mask = self.m.const_uint(64, generic::TAG_MASK);
         let tag = self.m.b.bitwise_and(u64t, None, a.addr, mask).map_err(bug)?;
-        let middle_mask = self.m.const_uint(64, !generic::TAG_MASK & !0xFFFF_FFFF);
-        let middle = self.m.b.bitwise_and(u64t, None, a.addr, middle_mask).map_err(bug)?;
-        let zero64 = self.m.const_uint(64, 0);
-        let clear = self.m.b.i_equal(bt, None, middle, zero64).map_err(bug)?;
         let low = self.resize(a.addr, 64, 32)?;
         let store = |cx: &mut Self, v: Verdict| -> EResult {
             cx.m.b.store(inside_v, v.inside, None, []).map_err(bug)?;
@@ -464,6 +493,7 @@ impl FnCx<'_> {
         };
         let local = |cx: &mut Self, s: MemSpace| -> EResult {
             let mut v = cx.arena_bounds(s, low, a)?;
+            let clear = cx.has_tag(a.addr, s)?;
             v.inside = cx.m.b.logical_and(bt, None, v.inside, clear).map_err(bug)?;
             store(cx, v)
         };
@@ -492,6 +522,22 @@ impl FnCx<'_> {
         })
     }
 
+    /// Whether the generic address `full` (u64) is one of space `s` (shared or private):
+    /// its bits 63..32 are that space's tag and nothing else, as the spaces' addresses are
+    /// 32-bit.
+    fn has_tag(&mut self, full: Word, s: MemSpace) -> EResult<Word> {
+        let u64t = self.m.uint(64);
+        let bt = self.m.ty(Scalar::Bool);
+        let tag = match s {
+            MemSpace::Shared => generic::SHARED_TAG,
+            _ => generic::PRIVATE_TAG,
+        };
+        let high = self.m.const_uint(64, !0xFFFF_FFFFu64);
+        let bits = self.m.b.bitwise_and(u64t, None, full, high).map_err(bug)?;
+        let want = self.m.const_uint(64, tag);
+        self.m.b.i_equal(bt, None, bits, want).map_err(bug)
+    }
+
     /// The check block's address (u64).
     fn check_block(&mut self) -> EResult<Word> {
         let Some(var) = self.m.checks.as_ref().map(|c| c.block) else {
@@ -517,9 +563,10 @@ impl FnCx<'_> {
             .map_err(bug)?;
         let zero = self.m.const_u32(0);
         let first = self.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
-        let addr = match a.space {
-            Space::Mem(s) => self.resize(a.addr, s.address_bits(), 64)?,
-            Space::Generic => a.addr,
+        let addr = match (a.origin, a.space) {
+            (Some(full), _) => full,
+            (None, Space::Mem(s)) => self.resize(a.addr, s.address_bits(), 64)?,
+            (None, Space::Generic) => a.addr,
         };
         self.if_then(first, |cx| {
             let site = cx.m.const_u32(site);

@@ -11,6 +11,7 @@ mod atomic_mem;
 pub mod builder;
 pub mod cfg;
 pub mod checked;
+mod constants;
 pub mod function;
 pub mod lanes;
 pub mod memory;
@@ -21,13 +22,14 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
+pub mod provenance;
 pub mod special;
 pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand};
-use crate::layout::{self, launch, ModuleLayout};
+use crate::layout::{self, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 pub use lanes::LaneNumbering;
@@ -57,7 +59,12 @@ pub struct Options {
     /// (`DenormPreserve`), so that a driver whose default flushes them cannot. Only for
     /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
     /// Where a device lacks the control its default applies (lavapipe keeps denormals).
-    pub denorm_preserve: DenormPreserve,
+    pub denorm_preserve: FloatWidths,
+    /// What the floating-point lowering may assume about the device. `None` (the default)
+    /// translates the portable model, exact on every Vulkan device with no `Float64` for
+    /// `.f`/`.hf`/`.bf` code; the host API replaces `None` with the model of the device a
+    /// module is loaded on ([`FloatModel::for_device`]).
+    pub float: Option<FloatModel>,
     /// The checked translation (a memory checker): every load, store, atomic and vector
     /// access checks the whole access against the allocations it may touch and its
     /// alignment before it is performed, and the first violation of a dispatch is recorded
@@ -67,10 +74,10 @@ pub struct Options {
     pub checked: bool,
 }
 
-/// The float widths of [`Options::denorm_preserve`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DenormPreserve {
-    /// Half precision (`.hf` computed natively).
+/// A set of float widths (16, 32, 64 bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FloatWidths {
+    /// Half precision.
     pub f16: bool,
     /// Single precision.
     pub f32: bool,
@@ -78,13 +85,62 @@ pub struct DenormPreserve {
     pub f64: bool,
 }
 
-impl DenormPreserve {
-    /// Whether the width `w` (16, 32 or 64) is preserved.
+impl FloatWidths {
+    /// Every width.
+    pub const ALL: FloatWidths = FloatWidths {
+        f16: true,
+        f32: true,
+        f64: true,
+    };
+
+    /// Whether the width `w` (16, 32 or 64) is in the set.
     pub fn width(&self, w: u32) -> bool {
         match w {
             16 => self.f16,
             32 => self.f32,
             _ => self.f64,
+        }
+    }
+}
+
+/// What the floating-point lowering may assume about the device it translates for
+/// (docs/spec-notes.md §55). Every model gives PISA's exact results except
+/// [`FloatModel::fast_math`]; they differ in speed and in the device features they need.
+///
+/// - Portable ([`FloatModel::default`]): no assumption. Exact operations that the device
+///   cannot do in one IEEE instruction are computed with 32- and 64-bit integers, so no
+///   `.f`/`.hf`/`.bf` operation needs `Float64`.
+/// - [`FloatModel::fused_fma`]: the device's `Fma` is fused for those widths (probed by the
+///   runtime); `fmad` is one `Fma` and the exact division and root are corrected with it.
+///   Kernels that rely on it name `fusedFmaFloatN` among their features, and the runtime
+///   refuses them on a device whose `Fma` is not fused.
+/// - [`FloatModel::float64`]: where `Fma` is not fused, exact `.f` results may be computed
+///   in `f64` (shorter than the integer forms where the device has fast `f64`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FloatModel {
+    /// Widths whose SPIR-V `Fma` (GLSL.std.450) the device computes with a single rounding.
+    pub fused_fma: FloatWidths,
+    /// Whether exact `.f`/`.hf`/`.bf` lowerings may compute in `f64` (`Float64`).
+    pub float64: bool,
+    /// Non-conforming fast math: `fmad` is the device's `Fma` whether fused or not,
+    /// transcendentals are GLSL.std.450's, division and roots the device's, and every
+    /// rounding mode is rounded to nearest even. Measured errors: docs/float-accuracy.md.
+    pub fast_math: bool,
+    /// For tests only: with [`FloatModel::fused_fma`], compute every `Fma` the fused
+    /// lowerings emit exactly in integers, so that their algorithms run (and are checked) on a
+    /// device whose `Fma` is not fused; kernels then do not need `fusedFmaFloatN`.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub emulated_fma: bool,
+}
+
+impl FloatModel {
+    /// The model for a device whose `Fma` is fused for `fused` and that has `Float64` or not.
+    pub fn for_device(fused: FloatWidths, float64: bool) -> FloatModel {
+        FloatModel {
+            fused_fma: fused,
+            float64,
+            ..FloatModel::default()
         }
     }
 }
@@ -174,7 +230,8 @@ impl Default for Options {
             subgroup_size: 32,
             hardware_subgroup_size: None,
             maximal_reconvergence: false,
-            denorm_preserve: DenormPreserve::default(),
+            denorm_preserve: FloatWidths::default(),
+            float: None,
             checked: false,
         }
     }
@@ -199,10 +256,11 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let subgroups = options
         .subgroup_mapping()
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
-    let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
+    let layout = layout::layout_for(module, options.checked).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
-    let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
+    m.float = options.float.unwrap_or_default();
     if lane_plan.needs_flag {
         m.declare_lane_flag();
     }
@@ -253,8 +311,12 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.extend(m.features.iter().copied());
     features.sort();
     features.dedup();
+    let m_float = m.float;
+    let m_f64_would_help = m.f64_would_help;
     let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
+    reflection.float_model = m_float;
+    reflection.faster_with_float64 = m_f64_would_help;
     reflection.checked = m.checks.take().map(|c| crate::memcheck::CheckInfo {
         sites: c.sites,
         variables: checked::variables(module, &layout),
@@ -289,7 +351,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
 /// sign of a zero product (spec-notes §44). `DenormPreserve` is not requested: lavapipe
 /// reports `shaderDenormPreserveFloat32 = false`, which forbids it; denormals are kept by
 /// default there and the conformance tests check it.
-fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: DenormPreserve) {
+fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: FloatWidths) {
     use Feature as F;
     m.capability(spirv::Capability::SignedZeroInfNanPreserve);
     let mut widths = vec![(
@@ -380,49 +442,46 @@ fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
 fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     let n = module.functions.len();
     let edges = call_graph(module);
-    // DFS with colours; report the first cycle found.
-    let mut colour = vec![0u8; n];
-    let mut stack: Vec<(usize, crate::span::Span)> = Vec::new();
-    fn dfs(
-        v: usize,
-        edges: &[Vec<(usize, crate::span::Span)>],
-        colour: &mut [u8],
-        stack: &mut Vec<(usize, crate::span::Span)>,
-    ) -> Option<(Vec<usize>, crate::span::Span)> {
-        colour[v] = 1;
-        for &(w, span) in &edges[v] {
-            if colour[w] == 1 {
-                let start = stack.iter().position(|&(x, _)| x == w).unwrap_or(0);
-                let mut cyc: Vec<usize> = stack[start..].iter().map(|&(x, _)| x).collect();
-                cyc.push(v);
-                cyc.push(w);
-                return Some((cyc, span));
-            }
-            if colour[w] == 0 {
-                stack.push((v, span));
-                if let Some(c) = dfs(w, edges, colour, stack) {
-                    return Some(c);
-                }
-                stack.pop();
-            }
+    // Depth-first search with an explicit stack (a call chain of any length fits): a call to
+    // a function still on the stack closes a cycle, reported from that function on.
+    const NEW: usize = usize::MAX;
+    const DONE: usize = usize::MAX - 1;
+    // Position of each function on the stack while it is on it.
+    let mut at = vec![NEW; n];
+    for root in 0..n {
+        if at[root] != NEW {
+            continue;
         }
-        colour[v] = 2;
-        None
-    }
-    for v in 0..n {
-        if colour[v] == 0 {
-            if let Some((cyc, span)) = dfs(v, &edges, &mut colour, &mut stack) {
-                let names: Vec<String> = cyc
-                    .iter()
-                    .map(|&i| format!("@{}", module.functions[i].name))
-                    .collect();
-                return Err(vec![Diagnostic::error(
-                    span,
-                    format!(
-                        "recursion is not supported on Vulkan: call cycle {}",
-                        names.join(" -> ")
-                    ),
-                )]);
+        let mut frames: Vec<(usize, usize)> = vec![(root, 0)];
+        at[root] = 0;
+        while let Some(&mut (v, ref mut next)) = frames.last_mut() {
+            let Some(&(w, span)) = edges[v].get(*next) else {
+                at[v] = DONE;
+                frames.pop();
+                continue;
+            };
+            *next += 1;
+            match at[w] {
+                NEW => {
+                    at[w] = frames.len();
+                    frames.push((w, 0));
+                }
+                DONE => {}
+                start => {
+                    let names: Vec<String> = frames[start..]
+                        .iter()
+                        .map(|&(x, _)| x)
+                        .chain([w])
+                        .map(|i| format!("@{}", module.functions[i].name))
+                        .collect();
+                    return Err(vec![Diagnostic::error(
+                        span,
+                        format!(
+                            "recursion is not supported on Vulkan: call cycle {}",
+                            names.join(" -> ")
+                        ),
+                    )]);
+                }
             }
         }
     }
@@ -441,8 +500,8 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 name: f.name.clone(),
                 params,
                 param_size: size,
-                params_inline: launch::params_inline(size),
-                push_constant_size: launch::MAX_PUSH_CONSTANTS,
+                params_inline: layout.launch.params_inline(size),
+                push_constant_size: layout.launch.size,
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
                 shared_size: layout.kernel_shared_size[i],
                 features: features.to_vec(),
@@ -475,6 +534,9 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        float_model: FloatModel::default(),
+        faster_with_float64: false,
+        launch: layout.launch,
         checked: None,
     }
 }
@@ -482,6 +544,21 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
 #[cfg(test)]
 mod tests {
     use super::{LaneNumbering, SubgroupMapping};
+
+    #[test]
+    fn recursion_is_named_by_its_cycle_alone() {
+        // The kernel calls @f, which calls itself: the cycle is @f -> @f, without the kernel
+        // that leads to it (once reported as @k -> @f -> @f).
+        let src = ".version 0.1;\n.target 100;\n.kernel @k() {\n  call void, @f();\n}\n\
+                   .function void @f() {\n  call void, @f();\n}\n";
+        let file = std::sync::Arc::new(crate::SourceFile::new("rec.pisa", src));
+        let e = crate::compile(&file, &Default::default()).expect_err("recursion is refused");
+        assert!(
+            e.render().contains("call cycle @f -> @f\n"),
+            "{}",
+            e.render()
+        );
+    }
 
     #[test]
     fn subgroup_mappings_are_checked() {

@@ -17,6 +17,11 @@ use std::collections::BTreeSet;
 /// Constants 0–2 are the work-group size.
 pub const SHARED_WORDS_SPEC_ID: u32 = 3;
 
+/// The first of the three specialization constants of `%enqueuedlocalsize` (x, y, z): the
+/// local size of the launch, which constants 0–2 (the dispatch's local size, `%localsize`)
+/// are smaller than in a partial edge work-group.
+pub const ENQUEUED_LOCAL_SIZE_SPEC_ID: u32 = 4;
+
 /// Module-wide builder state.
 pub struct ModuleCx {
     /// The SPIR-V builder.
@@ -42,14 +47,26 @@ pub struct ModuleCx {
     pub private: Option<Word>,
     /// The state of a checked translation ([`super::checked`]), if it is one.
     pub checks: Option<super::checked::Checks>,
-    /// `WorkgroupSize` spec-constant composite.
+    /// `WorkgroupSize` spec-constant composite (specialization constants 0-2): the local
+    /// size of the dispatch, smaller than the enqueued one for partial edge work-groups.
     pub workgroup_size: Word,
+    /// `%enqueuedlocalsize`: specialization constants 4, 5, 6.
+    pub enqueued_local_size: [Word; 3],
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
     types: HashMap<TypeKey, Word>,
     /// The scalar types declared so far, by [`Scalar::slot`] (asked for several times per
     /// instruction, so not looked up in `types`).
     scalars: [Option<Word>; Scalar::SLOTS],
+    /// Functions (by index) that use sub-group state (`%laneid`, `%activemask`,
+    /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
+    /// sub-group size.
+    pub subgroup_users: BTreeSet<u32>,
+    /// What the float lowering may assume about the device.
+    pub float: super::FloatModel,
+    /// Whether some exact float operation was computed in integers where the float64 model
+    /// would use a few `f64` operations ([`crate::reflect::Reflection::faster_with_float64`]).
+    pub f64_would_help: bool,
     /// `Private bool`: whether the running kernel numbers lanes by linear local id, when
     /// some function serves both kinds of kernel ([`super::lanes`]); every kernel sets it.
     pub lane_flag: Option<Word>,
@@ -98,9 +115,10 @@ impl Scalar {
 }
 
 impl ModuleCx {
-    /// Starts a module: header, base capabilities, memory model, the launch block and the
-    /// work-group-size specialization constants.
-    pub fn new(shared_bytes: u32, private_bytes: u32) -> ModuleCx {
+    /// Starts a module: header, base capabilities, memory model, the launch block (of
+    /// `launch_bytes`) and the
+    /// specialization constants of the local size (0-2) and the enqueued local size (4-6).
+    pub fn new(shared_bytes: u32, private_bytes: u32, launch_bytes: u32) -> ModuleCx {
         let mut b = Builder::new();
         b.set_version(1, 5);
         let glsl = b.ext_inst_import("GLSL.std.450");
@@ -122,7 +140,11 @@ impl ModuleCx {
             private: None,
             checks: None,
             workgroup_size: 0,
+            enqueued_local_size: [0; 3],
             interface: Vec::new(),
+            subgroup_users: BTreeSet::new(),
+            float: super::FloatModel::default(),
+            f64_would_help: false,
             lane_flag: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
@@ -130,12 +152,15 @@ impl ModuleCx {
         cx.capability(Capability::Shader);
         cx.capability(Capability::PhysicalStorageBufferAddresses);
         cx.capability(Capability::Int64);
-        // The launch block: a struct of one u32 array covering the 128-byte push range.
+        // The launch block: a struct of one u64 array covering the module's push-constant
+        // range (`launch_bytes`, every kernel's), so that a 64-bit launch value or argument
+        // is one load (Int64 is always declared).
         let u32t = cx.ty(Scalar::U(32));
-        let words = crate::layout::launch::MAX_PUSH_CONSTANTS / 4;
+        let u64t = cx.ty(Scalar::U(64));
+        let words = launch_bytes.div_ceil(8).max(1);
         let n = cx.const_u32(words);
-        let arr = cx.fresh_array(u32t, n);
-        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(4)]);
+        let arr = cx.fresh_array(u64t, n);
+        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(8)]);
         let st = cx.b.type_struct_id(None, [arr]);
         cx.b.decorate(st, Decoration::Block, []);
         cx.b.member_decorate(st, 0, Decoration::Offset, [SpvOperand::LiteralBit32(0)]);
@@ -156,6 +181,12 @@ impl ModuleCx {
             Decoration::BuiltIn,
             [SpvOperand::BuiltIn(BuiltIn::WorkgroupSize)],
         );
+        // The enqueued local size from specialization constants 4, 5, 6.
+        for (i, c) in cx.enqueued_local_size.iter_mut().enumerate() {
+            *c = cx.b.spec_constant_bit32(u32t, 1);
+            let id = ENQUEUED_LOCAL_SIZE_SPEC_ID + i as u32;
+            cx.b.decorate(*c, Decoration::SpecId, [SpvOperand::LiteralBit32(id)]);
+        }
         if shared_bytes > 0 {
             // `uint[N]` with N a specialization constant: a kernel reserves only its own
             // arena (layout.rs lays the variables out per kernel).

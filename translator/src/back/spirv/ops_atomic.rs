@@ -19,14 +19,22 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use super::ops_float::FKind;
-use crate::ir::{
-    AddrSpace, Address, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand,
-};
+use crate::ir::{AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand};
 use crate::layout::locks;
 use crate::memcheck::AccessKind;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
 
 use AtomOp as A;
+
+/// Where an atomic goes: its address, evaluated to the width of its space's addresses, the
+/// space (a generic one resolved statically when it can be), and for the checker the whole
+/// generic address of a resolved one ([`checked::Access::origin`]).
+#[derive(Clone, Copy)]
+struct Located {
+    addr: Word,
+    space: AddrSpace,
+    origin: Option<Word>,
+}
 
 /// What an atomic access does, for the order check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,41 +156,56 @@ impl<'a> FnCx<'a> {
         })
     }
 
-    /// Evaluates the address operand of an atomic to the width of `space`'s addresses.
-    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<Word> {
+    /// The space an atomic in `space` accesses (a generic address that provably points into
+    /// one space is an access to it) and its address operand, evaluated to the width of that
+    /// space's addresses (with, for the checker, the whole generic address of a resolved
+    /// one: [`checked::Access::origin`]).
+    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<Located> {
         let Operand::Addr(addr) = *op else {
             return Err(self.err("expected an address operand"));
         };
-        let abits = match space.mem_space() {
-            Some(m) => m.address_bits(),
-            None => 64,
+        let declared = match space.mem_space() {
+            Some(m) => Space::Mem(m),
+            None => Space::Generic,
         };
-        let a = self.eval_address(&addr)?;
-        let Address { bits, .. } = addr;
-        if bits != abits {
-            return self.resize(a, bits, abits);
-        }
-        Ok(a)
+        let (abits, space) = match self.resolve_space(declared, &addr) {
+            Space::Mem(m) => {
+                let concrete = match m {
+                    MemSpace::Global => AddrSpace::Global,
+                    MemSpace::Const => AddrSpace::Const,
+                    MemSpace::Shared => AddrSpace::Shared,
+                    MemSpace::Private => AddrSpace::Private,
+                };
+                (m.address_bits(), concrete)
+            }
+            Space::Generic => (64, space),
+        };
+        let resolved = space.mem_space().map_or(Space::Generic, Space::Mem);
+        Ok(Located {
+            addr: self.eval_address_as(&addr, abits)?,
+            space,
+            origin: self.generic_origin(&addr, declared, resolved)?,
+        })
     }
 
     /// Runs `access` on the concrete space of the `w`-bit atomic `inst`'s address `addr`
     /// (its operand `addr_op`; a generic one is dispatched on its tag) and returns the value
     /// of type `ty` it produces. In a checked translation the access is checked first (0
     /// when it fails).
-    #[allow(clippy::too_many_arguments)]
     fn in_space(
         &mut self,
         inst: &Inst,
         addr_op: usize,
-        space: AddrSpace,
-        addr: Word,
+        at: Located,
         w: u32,
         ty: Word,
         access: impl Fn(&mut Self, MemSpace, Word) -> EResult<Word>,
     ) -> EResult<Word> {
+        let Located { addr, space, origin } = at;
         let check = checked::Access {
             space: space.mem_space().map_or(Space::Generic, Space::Mem),
             addr,
+            origin,
             bytes: w / 8,
             align: w / 8,
             kind: AccessKind::Atomic,
@@ -381,7 +404,7 @@ impl<'a> FnCx<'a> {
         } else {
             s0
         };
-        let addr = self.atomic_address(&inst.ops[1], space)?;
+        let at = self.atomic_address(&inst.ops[1], space)?;
         let native = match (kind, op) {
             (_, A::Cas) => Some(Native::Cas(s0, s1)),
             (Some(_), _) => None,
@@ -399,7 +422,7 @@ impl<'a> FnCx<'a> {
         };
         let apply = move |cx: &mut FnCx<'a>, old: Word| cx.atom_new(kind, op, w, old, s0, s1);
         let vt = self.atomic_value_type(w);
-        let old = self.in_space(inst, 1, space, addr, w, vt, |cx, ms, a| {
+        let old = self.in_space(inst, 1, at, w, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
                 let old = cx.private_value_load(a, w)?;
                 let new = apply(cx, old)?;
@@ -551,9 +574,9 @@ impl<'a> FnCx<'a> {
         }
         if inst.op == Opcode::Ld {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
-            let addr = self.atomic_address(&inst.ops[1], space)?;
+            let at = self.atomic_address(&inst.ops[1], space)?;
             let vt = self.atomic_value_type(w);
-            let v = self.in_space(inst, 1, space, addr, w, vt, |cx, ms, a| {
+            let v = self.in_space(inst, 1, at, w, vt, |cx, ms, a| {
                 if ms == MemSpace::Private {
                     return cx.private_value_load(a, w);
                 }
@@ -565,10 +588,10 @@ impl<'a> FnCx<'a> {
             return self.write_atomic_value(&inst.ops[0], w, v);
         }
         let sync = self.atomic_sync(order, q.scope, Access::Store)?;
-        let addr = self.atomic_address(&inst.ops[0], space)?;
+        let at = self.atomic_address(&inst.ops[0], space)?;
         let value = self.read_atomic_value(&inst.ops[1], w)?;
         let vt = self.atomic_value_type(w);
-        self.in_space(inst, 0, space, addr, w, vt, |cx, ms, a| {
+        self.in_space(inst, 0, at, w, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
                 cx.private_value_store(a, w, value)?;
             } else if locks::locked(w, ms) {
