@@ -194,7 +194,11 @@ pub fn device_run_with(
         "k",
         LANES as u64,
         LANES as u64,
-        &[(&out).into(), (&inb).into(), pisa_vk::Arg::bytes(PARAM.to_vec())],
+        &[
+            (&out).into(),
+            (&inb).into(),
+            pisa_vk::Arg::bytes(PARAM.to_vec()),
+        ],
     )
     .map_err(|e| format!("dispatch: {e}"))?;
     out.read().map_err(|e| e.to_string())

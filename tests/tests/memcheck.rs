@@ -36,7 +36,17 @@ fn checked() -> Options {
 /// Runs kernel `@k` of `src` translated checked on the test device: the buffers afterwards,
 /// and the violation if the dispatch reported one.
 fn device(src: &str, grid: u64, block: u64, args: &[A]) -> (Vec<Vec<u8>>, Option<Violation>) {
-    let t = translate_linked(&[("mc.pisa", src)], &checked());
+    device_linked(&[("mc.pisa", src)], grid, block, args)
+}
+
+/// [`device`] for a program of several files.
+fn device_linked(
+    sources: &[(&str, &str)],
+    grid: u64,
+    block: u64,
+    args: &[A],
+) -> (Vec<Vec<u8>>, Option<Violation>) {
+    let t = translate_linked(sources, &checked());
     let ctx = context();
     let m = Module::from_translation(ctx, "mc.pisa", Arc::new(t)).expect("load");
     assert!(m.checked());
@@ -73,7 +83,17 @@ fn device(src: &str, grid: u64, block: u64, args: &[A]) -> (Vec<Vec<u8>>, Option
 /// Runs kernel `@k` of `src` on the reference interpreter: its violation, located and with
 /// the arguments named as the host API does, if it reported one.
 fn reference(src: &str, grid: u64, block: u64, args: &[A]) -> Option<Violation> {
-    let program = link_sources(&[("mc.pisa", src)]);
+    reference_linked(&[("mc.pisa", src)], grid, block, args)
+}
+
+/// [`reference`] for a program of several files.
+fn reference_linked(
+    sources: &[(&str, &str)],
+    grid: u64,
+    block: u64,
+    args: &[A],
+) -> Option<Violation> {
+    let program = link_sources(sources);
     let mut machine = pisa_reference::Machine::new(pisa_reference::Config::default());
     let loaded = machine.load(&program.module).expect("load");
     let argv: Vec<Arg> = args
@@ -144,8 +164,17 @@ fn expect(src: &str, grid: u64, block: u64, args: &[A], e: Expect<'_>) -> Violat
         let near = v.nearest.as_ref().expect("a nearest allocation");
         assert_eq!(near.describe(v.address, v.size), e.place, "{ctx}");
         assert!(v.message().ends_with(e.place), "{ctx}");
+        if grid == 1 {
+            let w = &v.work_item;
+            assert_eq!(
+                (w.global, w.group, w.local),
+                ([0; 3], [0; 3], [0; 3]),
+                "{ctx}"
+            );
+        }
     }
     assert_eq!(dev.site, refv.site);
+    assert_eq!(dev.work_item, refv.work_item);
     dev
 }
 
@@ -189,10 +218,15 @@ fn a_store_4096_bytes_past_a_16_byte_buffer_names_the_argument_and_the_line() {
     );
     let text = v.render();
     assert!(
-        text.starts_with("mc.pisa:8:1: error: out-of-bounds store of 4 bytes at .global address 0x"),
+        text.starts_with(
+            "mc.pisa:8:1: error: out-of-bounds store of 4 bytes at .global address 0x"
+        ),
         "{text}"
     );
-    assert!(text.contains("8 | st.global.32b [%p + 4112], %v;\n"), "{text}");
+    assert!(
+        text.contains("8 | st.global.32b [%p + 4112], %v;\n"),
+        "{text}"
+    );
     assert!(text.contains("  | ^^^^"), "{text}");
     assert!(text.contains("kernel `k`, work-item [0, 0, 0]"), "{text}");
     // The store was not performed: the buffer is intact.
@@ -318,12 +352,15 @@ fn only_the_work_items_that_go_past_the_end_are_reported_and_counted() {
                 n => format!("{} bytes", 4 * (n - 12)),
             }
         )
-
     );
     let expected: Vec<u8> = (0..12u32).flat_map(|i| i.to_le_bytes()).collect();
     assert_eq!(after[0], expected, "the good stores happened");
     let refv = reference(&src, 16, 8, &[buf32(&[0; 12])]).expect("reference");
-    assert_eq!(refv.work_item.global, [12, 0, 0], "the reference runs in order");
+    assert_eq!(
+        refv.work_item.global,
+        [12, 0, 0],
+        "the reference runs in order"
+    );
     assert_eq!(refv.site, dev.site);
 }
 
@@ -445,7 +482,9 @@ fn shared_and_private_accesses_are_held_to_their_variable_or_their_arena() {
                 access: AccessKind::Load,
                 reason: Reason::OutOfBounds,
                 size: 8,
-                place: &format!("8 bytes past the end of .{space} variable `@W` of `@k` (16 bytes)"),
+                place: &format!(
+                    "8 bytes past the end of .{space} variable `@W` of `@k` (16 bytes)"
+                ),
             },
         );
     }
@@ -459,7 +498,8 @@ fn const_variables_are_bounded_and_read_only() {
          mov.32b %i, 4;\nld.const.32b %x, [@C + %i];\nld.const.64b %x, [@C + %i];\n}}\n"
     );
     // The first load is fine; the second reads [4, 12) of an 8-byte variable.
-    let src = src.replace(".reg .32b %i, %x;", ".reg .32b %i, %x;\n.reg .64b %d;")
+    let src = src
+        .replace(".reg .32b %i, %x;", ".reg .32b %i, %x;\n.reg .64b %d;")
         .replace("ld.const.64b %x", "ld.const.64b %d");
     expect(
         &src,
@@ -655,7 +695,11 @@ fn atomics_in_global_and_shared_memory_and_through_generic_addresses() {
             place: "starting 14 bytes into .shared variable `@S` of `@k` (16 bytes) and running 2 bytes past its end",
         },
     );
-    assert!(v.message().starts_with("misaligned atomic access of 4 bytes"), "{v}");
+    assert!(
+        v.message()
+            .starts_with("misaligned atomic access of 4 bytes"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -680,7 +724,10 @@ fn a_bad_access_in_a_called_function_names_the_function_and_the_kernel() {
         },
     );
     assert_eq!(v.site.function, "poke");
-    assert!(v.render().contains("kernel `k`, in function `@poke`"), "{v}");
+    assert!(
+        v.render().contains("kernel `k`, in function `@poke`"),
+        "{v}"
+    );
 }
 
 #[test]
@@ -713,7 +760,13 @@ fn good_kernels_run_unchanged_when_checked() {
     assert!(v.is_none(), "{}", v.unwrap());
     let mut expected = vec![3u32; 16];
     expected.push(48);
-    assert_eq!(after[0], expected.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>());
+    assert_eq!(
+        after[0],
+        expected
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<u8>>()
+    );
     assert!(reference(&src, 16, 16, &[buf32(&[0; 17])]).is_none());
 }
 
@@ -736,7 +789,8 @@ fn a_buffer_of_another_context_is_refused_without_the_checker() {
     );
     assert!(e.is_usage());
     let own = context().zeroed::<u32>(4).expect("buffer");
-    m.dispatch("k", 1u64, 1u64, &[(&own).into()]).expect("own buffer");
+    m.dispatch("k", 1u64, 1u64, &[(&own).into()])
+        .expect("own buffer");
 }
 
 #[test]
@@ -755,4 +809,228 @@ fn a_checking_context_translates_its_modules_checked() {
     assert!(!e.is_usage());
     let m = Module::from_source(context(), "mc.pisa", &src).expect("load");
     assert!(!m.checked());
+}
+
+/// The widths of [`every_space_and_width_past_either_end`]: register type and bytes.
+const WIDTHS: [(&str, u64); 9] = [
+    ("8b", 1),
+    ("16b", 2),
+    ("32b", 4),
+    ("64b", 8),
+    ("v2.8b", 2),
+    ("v4.16b", 8),
+    ("v2.32b", 8),
+    ("v4.32b", 16),
+    ("v2.64b", 16),
+];
+
+#[test]
+fn every_space_and_width_past_either_end() {
+    // Each space's allocation is 16 bytes: the buffer argument `%out`, or variable `@W`
+    // (after `@V`, so that an access starting below `@W` is inside the arena). An access at
+    // offset 16 is just past the end; one at offset -4 (8 bytes wide) runs into the start.
+    for space in ["global", "shared", "private", "const"] {
+        let ms = match space {
+            "global" => MemSpace::Global,
+            "shared" => MemSpace::Shared,
+            "private" => MemSpace::Private,
+            _ => MemSpace::Const,
+        };
+        let (decl, name) = match space {
+            "global" => (String::new(), "argument 0 `%out`".to_string()),
+            "const" => (
+                ".const .align 16 @V[16] = { .64b 1, .64b 2 };\n\
+                 .const .align 16 @W[16] = { .64b 3, .64b 4 };\n"
+                    .to_string(),
+                ".const variable `@W`".to_string(),
+            ),
+            s => (String::new(), format!(".{s} variable `@W` of `@k`")),
+        };
+        let locals = match space {
+            "shared" | "private" => {
+                format!(".{space} .align 16 @V[16];\n.{space} .align 16 @W[16];\n")
+            }
+            _ => String::new(),
+        };
+        // Line 4 + the locals' lines (+ the module's declarations) is the `.reg` line.
+        let first = 4 + locals.lines().count() + decl.lines().count();
+        let access = |ty: &str, at: &str, store: bool| -> String {
+            let addr = match space {
+                "global" => format!("[%p + {at}]"),
+                _ => format!("[@W + %i]"),
+            };
+            if store {
+                format!("st.{space}.{ty} {addr}, %x")
+            } else {
+                format!("ld.{space}.{ty} %x, {addr}")
+            }
+        };
+        for (ty, bytes) in WIDTHS {
+            for store in [false, true]
+                .into_iter()
+                .filter(|&s| !s || space != "const")
+            {
+                let inst = access(ty, "16", store);
+                let body = format!(
+                    "{locals}.reg .64b %p;\n.reg .32b %i;\n.reg .{ty} %x;\n\
+                     ld.param.64b %p, [%out];\nmov.32b %i, 16;\n{inst};"
+                );
+                let src = format!(
+                    ".version 0.1;\n.target 100;\n{decl}.kernel @k({OUT}) {{\n{body}\n}}\n"
+                );
+                expect(
+                    &src,
+                    1,
+                    1,
+                    &[buf32(&[0; 4])],
+                    Expect {
+                        line: first + 5,
+                        text: &inst,
+                        space: ms,
+                        generic: false,
+                        access: if store {
+                            AccessKind::Store
+                        } else {
+                            AccessKind::Load
+                        },
+                        reason: Reason::OutOfBounds,
+                        size: bytes,
+                        place: &format!("just past the end of {name} (16 bytes)"),
+                    },
+                );
+            }
+        }
+        // Overlapping the start: 8 bytes from 4 bytes below.
+        let inst = match space {
+            "global" => "ld.global.v2.32b %x, [%q]".to_string(),
+            _ => format!("ld.{space}.v2.32b %x, [@W + %i]"),
+        };
+        let body = format!(
+            "{locals}.reg .64b %p, %q;\n.reg .32b %i;\n.reg .v2.32b %x;\n\
+             ld.param.64b %p, [%out];\nisub.64b %q, %p, 4;\nmov.32b %i, -4;\n{inst};"
+        );
+        let src = format!(".version 0.1;\n.target 100;\n{decl}.kernel @k({OUT}) {{\n{body}\n}}\n");
+        expect(
+            &src,
+            1,
+            1,
+            &[buf32(&[0; 4])],
+            Expect {
+                line: first + 6,
+                text: &inst,
+                space: ms,
+                generic: false,
+                access: AccessKind::Load,
+                reason: Reason::OutOfBounds,
+                size: 8,
+                place: &format!("starting 4 bytes before {name} (16 bytes) and running into it"),
+            },
+        );
+    }
+}
+
+#[test]
+fn a_generic_store_into_a_const_variable_is_refused() {
+    let src = ".version 0.1;\n.target 100;\n.const .align 4 @C[8] = { .32b 1, .32b 2 };\n\
+               .kernel @k(.param[8] %out) {\n.reg .64b %g;\n.reg .32b %x;\n\
+               addrcast.generic.const %g, @C;\nst.generic.32b [%g + 4], %x;\n}\n";
+    expect(
+        src,
+        1,
+        1,
+        &[buf32(&[0; 4])],
+        Expect {
+            line: 8,
+            text: "st.generic.32b [%g + 4], %x",
+            space: MemSpace::Global,
+            generic: true,
+            access: AccessKind::Store,
+            reason: Reason::ReadOnly,
+            size: 4,
+            place: "4 bytes into .const variable `@C` (8 bytes)",
+        },
+    );
+}
+
+#[test]
+fn a_register_resolved_statically_to_shared_that_holds_null_is_caught() {
+    // `%g` holds 0 or `@V`'s generic address: the translator resolves its accesses to
+    // `.shared` statically (provenance), and the check still tests the tag, reporting the
+    // access in the space the tag names (global, address 0) as the reference does.
+    let src = kernel(
+        OUT,
+        ".shared .align 4 @V[16];\n.reg .64b %g;\n.reg .32b %x;\nmov.64b %g, 0;\n\
+         ld.generic.32b %x, [%g];\naddrcast.generic.shared %g, @V;\nst.generic.32b [%g + 12], %x;",
+    );
+    let (_, v) = device(&src, 1, 1, &[buf32(&[0; 4])]);
+    let v = v.expect("a violation");
+    assert_eq!(v.site.location.as_ref().unwrap().line, 8, "{v}");
+    assert_eq!(
+        (v.space, v.generic, v.address, v.reason, v.further),
+        (MemSpace::Global, true, 0, Reason::OutOfBounds, 0),
+        "{v}"
+    );
+    let r = reference(&src, 1, 1, &[buf32(&[0; 4])]).expect("reference");
+    assert_eq!(
+        (r.space, r.generic, r.address, &r.site),
+        (MemSpace::Global, true, 0, &v.site)
+    );
+    // In bounds, the same register's access is fine.
+    let good = src.replace("mov.64b %g, 0;\nld.generic.32b %x, [%g];\n", "");
+    assert!(device(&good, 1, 1, &[buf32(&[0; 4])]).1.is_none());
+}
+
+#[test]
+fn a_bad_access_in_a_partial_edge_work_group_names_its_work_item() {
+    // 20 work-items in groups of 8: the third group has 4 (a separate dispatch with its own
+    // pipeline). Each stores its global id into an 18-word buffer: ids 18 and 19 are bad.
+    let src = kernel(
+        OUT,
+        ".reg .64b %p, %off;\n.reg .32b %i, %g, %s;\nld.param.64b %p, [%out];\nmov.32b %i, %localid.x;\n\
+         mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\numad.32b %i, %g, %s, %i;\n\
+         umul.full.32b %off, %i, 4;\nst.global.32b [%p + %off], %i;",
+    );
+    let (after, dev) = device(&src, 20, 8, &[buf32(&[0; 18])]);
+    let dev = dev.expect("a violation");
+    let bad = dev.work_item.global[0];
+    assert!((18..20).contains(&bad), "{dev}");
+    assert_eq!(dev.work_item.group, [2, 0, 0], "{dev}");
+    assert_eq!(dev.work_item.local[0] as u64 + 16, bad, "{dev}");
+    assert_eq!(dev.further, 1, "{dev}");
+    assert_eq!(dev.site.location.as_ref().unwrap().line, 12);
+    let expected: Vec<u8> = (0..18u32).flat_map(|i| i.to_le_bytes()).collect();
+    assert_eq!(
+        after[0], expected,
+        "the good stores happened, the bad ones did not"
+    );
+    let refv = reference(&src, 20, 8, &[buf32(&[0; 18])]).expect("reference");
+    assert_eq!(refv.work_item.global, [18, 0, 0]);
+    assert_eq!(refv.site, dev.site);
+    assert_eq!(refv.nearest.map(|n| n.kind), dev.nearest.map(|n| n.kind));
+}
+
+#[test]
+fn a_bad_access_in_a_linked_module_names_its_file() {
+    let lib = ".version 0.1;\n.target 100;\n\
+               .export .function void @poke(.reg .64b %p) {\n.reg .32b %x;\nst.global.32b [%p + 20], %x;\n}\n";
+    let main = ".version 0.1;\n.target 100;\n.import .function void @poke(.reg .64b);\n\
+                .kernel @k(.param[8] %out) {\n.reg .64b %p;\nld.param.64b %p, [%out];\ncall void, @poke(%p);\n}\n";
+    let files = [("mc.pisa", main), ("lib.pisa", lib)];
+    let (_, dev) = device_linked(&files, 1, 1, &[buf32(&[0; 4])]);
+    let refv = reference_linked(&files, 1, 1, &[buf32(&[0; 4])]).expect("reference");
+    let dev = dev.expect("a violation");
+    for v in [&dev, &refv] {
+        let l = v.site.location.as_ref().unwrap();
+        assert_eq!((l.file.as_str(), l.line), ("lib.pisa", 5), "{v}");
+        assert_eq!(v.site.function, "poke");
+        assert_eq!(
+            v.nearest.as_ref().unwrap().describe(v.address, v.size),
+            "4 bytes past the end of argument 0 `%out` (16 bytes)"
+        );
+    }
+    assert!(
+        dev.render()
+            .starts_with("lib.pisa:5:1: error: out-of-bounds store"),
+        "{dev}"
+    );
 }

@@ -743,13 +743,16 @@ mod tests {
             further: 2,
         };
         v.name_arguments(&params, &block);
-        assert_eq!(v.nearest, Some(arg0()).map(|mut a| {
-            a.kind = AllocationKind::Argument {
-                index: 1,
-                name: "out".into(),
-            };
-            a
-        }));
+        assert_eq!(
+            v.nearest,
+            Some(arg0()).map(|mut a| {
+                a.kind = AllocationKind::Argument {
+                    index: 1,
+                    name: "out".into(),
+                };
+                a
+            })
+        );
         assert_eq!(v.work_item.global, [7, 0, 0]);
         let text = v.render();
         assert!(text.starts_with("error: out-of-bounds store of 4 bytes at .global address 0x2010: 4,096 bytes past the end of argument 1 `%out` (16 bytes)\n"), "{text}");

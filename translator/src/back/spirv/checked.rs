@@ -30,9 +30,7 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::Space;
 use super::module::{ModuleCx, Scalar};
 use crate::calls::CallGraph;
-use crate::ir::{
-    AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef,
-};
+use crate::ir::{AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
 use crate::layout::{generic, ModuleLayout};
 use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
 use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
@@ -281,9 +279,19 @@ impl FnCx<'_> {
             (_, Space::Mem(s)) => {
                 let mut v = self.arena_bounds(s, a.addr, a)?;
                 if let Some(full) = a.origin {
+                    // Resolved statically: the address must be one of that space, as the
+                    // run-time tag test would have found; one that is not is reported in
+                    // the space its tag names (as the reference interpreter does).
                     let tag = self.has_tag(full, s)?;
                     let bt = self.m.ty(Scalar::Bool);
                     v.inside = self.m.b.logical_and(bt, None, v.inside, tag).map_err(bug)?;
+                    let named = self.tag_space(full)?;
+                    let u32t = self.m.uint(32);
+                    v.space = self
+                        .m
+                        .b
+                        .select(u32t, None, tag, v.space, named)
+                        .map_err(bug)?;
                 }
                 v
             }
@@ -299,13 +307,30 @@ impl FnCx<'_> {
         let misaligned = self.m.b.i_not_equal(bt, None, off, zero).map_err(bug)?;
         let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
             .map(|r| self.m.const_u32(r << code::REASON_SHIFT));
-        let r = self.m.b.select(u32t, None, v.read_only, ro, zero).map_err(bug)?;
+        let r = self
+            .m
+            .b
+            .select(u32t, None, v.read_only, ro, zero)
+            .map_err(bug)?;
         let r = self.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
-        let reason = self.m.b.select(u32t, None, misaligned, mis, r).map_err(bug)?;
-        let fixed = code::access(a.kind) << code::ACCESS_SHIFT | if generic { code::GENERIC } else { 0 };
+        let reason = self
+            .m
+            .b
+            .select(u32t, None, misaligned, mis, r)
+            .map_err(bug)?;
+        let fixed =
+            code::access(a.kind) << code::ACCESS_SHIFT | if generic { code::GENERIC } else { 0 };
         let fixed = self.m.const_u32(fixed);
-        let tagged = self.m.b.bitwise_or(u32t, None, fixed, v.space).map_err(bug)?;
-        let tagged = self.m.b.bitwise_or(u32t, None, tagged, reason).map_err(bug)?;
+        let tagged = self
+            .m
+            .b
+            .bitwise_or(u32t, None, fixed, v.space)
+            .map_err(bug)?;
+        let tagged = self
+            .m
+            .b
+            .bitwise_or(u32t, None, tagged, reason)
+            .map_err(bug)?;
         let bad = self.m.b.i_not_equal(bt, None, reason, zero).map_err(bug)?;
         self.m.b.select(u32t, None, bad, tagged, zero).map_err(bug)
     }
@@ -366,7 +391,10 @@ impl FnCx<'_> {
             Some(last) => {
                 let bt = self.m.ty(Scalar::Bool);
                 let last = self.m.const_uint(bits, last);
-                self.m.b.u_less_than_equal(bt, None, rel, last).map_err(bug)?
+                self.m
+                    .b
+                    .u_less_than_equal(bt, None, rel, last)
+                    .map_err(bug)?
             }
             None => self.m.const_bool(false),
         };
@@ -434,7 +462,10 @@ impl FnCx<'_> {
                 let half = cx.shr_const(n, 32, 1)?;
                 let mid = cx.m.b.i_add(u32t, None, lo, half).map_err(bug)?;
                 let start = cx.table_word(table, mid, 0)?;
-                let below = cx.m.b.u_less_than_equal(bt, None, start, addr).map_err(bug)?;
+                let below =
+                    cx.m.b
+                        .u_less_than_equal(bt, None, start, addr)
+                        .map_err(bug)?;
                 let lo = cx.m.b.select(u32t, None, below, mid, lo).map_err(bug)?;
                 cx.m.b.store(lo_var, lo, None, []).map_err(bug)?;
                 let n = cx.m.b.i_sub(u32t, None, n, half).map_err(bug)?;
@@ -446,15 +477,35 @@ impl FnCx<'_> {
         let lo = self.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
         let end_raw = self.table_word(table, lo, 8)?;
         let flag = self.m.const_uint(64, block::READ_ONLY);
-        let ro_bits = self.m.b.bitwise_and(u64t, None, end_raw, flag).map_err(bug)?;
+        let ro_bits = self
+            .m
+            .b
+            .bitwise_and(u64t, None, end_raw, flag)
+            .map_err(bug)?;
         let zero64 = self.m.const_uint(64, 0);
-        let ro = self.m.b.i_not_equal(bt, None, ro_bits, zero64).map_err(bug)?;
+        let ro = self
+            .m
+            .b
+            .i_not_equal(bt, None, ro_bits, zero64)
+            .map_err(bug)?;
         let not_flag = self.m.const_uint(64, !block::READ_ONLY);
-        let end = self.m.b.bitwise_and(u64t, None, end_raw, not_flag).map_err(bug)?;
+        let end = self
+            .m
+            .b
+            .bitwise_and(u64t, None, end_raw, not_flag)
+            .map_err(bug)?;
         let n = self.m.const_uint(64, a.bytes as u64);
         let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
-        let no_wrap = self.m.b.u_greater_than_equal(bt, None, last, addr).map_err(bug)?;
-        let fits = self.m.b.u_less_than_equal(bt, None, last, end).map_err(bug)?;
+        let no_wrap = self
+            .m
+            .b
+            .u_greater_than_equal(bt, None, last, addr)
+            .map_err(bug)?;
+        let fits = self
+            .m
+            .b
+            .u_less_than_equal(bt, None, last, end)
+            .map_err(bug)?;
         let inside = self.m.b.logical_and(bt, None, no_wrap, fits).map_err(bug)?;
         let writes = self.m.const_bool(a.kind != AccessKind::Load);
         let read_only = self.m.b.logical_and(bt, None, ro, writes).map_err(bug)?;
@@ -484,7 +535,11 @@ impl FnCx<'_> {
         let [inside_v, ro_v, space_v] = [bt, bt, u32t].map(|t| self.local_var(t));
         let (inside_v, ro_v, space_v) = (inside_v?, ro_v?, space_v?);
         let mask = self.m.const_uint(64, generic::TAG_MASK);
-        let tag = self.m.b.bitwise_and(u64t, None, a.addr, mask).map_err(bug)?;
+        let tag = self
+            .m
+            .b
+            .bitwise_and(u64t, None, a.addr, mask)
+            .map_err(bug)?;
         let low = self.resize(a.addr, 64, 32)?;
         let store = |cx: &mut Self, v: Verdict| -> EResult {
             cx.m.b.store(inside_v, v.inside, None, []).map_err(bug)?;
@@ -538,6 +593,25 @@ impl FnCx<'_> {
         self.m.b.i_equal(bt, None, bits, want).map_err(bug)
     }
 
+    /// The space code ([`code::space`]) of the space a generic address's tag names.
+    fn tag_space(&mut self, full: Word) -> EResult<Word> {
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let mask = self.m.const_uint(64, generic::TAG_MASK);
+        let tag = self.m.b.bitwise_and(u64t, None, full, mask).map_err(bug)?;
+        let mut space = self.m.const_u32(code::space(MemSpace::Global));
+        for (t, s) in [
+            (generic::SHARED_TAG, MemSpace::Shared),
+            (generic::PRIVATE_TAG, MemSpace::Private),
+        ] {
+            let k = self.m.const_uint(64, t);
+            let is = self.m.b.i_equal(bt, None, tag, k).map_err(bug)?;
+            let c = self.m.const_u32(code::space(s));
+            space = self.m.b.select(u32t, None, is, c, space).map_err(bug)?;
+        }
+        Ok(space)
+    }
+
     /// The check block's address (u64).
     fn check_block(&mut self) -> EResult<Word> {
         let Some(var) = self.m.checks.as_ref().map(|c| c.block) else {
@@ -571,7 +645,11 @@ impl FnCx<'_> {
         self.if_then(first, |cx| {
             let site = cx.m.const_u32(site);
             let size = cx.m.const_u32(a.bytes);
-            for (at, v) in [(block::SITE, site), (block::CODE, code), (block::SIZE, size)] {
+            for (at, v) in [
+                (block::SITE, site),
+                (block::CODE, code),
+                (block::SIZE, size),
+            ] {
                 let p = cx.addr_add(blk, 64, at)?;
                 cx.global_store(p, 32, v)?;
             }

@@ -256,7 +256,8 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let subgroups = options
         .subgroup_mapping()
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
-    let layout = layout::layout_for(module, options.checked).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
+    let layout = layout::layout_for(module, options.checked)
+        .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);

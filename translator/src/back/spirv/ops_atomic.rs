@@ -201,7 +201,11 @@ impl<'a> FnCx<'a> {
         ty: Word,
         access: impl Fn(&mut Self, MemSpace, Word) -> EResult<Word>,
     ) -> EResult<Word> {
-        let Located { addr, space, origin } = at;
+        let Located {
+            addr,
+            space,
+            origin,
+        } = at;
         let check = checked::Access {
             space: space.mem_space().map_or(Space::Generic, Space::Mem),
             addr,
@@ -211,7 +215,9 @@ impl<'a> FnCx<'a> {
             kind: AccessKind::Atomic,
             var: checked::address_var(&inst.ops[addr_op]),
         };
-        self.checked_value(inst, check, ty, |cx| cx.in_space_unchecked(space, addr, ty, access))
+        self.checked_value(inst, check, ty, |cx| {
+            cx.in_space_unchecked(space, addr, ty, access)
+        })
     }
 
     fn in_space_unchecked(
