@@ -57,11 +57,20 @@ fn bench(c: &mut Criterion) {
     let ys = floats(SAXPY_N, 2);
     let x = ctx.buffer_from(&xs).expect("x");
     let y = ctx.buffer_from(&ys).expect("y");
-    let want: Vec<f32> = xs.iter().zip(&ys).map(|(a, b)| 2.0f32.mul_add(*a, *b)).collect();
+    let want: Vec<f32> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(a, b)| 2.0f32.mul_add(*a, *b))
+        .collect();
     for checked in [false, true] {
         let m = load(&ctx, "saxpy.pisa", src, &Options::default(), checked);
         let run = || {
-            let args = [2.0f32.into(), (&x).into(), (&y).into(), (SAXPY_N as u32).into()];
+            let args = [
+                2.0f32.into(),
+                (&x).into(),
+                (&y).into(),
+                (SAXPY_N as u32).into(),
+            ];
             m.dispatch("saxpy", SAXPY_N as u64, 256u64, &args)
                 .expect("saxpy");
         };
@@ -83,7 +92,8 @@ fn bench(c: &mut Criterion) {
     let mut want = vec![0f32; n * n];
     for r in 0..n {
         for col in 0..n {
-            want[r * n + col] = (0..n).fold(0f32, |acc, k| av[r * n + k].mul_add(bv[k * n + col], acc));
+            want[r * n + col] =
+                (0..n).fold(0f32, |acc, k| av[r * n + k].mul_add(bv[k * n + col], acc));
         }
     }
     for checked in [false, true] {
@@ -112,7 +122,13 @@ fn bench(c: &mut Criterion) {
     let total = ctx.zeroed::<u32>(1).expect("total");
     let expect = words.iter().fold(0u32, |s, &w| s.wrapping_add(w));
     for checked in [false, true] {
-        let m = load(&ctx, "sum_reduce.pisa", src, &Options::with_subgroup_size(width), checked);
+        let m = load(
+            &ctx,
+            "sum_reduce.pisa",
+            src,
+            &Options::with_subgroup_size(width),
+            checked,
+        );
         let run = || {
             total.write(&[0]).expect("reset");
             let args = [(&input).into(), (&total).into(), (SUM_N as u32).into()];
@@ -121,7 +137,11 @@ fn bench(c: &mut Criterion) {
             total.read().expect("total")[0]
         };
         assert_eq!(run(), expect, "reduction checked={checked}");
-        let name = if checked { "reduction checked" } else { "reduction" };
+        let name = if checked {
+            "reduction checked"
+        } else {
+            "reduction"
+        };
         g.bench_function(name, |bch| bch.iter(run));
     }
     g.finish();

@@ -16,8 +16,7 @@ use crate::module::{Arg, Launch, Module};
 use crate::{Error, Result};
 use pisa_translator::ir::MemSpace;
 use pisa_translator::memcheck::{
-    block, code, nearest, Allocation, AllocationKind, CheckInfo, VariableName, Violation,
-    WorkItem,
+    block, code, nearest, Allocation, AllocationKind, CheckInfo, VariableName, Violation, WorkItem,
 };
 use pisa_translator::reflect::KernelInfo;
 
@@ -101,7 +100,11 @@ pub(crate) fn prepare<'m>(module: &'m Module, push: &mut [u8]) -> Result<Option<
     table.sort_by_key(|a| (a.start, a.size));
     let entries = table.len() + 1;
     let mut bytes = vec![0u8; block::size(entries) as usize];
-    put(&mut bytes, block::TABLE_LEN, &(entries as u32).to_le_bytes());
+    put(
+        &mut bytes,
+        block::TABLE_LEN,
+        &(entries as u32).to_le_bytes(),
+    );
     // Entry 0 is the sentinel [0, 0): zeros already.
     for (i, a) in table.iter().enumerate() {
         let at = block::TABLE + block::ENTRY_SIZE * (i as u64 + 1);
@@ -141,12 +144,7 @@ fn u32_at(b: &[u8], at: u64) -> u32 {
 impl Prepared<'_> {
     /// Reads the violation record of the finished dispatch: `Ok` when no access failed,
     /// else [`Error::MemoryViolation`] describing the first.
-    pub fn finish(
-        self,
-        k: &KernelInfo,
-        launch: &Launch,
-        arg_block: &[u8],
-    ) -> Result<()> {
+    pub fn finish(self, k: &KernelInfo, launch: &Launch, arg_block: &[u8]) -> Result<()> {
         let mut record = vec![0u8; block::RECORD_SIZE as usize];
         self.block.read(0, &mut record)?;
         let count = u32_at(&record, block::COUNT);

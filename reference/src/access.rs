@@ -106,7 +106,10 @@ impl LaneCtx<'_, '_> {
         if wide || !self.inside_var(a, space, at)? || !self.inside_space(place, a.len) {
             return fail(Reason::OutOfBounds);
         }
-        if a.kind != AccessKind::Load && self.global.read_only(at) && matches!(place, Place::Global(_)) {
+        if a.kind != AccessKind::Load
+            && self.global.read_only(at)
+            && matches!(place, Place::Global(_))
+        {
             return fail(Reason::ReadOnly);
         }
         Ok(place)
@@ -147,7 +150,10 @@ impl LaneCtx<'_, '_> {
             function: function.clone(),
             space: vs,
         };
-        Some((VariableName { name, function }, Allocation { start, size, kind }))
+        Some((
+            VariableName { name, function },
+            Allocation { start, size, kind },
+        ))
     }
 
     /// Whether `[place, place + len)` lies inside one allocation (global, const) or inside
@@ -173,7 +179,9 @@ impl LaneCtx<'_, '_> {
         let variable = held.as_ref().map(|(n, _)| n.clone());
         let nearest = match (held, space) {
             (Some((_, var)), _) => Some(var),
-            (None, MemSpace::Global | MemSpace::Const) => self.global.nearest(address, a.len as u64),
+            (None, MemSpace::Global | MemSpace::Const) => {
+                self.global.nearest(address, a.len as u64)
+            }
             (None, s) => {
                 let arena = match s {
                     MemSpace::Shared => self.shared.len(),

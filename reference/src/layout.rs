@@ -155,7 +155,13 @@ impl Prepared {
     /// The `.shared` or `.private` variable (at its static offset) nearest to
     /// `[addr, addr + len)`, else the arena of `arena` bytes as a whole: what a report of a bad
     /// access in that space names.
-    pub fn local_nearest(&self, space: MemSpace, arena: u64, addr: u64, len: u64) -> Option<Allocation> {
+    pub fn local_nearest(
+        &self,
+        space: MemSpace,
+        arena: u64,
+        addr: u64,
+        len: u64,
+    ) -> Option<Allocation> {
         let mut vars = Vec::new();
         for (f, layout) in self.module.functions.iter().zip(&self.funcs) {
             for (v, place) in f.locals.iter().zip(&layout.locals) {
@@ -175,11 +181,13 @@ impl Prepared {
                 });
             }
         }
-        memcheck::nearest(&vars, addr, len).cloned().or(Some(Allocation {
-            start: 0,
-            size: arena,
-            kind: AllocationKind::Arena(space),
-        }))
+        memcheck::nearest(&vars, addr, len)
+            .cloned()
+            .or(Some(Allocation {
+                start: 0,
+                size: arena,
+                kind: AllocationKind::Arena(space),
+            }))
     }
 
     /// The bytes of an initializer list for a variable of `size` bytes (zero-padded).

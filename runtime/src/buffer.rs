@@ -42,7 +42,11 @@ pub struct Buffer {
 impl Buffer {
     /// A buffer of `size` bytes; `listed` ones are registered among the context's live
     /// buffers until dropped.
-    pub(crate) fn new(shared: &Arc<DeviceShared>, size: u64, listed: bool) -> Result<Buffer, Error> {
+    pub(crate) fn new(
+        shared: &Arc<DeviceShared>,
+        size: u64,
+        listed: bool,
+    ) -> Result<Buffer, Error> {
         if size > isize::MAX as u64 - BUFFER_ALIGNMENT {
             return Err(Error::InvalidArgument(format!(
                 "buffer size {size} is too large"

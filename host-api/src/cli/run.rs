@@ -121,7 +121,14 @@ pub fn run(a: Args) -> Result<(), Failure> {
         run_reference(&files, &req, a.subgroup_size)?
     } else {
         let device = a.device.as_deref();
-        run_vulkan(&files, &req, device, a.subgroup_size, a.fast_math, a.checked)?
+        run_vulkan(
+            &files,
+            &req,
+            device,
+            a.subgroup_size,
+            a.fast_math,
+            a.checked,
+        )?
     };
     print_results(&req.kernel, &results, a.json);
     match results.validation_errors {

@@ -6,8 +6,8 @@
 //! swapped and -0 does not match +0. `fatom.add/.sub` round to nearest even and keep
 //! denormals; `fatom.min/.max` are `fmin`/`fmax` (minimumNumber/maximumNumber).
 
-use crate::bits::{from_le, mask, sext, to_le};
 use crate::access::Access;
+use crate::bits::{from_le, mask, sext, to_le};
 use crate::error::{unsupported, Result};
 use crate::operand::LaneCtx;
 use crate::softfloat::{self as sf, Arith, Fmt, Mode};

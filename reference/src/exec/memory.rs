@@ -9,9 +9,9 @@
 
 use crate::access::Access;
 use crate::error::Result;
-use pisa_translator::memcheck::AccessKind;
 use crate::operand::LaneCtx;
 use pisa_translator::ir::{AddrBase, AddrSpace, Inst, Opcode, Operand};
+use pisa_translator::memcheck::AccessKind;
 
 /// Bytes of `.type`, bytes of the whole access, and the alignment it needs.
 fn sizes(ctx: &LaneCtx, inst: &Inst) -> Result<(usize, usize, usize)> {
