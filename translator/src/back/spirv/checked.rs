@@ -39,19 +39,55 @@ use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
 pub struct Checks {
     /// `Private u64`: the check block's address, set by each kernel's prologue.
     pub block: Word,
+    /// The work-item's own first violation, recorded in the check block when its kernel
+    /// returns ([`FnCx::flush_checks`]).
+    pub pending: Pending,
     /// The checked instructions, by the index the record carries.
     pub sites: Vec<Site>,
 }
 
+/// `Private` variables holding a work-item's violations until its kernel returns: the
+/// count (zeroed by the kernel's prologue) and the first one's site, code, size and
+/// address. A check only updates them with selects; the atomic count and the stores into
+/// the check block happen once per work-item, at its return, and only when it has a
+/// violation. (Recording at the access itself cost most of the checker's time on lavapipe,
+/// which runs both sides of a divergent branch under a mask: every checked access paid for
+/// a masked atomic and a dozen masked stores, spec-notes §71.)
+#[derive(Clone, Copy)]
+pub struct Pending {
+    /// `u32`: violations of this work-item.
+    pub count: Word,
+    /// `u32`: the first one's site index.
+    pub site: Word,
+    /// `u32`: its code ([`code`]).
+    pub code: Word,
+    /// `u32`: its size in bytes.
+    pub size: Word,
+    /// `u64`: its address (a generic one with its tag).
+    pub address: Word,
+}
+
 /// Declares the state of a checked translation in `m`.
 pub fn declare(m: &mut ModuleCx) {
-    let u64t = m.uint(64);
-    let p = m.ptr(StorageClass::Private, u64t);
-    let v = m.b.variable(p, None, StorageClass::Private, None);
-    m.b.name(v, "pisa_check_block");
-    m.interface.push(v);
+    let (u32t, u64t) = (m.uint(32), m.uint(64));
+    let private = |m: &mut ModuleCx, t: Word, name: &str| {
+        let p = m.ptr(StorageClass::Private, t);
+        let v = m.b.variable(p, None, StorageClass::Private, None);
+        m.b.name(v, name);
+        m.interface.push(v);
+        v
+    };
+    let block = private(m, u64t, "pisa_check_block");
+    let pending = Pending {
+        count: private(m, u32t, "pisa_check_count"),
+        site: private(m, u32t, "pisa_check_site"),
+        code: private(m, u32t, "pisa_check_code"),
+        size: private(m, u32t, "pisa_check_size"),
+        address: private(m, u64t, "pisa_check_address"),
+    };
     m.checks = Some(Checks {
-        block: v,
+        block,
+        pending,
         sites: Vec::new(),
     });
 }
@@ -183,16 +219,20 @@ impl FnCx<'_> {
 
     /// Kernel entry: copies the check block's address from the launch block
     /// ([`LaunchLayout::check_block`](crate::layout::launch::LaunchLayout::check_block)) to
-    /// the Private variable every function reads.
+    /// the Private variable every function reads, and zeroes the work-item's count of
+    /// violations ([`Pending`]).
     pub fn init_checks(&mut self) -> EResult {
-        let Some(var) = self.m.checks.as_ref().map(|c| c.block) else {
+        let Some((var, count)) = self.m.checks.as_ref().map(|c| (c.block, c.pending.count))
+        else {
             return Ok(());
         };
         let Some(slot) = self.layout.launch.check_block else {
             return Err(self.err("internal error: the launch block has no check block"));
         };
         let v = self.launch_u64(slot)?;
-        self.m.b.store(var, v, None, []).map_err(bug)
+        self.m.b.store(var, v, None, []).map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        self.m.b.store(count, zero, None, []).map_err(bug)
     }
 
     /// Runs `access` when the module is unchecked; else checks `a` first and runs `access`
@@ -226,10 +266,8 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let zero = self.m.const_u32(0);
         let ok = self.m.b.i_equal(bt, None, code, zero).map_err(bug)?;
-        self.if_else(ok, access, |cx| {
-            cx.record_violation(site, code, &a)?;
-            skipped(cx)
-        })
+        self.note_violation(site, code, ok, &a)?;
+        self.if_else(ok, access, skipped)
     }
 
     /// [`FnCx::checked_access`] for an access that returns a value of type `ty`: 0 (of
@@ -621,51 +659,90 @@ impl FnCx<'_> {
         self.m.b.load(u64t, None, var, None, []).map_err(bug)
     }
 
-    /// Counts a violation and, when it is the dispatch's first, records it.
-    fn record_violation(&mut self, site: u32, code: Word, a: &Access) -> EResult {
-        let u32t = self.m.uint(32);
+    /// Counts a violation (`code` non-zero, `ok` false) of the work-item and, when it is
+    /// its first, keeps it ([`Pending`]): selects only, no branch.
+    fn note_violation(&mut self, site: u32, code: Word, ok: Word, a: &Access) -> EResult {
+        let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
+            return Err(self.err("internal error: a check outside a checked translation"));
+        };
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
-        let blk = self.check_block()?;
-        let count = self.global_ptr(blk, 32)?;
-        let scope = self.m.const_u32(Scope::Device as u32);
-        let sem = self.m.const_u32(MemorySemantics::empty().bits());
-        let one = self.m.const_u32(1);
-        let old = self
-            .m
-            .b
-            .atomic_i_add(u32t, None, count, scope, sem, one)
-            .map_err(bug)?;
+        let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;
         let zero = self.m.const_u32(0);
-        let first = self.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
+        let none_yet = self.m.b.i_equal(bt, None, count, zero).map_err(bug)?;
+        let bad = self.m.b.logical_not(bt, None, ok).map_err(bug)?;
+        let first = self.m.b.logical_and(bt, None, bad, none_yet).map_err(bug)?;
         let addr = match (a.origin, a.space) {
             (Some(full), _) => full,
             (None, Space::Mem(s)) => self.resize(a.addr, s.address_bits(), 64)?,
             (None, Space::Generic) => a.addr,
         };
-        self.if_then(first, |cx| {
-            let site = cx.m.const_u32(site);
-            let size = cx.m.const_u32(a.bytes);
-            for (at, v) in [
-                (block::SITE, site),
-                (block::CODE, code),
-                (block::SIZE, size),
-            ] {
-                let p = cx.addr_add(blk, 64, at)?;
-                cx.global_store(p, 32, v)?;
-            }
-            let p = cx.addr_add(blk, 64, block::ADDRESS)?;
-            cx.global_store(p, 64, addr)?;
-            for (at, reg) in [
-                (block::GROUP_ID, SpecialReg::GroupId),
-                (block::LOCAL_ID, SpecialReg::LocalId),
-            ] {
-                for c in 0..3u8 {
-                    let v = cx.special_value(reg, Some(c))?;
-                    let p = cx.addr_add(blk, 64, at + 4 * c as u64)?;
+        let site = self.m.const_u32(site);
+        let size = self.m.const_u32(a.bytes);
+        for (var, t, v) in [
+            (p.site, u32t, site),
+            (p.code, u32t, code),
+            (p.size, u32t, size),
+            (p.address, u64t, addr),
+        ] {
+            let old = self.m.b.load(t, None, var, None, []).map_err(bug)?;
+            let new = self.m.b.select(t, None, first, v, old).map_err(bug)?;
+            self.m.b.store(var, new, None, []).map_err(bug)?;
+        }
+        let one = self.m.const_u32(1);
+        let inc = self.m.b.select(u32t, None, bad, one, zero).map_err(bug)?;
+        let count = self.m.b.i_add(u32t, None, count, inc).map_err(bug)?;
+        self.m.b.store(p.count, count, None, []).map_err(bug)
+    }
+
+    /// At a kernel's return, in a checked translation: adds the work-item's violations to
+    /// the dispatch's count and, when they are the dispatch's first, records the first of
+    /// them with the work-item's ids.
+    pub fn flush_checks(&mut self) -> EResult {
+        let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
+            return Ok(());
+        };
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        let any = self.m.b.i_not_equal(bt, None, count, zero).map_err(bug)?;
+        self.if_then(any, |cx| {
+            let blk = cx.check_block()?;
+            let total = cx.global_ptr(blk, 32)?;
+            let scope = cx.m.const_u32(Scope::Device as u32);
+            let sem = cx.m.const_u32(MemorySemantics::empty().bits());
+            let old = cx
+                .m
+                .b
+                .atomic_i_add(u32t, None, total, scope, sem, count)
+                .map_err(bug)?;
+            let first = cx.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
+            cx.if_then(first, |cx| {
+                for (at, var) in [
+                    (block::SITE, p.site),
+                    (block::CODE, p.code),
+                    (block::SIZE, p.size),
+                ] {
+                    let v = cx.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+                    let p = cx.addr_add(blk, 64, at)?;
                     cx.global_store(p, 32, v)?;
                 }
-            }
-            Ok(())
+                let addr = cx.m.b.load(u64t, None, p.address, None, []).map_err(bug)?;
+                let p = cx.addr_add(blk, 64, block::ADDRESS)?;
+                cx.global_store(p, 64, addr)?;
+                for (at, reg) in [
+                    (block::GROUP_ID, SpecialReg::GroupId),
+                    (block::LOCAL_ID, SpecialReg::LocalId),
+                ] {
+                    for c in 0..3u8 {
+                        let v = cx.special_value(reg, Some(c))?;
+                        let p = cx.addr_add(blk, 64, at + 4 * c as u64)?;
+                        cx.global_store(p, 32, v)?;
+                    }
+                }
+                Ok(())
+            })
         })
     }
 }

@@ -370,6 +370,9 @@ impl<'a> FnCx<'a> {
     }
 
     fn emit_return(&mut self, value: Option<Operand>) -> EResult {
+        if self.f.is_kernel() {
+            self.flush_checks()?;
+        }
         match (value, self.f.ret) {
             (Some(v), Some(ty)) => {
                 let val = self.read_as_type(&v, ty)?;
