@@ -205,7 +205,12 @@ pub fn device_run_with(
 }
 
 /// Runs a module on the reference interpreter, as [`device_run`].
-fn reference_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<Vec<u64>, String> {
+pub fn reference_run(
+    src: &str,
+    input: &[u64],
+    out_per: usize,
+    sub: bool,
+) -> Result<Vec<u64>, String> {
     let file = Arc::new(SourceFile::new("matrix.pisa", src));
     let module = pisa_translator::check(&file).map_err(|d| d.render())?;
     let mut m = pisa_reference::Machine::new(pisa_reference::Config {
@@ -349,6 +354,19 @@ pub struct Kernel {
     pub out_per: usize,
     /// Whether it runs at the device's sub-group width ([`options`]).
     pub sub: bool,
+    cases: Vec<Case>,
+}
+
+impl Kernel {
+    /// The first difference between two runs' outputs `a` and `b` of this kernel, as the
+    /// matrix compares them (NaNs of any payload alike, approximate results within their
+    /// bound), per case; `None` when every case agrees.
+    pub fn difference(&self, a: &[u64], b: &[u64]) -> Option<String> {
+        compare(&self.cases, self.out_per, a, b)
+            .into_iter()
+            .flatten()
+            .next()
+    }
 }
 
 /// Builds the kernel of `jobs`: its text, input words, output words per work-item, and the
@@ -393,10 +411,16 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
         .map_err(|e| format!("reference: {}", first_line(&e)))?;
     let dev = device_run(&src, &input, out_off, sub)
         .map_err(|e| format!("device: {}", first_line(&e)))?;
+    Ok(compare(&built, out_off, &dev, &reference))
+}
+
+/// Compares the outputs of the cases `built` (`out_off` words per work-item) between the
+/// device (`dev`) and the reference: the failure of each case (`None`: agreed).
+fn compare(built: &[Case], out_off: usize, dev: &[u64], reference: &[u64]) -> Vec<Option<String>> {
     let per = out_off.max(1);
     let mut out = Vec::new();
     let mut at = 0;
-    for c in &built {
+    for c in built {
         let mut fail = None;
         'lanes: for lane in 0..LANES {
             for (w, cmp) in c.outs.iter().enumerate() {
@@ -414,7 +438,7 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
         at += c.outs.len();
         out.push(fail);
     }
-    Ok(out)
+    out
 }
 
 /// Runs the whole matrix.
@@ -488,12 +512,13 @@ pub fn kernels() -> Vec<Kernel> {
     batches
         .iter()
         .filter_map(|(jobs, sub)| {
-            let (src, input, out_per, _) = build_batch(&rows, jobs).ok()?;
+            let (src, input, out_per, cases) = build_batch(&rows, jobs).ok()?;
             Some(Kernel {
                 src,
                 input,
                 out_per,
                 sub: *sub,
+                cases,
             })
         })
         .collect()

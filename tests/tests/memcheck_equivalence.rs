@@ -25,8 +25,20 @@ fn matrix_kernels(step: usize) -> (usize, Vec<String>) {
         let plain = matrix::device_run_with(&k.src, &k.input, k.out_per, &options);
         let check = matrix::device_run_with(&k.src, &k.input, k.out_per, &checked(options));
         match (plain, check) {
-            (Ok(a), Ok(b)) if a == b => {}
-            (Ok(_), Ok(_)) => failures.push(format!("matrix kernel {i}: outputs differ")),
+            // NaN payloads may differ (the driver optimizes the two translations
+            // differently); the matrix's comparison takes any NaN for any other.
+            (Ok(a), Ok(b)) => {
+                if let Some(d) = k.difference(&a, &b) {
+                    failures.push(format!("matrix kernel {i}: unchecked (\"device\") and checked (\"reference\") differ: {d}"))
+                }
+            }
+            // A violation the reference interpreter reports too is the checker doing its
+            // job: a batch of the matrix may put a `.128b` atomic's operand at an 8-byte
+            // offset (prog-5 wants 16), which the matrix's per-case rerun hides.
+            (Ok(_), Err(e))
+                if e.contains("error: misaligned")
+                    && matrix::reference_run(&k.src, &k.input, k.out_per, k.sub)
+                        .is_err_and(|r| r.contains("misaligned")) => {}
             (Ok(_), Err(e)) => failures.push(format!("matrix kernel {i} checked: {e}")),
             // A kernel that fails unchecked fails in the matrix test; nothing to compare.
             (Err(_), _) => {}
