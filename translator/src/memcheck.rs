@@ -667,7 +667,8 @@ mod tests {
         assert_eq!(nearest(&all, 0x1020, 4), Some(&all[0]));
         assert_eq!(nearest(&[], 0, 4), None);
         assert_eq!(v.distance(0x2010, 4), 0);
-        assert_eq!(v.distance(u64::MAX - 2, 8), u64::MAX - 0x2040);
+        // From the allocation's end (0x2040) to the access's start (MAX - 2).
+        assert_eq!(v.distance(u64::MAX - 2, 8), u64::MAX - 2 - 0x2040);
         // Adjacent allocations: the one the access overlaps most.
         let next = Allocation {
             start: 0x1010,
