@@ -13,9 +13,9 @@ trap 'rm -rf "$work"' EXIT
 pip=("$work/venv/bin/python" -m pip --disable-pip-version-check)
 # The release build of the extension lands in python/target and is reused by later runs.
 "${pip[@]}" install --progress-bar off "$here" pytest
+# Run from outside the source tree so that `import pisa_vk` finds the installed package.
+cd "$work"
 "$work/venv/bin/python" -c 'import pisa_vk, sys; print("pisa_vk from", pisa_vk.__file__)'
 
 export PISA_VK_VALIDATION="${PISA_VK_VALIDATION:-1}"
-# Run from outside the source tree so that `import pisa_vk` finds the installed package.
-cd "$work"
 "$work/venv/bin/python" -m pytest -p no:cacheprovider -q "$here/tests" "$@"

@@ -11,10 +11,32 @@ use std::sync::Arc;
 /// A context may ask for the memory checker ([`Context::with_checking`], or
 /// `PISA_VK_CHECKED=1` for every context): modules loaded from source through it are then
 /// translated checked ([`Options::checked`](crate::Options)).
+///
+/// ```no_run
+/// # fn main() -> pisa_vk::Result<()> {
+/// let ctx = pisa_vk::Context::new()?; // PISA_VK_DEVICE, else the best device
+/// println!("{:?}", ctx); // the device's name, type and driver
+/// let input = ctx.buffer_from(&[1.0f32, 2.0, 3.0])?;
+/// let output = ctx.zeroed::<f32>(3)?;
+/// # Ok(()) }
+/// ```
 #[derive(Clone)]
 pub struct Context {
     pub(crate) rt: Arc<pisa_runtime::Context>,
     checked: bool,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let info = self.info();
+        f.debug_struct("Context")
+            .field("device", &info.name)
+            .field("type", &info.device_type)
+            .field("driver", &info.driver_name)
+            .field("timeout_seconds", &self.rt.timeout_seconds())
+            .field("checked", &self.checked)
+            .finish()
+    }
 }
 
 impl Context {
@@ -108,19 +130,38 @@ impl Context {
         &self.rt
     }
 
-    /// A device buffer holding a copy of `data`.
+    /// A device buffer holding a copy of `data` (host-visible memory; allocation and a
+    /// host copy, no submission).
     pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
-        let b = self.zeroed::<T>(data.len())?;
+        let b = self.uninit_buffer::<T>(data.len())?;
         b.write(data)?;
         Ok(b)
     }
 
-    /// A device buffer of `len` zeroed elements.
+    /// A device buffer of `len` zeroed elements (allocation and a host write of zeros).
     pub fn zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
-        let bytes = (len * std::mem::size_of::<T>()) as u64;
+        let b = self.uninit_buffer::<T>(len)?;
+        b.fill(T::zeroed())?;
+        Ok(b)
+    }
+
+    fn uninit_buffer<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
+        let bytes = (len as u64)
+            .checked_mul(std::mem::size_of::<T>() as u64)
+            .ok_or_else(|| {
+                pisa_runtime::Error::InvalidArgument(format!(
+                    "a buffer of {len} elements of {} bytes is too large",
+                    std::mem::size_of::<T>()
+                ))
+            })?;
         let raw = self.rt.create_buffer(bytes)?;
-        raw.write(0, &vec![0u8; bytes as usize])?;
-        Ok(Buffer::new(raw, len))
+        Ok(Buffer::new(self.clone(), raw, len))
+    }
+
+    /// A new, empty [`Stream`](crate::Stream): record launches, copies, fills and host
+    /// transfers, then submit them as one submission and wait for it or poll it.
+    pub fn stream(&self) -> crate::Stream<'_> {
+        crate::Stream::new(self)
     }
 
     /// Validation-layer messages collected so far (with `PISA_VK_VALIDATION=1`).

@@ -16,7 +16,11 @@
 use pisa_translator::Diagnostics;
 
 /// Everything the host API can report.
-#[derive(Debug, thiserror::Error)]
+///
+/// `Debug` prints what `Display` prints — the rendered diagnostic — so that
+/// `fn main() -> pisa_vk::Result<()>` reports an error readably; match the variants for
+/// their fields.
+#[derive(thiserror::Error)]
 pub enum Error {
     /// The PISA module is invalid (or cannot be translated or linked): every diagnostic of
     /// its files.
@@ -83,8 +87,8 @@ pub enum Error {
         /// The size passed.
         got: usize,
     },
-    /// A symbol or buffer access of the wrong size.
-    #[error("{what}: {got} bytes given, {expected} expected")]
+    /// A byte block of the wrong size (an argument block, a `--set` value).
+    #[error("{what}: {got} bytes given, {expected} bytes expected")]
     SizeMismatch {
         /// What was accessed.
         what: String,
@@ -111,6 +115,61 @@ pub enum Error {
     /// PISA line.
     #[error("{0}")]
     MemoryViolation(Box<pisa_translator::memcheck::Violation>),
+    /// A buffer or symbol access whose length is not the one needed (a whole-buffer write of
+    /// another length, a copy between buffers of different lengths).
+    #[error("{op} {target}: {given} given, {expected} expected")]
+    Length {
+        /// The call (`"Buffer::write"`).
+        op: &'static str,
+        /// The buffer or symbol, named (`` buffer `out` (4096 u32) ``).
+        target: String,
+        /// What the call needed.
+        expected: Extent,
+        /// What it was given.
+        given: Extent,
+    },
+    /// A range of elements that is not inside the buffer or symbol.
+    #[error("{op} {target}: elements {start}..{end} (bytes {}..{}) are outside its {size}",
+            .start * .size.elem_size, .end * .size.elem_size)]
+    Range {
+        /// The call (`"Buffer::read_range"`).
+        op: &'static str,
+        /// The buffer or symbol, named.
+        target: String,
+        /// First element of the range.
+        start: u64,
+        /// One past its last element.
+        end: u64,
+        /// The buffer's or symbol's size.
+        size: Extent,
+    },
+    /// A symbol whose size is not a whole number of the element type asked for.
+    #[error("{op} {target}: its {bytes} bytes are not a whole number of {elem} ({elem_size} bytes each)")]
+    ElementSize {
+        /// The call (`"Symbol::read"`).
+        op: &'static str,
+        /// The symbol, named.
+        target: String,
+        /// The symbol's size in bytes.
+        bytes: u64,
+        /// The element type asked for.
+        elem: &'static str,
+        /// Its size in bytes.
+        elem_size: u64,
+    },
+    /// A write to a variable the host may only read: a `.const` variable (prog-2: constant
+    /// memory is initialized and read-only).
+    #[error("cannot write symbol `{symbol}`: it is a `.{space}` variable, read-only from the host (initialize it in the module)")]
+    ReadOnly {
+        /// The symbol's name as asked for.
+        symbol: String,
+        /// Its space (`const`).
+        space: String,
+    },
+    /// A typed result or handle used with something it does not belong to (the read of
+    /// another stream).
+    #[error("{0}")]
+    Mismatch(String),
     /// A launch configuration the kernel or the device cannot run: a work-group size of 0,
     /// beyond the device's limits or other than `.reqd_work_group_size`, and every other
     /// launch-size problem.
@@ -138,6 +197,11 @@ impl Error {
             | Error::ArgumentSize { .. }
             | Error::SizeMismatch { .. }
             | Error::ForeignBuffer { .. }
+            | Error::Length { .. }
+            | Error::Range { .. }
+            | Error::ElementSize { .. }
+            | Error::ReadOnly { .. }
+            | Error::Mismatch(_)
             | Error::Launch { .. } => true,
             Error::Invalid(_)
             | Error::Runtime(_)
@@ -149,3 +213,100 @@ impl Error {
 
 /// `Result` with the host API's [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl std::fmt::Debug for Error {
+    /// The `Display` text: the rendered diagnostic, not the fields (whole source texts and
+    /// line tables for [`Error::Invalid`]).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Display::fmt(self, f)
+    }
+}
+
+/// A number of elements of one type, as errors print it: `3 u32 (12 bytes)`, or `12 bytes`
+/// for bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// How many elements.
+    pub elements: u64,
+    /// The element type's name (`u32`, `f32`, `[u8; 3]`...).
+    pub elem: &'static str,
+    /// Its size in bytes.
+    pub elem_size: u64,
+}
+
+impl Extent {
+    /// `elements` of `T`.
+    pub fn of<T>(elements: u64) -> Extent {
+        Extent {
+            elements,
+            elem: short_type_name::<T>(),
+            elem_size: std::mem::size_of::<T>() as u64,
+        }
+    }
+
+    /// The size in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.elements * self.elem_size
+    }
+}
+
+impl std::fmt::Display for Extent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.elem_size == 1 && matches!(self.elem, "u8" | "i8") {
+            write!(f, "{} bytes", self.elements)
+        } else {
+            write!(
+                f,
+                "{} {} ({} bytes)",
+                self.elements,
+                self.elem,
+                self.bytes()
+            )
+        }
+    }
+}
+
+/// `T`'s name without module paths (`u32`, `[f32; 4]`, `MyPixel`).
+pub(crate) fn short_type_name<T>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    if full.contains('<') || full.starts_with('[') || full.starts_with('(') {
+        return full;
+    }
+    full.rsplit("::").next().unwrap_or(full)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn debug_prints_the_display_text() {
+        let e = Error::UnknownSymbol("x".into());
+        assert_eq!(
+            format!("{e:?}"),
+            "no `.host_access` name or module variable `x`"
+        );
+    }
+
+    #[test]
+    fn extents_print_elements_and_bytes() {
+        assert_eq!(Extent::of::<u32>(3).to_string(), "3 u32 (12 bytes)");
+        assert_eq!(Extent::of::<u8>(5).to_string(), "5 bytes");
+        assert_eq!(
+            Extent::of::<[f32; 4]>(2).to_string(),
+            "2 [f32; 4] (32 bytes)"
+        );
+        let e = Error::Range {
+            op: "Buffer::read_range",
+            target: "buffer `out` (4096 u32)".into(),
+            start: 4090,
+            end: 4100,
+            size: Extent::of::<u32>(4096),
+        };
+        assert_eq!(
+            e.to_string(),
+            "Buffer::read_range buffer `out` (4096 u32): elements 4090..4100 (bytes \
+             16360..16400) are outside its 4096 u32 (16384 bytes)"
+        );
+    }
+}

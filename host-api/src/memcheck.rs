@@ -1,31 +1,37 @@
 //! The host side of the memory checker ([`pisa_translator::memcheck`]).
 //!
-//! Before a dispatch of a checked translation, [`prepare`] builds the allocation table —
+//! When a launch of a checked translation is recorded (by a dispatch or into a
+//! [`Stream`](crate::Stream)), [`prepare`] builds the allocation table —
 //! every live buffer of the context except the module's globals arena, and every variable of
 //! that arena on its own (`.const` ones read-only) — sorts it, uploads it with a zeroed
 //! violation record in an internal buffer (not itself in the table), and puts that buffer's
-//! address in the launch block's check slot. After the dispatch, [`Prepared::finish`] reads
-//! the record back and turns a violation into [`Error::MemoryViolation`]: the instruction
+//! address in the launch block's check slot. Once the submission has been waited for,
+//! [`Check::finish`] reads the record back and turns a violation into
+//! [`Error::MemoryViolation`]: the instruction
 //! (from the reflection's site table), the work-item, and the allocation nearest to the
 //! access, named by the kernel argument that points into it or by its variable.
 //!
-//! Without checking, [`refuse_foreign_buffers`] still refuses what the host knows without
-//! the device: an argument made from a buffer of another context.
+//! Without checking, the host still refuses what it knows without the device: an argument
+//! that is a buffer of another context (`ArgSink`, [`Error::ForeignBuffer`]).
 
-use crate::module::{Arg, Launch, Module};
 use crate::{Error, Result};
+use crate::{Launch, Module};
 use pisa_translator::ir::MemSpace;
 use pisa_translator::memcheck::{
     block, code, nearest, Allocation, AllocationKind, CheckInfo, VariableName, Violation, WorkItem,
 };
 use pisa_translator::reflect::KernelInfo;
 
-/// A checked dispatch on its way: the check block and the allocations of its table.
-pub(crate) struct Prepared<'m> {
+/// A checked launch on its way: its check block, the allocations of its table, and what
+/// a report of its violation names (kernel, launch, argument block).
+pub(crate) struct Check<'m> {
     info: &'m CheckInfo,
     block: pisa_runtime::Buffer,
     table: Vec<Allocation>,
     private_size: u64,
+    kernel: &'m KernelInfo,
+    launch: Launch,
+    arg_block: Vec<u8>,
 }
 
 /// Env variable: `1` translates every module loaded through the host API (and `pisa-vk
@@ -41,28 +47,18 @@ pub fn checked_from_env() -> Result<bool> {
     )?)
 }
 
-/// Refuses an argument made from a [`Buffer`](crate::Buffer) of another context than
-/// `module`'s: its address means nothing to this context's device (on a GPU the kernel would
-/// fault; on lavapipe it would write host memory the other context owns).
-pub(crate) fn refuse_foreign_buffers(module: &Module, k: &KernelInfo, args: &[Arg]) -> Result<()> {
-    let own = module.context().runtime().id();
-    for (index, (a, p)) in args.iter().zip(&k.params).enumerate() {
-        if a.context().is_some_and(|c| c != own) {
-            return Err(Error::ForeignBuffer {
-                kernel: k.name.clone(),
-                index,
-                param: p.name.clone(),
-            });
-        }
-    }
-    Ok(())
-}
-
-/// For a checked module, builds and uploads the check block of a launch and puts its
-/// address in `push` (the launch block every dispatch of the launch starts from, so that
-/// they share the block: a launch split into several dispatches records its first violation
-/// once and counts all); `None` for an unchecked module.
-pub(crate) fn prepare<'m>(module: &'m Module, push: &mut [u8]) -> Result<Option<Prepared<'m>>> {
+/// For a checked module, builds and uploads the check block of a launch of `kernel` with
+/// `arg_block` and puts its address in `push` (the launch block every dispatch of the launch
+/// starts from, so that they share the block: a launch split into several dispatches
+/// records its first violation once and counts all); `None` for an unchecked module. The
+/// table lists the context's buffers alive now, when the launch is recorded.
+pub(crate) fn prepare<'m>(
+    module: &'m Module,
+    kernel: &'m KernelInfo,
+    launch: &Launch,
+    arg_block: &[u8],
+    push: &mut [u8],
+) -> Result<Option<Check<'m>>> {
     let Some(info) = &module.reflection().checked else {
         return Ok(None);
     };
@@ -124,11 +120,14 @@ pub(crate) fn prepare<'m>(module: &'m Module, push: &mut [u8]) -> Result<Option<
     let buffer = rt.create_internal_buffer(bytes.len() as u64)?;
     buffer.write(0, &bytes)?;
     put(push, slot as u64, &buffer.device_address().to_le_bytes());
-    Ok(Some(Prepared {
+    Ok(Some(Check {
         info,
         block: buffer,
         table,
         private_size: module.reflection().private_size as u64,
+        kernel,
+        launch: *launch,
+        arg_block: arg_block.to_vec(),
     }))
 }
 
@@ -141,10 +140,23 @@ fn u32_at(b: &[u8], at: u64) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
 }
 
-impl Prepared<'_> {
-    /// Reads the violation record of the finished dispatch: `Ok` when no access failed,
+/// Reads the records of the finished launches `checks` in their order: `Ok` when none had
+/// a bad access, else [`Error::MemoryViolation`] describing the first of the first launch
+/// that had one.
+pub(crate) fn finish_all(checks: Vec<Check<'_>>) -> Result<()> {
+    checks.into_iter().try_for_each(Check::finish)
+}
+
+impl Check<'_> {
+    /// The check block, which the submission must keep alive until it has finished.
+    pub fn block(&self) -> &pisa_runtime::Buffer {
+        &self.block
+    }
+
+    /// Reads the violation record of the finished launch: `Ok` when no access failed,
     /// else [`Error::MemoryViolation`] describing the first.
-    pub fn finish(self, k: &KernelInfo, launch: &Launch, arg_block: &[u8]) -> Result<()> {
+    pub fn finish(self) -> Result<()> {
+        let (k, launch, arg_block) = (self.kernel, &self.launch, &self.arg_block[..]);
         let mut record = vec![0u8; block::RECORD_SIZE as usize];
         self.block.read(0, &mut record)?;
         let count = u32_at(&record, block::COUNT);

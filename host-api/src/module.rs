@@ -1,152 +1,117 @@
 //! [`Module`]: a translated PISA program loaded on a device — its globals arena allocated,
-//! initialized and relocated — with `.host_access` symbols and kernel dispatch. A program is
-//! one PISA module, or several linked into one ([`Module::load_linked`],
+//! initialized and relocated — with `.host_access` symbols ([`Symbol`]) and kernel dispatch.
+//! A program is one PISA module, or several linked into one ([`Module::load_linked`],
 //! [`Module::from_sources`]): one SPIR-V module with every kernel, one globals arena.
+//!
+//! A dispatch is a [`Stream`](crate::Stream) of one launch, submitted and waited for. The
+//! pipelines of a module's launches are kept by the module, keyed by (kernel, work-group
+//! size, edge size) — found again by a comparison of three small values, without hashing
+//! the SPIR-V — on top of the context's cache (which a new module of the same SPIR-V
+//! finds).
 
-use crate::{Buffer, Context, Error, Result};
-use bytemuck::Pod;
-use pisa_translator::reflect::{Feature, KernelInfo, ParamInfo, Reflection};
-use pisa_translator::{FloatModel, Options, SourceFile, Translation};
-use std::sync::Arc;
+use crate::args::{check_signature, ArgSink, IntoArgs, Signature};
+use crate::dim::{dim3, IntoDim3, Launch};
+use crate::{device_options, kernel_features, Context, Error, Result, Symbol};
+use pisa_translator::reflect::{KernelInfo, Reflection};
+use pisa_translator::{Options, SourceFile, Translation};
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-/// Work-item counts in up to three dimensions; what is not given is 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dim3 {
-    /// Sizes per dimension.
-    pub size: [u64; 3],
-    /// How many dimensions were given (`%workdim`).
-    pub dims: u32,
-}
-
-impl From<u64> for Dim3 {
-    fn from(x: u64) -> Dim3 {
-        Dim3 {
-            size: [x, 1, 1],
-            dims: 1,
-        }
-    }
-}
-impl From<u32> for Dim3 {
-    fn from(x: u32) -> Dim3 {
-        Dim3::from(x as u64)
-    }
-}
-impl From<usize> for Dim3 {
-    fn from(x: usize) -> Dim3 {
-        Dim3::from(x as u64)
-    }
-}
-impl From<(u64, u64)> for Dim3 {
-    fn from((x, y): (u64, u64)) -> Dim3 {
-        Dim3 {
-            size: [x, y, 1],
-            dims: 2,
-        }
-    }
-}
-impl From<(u64, u64, u64)> for Dim3 {
-    fn from((x, y, z): (u64, u64, u64)) -> Dim3 {
-        Dim3 {
-            size: [x, y, z],
-            dims: 3,
-        }
-    }
-}
-impl From<[u64; 3]> for Dim3 {
-    fn from(size: [u64; 3]) -> Dim3 {
-        Dim3 { size, dims: 3 }
-    }
-}
-
-/// A whole launch: the NDRange in work-items.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Launch {
-    /// Global size (work-items per dimension); need not be a multiple of `local`.
-    pub global: Dim3,
-    /// Work-group size.
-    pub local: Dim3,
-    /// Global offset (`%globaloffset`).
-    pub offset: [u64; 3],
-}
-
-impl Launch {
-    /// `global` work-items in work-groups of `local`, without a global offset.
-    pub fn new(global: impl Into<Dim3>, local: impl Into<Dim3>) -> Launch {
-        Launch {
-            global: global.into(),
-            local: local.into(),
-            offset: [0; 3],
-        }
-    }
-}
-
-/// One kernel argument: the bytes of its `.param`, and for a buffer's address the context
-/// the buffer belongs to (a dispatch refuses a buffer of another context).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Arg {
-    bytes: Vec<u8>,
-    context: Option<u64>,
-}
-
-impl Arg {
-    /// An argument of raw bytes (the `.param`'s size).
-    pub fn bytes(bytes: Vec<u8>) -> Arg {
-        Arg {
-            bytes,
-            context: None,
-        }
-    }
-
-    /// The bytes the `.param` receives.
-    pub fn as_bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
-    /// The id of the context whose buffer's address this is
-    /// ([`pisa_runtime::Context::id`]), for an argument made from a [`Buffer`].
-    pub fn context(&self) -> Option<u64> {
-        self.context
-    }
-}
-
-impl From<Vec<u8>> for Arg {
-    fn from(bytes: Vec<u8>) -> Arg {
-        Arg::bytes(bytes)
-    }
-}
-
-impl<T: Pod> From<&Buffer<T>> for Arg {
-    fn from(b: &Buffer<T>) -> Arg {
-        Arg {
-            bytes: b.device_address().to_le_bytes().to_vec(),
-            context: Some(b.raw().context_id()),
-        }
-    }
-}
-
-macro_rules! scalar_args {
-    ($($t:ty),*) => {$(
-        impl From<$t> for Arg {
-            fn from(x: $t) -> Arg { Arg::bytes(x.to_le_bytes().to_vec()) }
-        }
-    )*};
-}
-scalar_args!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
-
-/// A PISA module loaded on a device.
+/// A PISA program loaded on a device: its SPIR-V, its kernels and its globals arena.
+///
+/// ```no_run
+/// # fn main() -> pisa_vk::Result<()> {
+/// use pisa_vk::{Buffer, Context, Module};
+/// let ctx = Context::new()?;
+/// let m = Module::load(&ctx, "examples/scale.pisa")?;
+/// let data = ctx.buffer_from(&[1u32, 2, 3, 4, 5, 6, 7])?;
+/// m.dispatch("scale", 7, 4, (&data, 7u32))?; // blocks until the kernel has run
+/// // A typed kernel: its `.param`s are checked once, here.
+/// let scale = m.kernel::<(Buffer<u32>, u32)>("scale")?;
+/// scale.dispatch(7, 4, (&data, 7))?;
+/// # Ok(()) }
+/// ```
 pub struct Module {
     ctx: Context,
     translation: Arc<Translation>,
     arena: pisa_runtime::Buffer,
     name: String,
+    /// The pipelines of this module's launches.
+    pipelines: Mutex<Vec<Memo>>,
 }
 
-/// A module variable reachable from the host (by `.host_access` name, or its own name).
-#[derive(Clone, Copy)]
-pub struct Symbol<'m> {
+/// A pipeline of a module: kernel index, work-group size, enqueued work-group size.
+struct Memo {
+    kernel: usize,
+    local: [u32; 3],
+    enqueued: [u32; 3],
+    pipeline: Arc<pisa_runtime::Pipeline>,
+}
+
+impl std::fmt::Debug for Module {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kernels: Vec<&str> = self
+            .reflection()
+            .kernels
+            .iter()
+            .map(|k| k.name.as_str())
+            .collect();
+        f.debug_struct("Module")
+            .field("name", &self.name)
+            .field("kernels", &kernels)
+            .field("globals_bytes", &self.reflection().arena.size)
+            .field("spirv_words", &self.translation.spirv.len())
+            .field("device", &self.ctx.info().name)
+            .finish()
+    }
+}
+
+/// A kernel of a [`Module`] with a checked signature `S` ([`Module::kernel`]): its
+/// dispatches take exactly `S`'s arguments, and the kernel is found without a name lookup.
+pub struct Kernel<'m, S: Signature> {
     module: &'m Module,
-    offset: u64,
-    size: u64,
+    index: usize,
+    _s: PhantomData<fn(S)>,
+}
+
+impl<S: Signature> std::fmt::Debug for Kernel<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Kernel")
+            .field("name", &self.module.reflection().kernels[self.index].name)
+            .field("module", &self.module.name)
+            .finish()
+    }
+}
+
+impl<S: Signature> Kernel<'_, S> {
+    /// Runs the kernel and waits for it, as [`Module::dispatch`].
+    pub fn dispatch(
+        &self,
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+        args: S::Args<'_>,
+    ) -> Result<()> {
+        let launch = self.module.launch_of(self.index, global, local)?;
+        self.module.run(self.index, &launch, args, false).map(drop)
+    }
+
+    /// Runs the kernel over a full launch description and waits for it.
+    pub fn dispatch_launch(&self, launch: &Launch, args: S::Args<'_>) -> Result<()> {
+        self.module.run(self.index, launch, args, false).map(drop)
+    }
+
+    /// Records a launch of the kernel into `stream`, as [`Stream::dispatch`](crate::Stream::dispatch).
+    pub fn record<'a>(
+        &'a self,
+        stream: &mut crate::Stream<'a>,
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+        args: S::Args<'_>,
+    ) -> Result<()> {
+        let launch = self.module.launch_of(self.index, global, local)?;
+        stream.record_launch(self.module, self.index, &launch, args)
+    }
 }
 
 impl Module {
@@ -237,24 +202,8 @@ impl Module {
             translation,
             arena,
             name: name.to_string(),
+            pipelines: Mutex::new(Vec::new()),
         })
-    }
-
-    /// The context the module is loaded on.
-    pub fn context(&self) -> &Context {
-        &self.ctx
-    }
-
-    /// The globals arena.
-    pub(crate) fn arena(&self) -> &pisa_runtime::Buffer {
-        &self.arena
-    }
-
-    /// Whether the module is a checked translation ([`Options::checked`]): its dispatches
-    /// check every memory access and fail with [`Error::MemoryViolation`] on the first bad
-    /// one.
-    pub fn checked(&self) -> bool {
-        self.reflection().checked.is_some()
     }
 
     /// The reflection of the translation.
@@ -262,13 +211,40 @@ impl Module {
         &self.translation.reflection
     }
 
+    /// The translation (SPIR-V, reflection, options) the module was loaded from.
+    pub fn translation(&self) -> &Arc<Translation> {
+        &self.translation
+    }
+
     /// The SPIR-V words.
     pub fn spirv(&self) -> &[u32] {
         &self.translation.spirv
     }
 
+    /// The program's name in errors (its files' names).
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The context the module was loaded on.
+    pub fn context(&self) -> &Context {
+        &self.ctx
+    }
+
+    pub(crate) fn arena(&self) -> &pisa_runtime::Buffer {
+        &self.arena
+    }
+
+    /// Whether the module is a checked translation ([`Options::checked`]): its launches
+    /// check every memory access, and a launch with a bad one fails with
+    /// [`Error::MemoryViolation`] (its dispatch, or the wait of the stream that ran it).
+    pub fn checked(&self) -> bool {
+        self.reflection().checked.is_some()
+    }
+
     /// The variable with `.host_access` name `name`, else the exported variable `@name`,
-    /// else the only module variable `@name` of the program.
+    /// else the only module variable `@name` of the program. A `.const` variable is
+    /// read-only: [`Symbol::write`] refuses it.
     pub fn symbol(&self, name: &str) -> Result<Symbol<'_>> {
         let g = self
             .reflection()
@@ -280,81 +256,134 @@ impl Module {
                     count,
                 },
             })?;
-        Ok(Symbol {
-            module: self,
-            offset: g.offset,
-            size: g.size,
-        })
+        Ok(Symbol::new(self, g))
     }
 
-    fn kernel(&self, name: &str) -> Result<&KernelInfo> {
+    /// The index and reflection of the kernel `name` (with or without `@`).
+    pub(crate) fn kernel_info(&self, name: &str) -> Result<(usize, &KernelInfo)> {
         let name = name.strip_prefix('@').unwrap_or(name);
-        self.reflection()
-            .kernel(name)
+        let kernels = &self.reflection().kernels;
+        kernels
+            .iter()
+            .position(|k| k.name == name)
+            .map(|i| (i, &kernels[i]))
             .ok_or_else(|| Error::UnknownKernel {
                 name: name.to_string(),
-                available: self
-                    .reflection()
-                    .kernels
-                    .iter()
-                    .map(|k| k.name.clone())
-                    .collect(),
+                available: kernels.iter().map(|k| k.name.clone()).collect(),
             })
     }
 
-    /// Runs `kernel` over `global` work-items in work-groups of `local`, with `args` checked
-    /// against the kernel's `.param` sizes (and refused when one is a buffer of another
-    /// context, [`Error::ForeignBuffer`]). A checked module ([`Module::checked`]) fails with
+    /// The kernel `name` typed with the signature `S`, a tuple of parameter types
+    /// (`(Buffer<f32>, Buffer<f32>, u32)`): checks here, once, that the kernel has as many
+    /// `.param`s with those sizes ([`Error::ArgumentCount`], [`Error::Launch`] naming the
+    /// parameter), so its dispatches take exactly `S`'s arguments.
+    pub fn kernel<S: Signature>(&self, name: &str) -> Result<Kernel<'_, S>> {
+        let (index, k) = self.kernel_info(name)?;
+        check_signature::<S>(&k.name, &k.params)?;
+        Ok(Kernel {
+            module: self,
+            index,
+            _s: PhantomData,
+        })
+    }
+
+    /// The launch of kernel `index` over `global` in work-groups of `local`.
+    pub(crate) fn launch_of(
+        &self,
+        index: usize,
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+    ) -> Result<Launch> {
+        let name = &self.reflection().kernels[index].name;
+        Ok(Launch {
+            global: dim3(global, name, "grid")?,
+            local: dim3(local, name, "work-group size")?,
+            offset: [0; 3],
+        })
+    }
+
+    /// Runs `kernel` over `global` work-items in work-groups of `local` and waits for it.
+    ///
+    /// Sizes are any integer, a tuple or an array of up to three ([`IntoDim3`]); the grid
+    /// need not be a multiple of the work-group size (partial edge work-groups run with
+    /// their own size). `args` are a tuple (`(&a, &b, 4u32)`), an [`Args`](crate::Args)
+    /// builder or a slice of [`Arg`](crate::Arg), checked against the kernel's `.param`s.
+    ///
+    /// Cost: blocking — one submission, waited for at most `PISA_VK_TIMEOUT` seconds
+    /// (default 60); the first launch of a kernel with a work-group size creates its
+    /// pipeline (tens of milliseconds; kept by the module and in the on-disk pipeline
+    /// cache). Errors: unknown kernel, argument count or sizes, an impossible launch
+    /// ([`Error::Launch`]: zero or negative sizes, a work-group size beyond the device's
+    /// limits or other than `.reqd_work_group_size`, more than 2^32 - 1 work-groups in a
+    /// dimension), a buffer of another context ([`Error::ForeignBuffer`]), missing device
+    /// features, `RuntimeError::Timeout`, `RuntimeError::DeviceBusy` while an earlier
+    /// dispatch that timed out still runs, and for a checked module ([`Module::checked`])
     /// [`Error::MemoryViolation`] when an access of the kernel was bad (and not performed).
     pub fn dispatch(
         &self,
         kernel: &str,
-        global: impl Into<Dim3>,
-        local: impl Into<Dim3>,
-        args: &[Arg],
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+        args: impl IntoArgs,
     ) -> Result<()> {
-        self.dispatch_launch(kernel, &Launch::new(global, local), args)
+        let (index, _) = self.kernel_info(kernel)?;
+        let launch = self.launch_of(index, global, local)?;
+        self.run(index, &launch, args, false).map(drop)
     }
 
-    /// Runs `kernel` with a full launch description.
-    pub fn dispatch_launch(&self, kernel: &str, launch: &Launch, args: &[Arg]) -> Result<()> {
-        let k = self.kernel(kernel)?;
-        let bytes = self.arg_block(k, args)?;
-        self.run(k, launch, &bytes, false).map(drop)
-    }
-
-    /// The argument block of `k` from `args`, checked against its `.param` sizes, with no
-    /// buffer of another context among them ([`Error::ForeignBuffer`]).
-    fn arg_block(&self, k: &KernelInfo, args: &[Arg]) -> Result<Vec<u8>> {
-        let bytes = pack_args(&k.name, &k.params, k.param_size, args)?;
-        crate::memcheck::refuse_foreign_buffers(self, k, args)?;
-        Ok(bytes)
+    /// Runs `kernel` with a full launch description (global offset included), as
+    /// [`Module::dispatch`].
+    pub fn dispatch_launch(
+        &self,
+        kernel: &str,
+        launch: &Launch,
+        args: impl IntoArgs,
+    ) -> Result<()> {
+        let (index, _) = self.kernel_info(kernel)?;
+        self.run(index, launch, args, false).map(drop)
     }
 
     /// Like [`Module::dispatch`], and returns the GPU time of the launch: from before its
     /// first work-group started to after its last one finished, measured with timestamp
-    /// queries on the device ([`pisa_runtime::Context::launch_timed`]).
+    /// queries on the device.
     pub fn dispatch_timed(
         &self,
         kernel: &str,
-        global: impl Into<Dim3>,
-        local: impl Into<Dim3>,
-        args: &[Arg],
-    ) -> Result<std::time::Duration> {
-        let k = self.kernel(kernel)?;
-        let bytes = self.arg_block(k, args)?;
-        let launch = Launch::new(global, local);
-        Ok(self.run(k, &launch, &bytes, true)?.unwrap_or_default())
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+        args: impl IntoArgs,
+    ) -> Result<Duration> {
+        let (index, _) = self.kernel_info(kernel)?;
+        let launch = self.launch_of(index, global, local)?;
+        Ok(self.run(index, &launch, args, true)?.unwrap_or_default())
+    }
+
+    /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
+    /// block must be exactly the kernel's `.param` layout ([`Error::SizeMismatch`]).
+    pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
+        let (index, k) = self.kernel_info(kernel)?;
+        if arg_block.len() != k.param_size as usize {
+            return Err(Error::SizeMismatch {
+                what: format!("argument block of `{}`", k.name),
+                expected: k.param_size as u64,
+                got: arg_block.len() as u64,
+            });
+        }
+        let mut stream = self.ctx.rt.stream();
+        let check = self.record_block(&mut stream, index, launch, arg_block, Vec::new())?;
+        stream.submit()?.wait()?;
+        crate::memcheck::finish_all(check.into_iter().collect())
     }
 
     /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
     /// running it: checks the work-group size ([`Error::Launch`]), the kernel's shared memory
     /// against the device's (`RuntimeError::SharedMemory`) and that the device and the context
     /// have every feature the kernel needs, so such errors surface before the first dispatch.
-    pub fn prepare(&self, kernel: &str, local: impl Into<Dim3>) -> Result<()> {
-        let k = self.kernel(kernel)?;
-        let local32 = self.local_size(k, local.into().size)?;
-        self.pipeline(k, local32, local32).map(drop)
+    pub fn prepare(&self, kernel: &str, local: impl IntoDim3) -> Result<()> {
+        let (index, k) = self.kernel_info(kernel)?;
+        let local = dim3(local, &k.name, "work-group size")?;
+        let local32 = self.local_size(k, local.size)?;
+        self.pipeline(index, local32, local32).map(drop)
     }
 
     /// `local` as a work-group size of `k`: every dimension in 1..=u32::MAX, and equal to
@@ -380,22 +409,39 @@ impl Module {
         Ok(local32)
     }
 
-    /// The pipeline of `k` for work-groups of `local` in a launch with work-groups of
-    /// `enqueued` (equal, or smaller in the dimensions of a partial edge work-group), from
-    /// the context's cache. A sub-group kernel runs in full sub-groups of its hardware width,
-    /// except in an edge work-group whose x size is not a multiple of it: that one's last
-    /// sub-group is partial, as the work-group is (spec-notes §35). A local size beyond the
-    /// device's limits is an [`Error::Launch`], like every other launch-size error; shared
-    /// memory beyond the device's is the runtime's `SharedMemory` error.
+    /// The pipeline of kernel `index` for work-groups of `local` in a launch with
+    /// work-groups of `enqueued` (equal, or smaller in the dimensions of a partial edge
+    /// work-group): the module's own, else the context's cache. A sub-group kernel runs in
+    /// full sub-groups of its hardware width, except in an edge work-group whose x size is
+    /// not a multiple of it: that one's last sub-group is partial, as the work-group is
+    /// (spec-notes §35). A local size beyond the device's limits is an [`Error::Launch`],
+    /// like every other launch-size error; shared memory beyond the device's is the
+    /// runtime's `SharedMemory` error.
     fn pipeline(
         &self,
-        k: &KernelInfo,
+        index: usize,
         local: [u32; 3],
         enqueued: [u32; 3],
     ) -> Result<Arc<pisa_runtime::Pipeline>> {
+        let memo = |m: &Memo| m.kernel == index && m.local == local && m.enqueued == enqueued;
+        let lock = || self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(m) = lock().iter().find(|m| memo(m)) {
+            return Ok(Arc::clone(&m.pipeline));
+        }
+        let k = &self.reflection().kernels[index];
         let name = format!("kernel `{}` of {}", k.name, self.name);
         let desc = self.pipeline_desc(k, local, &enqueued, &name)?;
-        Ok(self.ctx.rt.create_pipeline(&desc)?)
+        let pipeline = self.ctx.rt.create_pipeline(&desc)?;
+        let mut memos = lock();
+        if !memos.iter().any(|m| memo(m)) {
+            memos.push(Memo {
+                kernel: index,
+                local,
+                enqueued,
+                pipeline: Arc::clone(&pipeline),
+            });
+        }
+        Ok(pipeline)
     }
 
     /// The description of [`Module::pipeline`]'s pipeline, its local size checked against
@@ -429,32 +475,56 @@ impl Module {
         Ok(desc)
     }
 
-    /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
-    /// block must be exactly the kernel's `.param` layout.
-    pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
-        let k = self.kernel(kernel)?;
-        self.run(k, launch, arg_block, false).map(drop)
-    }
-
-    /// Runs the launch; with `timed`, returns its GPU time.
+    /// Runs the launch of kernel `index` as a stream of one command; with `timed`, returns
+    /// its GPU time.
     fn run(
         &self,
-        k: &KernelInfo,
+        index: usize,
+        launch: &Launch,
+        args: impl IntoArgs,
+        timed: bool,
+    ) -> Result<Option<Duration>> {
+        let mut stream = crate::Stream::new(&self.ctx);
+        if timed {
+            stream.timed()?;
+        }
+        stream.record_launch(self, index, launch, args)?;
+        Ok(stream.run()?.gpu_time())
+    }
+
+    /// Packs `args` (refusing a buffer of another context) and records the launch into
+    /// `stream`; for a checked module, returns its [`Check`](crate::memcheck::Check), to
+    /// finish once the submission has been waited for.
+    pub(crate) fn record(
+        &self,
+        stream: &mut pisa_runtime::Stream,
+        index: usize,
+        launch: &Launch,
+        args: impl IntoArgs,
+    ) -> Result<Option<crate::memcheck::Check<'_>>> {
+        let k = &self.reflection().kernels[index];
+        let mut sink = ArgSink::new(&k.name, &k.params, k.param_size, Some(self.ctx.rt.id()));
+        args.put_all(&mut sink);
+        let (block, leases) = sink.finish()?;
+        self.record_block(stream, index, launch, &block, leases)
+    }
+
+    /// Records the launch of kernel `index` with the argument block `arg_block` (exactly
+    /// the kernel's `.param` size) into `stream`, keeping `leases`, the globals arena, an
+    /// argument buffer and a checked module's check block alive until it has run.
+    fn record_block(
+        &self,
+        stream: &mut pisa_runtime::Stream,
+        index: usize,
         launch: &Launch,
         arg_block: &[u8],
-        timed: bool,
-    ) -> Result<Option<std::time::Duration>> {
+        leases: Vec<pisa_runtime::BufferLease>,
+    ) -> Result<Option<crate::memcheck::Check<'_>>> {
+        let k = &self.reflection().kernels[index];
         let launch_err = |message: String| Error::Launch {
             kernel: k.name.clone(),
             message,
         };
-        if arg_block.len() != k.param_size as usize {
-            return Err(Error::SizeMismatch {
-                what: format!("argument block of `{}`", k.name),
-                expected: k.param_size as u64,
-                got: arg_block.len() as u64,
-            });
-        }
         let local32 = self.local_size(k, launch.local.size)?;
         // The enqueued work-group size must be one the device can run, even where the grid
         // is smaller and only a partial work-group is dispatched.
@@ -464,7 +534,7 @@ impl Module {
             .map_err(launch_err)?;
         let l = self.reflection().launch;
         let mut push = vec![0u8; k.push_constant_size as usize];
-        let put = |push: &mut Vec<u8>, at: Option<u32>, v: &[u8]| {
+        let put = |push: &mut [u8], at: Option<u32>, v: &[u8]| {
             if let Some(at) = at {
                 push[at as usize..at as usize + v.len()].copy_from_slice(v)
             }
@@ -491,38 +561,33 @@ impl Module {
                 &plan.group_count[d].to_le_bytes(),
             );
         }
-        let _param_buffer;
         if k.params_inline {
             put(&mut push, Some(l.params), arg_block);
         } else {
             let b = self.ctx.rt.create_buffer(arg_block.len() as u64)?;
             b.write(0, arg_block)?;
             put(&mut push, Some(l.params), &b.device_address().to_le_bytes());
-            _param_buffer = b;
+            stream.keep_alive(&b);
         }
         // The check block of a checked module, one for every dispatch of the launch.
-        let check = crate::memcheck::prepare(self, &mut push)?;
+        let check = crate::memcheck::prepare(self, k, launch, arg_block, &mut push)?;
         // One pipeline per local size (the enqueued one and the edge sizes), made before
         // anything is recorded so that every error comes first.
-        let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> = Vec::new();
+        let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> = Vec::with_capacity(1);
         for part in &plan.parts {
             if !pipelines.iter().any(|(size, _)| *size == part.local) {
-                let p = self.pipeline(k, part.local, local32)?;
-                pipelines.push((part.local, p));
+                pipelines.push((part.local, self.pipeline(index, part.local, local32)?));
             }
         }
-        let pushes: Vec<Vec<u8>> = plan
-            .parts
-            .iter()
-            .map(|part| {
-                let mut p = push.clone();
-                for d in 0..3 {
-                    let at = l.group_base.map(|s| s + 4 * d as u32);
-                    put(&mut p, at, &part.group_base[d].to_le_bytes());
-                }
-                p
-            })
-            .collect();
+        let mut pushes = Vec::with_capacity(plan.parts.len());
+        for part in &plan.parts {
+            let mut p = push.clone();
+            for d in 0..3 {
+                let at = l.group_base.map(|s| s + 4 * d as u32);
+                put(&mut p, at, &part.group_base[d].to_le_bytes());
+            }
+            pushes.push(p);
+        }
         let parts: Vec<pisa_runtime::DispatchPart> = plan
             .parts
             .iter()
@@ -537,16 +602,15 @@ impl Module {
                 group_count: part.groups,
             })
             .collect();
-        let time = if timed {
-            Some(self.ctx.rt.launch_timed(&parts)?)
-        } else {
-            self.ctx.rt.launch(&parts)?;
-            None
-        };
-        match check {
-            Some(c) => c.finish(k, launch, arg_block).map(|()| time),
-            None => Ok(time),
+        stream.launch(&parts)?;
+        stream.keep_alive(&self.arena);
+        for lease in leases {
+            stream.keep_lease(lease);
         }
+        if let Some(c) = &check {
+            stream.keep_alive(c.block());
+        }
+        Ok(check)
     }
 }
 
@@ -554,206 +618,4 @@ impl Module {
 pub fn program_name(files: &[Arc<SourceFile>]) -> String {
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     names.join(" + ")
-}
-
-/// Lays out `args` in a kernel's argument block, checking their count and sizes against
-/// the `.param`s.
-pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) -> Result<Vec<u8>> {
-    if args.len() != params.len() {
-        return Err(Error::ArgumentCount {
-            kernel: kernel.to_string(),
-            expected: params.len(),
-            got: args.len(),
-        });
-    }
-    let mut bytes = vec![0u8; size as usize];
-    for (i, (a, p)) in args.iter().zip(params).enumerate() {
-        if a.bytes.len() != p.size as usize {
-            return Err(Error::ArgumentSize {
-                kernel: kernel.to_string(),
-                index: i,
-                param: p.name.clone(),
-                expected: p.size,
-                got: a.bytes.len(),
-            });
-        }
-        bytes[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(&a.bytes);
-    }
-    Ok(bytes)
-}
-
-/// The runtime feature set a kernel's reflected features need.
-pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
-    let mut f = pisa_runtime::FeatureSet::default();
-    for x in features {
-        match x {
-            Feature::BufferDeviceAddress => f.buffer_device_address = true,
-            Feature::Int64 => f.int64 = true,
-            Feature::Int8 => f.int8 = true,
-            Feature::Int16 => f.int16 = true,
-            Feature::Float16 => f.float16 = true,
-            Feature::Float64 => f.float64 = true,
-            Feature::StorageBuffer8Bit => f.storage_buffer_8bit = true,
-            Feature::StorageBuffer16Bit => f.storage_buffer_16bit = true,
-            Feature::SubgroupSizeControl => f.subgroup_size_control = true,
-            Feature::BufferInt64Atomics => f.shader_int64_atomics = true,
-            Feature::SharedInt64Atomics => f.shader_shared_int64_atomics = true,
-            Feature::MaximalReconvergence => f.maximal_reconvergence = true,
-            Feature::SignedZeroInfNanPreserveFloat16 => {
-                f.float_controls.signed_zero_inf_nan_preserve_16 = true
-            }
-            Feature::SignedZeroInfNanPreserveFloat32 => {
-                f.float_controls.signed_zero_inf_nan_preserve_32 = true
-            }
-            Feature::SignedZeroInfNanPreserveFloat64 => {
-                f.float_controls.signed_zero_inf_nan_preserve_64 = true
-            }
-            Feature::DenormPreserveFloat16 => f.float_controls.denorm_preserve_16 = true,
-            Feature::DenormPreserveFloat32 => f.float_controls.denorm_preserve_32 = true,
-            Feature::DenormPreserveFloat64 => f.float_controls.denorm_preserve_64 = true,
-            Feature::FusedFmaFloat16 => f.fused_fma.f16 = true,
-            Feature::FusedFmaFloat32 => f.fused_fma.f32 = true,
-            Feature::FusedFmaFloat64 => f.fused_fma.f64 = true,
-        }
-    }
-    f
-}
-
-/// `options` with what the context's device offers turned on — and the checked translation
-/// when the context asks for it ([`Context::checked`]): maximal reconvergence for
-/// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
-/// for every float width whose control the device has, and, when the device cannot run
-/// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
-/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64).
-/// An [`Options::hardware_subgroup_size`] already given is kept. When [`Options::float`] is
-/// `None`, the float model of the device ([`device_float_model`]). What `Module::from_source*`
-/// and `pisa-vk run` translate with.
-///
-/// Errors: the fused-`Fma` probe could not run ([`Context::fused_fma`]).
-pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
-    let f = ctx.enabled_features();
-    let fc = &f.float_controls;
-    let d = options.denorm_preserve;
-    let float = match options.float {
-        Some(model) => model,
-        None => device_float_model(ctx)?,
-    };
-    Ok(Options {
-        hardware_subgroup_size: options
-            .hardware_subgroup_size
-            .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
-        maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
-        checked: options.checked || ctx.checked(),
-        denorm_preserve: pisa_translator::FloatWidths {
-            f16: d.f16 || fc.denorm_preserve_16,
-            f32: d.f32 || fc.denorm_preserve_32,
-            f64: d.f64 || fc.denorm_preserve_64,
-        },
-        float: Some(float),
-        ..options.clone()
-    })
-}
-
-/// The exact float model for the context's device: fused `Fma` where its probe found it
-/// ([`Context::fused_fma`]), and `f64` for the exact `.f` lowerings where the context
-/// enabled `shaderFloat64` (used only where `Fma` is not fused).
-pub fn device_float_model(ctx: &Context) -> Result<FloatModel> {
-    let fused = ctx.fused_fma()?;
-    Ok(FloatModel::for_device(
-        pisa_translator::FloatWidths {
-            f16: fused.f16,
-            f32: fused.f32,
-            f64: fused.f64,
-        },
-        ctx.enabled_features().float64,
-    ))
-}
-
-/// The hardware sub-group width on which `device` runs PISA sub-groups of `n` lanes as
-/// clusters, when it cannot run `n`-wide sub-groups itself: the smallest power-of-two
-/// multiple of `n` (at most 128) in the device's sub-group size range (`minSubgroupSize` to
-/// `maxSubgroupSize`, or the fixed `subgroupSize`). `None` when the device runs `n` lanes,
-/// when no multiple fits, or when `n` is not a valid sub-group size. For `n` = 32 (PISA's)
-/// this is conforming: on a wave64-only device each 32-lane half is one sub-group.
-pub fn clustered_subgroup_size(device: &pisa_runtime::DeviceInfo, n: u32) -> Option<u32> {
-    let runs = |h: u32| (device.min_subgroup_size..=device.max_subgroup_size).contains(&h);
-    if !n.is_power_of_two() || n > 32 || runs(n) {
-        return None;
-    }
-    (1..8)
-        .map(|k| n << k)
-        .take_while(|&h| h <= 128)
-        .find(|&h| runs(h))
-}
-
-/// Everything `k` needs of a device: its reflected features, and sub-group size control with
-/// full sub-groups when it is translated for a sub-group size.
-pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
-    let mut f = required_features(&k.features);
-    if k.subgroup_size.is_some() {
-        f.subgroup_size_control = true;
-        f.compute_full_subgroups = true;
-    }
-    f
-}
-
-/// What a context for `translation` should enable (what [`Context::for_translations`] asks
-/// for): every feature its kernels need (the union of [`kernel_features`]), maximal
-/// reconvergence when a kernel uses sub-group instructions, and `shaderFloat64` when the
-/// module would compute exact float operations faster in `f64`
-/// ([`Reflection::faster_with_float64`]); the context enables the last two only where the
-/// device offers them, and [`Module::from_source_with`] then translates for what it enabled.
-pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
-    let kernels = &translation.reflection.kernels;
-    let mut f = kernels
-        .iter()
-        .fold(pisa_runtime::FeatureSet::default(), |f, k| {
-            f.union(&kernel_features(k))
-        });
-    f.maximal_reconvergence |= kernels.iter().any(|k| k.subgroup_size.is_some());
-    // Where Fma is not fused, exact float operations are faster in f64 than in integers.
-    f.float64 |= translation.reflection.faster_with_float64;
-    f
-}
-
-impl Symbol<'_> {
-    /// Size in bytes.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// Device address.
-    pub fn address(&self) -> u64 {
-        self.module.arena.device_address() + self.offset
-    }
-
-    /// The contents as `T`s (the size must be a multiple of `T`'s).
-    pub fn read<T: Pod>(&self) -> Result<Vec<T>> {
-        let n = std::mem::size_of::<T>() as u64;
-        if n == 0 || self.size % n != 0 {
-            return Err(Error::SizeMismatch {
-                what: "Symbol::read".into(),
-                expected: self.size,
-                got: n,
-            });
-        }
-        let mut out = vec![T::zeroed(); (self.size / n) as usize];
-        self.module
-            .arena
-            .read(self.offset, bytemuck::cast_slice_mut(&mut out))?;
-        Ok(out)
-    }
-
-    /// Overwrites the contents: `data` must be exactly the variable's size.
-    pub fn write<T: Pod>(&self, data: &[T]) -> Result<()> {
-        let bytes: &[u8] = bytemuck::cast_slice(data);
-        if bytes.len() as u64 != self.size {
-            return Err(Error::SizeMismatch {
-                what: "Symbol::write".into(),
-                expected: self.size,
-                got: bytes.len() as u64,
-            });
-        }
-        Ok(self.module.arena.write(self.offset, bytes)?)
-    }
 }

@@ -114,7 +114,7 @@ class Kernel:
         self.reqd_work_group_size = tuple(reqd) if reqd is not None else None
 
     def __call__(self, grid: Size, block: Size, *args: Any, offset: Size = 0) -> None:
-        global_size = _dims(grid, "grid", 0)
+        global_size = _dims(grid, "grid", 1)
         local_size = _dims(block, "block", 1)
         offsets = _dims(offset, "offset", 0)
         offsets += [0] * (3 - len(offsets))
@@ -144,9 +144,8 @@ class Symbol:
     ``sym.get()`` returns a copy, ``sym.set(values)`` overwrites it (values are converted to
     the dtype and broadcast), ``sym[i]`` and ``sym[i] = v`` read and write elements (a whole
     read-modify-write), ``np.asarray(sym)`` reads it. As a kernel argument it passes its device
-    address. The host may write ``.const`` variables too (as the Rust host API allows, and as
-    CUDA's ``cudaMemcpyToSymbol`` does): kernels only read them, and see the new values from
-    the next dispatch on.
+    address. A ``.const`` variable is read-only (PISA's constant memory is initialized by the
+    module): ``set`` and item assignment raise ``PisaError`` naming the space.
     """
 
     def __init__(self, module: Module, name: str, dtype, shape: Optional[Size]):

@@ -67,6 +67,11 @@ class KernelTimeout(DeviceError, TimeoutError):
     stay busy until the kernel ends; see docs/python.md."""
 
 
+class DeviceBusy(DeviceError):
+    """The context still runs a dispatch that timed out earlier (``KernelTimeout``): nothing
+    was done. Once that kernel ends on the device, the context works again."""
+
+
 __all__ = [
     "PisaError",
     "Diagnostic",
@@ -77,4 +82,5 @@ __all__ = [
     "SizeError",
     "DeviceError",
     "KernelTimeout",
+    "DeviceBusy",
 ]

@@ -24,9 +24,13 @@ fn class_name(e: &Error) -> &'static str {
         Error::UnknownKernel { .. } | Error::UnknownSymbol(_) | Error::AmbiguousSymbol { .. } => {
             "NotFoundError"
         }
-        Error::SizeMismatch { .. } => "SizeError",
+        Error::SizeMismatch { .. }
+        | Error::Length { .. }
+        | Error::Range { .. }
+        | Error::ElementSize { .. } => "SizeError",
         Error::Launch { .. } | Error::Runtime(Rt::InvalidArgument(_)) => "LaunchError",
         Error::Runtime(Rt::Timeout { .. }) => "KernelTimeout",
+        Error::Runtime(Rt::DeviceBusy { .. }) => "DeviceBusy",
         Error::Runtime(_) => "DeviceError",
         _ => "PisaError",
     }

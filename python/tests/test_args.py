@@ -185,12 +185,13 @@ def test_same_array_twice_is_one_device_buffer(twice):
     np.testing.assert_array_equal(data, 0)
 
 
-def test_two_dimensional_array_and_zero_sized_grid(twice):
+def test_two_dimensional_array_and_empty_grid(twice):
     data = np.arange(12, dtype=np.uint32).reshape(3, 4)
     twice(12, 4, data, np.ones((3, 4), np.uint32), 12)
     np.testing.assert_array_equal(data, np.arange(12).reshape(3, 4) * 2 + 1)
-    twice(0, 4, data, np.ones((3, 4), np.uint32), 12)  # no work-item: nothing changes
-    np.testing.assert_array_equal(data, np.arange(12).reshape(3, 4) * 2 + 1)
+    with pytest.raises(pisa_vk.LaunchError, match=r"grid \(0,\): every size must be at least 1"):
+        twice(0, 4, data, np.ones((3, 4), np.uint32), 12)
+    np.testing.assert_array_equal(data, np.arange(12).reshape(3, 4) * 2 + 1)  # nothing ran
 
 
 def test_buffers_stay_on_the_device(ctx, twice):

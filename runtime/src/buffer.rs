@@ -3,9 +3,8 @@
 //! Every buffer is a `VkBuffer` with storage, device-address and transfer usage, bound to
 //! persistently mapped, host-coherent memory from gpu-allocator (`MemoryLocation::CpuToGpu`),
 //! aligned to at least [`BUFFER_ALIGNMENT`] bytes and followed by [`GUARD_BYTES`] that no
-//! other buffer uses. The host reads and writes it directly through
-//! the mapping; [`Context::dispatch`](crate::Context::dispatch) makes shader writes visible
-//! before it returns.
+//! other buffer uses. The host reads and writes it directly through the mapping; a
+//! [`Stream`](crate::Stream)'s submission makes shader writes visible before its wait returns.
 
 use std::sync::Arc;
 
@@ -28,8 +27,26 @@ pub const GUARD_BYTES: u64 = 256;
 ///
 /// The buffer keeps the device alive: it may outlive the `Context` that made it. Host accesses
 /// are plain memory copies; doing them while a dispatch on another thread writes the same bytes
-/// gives unspecified values.
+/// gives unspecified values. A [`Stream`](crate::Stream) that records a command on the buffer
+/// keeps its memory alive until the submission has finished, so dropping the `Buffer` earlier
+/// is safe (the memory is freed afterwards).
 pub struct Buffer {
+    raw: Arc<RawBuffer>,
+}
+
+/// Keeps a [`Buffer`]'s memory alive: what a stream holds for a buffer a kernel reaches
+/// through an address ([`Buffer::lease`]).
+#[derive(Clone)]
+pub struct BufferLease(pub(crate) Arc<RawBuffer>);
+
+impl std::fmt::Debug for BufferLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "BufferLease({:#x})", self.0.address)
+    }
+}
+
+/// The Vulkan buffer and its memory, shared by the [`Buffer`] and the submissions using it.
+pub(crate) struct RawBuffer {
     shared: Arc<DeviceShared>,
     buffer: vk::Buffer,
     allocation: Option<Allocation>,
@@ -41,12 +58,117 @@ pub struct Buffer {
 
 impl Buffer {
     /// A buffer of `size` bytes; `listed` ones are registered among the context's live
-    /// buffers until dropped.
+    /// buffers until their memory is freed.
     pub(crate) fn new(
         shared: &Arc<DeviceShared>,
         size: u64,
         listed: bool,
     ) -> Result<Buffer, Error> {
+        Ok(Buffer {
+            raw: Arc::new(RawBuffer::new(shared, size, listed)?),
+        })
+    }
+
+    /// The size asked for at creation, in bytes.
+    pub fn size(&self) -> u64 {
+        self.raw.size
+    }
+
+    /// The buffer's device address (`vkGetBufferDeviceAddress`), what kernels use as a
+    /// `.global` pointer. Aligned to at least [`BUFFER_ALIGNMENT`].
+    pub fn device_address(&self) -> u64 {
+        self.raw.address
+    }
+
+    /// The id of the context that made it ([`Context::id`](crate::Context::id)).
+    pub fn context_id(&self) -> u64 {
+        self.raw.shared.live.id()
+    }
+
+    /// The raw `VkBuffer` handle (for callers that record their own commands).
+    pub fn handle(&self) -> vk::Buffer {
+        self.raw.buffer
+    }
+
+    /// Whether the host can map the memory. Every buffer of this runtime is host-visible
+    /// (`true`); a future device-local buffer would say `false` and be reached through
+    /// [`Stream`](crate::Stream) copies only.
+    pub fn is_host_visible(&self) -> bool {
+        !self.raw.mapped().is_null()
+    }
+
+    /// The handle a submission keeps to the memory while it runs.
+    pub(crate) fn keep(&self) -> Arc<RawBuffer> {
+        Arc::clone(&self.raw)
+    }
+
+    /// A handle that keeps the buffer's memory alive (not usable otherwise), for
+    /// [`Stream::keep_lease`](crate::Stream::keep_lease). While one exists,
+    /// [`Buffer::mapped_mut`] refuses.
+    pub fn lease(&self) -> BufferLease {
+        BufferLease(self.keep())
+    }
+
+    /// Whether `shared` is the device of this buffer.
+    pub(crate) fn belongs_to(&self, shared: &Arc<DeviceShared>) -> bool {
+        Arc::ptr_eq(&self.raw.shared, shared)
+    }
+
+    /// `Ok` when `len` bytes at `offset` lie inside the buffer, else [`Error::OutOfBounds`].
+    pub fn check_range(&self, offset: u64, len: u64) -> Result<(), Error> {
+        self.raw.check(offset, len).map(drop)
+    }
+
+    /// Copies `bytes` into the buffer at `offset`. [`Error::OutOfBounds`] if it does not fit;
+    /// [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may use the
+    /// buffer).
+    pub fn write(&self, offset: u64, bytes: &[u8]) -> Result<(), Error> {
+        self.raw.write(offset, bytes)
+    }
+
+    /// Copies bytes from the buffer at `offset` into `out`. [`Error::OutOfBounds`] if the
+    /// range does not fit; [`Error::DeviceBusy`] while a dispatch that timed out still runs
+    /// (it may still write the buffer).
+    pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
+        self.raw.read(offset, out)
+    }
+
+    /// The whole memory as a mutable byte slice, mapped: no copy. Needs `&mut self`, so no
+    /// command can be recorded on the buffer while the slice lives. Errors:
+    /// [`Error::InvalidArgument`] while a submitted [`Stream`](crate::Stream) that uses the
+    /// buffer has not been waited for (the device may read or write it), or when the memory
+    /// is not host-visible; [`Error::DeviceBusy`] while a dispatch that timed out still
+    /// runs. A kernel that writes the memory through an address it got some other way
+    /// (stored in another buffer) is outside what this check can see.
+    pub fn mapped_mut(&mut self) -> Result<&mut [u8], Error> {
+        if Arc::strong_count(&self.raw) > 1 {
+            return Err(Error::InvalidArgument(format!(
+                "cannot map a buffer of {} bytes: a submitted stream that uses it has not \
+                 been waited for",
+                self.raw.size
+            )));
+        }
+        let ptr = self.raw.mapped();
+        if ptr.is_null() {
+            return Err(Error::InvalidArgument(
+                "cannot map a buffer whose memory is not host-visible".into(),
+            ));
+        }
+        self.raw
+            .shared
+            .check_idle(|| format!("map a buffer of {} bytes", self.raw.size))?;
+        if self.raw.size == 0 {
+            return Ok(&mut []);
+        }
+        // SAFETY: the mapping covers `size` bytes and stays valid while `self` lives; `&mut
+        // self` and the unique `Arc` exclude every other host or recorded access through
+        // this API; the memory is host-coherent.
+        Ok(unsafe { std::slice::from_raw_parts_mut(ptr, self.raw.size as usize) })
+    }
+}
+
+impl RawBuffer {
+    fn new(shared: &Arc<DeviceShared>, size: u64, listed: bool) -> Result<RawBuffer, Error> {
         if size > isize::MAX as u64 - BUFFER_ALIGNMENT {
             return Err(Error::InvalidArgument(format!(
                 "buffer size {size} is too large"
@@ -112,7 +234,7 @@ impl Buffer {
         if listed {
             shared.live.insert(crate::LiveBuffer { address, size });
         }
-        Ok(Buffer {
+        Ok(RawBuffer {
             shared: Arc::clone(shared),
             buffer,
             allocation: Some(allocation),
@@ -122,29 +244,13 @@ impl Buffer {
         })
     }
 
-    /// The size asked for at creation, in bytes.
-    pub fn size(&self) -> u64 {
-        self.size
-    }
-
-    /// The buffer's device address (`vkGetBufferDeviceAddress`), what kernels use as a
-    /// `.global` pointer. Aligned to at least [`BUFFER_ALIGNMENT`].
-    pub fn device_address(&self) -> u64 {
-        self.address
-    }
-
-    /// The id of the context that made it ([`Context::id`](crate::Context::id)).
-    pub fn context_id(&self) -> u64 {
-        self.shared.live.id()
-    }
-
-    /// The raw `VkBuffer` handle (for callers that record their own commands).
+    /// The `VkBuffer`.
     pub fn handle(&self) -> vk::Buffer {
         self.buffer
     }
 
-    fn check(&self, offset: u64, len: usize) -> Result<usize, Error> {
-        let len64 = len as u64;
+    /// `offset` as a host index when `len` bytes from it fit.
+    pub fn check(&self, offset: u64, len64: u64) -> Result<usize, Error> {
         match offset.checked_add(len64) {
             Some(end) if end <= self.size => Ok(offset as usize),
             _ => Err(Error::OutOfBounds {
@@ -164,11 +270,9 @@ impl Buffer {
             .unwrap_or(std::ptr::null_mut())
     }
 
-    /// Copies `bytes` into the buffer at `offset`. [`Error::OutOfBounds`] if it does not fit;
-    /// [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may use the
-    /// buffer).
+    /// See [`Buffer::write`].
     pub fn write(&self, offset: u64, bytes: &[u8]) -> Result<(), Error> {
-        let start = self.check(offset, bytes.len())?;
+        let start = self.check(offset, bytes.len() as u64)?;
         self.shared
             .check_idle(|| format!("write {} bytes to a buffer", bytes.len()))?;
         if bytes.is_empty() {
@@ -182,11 +286,9 @@ impl Buffer {
         Ok(())
     }
 
-    /// Copies bytes from the buffer at `offset` into `out`. [`Error::OutOfBounds`] if the
-    /// range does not fit; [`Error::DeviceBusy`] while a dispatch that timed out still runs
-    /// (it may still write the buffer).
+    /// See [`Buffer::read`].
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
-        let start = self.check(offset, out.len())?;
+        let start = self.check(offset, out.len() as u64)?;
         self.shared
             .check_idle(|| format!("read {} bytes from a buffer", out.len()))?;
         if out.is_empty() {
@@ -203,13 +305,13 @@ impl Buffer {
 impl std::fmt::Debug for Buffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Buffer")
-            .field("size", &self.size)
-            .field("device_address", &format_args!("{:#x}", self.address))
+            .field("size", &self.raw.size)
+            .field("device_address", &format_args!("{:#x}", self.raw.address))
             .finish()
     }
 }
 
-impl Drop for Buffer {
+impl Drop for RawBuffer {
     fn drop(&mut self) {
         if self.listed {
             self.shared.live.remove(self.address);
@@ -217,7 +319,8 @@ impl Drop for Buffer {
         if !self.shared.may_destroy() {
             return; // a timed-out kernel may still use it: leak
         }
-        // SAFETY: dispatches wait for completion, so no command uses the buffer now.
+        // SAFETY: every submission that records a command on the buffer holds an `Arc` to
+        // it until it has finished, so no command uses the buffer now.
         unsafe { self.shared.device.destroy_buffer(self.buffer, None) };
         if let Some(a) = self.allocation.take() {
             let _ = self.shared.allocator().free(a);

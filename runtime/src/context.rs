@@ -21,11 +21,14 @@ use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
 use crate::buffer::Buffer;
 use crate::device::{self, DeviceInfo, DeviceSelector};
-use crate::dispatch::{DispatchPart, Executor};
+use crate::disk_cache::DiskCache;
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
 use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineDesc};
+use crate::slots::Slot;
+use crate::stream::{DispatchPart, Stream};
+use crate::timestamps::TimestampSupport;
 
 /// Env variable: `1` turns the validation layer on.
 pub const VALIDATION_ENV: &str = "PISA_VK_VALIDATION";
@@ -52,6 +55,9 @@ pub struct ContextOptions {
     /// `pisa-vk run` does) enables nothing they do not use. A kernel that needs a feature
     /// left out fails when its pipeline is created, with [`Error::FeaturesNotEnabled`].
     pub features: Option<FeatureSet>,
+    /// Where the driver's pipeline cache is kept on disk ([`DiskCache::Default`]: as
+    /// `PISA_VK_PIPELINE_CACHE` says, else the user's cache directory).
+    pub pipeline_cache: DiskCache,
 }
 
 impl ContextOptions {
@@ -116,8 +122,16 @@ pub(crate) struct DeviceShared {
     /// Set when the context was dropped while work that timed out still ran: then nothing
     /// is destroyed or freed any more (leaking is safe, destroying objects in use is not).
     pub wedged: AtomicBool,
-    /// A submission that timed out and has not been seen finished since.
-    busy: Mutex<Option<Busy>>,
+    /// Submissions that timed out and have not been seen finished since.
+    busy: Mutex<Vec<Busy>>,
+    /// The compute queue (`vkQueueSubmit` needs it externally synchronised).
+    queue: Mutex<vk::Queue>,
+    /// Its family.
+    pub queue_family: u32,
+    /// What the queue family says about timestamps.
+    pub timestamps: TimestampSupport,
+    /// Submission slots not in use ([`crate::slots`]).
+    slots: Mutex<Vec<Slot>>,
     /// The context's identity and its live buffers.
     pub live: crate::live::Registry,
     /// Loader, instance and messenger (dropped after the device).
@@ -135,13 +149,57 @@ impl DeviceShared {
         self.wedged.load(Ordering::Acquire)
     }
 
-    fn busy(&self) -> MutexGuard<'_, Option<Busy>> {
+    fn busy(&self) -> MutexGuard<'_, Vec<Busy>> {
         self.busy.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Records that the submission signalling `fence` timed out while doing `what`.
     pub fn set_busy(&self, fence: vk::Fence, what: String) {
-        *self.busy() = Some(Busy { fence, what });
+        self.busy().push(Busy { fence, what });
+    }
+
+    /// A submission slot from the free list, or a new one. Its fence is unsignalled and its
+    /// command buffer reset.
+    pub fn take_slot(&self) -> Result<Slot, Error> {
+        let slot = self.slots.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        match slot {
+            Some(slot) => {
+                // SAFETY: a slot in the free list has no submission in flight.
+                if let Err(e) = unsafe { slot.reset(&self.device) } {
+                    // SAFETY: as above; the slot is dropped from the list.
+                    unsafe { slot.destroy(&self.device) };
+                    return Err(e);
+                }
+                Ok(slot)
+            }
+            None => Slot::new(self),
+        }
+    }
+
+    /// Puts back a slot whose submission has finished (its fence was seen signalled).
+    pub fn give_back_slot(&self, slot: Slot) {
+        self.slots
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(slot);
+    }
+
+    /// Submits `cmd` to the queue, signalling `fence`.
+    ///
+    /// # Safety
+    /// `cmd` is a recorded command buffer of this device whose objects stay alive until
+    /// `fence` signals; `fence` is unsignalled and not in use.
+    pub unsafe fn queue_submit(
+        &self,
+        cmd: vk::CommandBuffer,
+        fence: vk::Fence,
+    ) -> Result<(), Error> {
+        let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let cmds = [cmd];
+        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
+        self.device
+            .queue_submit(*queue, &[submit], fence)
+            .vk("vkQueueSubmit")
     }
 
     /// `Ok` when no submission that timed out still runs: its fence is queried, never
@@ -155,32 +213,35 @@ impl DeviceShared {
             })
     }
 
-    /// Waits up to `timeout` for a submission that timed out. `Ok` once nothing runs any
-    /// more (the fence is then forgotten), else what still runs. A failed query (a lost
+    /// Waits up to `timeout` for the submissions that timed out. `Ok` once none runs any
+    /// more (their fences are then forgotten), else what still runs. A failed query (a lost
     /// device) counts as finished: nothing of that submission will run any more.
     pub fn wait_idle(&self, timeout: Duration) -> Result<(), String> {
         let mut busy = self.busy();
-        let Some(b) = busy.as_ref() else {
+        if busy.is_empty() {
             return Ok(());
-        };
-        // SAFETY: the fence belongs to this device; while it is recorded here, only this
-        // lock's holder touches it (the executor resets it only once it is forgotten).
-        let running = unsafe {
-            if timeout.is_zero() {
-                matches!(self.device.get_fence_status(b.fence), Ok(false))
-            } else {
-                let ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
-                matches!(
-                    self.device.wait_for_fences(&[b.fence], true, ns),
-                    Err(vk::Result::TIMEOUT)
-                )
-            }
-        };
-        if running {
-            return Err(b.what.clone());
         }
-        *busy = None;
-        Ok(())
+        let deadline = std::time::Instant::now() + timeout;
+        // SAFETY (of the fence calls): the fences belong to this device; a fence recorded
+        // here belongs to a slot that was leaked, so only this lock's holder touches it.
+        busy.retain(|b| {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            unsafe {
+                if left.is_zero() {
+                    matches!(self.device.get_fence_status(b.fence), Ok(false))
+                } else {
+                    let ns = left.as_nanos().min(u64::MAX as u128) as u64;
+                    matches!(
+                        self.device.wait_for_fences(&[b.fence], true, ns),
+                        Err(vk::Result::TIMEOUT)
+                    )
+                }
+            }
+        });
+        match busy.first() {
+            Some(b) => Err(b.what.clone()),
+            None => Ok(()),
+        }
     }
 
     /// Whether a Vulkan object may be destroyed now: the context was not wedged and no
@@ -203,11 +264,19 @@ impl Drop for DeviceShared {
             // Work may still use the device: leak device, memory and instance on purpose.
             return;
         }
-        // SAFETY: every buffer and pipeline holds an Arc to this, so none is left; the
-        // context's own objects were destroyed in its Drop. Order: allocator (frees memory),
-        // device, then instance (messenger first).
+        // SAFETY: every buffer, pipeline and submission holds an Arc to this, so none is
+        // left and the free slots have no submission in flight. Order: slots, allocator
+        // (frees memory), device, then instance (messenger first).
         unsafe {
             let _ = self.device.device_wait_idle();
+            for slot in self
+                .slots
+                .get_mut()
+                .unwrap_or_else(|e| e.into_inner())
+                .drain(..)
+            {
+                slot.destroy(&self.device);
+            }
             ManuallyDrop::drop(&mut self.allocator);
             self.device.destroy_device(None);
             ManuallyDrop::drop(&mut self.instance);
@@ -238,7 +307,6 @@ pub struct Context {
     enabled: FeatureSet,
     timeout_seconds: f64,
     pipelines: PipelineCache,
-    executor: Mutex<Executor>,
     /// The fused-`Fma` probe's answer, found at its first use.
     fused_fma: std::sync::OnceLock<crate::FusedFma>,
 }
@@ -320,30 +388,29 @@ impl Context {
                 return Err(Error::Allocation(e.to_string()));
             }
         };
+        // SAFETY: the device was created with one queue of this family.
+        let queue = unsafe { device.get_device_queue(queue_family, 0) };
         let shared = Arc::new(DeviceShared {
             device,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             wedged: AtomicBool::new(false),
-            busy: Mutex::new(None),
+            busy: Mutex::new(Vec::new()),
+            queue: Mutex::new(queue),
+            queue_family,
+            timestamps: chosen.timestamps,
+            slots: Mutex::new(Vec::new()),
             live: crate::live::Registry::new(),
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
-        let pipelines = PipelineCache::new(&shared)?;
-        let executor = match Executor::new(&shared, queue_family, chosen.timestamps) {
-            Ok(e) => e,
-            Err(e) => {
-                pipelines.destroy(&shared);
-                return Err(e);
-            }
-        };
+        let pipelines =
+            PipelineCache::new(&shared, &chosen.cache_identity, &options.pipeline_cache)?;
         Ok(Context {
             enabled: support.features,
             shared,
             info,
             timeout_seconds,
             pipelines,
-            executor: Mutex::new(executor),
             fused_fma: std::sync::OnceLock::new(),
         })
     }
@@ -396,7 +463,8 @@ impl Context {
     }
 
     /// The address ranges of the context's live buffers (those of
-    /// [`Context::create_buffer`] not yet dropped), sorted by address.
+    /// [`Context::create_buffer`] whose memory is not freed yet: a buffer dropped while a
+    /// submission still uses it stays until that ends), sorted by address.
     pub fn live_buffers(&self) -> Vec<crate::LiveBuffer> {
         self.shared.live.snapshot()
     }
@@ -462,43 +530,37 @@ impl Context {
     }
 
     /// Records the dispatches of one launch in one command buffer, submits it and waits for
-    /// it as [`Context::dispatch`] does. Nothing orders the parts with respect to each other
-    /// (they are like the work-groups of one dispatch); each part's group count must be
-    /// within `maxComputeWorkGroupCount`. An empty `parts` submits nothing.
+    /// it as [`Context::dispatch`] does: a [`Stream`] of one launch. Nothing orders the
+    /// parts with respect to each other (they are like the work-groups of one dispatch);
+    /// each part's group count must be within `maxComputeWorkGroupCount`. An empty `parts`
+    /// submits nothing.
     pub fn launch(&self, parts: &[DispatchPart]) -> Result<(), Error> {
-        self.submit(parts, false).map(drop)
+        if parts.is_empty() {
+            return Ok(());
+        }
+        let mut stream = self.stream();
+        stream.launch(parts)?;
+        stream.submit()?.wait().map(drop)
     }
 
     /// Like [`Context::launch`], and returns the GPU time from before the first part started
     /// to after the last one finished (timestamp queries).
     pub fn launch_timed(&self, parts: &[DispatchPart]) -> Result<Duration, Error> {
-        Ok(self.submit(parts, true)?.unwrap_or_default())
+        let mut stream = self.stream();
+        stream.timed(true)?;
+        stream.launch(parts)?;
+        let done = stream.submit()?.wait()?;
+        Ok(done.gpu_time().unwrap_or_default())
     }
 
-    fn submit(&self, parts: &[DispatchPart], timed: bool) -> Result<Option<Duration>, Error> {
-        let max = self.info.max_workgroup_count;
-        for part in parts {
-            let pipeline = part.pipeline;
-            if !pipeline.belongs_to(&self.shared) {
-                return Err(Error::InvalidArgument(format!(
-                    "pipeline {} was created by another context",
-                    pipeline.name()
-                )));
-            }
-            let group_count = part.group_count;
-            if group_count.iter().zip(max).any(|(g, m)| *g > m) {
-                return Err(Error::InvalidArgument(format!(
-                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
-                     maxComputeWorkGroupCount {max:?}",
-                    pipeline.name()
-                )));
-            }
-        }
-        if parts.is_empty() && !timed {
-            return Ok(None);
-        }
-        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
-        exec.submit(&self.shared, parts, timed, self.timeout_seconds)
+    /// A new, empty [`Stream`] of commands for this device: record launches, copies, fills
+    /// and host transfers, then submit them as one submission. Costs nothing until submitted.
+    pub fn stream(&self) -> Stream<'_> {
+        Stream::new(self)
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<DeviceShared> {
+        &self.shared
     }
 
     /// Per float width, whether this device's SPIR-V `Fma` rounds once. Found by running a
@@ -533,19 +595,30 @@ impl Context {
     pub fn clear_pipeline_cache(&self) {
         self.pipelines.clear();
     }
+
+    /// The file the driver's pipeline cache is loaded from and saved to ([`DiskCache`]);
+    /// `None` when it is off or no cache directory was found.
+    pub fn pipeline_cache_path(&self) -> Option<&std::path::Path> {
+        self.pipelines.disk_path()
+    }
+
+    /// Writes the driver's pipeline cache to its file now, when pipelines were built since
+    /// it was loaded or last saved (dropping the context does this too). Returns whether a
+    /// file was written; an error names the file that could not be written.
+    pub fn save_pipeline_cache(&self) -> Result<bool, Error> {
+        self.pipelines.save(&self.shared)
+    }
 }
 
 impl Drop for Context {
     fn drop(&mut self) {
         let timeout = Duration::from_secs_f64(self.timeout_seconds.min(DROP_GRACE_SECONDS));
-        let exec = self.executor.get_mut().unwrap_or_else(|e| e.into_inner());
         // Wait for any timed-out work once more; if it still runs, mark the device wedged
         // so that nothing in use gets destroyed.
         if self.shared.wait_idle(timeout).is_err() {
             self.shared.wedged.store(true, Ordering::Release);
         }
         self.pipelines.clear();
-        exec.destroy(&self.shared);
         self.pipelines.destroy(&self.shared);
     }
 }

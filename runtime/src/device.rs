@@ -9,6 +9,7 @@ use std::ffi::CStr;
 
 use ash::vk;
 
+use crate::disk_cache::CacheIdentity;
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet, Support};
 use crate::instance::version_text;
@@ -205,6 +206,8 @@ pub(crate) struct PhysicalDevice {
     pub queue_family: Option<u32>,
     /// Timestamps on that queue family.
     pub timestamps: TimestampSupport,
+    /// What its pipeline-cache data is keyed by.
+    pub cache_identity: CacheIdentity,
 }
 
 /// Enumerates and describes every physical device of `instance` (`api` = its API version).
@@ -269,6 +272,12 @@ fn describe(
         valid_bits: queue_family.map_or(0, |f| families[f as usize].timestamp_valid_bits),
         period_ns: props.limits.timestamp_period,
     };
+    let cache_identity = CacheIdentity {
+        vendor_id: props.vendor_id,
+        device_id: props.device_id,
+        driver_version: props.driver_version,
+        uuid: props.pipeline_cache_uuid,
+    };
     if api < vk::API_VERSION_1_2 {
         // Too old for the runtime: describe what the 1.0 properties say, no features.
         info.driver_info = format!("Vulkan {}", version_text(props.api_version));
@@ -278,6 +287,7 @@ fn describe(
             support: Support::default(),
             queue_family,
             timestamps,
+            cache_identity,
         });
     }
 
@@ -328,6 +338,7 @@ fn describe(
         support,
         queue_family,
         timestamps,
+        cache_identity,
     })
 }
 

@@ -4,14 +4,18 @@
 //! [`Context`] per device gives host-visible [`Buffer`]s that kernels reach through their
 //! device addresses, compute [`Pipeline`]s built from SPIR-V (local size through
 //! specialization constants 0, 1, 2; arguments through push constants; no descriptor sets),
-//! and synchronous, time-limited [`Context::dispatch`] — or [`Context::launch`] of several
-//! [`DispatchPart`]s in one submission; the `_timed` variants return the GPU time measured
-//! with timestamp queries ([`timestamps`]).
+//! [`Stream`]s of launches, copies, fills and host transfers submitted as one submission and
+//! waited for (or polled) through a [`Submission`], several in flight at once, with GPU
+//! timestamps per command; and the blocking, time-limited [`Context::dispatch`] —
+//! or [`Context::launch`] of several [`DispatchPart`]s — on top of them; the `_timed`
+//! variants return the GPU time measured with timestamp queries ([`timestamps`]). The
+//! driver's pipeline cache is kept on disk ([`disk_cache`]).
 //!
 //! Env variables: `PISA_VK_DEVICE` (device index or name substring), `PISA_VK_VALIDATION=1`
 //! (Khronos validation layer; messages through [`Context::validation_messages`]),
-//! `PISA_VK_TIMEOUT` (dispatch timeout in seconds, default 60). [`ContextOptions`] overrides
-//! the last two from code.
+//! `PISA_VK_TIMEOUT` (dispatch timeout in seconds, default 60), `PISA_VK_PIPELINE_CACHE`
+//! (`0` turns the on-disk pipeline cache off, a path moves it). [`ContextOptions`] overrides
+//! the last three from code.
 //!
 //! ```no_run
 //! use pisa_runtime::{Context, DeviceSelector};
@@ -26,7 +30,7 @@
 mod buffer;
 mod context;
 mod device;
-mod dispatch;
+pub mod disk_cache;
 mod error;
 mod features;
 mod instance;
@@ -34,17 +38,20 @@ mod live;
 pub mod memory_stats;
 mod pipeline;
 pub mod probe;
+mod slots;
+mod stream;
 pub mod timestamps;
 
 pub use ash;
-pub use buffer::{Buffer, BUFFER_ALIGNMENT, GUARD_BYTES};
+pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT, GUARD_BYTES};
 pub use context::{
     parse_bool_env, Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV,
 };
 pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
-pub use dispatch::DispatchPart;
+pub use disk_cache::{DiskCache, PIPELINE_CACHE_ENV};
 pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use live::LiveBuffer;
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;
+pub use stream::{Completion, DispatchPart, ReadId, Stream, Submission};

@@ -10,12 +10,14 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
 
 use crate::context::DeviceShared;
 use crate::device::DeviceInfo;
+use crate::disk_cache::{CacheFile, CacheIdentity, DiskCache};
 use crate::error::{Error, VkResultExt};
 use crate::features::FeatureSet;
 
@@ -105,20 +107,18 @@ impl PipelineDesc<'_> {
     }
 }
 
-/// A compiled compute pipeline and its layout, destroyed when the last `Arc` goes.
+/// A compiled compute pipeline and its layout, destroyed when the last `Arc` goes and no
+/// submitted [`Stream`](crate::Stream) uses it any more.
 pub struct Pipeline {
-    shared: Arc<DeviceShared>,
-    pipeline: vk::Pipeline,
-    layout: vk::PipelineLayout,
+    objects: Arc<PipelineObjects>,
     local_size: [u32; 3],
     push_constant_size: u32,
-    name: String,
 }
 
 impl Pipeline {
     /// The name given at creation (`PipelineDesc::name_for_errors`).
     pub fn name(&self) -> &str {
-        &self.name
+        &self.objects.name
     }
 
     /// The local size it was specialized for.
@@ -131,35 +131,42 @@ impl Pipeline {
         self.push_constant_size
     }
 
-    pub(crate) fn handle(&self) -> vk::Pipeline {
-        self.pipeline
-    }
-
-    pub(crate) fn layout(&self) -> vk::PipelineLayout {
-        self.layout
+    /// What a submission keeps alive while it runs.
+    pub(crate) fn keep(&self) -> Arc<PipelineObjects> {
+        Arc::clone(&self.objects)
     }
 
     pub(crate) fn belongs_to(&self, shared: &Arc<DeviceShared>) -> bool {
-        Arc::ptr_eq(&self.shared, shared)
+        Arc::ptr_eq(&self.objects.shared, shared)
     }
+}
+
+/// The Vulkan pipeline and layout, shared by the [`Pipeline`] and the submissions using it.
+pub(crate) struct PipelineObjects {
+    shared: Arc<DeviceShared>,
+    pub pipeline: vk::Pipeline,
+    pub layout: vk::PipelineLayout,
+    /// `PipelineDesc::name_for_errors`.
+    pub name: String,
 }
 
 impl std::fmt::Debug for Pipeline {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Pipeline")
-            .field("name", &self.name)
+            .field("name", &self.objects.name)
             .field("local_size", &self.local_size)
             .field("push_constant_size", &self.push_constant_size)
             .finish()
     }
 }
 
-impl Drop for Pipeline {
+impl Drop for PipelineObjects {
     fn drop(&mut self) {
         if !self.shared.may_destroy() {
             return; // a timed-out dispatch may still use it: leak
         }
-        // SAFETY: dispatches wait for completion, so no command buffer in flight uses it.
+        // SAFETY: every submission using the pipeline holds an `Arc` to these objects until
+        // it has finished, so no command buffer in flight uses it.
         unsafe {
             self.shared.device.destroy_pipeline(self.pipeline, None);
             self.shared
@@ -193,24 +200,44 @@ struct Map {
     clock: u64,
 }
 
-/// The `VkPipelineCache` and the in-memory map of built pipelines.
+/// The `VkPipelineCache` (kept on disk: [`crate::disk_cache`]) and the in-memory map of
+/// built pipelines.
 pub(crate) struct PipelineCache {
     vk_cache: vk::PipelineCache,
     map: Mutex<Map>,
+    /// The file the cache is loaded from and saved to.
+    disk: Option<CacheFile>,
+    identity: CacheIdentity,
+    /// Whether a pipeline was built since the cache was loaded or saved.
+    dirty: AtomicBool,
 }
 
 impl PipelineCache {
-    pub fn new(shared: &DeviceShared) -> Result<PipelineCache, Error> {
-        // SAFETY: valid device; an empty cache.
-        let vk_cache = unsafe {
-            shared
-                .device
-                .create_pipeline_cache(&vk::PipelineCacheCreateInfo::default(), None)
-        }
-        .vk("vkCreatePipelineCache")?;
+    pub fn new(
+        shared: &DeviceShared,
+        identity: &CacheIdentity,
+        setting: &DiskCache,
+    ) -> Result<PipelineCache, Error> {
+        let (disk, data) = match CacheFile::open(setting, identity) {
+            Some((file, data)) => (Some(file), data),
+            None => (None, None),
+        };
+        let create = |data: &[u8]| {
+            let info = vk::PipelineCacheCreateInfo::default().initial_data(data);
+            // SAFETY: valid device; the data's header was checked for this device.
+            unsafe { shared.device.create_pipeline_cache(&info, None) }
+        };
+        let vk_cache = match data.as_deref().map(create) {
+            Some(Ok(c)) => c,
+            // No file, or data the driver refused: start empty.
+            _ => create(&[]).vk("vkCreatePipelineCache")?,
+        };
         Ok(PipelineCache {
             vk_cache,
             map: Mutex::new(Map::default()),
+            disk,
+            identity: *identity,
+            dirty: AtomicBool::new(false),
         })
     }
 
@@ -228,9 +255,52 @@ impl PipelineCache {
         drop(old);
     }
 
-    /// Destroys the `VkPipelineCache` (the context is going away).
+    /// The file the cache is kept in, if any.
+    pub fn disk_path(&self) -> Option<&std::path::Path> {
+        self.disk.as_ref().map(|d| d.path.as_path())
+    }
+
+    /// Writes the cache to its file when pipelines were built since it was loaded or saved
+    /// (merging what another process saved meanwhile). Returns whether a file was written.
+    pub fn save(&self, shared: &DeviceShared) -> Result<bool, Error> {
+        let Some(disk) = &self.disk else {
+            return Ok(false);
+        };
+        if !self.dirty.swap(false, Ordering::AcqRel) {
+            return Ok(false);
+        }
+        let device = &shared.device;
+        if let Some(theirs) = disk.changed_since_load(&self.identity) {
+            let info = vk::PipelineCacheCreateInfo::default().initial_data(&theirs);
+            // SAFETY: valid device; the header was checked; the temporary cache is destroyed
+            // right after the merge.
+            unsafe {
+                if let Ok(other) = device.create_pipeline_cache(&info, None) {
+                    let _ = device.merge_pipeline_caches(self.vk_cache, &[other]);
+                    device.destroy_pipeline_cache(other, None);
+                }
+            }
+        }
+        // SAFETY: the cache belongs to this device.
+        let data = unsafe { device.get_pipeline_cache_data(self.vk_cache) }
+            .vk("vkGetPipelineCacheData")?;
+        if !self.identity.accepts(&data) {
+            return Ok(false); // a driver whose data would not load again
+        }
+        disk.store(&data).map_err(|e| {
+            Error::InvalidArgument(format!(
+                "cannot write the pipeline cache {}: {e}",
+                disk.path.display()
+            ))
+        })?;
+        Ok(true)
+    }
+
+    /// Saves the cache (ignoring errors: it is an optimisation) and destroys the
+    /// `VkPipelineCache` (the context is going away).
     pub fn destroy(&self, shared: &DeviceShared) {
         if shared.may_destroy() {
+            let _ = self.save(shared);
             // SAFETY: no pipeline creation runs (the context is being dropped).
             unsafe { shared.device.destroy_pipeline_cache(self.vk_cache, None) };
         }
@@ -272,6 +342,7 @@ impl PipelineCache {
         shared.check_idle(|| format!("create the pipeline of {}", desc.name_for_errors))?;
         // Built without holding the lock: compiling can take long.
         let pipeline = Arc::new(build(shared, self.vk_cache, desc)?);
+        self.dirty.store(true, Ordering::Release);
         let evicted = {
             let mut map = self.map();
             let mut evicted = None;
@@ -493,12 +564,14 @@ fn build(
     unsafe { device.destroy_shader_module(module, None) };
     match created {
         Ok(p) => Ok(Pipeline {
-            shared: Arc::clone(shared),
-            pipeline: p[0],
-            layout,
+            objects: Arc::new(PipelineObjects {
+                shared: Arc::clone(shared),
+                pipeline: p[0],
+                layout,
+                name: desc.name_for_errors.to_string(),
+            }),
             local_size: desc.local_size,
             push_constant_size: desc.push_constant_size,
-            name: desc.name_for_errors.to_string(),
         }),
         Err((pipelines, result)) => {
             // SAFETY: nothing uses these yet; null handles are ignored by destroy.

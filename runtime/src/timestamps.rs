@@ -1,11 +1,12 @@
-//! GPU time of recorded work: a pair of timestamp queries written around commands of a
-//! command buffer, read back in nanoseconds once the submission has finished.
+//! GPU time of recorded work: timestamp queries written between the commands of a command
+//! buffer, read back in nanoseconds once the submission has finished.
 //!
 //! [`TimestampSupport`] is what the device says about timestamps on the queue family the
 //! runtime uses (`timestampValidBits`, `timestampPeriod`); the crate-internal `QueryTimer`
-//! owns one query pool of two queries. Anything that records commands (today the
-//! executor's launches, later a stream of launches) brackets them with its `record_start`
-//! and `record_end` and reads `elapsed` after the fence.
+//! owns one query pool. A timed [`Stream`](crate::Stream) writes one query before its first
+//! command and one after each command (the commands of a stream are ordered by barriers, so
+//! the difference of two consecutive queries is the GPU time of the command between them)
+//! and reads the intervals after the fence.
 
 use std::time::Duration;
 
@@ -60,47 +61,70 @@ impl TimestampSupport {
     }
 }
 
-/// Two timestamp queries (start, end) in a query pool of their own.
+/// A query pool of timestamp queries: one before the first recorded command and one after
+/// each command, so that command `i` took the time between queries `i` and `i + 1`.
 pub(crate) struct QueryTimer {
     pool: vk::QueryPool,
+    capacity: u32,
     support: TimestampSupport,
 }
 
 impl QueryTimer {
-    /// A query pool of two timestamp queries; fails when the queue has no timestamps.
-    pub fn new(device: &ash::Device, support: TimestampSupport) -> Result<QueryTimer, Error> {
+    /// A query pool of `capacity` timestamp queries; fails when the queue has no timestamps.
+    pub fn new(
+        device: &ash::Device,
+        support: TimestampSupport,
+        capacity: u32,
+    ) -> Result<QueryTimer, Error> {
         support.check()?;
         let info = vk::QueryPoolCreateInfo::default()
             .query_type(vk::QueryType::TIMESTAMP)
-            .query_count(2);
+            .query_count(capacity);
         // SAFETY: valid device and create info.
         let pool = unsafe { device.create_query_pool(&info, None) }.vk("vkCreateQueryPool")?;
-        Ok(QueryTimer { pool, support })
+        Ok(QueryTimer {
+            pool,
+            capacity,
+            support,
+        })
     }
 
-    /// Records the reset of both queries and the start timestamp, before the timed commands.
+    /// How many queries the pool holds.
+    pub fn capacity(&self) -> u32 {
+        self.capacity
+    }
+
+    /// Records the reset of the first `count` queries and query 0 (the start), before the
+    /// timed commands.
     ///
     /// # Safety
-    /// `cmd` is a command buffer of `device` in the recording state, outside a render pass.
-    pub unsafe fn record_start(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
-        device.cmd_reset_query_pool(cmd, self.pool, 0, 2);
+    /// `cmd` is a command buffer of `device` in the recording state, outside a render pass;
+    /// `1 <= count <= capacity`.
+    pub unsafe fn record_start(&self, device: &ash::Device, cmd: vk::CommandBuffer, count: u32) {
+        device.cmd_reset_query_pool(cmd, self.pool, 0, count);
         device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::TOP_OF_PIPE, self.pool, 0);
     }
 
-    /// Records the end timestamp, written once every command recorded before it has
-    /// finished.
+    /// Records query `index`, written once every command recorded before it has finished.
     ///
     /// # Safety
-    /// As for [`QueryTimer::record_start`], which must have been recorded earlier in `cmd`.
-    pub unsafe fn record_end(&self, device: &ash::Device, cmd: vk::CommandBuffer) {
-        device.cmd_write_timestamp(cmd, vk::PipelineStageFlags::BOTTOM_OF_PIPE, self.pool, 1);
+    /// As for [`QueryTimer::record_start`], which must have been recorded earlier in `cmd`
+    /// with a `count` above `index`.
+    pub unsafe fn record(&self, device: &ash::Device, cmd: vk::CommandBuffer, index: u32) {
+        device.cmd_write_timestamp(
+            cmd,
+            vk::PipelineStageFlags::BOTTOM_OF_PIPE,
+            self.pool,
+            index,
+        );
     }
 
-    /// The time between the two timestamps. Call only after the submission that wrote them
-    /// has finished (its fence signalled): then the results are available without waiting.
-    pub fn elapsed(&self, device: &ash::Device) -> Result<Duration, Error> {
-        let mut stamps = [0u64; 2];
-        // SAFETY: the pool has two queries; both were written by a finished submission.
+    /// The time between consecutive queries of the first `count`: `count - 1` durations.
+    /// Call only after the submission that wrote them has finished (its fence signalled):
+    /// then the results are available without waiting.
+    pub fn intervals(&self, device: &ash::Device, count: u32) -> Result<Vec<Duration>, Error> {
+        let mut stamps = vec![0u64; count as usize];
+        // SAFETY: the pool holds `count` queries, written by a finished submission.
         unsafe {
             device.get_query_pool_results(
                 self.pool,
@@ -110,7 +134,10 @@ impl QueryTimer {
             )
         }
         .vk("vkGetQueryPoolResults")?;
-        Ok(self.support.between(stamps[0], stamps[1]))
+        Ok(stamps
+            .windows(2)
+            .map(|w| self.support.between(w[0], w[1]))
+            .collect())
     }
 
     /// Destroys the query pool.

@@ -11,7 +11,7 @@ mod common;
 use std::time::Instant;
 
 use common::*;
-use pisa_runtime::{Context, DeviceSelector, Error};
+use pisa_runtime::{Context, DeviceSelector, DispatchPart, Error};
 
 /// Runs `f`, asserting that it returns within half a second.
 fn prompt<T>(what: &str, f: impl FnOnce() -> T) -> T {
@@ -87,6 +87,42 @@ fn endless_kernel_times_out_and_every_later_call_returns_promptly() {
         .unwrap();
     let expected: Vec<u32> = (0..64).map(|i| i * 3 + 7).collect();
     assert_eq!(read_u32s(&out, 64), expected);
+
+    // The same for a stream of several commands.
+    let mut stream = ctx.stream();
+    stream.write(&out, 0, &[9, 9, 9, 9]).unwrap();
+    stream
+        .launch(&[DispatchPart {
+            pipeline: &p,
+            push_constants: &addr_n_push(buf.device_address(), n_long),
+            group_count: [1, 1, 1],
+        }])
+        .unwrap();
+    match stream.submit().unwrap().wait() {
+        Err(Error::Timeout { what, .. }) => {
+            assert!(
+                what.contains("a stream of 2 commands with dispatch of spin"),
+                "{what}"
+            )
+        }
+        other => panic!("expected Timeout, got {other:?}"),
+    }
+    busy(prompt("stream submit while busy", || {
+        let mut s = ctx.stream();
+        s.fill(&out, 0, 16, 5).unwrap();
+        s.submit()
+    }));
+    let start = Instant::now();
+    loop {
+        match out.read(0, &mut [0u8; 4]) {
+            Ok(()) => break,
+            Err(Error::DeviceBusy { .. }) if start.elapsed().as_secs_f64() < 30.0 => {
+                std::thread::sleep(std::time::Duration::from_millis(200))
+            }
+            Err(e) => panic!("context did not recover from the stream: {e}"),
+        }
+    }
+    assert_eq!(read_u32s(&out, 1), [0x0909_0909]);
 
     // n = 0: the loop never ends.
     let start = Instant::now();

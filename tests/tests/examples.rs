@@ -91,6 +91,7 @@ mod host_api;
 #[test]
 fn host_api_example() {
     let (data, count) = host_api::run().expect("example runs");
-    assert_eq!(data, vec![5, 10, 15, 20, 25, 30, 35]);
+    // Scaled by 5 twice: once by a dispatch, once in a stream.
+    assert_eq!(data, vec![25, 50, 75, 100, 125, 150, 175]);
     assert_eq!(count, 7);
 }

@@ -296,6 +296,81 @@ impl Format16 {
     }
 }
 
+/// Vulkan's precision requirement for the GLSL.std.450 instruction (or `OpFDiv`) that the
+/// fast-math model uses for `func`, at the finite input `x` whose exact result is `want`
+/// (normal): whether the device's `got` meets it, or `None` where Vulkan states none
+/// (`Tanh`, and inputs outside the stated domain).
+fn vulkan_precision(func: &str, x: f64, want: f64, got: f32) -> Option<bool> {
+    let e = ulp_error(got, want);
+    let abs = (got as f64 - want).abs();
+    match func {
+        "fsin" | "fcos" if x.abs() <= std::f64::consts::PI => Some(abs <= 2f64.powi(-11)),
+        "fexp2" => Some(e <= 3.0 + 2.0 * x.abs()),
+        "flog2" if (0.5..=2.0).contains(&x) => Some(abs <= 2f64.powi(-21)),
+        "flog2" => Some(e <= 3.0),
+        "frsqrt.fast" => Some(e <= 2.0),
+        "frcp" if (2f64.powi(-126)..=2f64.powi(126)).contains(&x.abs()) => Some(e <= 2.5),
+        _ => None,
+    }
+}
+
+/// The non-conforming fast-math model ([`pisa_translator::FloatModel::fast_math`],
+/// spec-notes §55) evaluates the transcendentals with the device's GLSL.std.450
+/// instructions: each result meets Vulkan's precision requirement for that instruction where
+/// Vulkan states one, `ftanh` stays within [-1, 1] with the sign of its input, and a NaN
+/// input gives a NaN. Prints the maximum
+/// error over the sample (the figures of docs/float-accuracy.md).
+#[test]
+fn fast_math_meets_vulkan_precision() {
+    let model = pisa_translator::FloatModel {
+        fast_math: true,
+        ..Default::default()
+    };
+    let xs = f32_inputs(4000, 3);
+    for func in FUNCS {
+        let src = kernel(&format!("{func}.f"), 32);
+        let dev = pisa_conformance::with_float_model(model, || run_u64(&src, &xs, 1, 1, 64));
+        let (mut worst, mut worst_bounded, mut checked) = ((0f64, 0u64), (0f64, 0u64), 0);
+        for (&x, &d) in xs.iter().zip(&dev) {
+            let xf = f32::from_bits(x as u32);
+            let got = f32::from_bits(d as u32);
+            let want = exact(func, xf as f64);
+            if xf.is_nan() {
+                assert!(got.is_nan(), "{func}.f {x:#x}: NaN in, {d:#x} out");
+                continue;
+            }
+            let normal = (f32::MIN_POSITIVE as f64..=f32::MAX as f64).contains(&want.abs());
+            if !normal || xf.is_subnormal() {
+                continue; // overflow, underflow and denormal inputs: Vulkan leaves them open
+            }
+            if func == "ftanh" {
+                assert!(got.abs() <= 1.0 && (got == 0.0 || got.signum() == xf.signum()),
+                    "{func}.f {x:#x}: {got:e} is not tanh-like");
+            }
+            let e = ulp_error(got, want);
+            if let Some(ok) = vulkan_precision(func, xf as f64, want, got) {
+                assert!(ok, "{func}.f {x:#x}: {got:e} against {want:e} breaks Vulkan's precision");
+                checked += 1;
+                if e > worst_bounded.0 {
+                    worst_bounded = (e, x);
+                }
+            }
+            if e > worst.0 {
+                worst = (e, x);
+            }
+        }
+        eprintln!(
+            "fast math {func}.f: max {:.2} ULP (at {:#x}) over the {checked} inputs where \
+             Vulkan bounds it, {:.2} ULP (at {:#x}) over all {} normal results",
+            worst_bounded.0,
+            worst_bounded.1,
+            worst.0,
+            worst.1,
+            xs.len()
+        );
+    }
+}
+
 /// `f64` libm value of `func` at `x`.
 fn exact(func: &str, x: f64) -> f64 {
     match func {

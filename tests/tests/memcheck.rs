@@ -6,7 +6,8 @@
 //! into each space, partial overlaps at both ends, `[reg + imm]` and `[var + reg]`
 //! addresses, a bad access on some work-items only, and misalignment. Also: a bad access is
 //! not performed (a bad load yields 0, a bad store leaves memory alone) and a buffer of
-//! another context is refused without the checker.
+//! another context is refused without the checker, on every dispatch path; every way of
+//! launching (tuples, builder, typed kernels, timed, raw, streams) reports a violation.
 
 use pisa_conformance::{context, link_sources, translate_linked};
 use pisa_translator::ir::MemSpace;
@@ -770,27 +771,156 @@ fn good_kernels_run_unchanged_when_checked() {
     assert!(reference(&src, 16, 16, &[buf32(&[0; 17])]).is_none());
 }
 
+/// A kernel `@k(%out, %off)` storing 7 at `%out + %off` (line 10).
+const STORE_AT_OFFSET: &str = ".param[8] %out, .param[8] %off";
+const STORE_AT_OFFSET_BODY: &str = ".reg .64b %p, %o;\n.reg .32b %x;\nld.param.64b %p, [%out];\nld.param.64b %o, [%off];\niadd.64b %p, %p, %o;\nmov.32b %x, 7;\nst.global.32b [%p], %x;";
+
+/// The violation of `r`, or a panic naming what came back instead.
+fn violation<T: std::fmt::Debug>(r: pisa_vk::Result<T>, path: &str) -> Violation {
+    match r {
+        Err(Error::MemoryViolation(v)) => *v,
+        other => panic!("{path}: expected a memory violation, got {other:?}"),
+    }
+}
+
+/// Asserts `v` is the store of [`STORE_AT_OFFSET`] `past` bytes past the end of `%out`.
+fn assert_store_past_end(v: &Violation, past: &str, path: &str) {
+    let l = v.site.location.as_ref().expect("located");
+    assert_eq!(
+        (l.line, v.access, v.reason, v.size),
+        (10, AccessKind::Store, Reason::OutOfBounds, 4),
+        "{path}: {v}"
+    );
+    let near = v.nearest.as_ref().expect("a nearest allocation");
+    assert_eq!(
+        near.describe(v.address, v.size),
+        format!("{past} past the end of argument 0 `%out` (16 bytes)"),
+        "{path}: {v}"
+    );
+}
+
 #[test]
-fn a_buffer_of_another_context_is_refused_without_the_checker() {
+fn every_way_of_launching_a_checked_kernel_reports_its_violation() {
+    use pisa_vk::{Args, Buffer, Launch};
+    let src = kernel(STORE_AT_OFFSET, STORE_AT_OFFSET_BODY);
+    let ctx = context();
+    let m = pisa_conformance::load_with(&src, &checked());
+    assert!(m.checked());
+    let out = ctx.zeroed::<u32>(4).expect("buffer");
+    let typed = m.kernel::<(Buffer<u32>, u64)>("k").expect("signature");
+    let raw = pisa_vk::pack_args(
+        "k",
+        &m.reflection().kernels[0].params,
+        16,
+        &[(&out).into(), 20u64.into()],
+    )
+    .expect("block");
+    let launch = Launch::new(1u64, 1u64);
+    let paths: Vec<(&str, pisa_vk::Result<()>)> = vec![
+        ("tuple", m.dispatch("k", 1, 1, (&out, 20u64))),
+        (
+            "builder",
+            m.dispatch("k", 1, 1, Args::new().arg(&out).arg(20u64)),
+        ),
+        (
+            "slice",
+            m.dispatch("k", 1, 1, &[(&out).into(), Arg::from(20u64)]),
+        ),
+        ("launch", m.dispatch_launch("k", &launch, (&out, 20u64))),
+        (
+            "timed",
+            m.dispatch_timed("k", 1, 1, (&out, 20u64)).map(drop),
+        ),
+        ("raw", m.dispatch_raw("k", &launch, &raw)),
+        ("typed", typed.dispatch(1, 1, (&out, 20))),
+        ("typed launch", typed.dispatch_launch(&launch, (&out, 20))),
+    ];
+    for (path, r) in paths {
+        let v = violation(r, path);
+        assert_store_past_end(&v, "4 bytes", path);
+        assert_eq!(v.work_item.global, [0; 3], "{path}");
+        assert_eq!(v.further, 0, "{path}");
+    }
+    // The bad stores were not performed; a good one is.
+    assert_eq!(out.read().unwrap(), [0; 4]);
+    typed.dispatch(1, 1, (&out, 4)).expect("a good store");
+    assert_eq!(out.read().unwrap(), [0, 7, 0, 0]);
+
+    // A stream: its good launches run, and the wait reports the first bad launch in
+    // recording order (8 bytes past, not the 4 bytes past recorded after it).
+    let mut s = ctx.stream();
+    s.dispatch(&m, "k", 1, 1, (&out, 0u64)).unwrap();
+    s.dispatch(&m, "k", 1, 1, (&out, 24u64)).unwrap();
+    typed.record(&mut s, 1, 1, (&out, 20)).unwrap();
+    s.launch(&m, "k", &launch, (&out, 12u64)).unwrap();
+    let v = violation(s.run(), "stream");
+    assert_store_past_end(&v, "8 bytes", "stream");
+    assert_eq!(out.read().unwrap(), [7, 7, 0, 7]);
+    // The same through submit and wait; a stream of good launches completes with its reads.
+    let mut s = ctx.stream();
+    typed.record(&mut s, 1, 1, (&out, 16)).unwrap();
+    let v = violation(s.submit().unwrap().wait(), "submission");
+    assert_store_past_end(&v, "just", "submission");
+    let mut s = ctx.stream();
+    typed.record(&mut s, 1, 1, (&out, 8)).unwrap();
+    let read = s.read(&out).unwrap();
+    let done = s.run().expect("good launches");
+    assert_eq!(done.get(&read).unwrap(), [7, 7, 7, 7]);
+    pisa_conformance::check_validation();
+}
+
+#[test]
+fn a_buffer_of_another_context_is_refused_on_every_dispatch_path() {
+    use pisa_vk::{Args, Buffer};
     let other = Context::new().expect("a second context");
     let foreign = other.zeroed::<u32>(4).expect("buffer");
-    let src = kernel(
-        OUT,
-        ".reg .64b %p;\n.reg .32b %x;\nld.param.64b %p, [%out];\nst.global.32b [%p], %x;",
-    );
-    let m = pisa_conformance::load(&src);
-    assert!(!m.checked());
-    let e = m
-        .dispatch("k", 1u64, 1u64, &[(&foreign).into()])
-        .unwrap_err();
-    assert!(
-        matches!(&e, Error::ForeignBuffer { index: 0, param, .. } if param == "out"),
-        "{e}"
-    );
-    assert!(e.is_usage());
-    let own = context().zeroed::<u32>(4).expect("buffer");
-    m.dispatch("k", 1u64, 1u64, &[(&own).into()])
-        .expect("own buffer");
+    let src = kernel(STORE_AT_OFFSET, STORE_AT_OFFSET_BODY);
+    for m in [
+        pisa_conformance::load(&src),
+        pisa_conformance::load_with(&src, &checked()),
+    ] {
+        let typed = m.kernel::<(Buffer<u32>, u64)>("k").expect("signature");
+        let mut s = context().stream();
+        let paths: Vec<(&str, pisa_vk::Result<()>)> = vec![
+            ("tuple", m.dispatch("k", 1, 1, (&foreign, 0u64))),
+            (
+                "builder",
+                m.dispatch("k", 1, 1, Args::new().arg(&foreign).arg(0u64)),
+            ),
+            (
+                "slice",
+                m.dispatch("k", 1, 1, &[(&foreign).into(), Arg::from(0u64)]),
+            ),
+            (
+                "timed",
+                m.dispatch_timed("k", 1, 1, (&foreign, 0u64)).map(drop),
+            ),
+            ("typed", typed.dispatch(1, 1, (&foreign, 0))),
+            (
+                "stream",
+                s.dispatch(&m, "k", 1, 1, (&foreign, 0u64)).map(drop),
+            ),
+            ("typed stream", typed.record(&mut s, 1, 1, (&foreign, 0))),
+        ];
+        for (path, r) in paths {
+            let e = r.unwrap_err();
+            assert!(
+                matches!(&e, Error::ForeignBuffer { index: 0, param, .. } if param == "out"),
+                "{path}: {e}"
+            );
+            assert!(e.is_usage(), "{path}");
+        }
+        assert!(s.is_empty(), "nothing was recorded");
+        assert_eq!(
+            foreign.read().unwrap(),
+            [0; 4],
+            "the foreign buffer is untouched"
+        );
+        let own = context().zeroed::<u32>(4).expect("buffer");
+        m.dispatch("k", 1, 1, &[(&own).into(), Arg::from(4u64)])
+            .expect("own buffer");
+        assert_eq!(own.read().unwrap(), [0, 7, 0, 0]);
+    }
 }
 
 #[test]

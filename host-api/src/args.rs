@@ -1,0 +1,389 @@
+//! Kernel arguments: each one fills one `.param` of the kernel's argument block.
+//!
+//! A dispatch takes anything [`IntoArgs`]: a tuple of arguments (`(&a, &b, 4u32)`), the
+//! [`Args`] builder (`Args::new().arg(&a).arg(4u32)`), or a slice, array or vector of
+//! [`Arg`] (raw bytes, `(&a).into()`). One argument is anything [`KernelArg`]: a
+//! `&Buffer<T>` (its device address, 8 bytes; the stream keeps the buffer alive until the
+//! submission ends; a buffer of another context than the module's is refused,
+//! [`Error::ForeignBuffer`], as is an [`Arg`] made from one), an integer or float scalar, an array of them, an [`Arg`]. Arguments are
+//! written straight into the argument block as they are checked against the `.param`s
+//! (count and sizes), so passing them allocates nothing per argument.
+//!
+//! [`Signature`] types a kernel: `module.kernel::<(Buffer<f32>, u32)>("scale")?` checks the
+//! kernel's `.param` count and sizes once, at that call, and the returned
+//! [`Kernel`](crate::Kernel) takes exactly `(&Buffer<f32>, u32)`.
+
+use crate::{Buffer, Error, Result};
+use bytemuck::Pod;
+use pisa_translator::reflect::ParamInfo;
+
+/// One kernel argument as raw bytes: the bytes of its `.param` and, for one made from a
+/// [`Buffer`] (`(&buffer).into()`), the context the buffer belongs to, so that a dispatch
+/// refuses a buffer of another context ([`Error::ForeignBuffer`]) as it does for `&Buffer`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Arg {
+    bytes: Vec<u8>,
+    context: Option<u64>,
+}
+
+impl Arg {
+    /// An argument of raw bytes (the `.param`'s size).
+    pub fn bytes(bytes: Vec<u8>) -> Arg {
+        Arg {
+            bytes,
+            context: None,
+        }
+    }
+
+    /// The bytes the `.param` receives.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The id of the context whose buffer's address this is
+    /// ([`pisa_runtime::Context::id`]), for an argument made from a [`Buffer`].
+    pub fn context(&self) -> Option<u64> {
+        self.context
+    }
+}
+
+impl From<Vec<u8>> for Arg {
+    fn from(bytes: Vec<u8>) -> Arg {
+        Arg::bytes(bytes)
+    }
+}
+
+impl<T: Pod> From<&Buffer<T>> for Arg {
+    fn from(b: &Buffer<T>) -> Arg {
+        Arg {
+            bytes: b.device_address().to_le_bytes().to_vec(),
+            context: Some(b.raw().context_id()),
+        }
+    }
+}
+
+macro_rules! scalar_args {
+    ($($t:ty),*) => {$(
+        impl From<$t> for Arg {
+            fn from(x: $t) -> Arg { Arg::bytes(x.to_le_bytes().to_vec()) }
+        }
+        impl KernelArg for $t {
+            fn put(&self, sink: &mut ArgSink) { sink.bytes(&self.to_le_bytes()) }
+        }
+        impl Param for $t {
+            type Value<'x> = $t;
+            const SIZE: u32 = std::mem::size_of::<$t>() as u32;
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+scalar_args!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// Where arguments are written: a kernel's argument block, checked `.param` by `.param`
+/// (and, for a buffer, against the module's context). [`KernelArg`] implementations call
+/// [`ArgSink::bytes`] or [`ArgSink::buffer`] once per argument.
+pub struct ArgSink<'k> {
+    kernel: &'k str,
+    params: &'k [ParamInfo],
+    /// The id of the module's context, when known (`pisa_runtime::Context::id`).
+    context: Option<u64>,
+    block: Vec<u8>,
+    next: usize,
+    error: Option<Error>,
+    leases: Vec<pisa_runtime::BufferLease>,
+}
+
+impl<'k> ArgSink<'k> {
+    /// The sink of a kernel's arguments; `context` is the id of its module's context
+    /// (`None`: buffers of every context are taken).
+    pub(crate) fn new(
+        kernel: &'k str,
+        params: &'k [ParamInfo],
+        size: u32,
+        context: Option<u64>,
+    ) -> ArgSink<'k> {
+        ArgSink {
+            kernel,
+            params,
+            context,
+            block: vec![0; size as usize],
+            next: 0,
+            error: None,
+            leases: Vec::new(),
+        }
+    }
+
+    /// Writes the next argument: `bytes` must be exactly its `.param`'s size (else the
+    /// dispatch fails with [`Error::ArgumentSize`]).
+    pub fn bytes(&mut self, bytes: &[u8]) {
+        self.arg(bytes, None)
+    }
+
+    /// Writes the address of `buffer` as the next argument and keeps the buffer alive until
+    /// the submission has finished; a buffer of another context than the module's fails
+    /// the dispatch with [`Error::ForeignBuffer`].
+    pub fn buffer(&mut self, buffer: &pisa_runtime::Buffer) {
+        self.keep(buffer);
+        self.arg(
+            &buffer.device_address().to_le_bytes(),
+            Some(buffer.context_id()),
+        )
+    }
+
+    /// Writes the next argument, `bytes`, the address of a buffer of the context `context`
+    /// when it is one.
+    fn arg(&mut self, bytes: &[u8], context: Option<u64>) {
+        let index = self.next;
+        self.next += 1;
+        if self.error.is_some() {
+            return;
+        }
+        let Some(p) = self.params.get(index) else {
+            return; // counted at the end
+        };
+        if bytes.len() != p.size as usize {
+            self.error = Some(Error::ArgumentSize {
+                kernel: self.kernel.to_string(),
+                index,
+                param: p.name.clone(),
+                expected: p.size,
+                got: bytes.len(),
+            });
+            return;
+        }
+        if context.is_some_and(|c| self.context.is_some_and(|own| own != c)) {
+            self.error = Some(Error::ForeignBuffer {
+                kernel: self.kernel.to_string(),
+                index,
+                param: p.name.clone(),
+            });
+            return;
+        }
+        self.block[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(bytes);
+    }
+
+    /// Keeps `buffer` alive until the submission that runs these arguments has finished.
+    pub fn keep(&mut self, buffer: &pisa_runtime::Buffer) {
+        self.leases.push(buffer.lease());
+    }
+
+    /// The argument block and the buffers to keep alive, or the error: the count, else the
+    /// first size.
+    pub(crate) fn finish(self) -> Result<(Vec<u8>, Vec<pisa_runtime::BufferLease>)> {
+        if self.next != self.params.len() {
+            return Err(Error::ArgumentCount {
+                kernel: self.kernel.to_string(),
+                expected: self.params.len(),
+                got: self.next,
+            });
+        }
+        match self.error {
+            Some(e) => Err(e),
+            None => Ok((self.block, self.leases)),
+        }
+    }
+}
+
+/// One kernel argument (see the [module documentation](self)).
+pub trait KernelArg {
+    /// Writes the argument with one [`ArgSink::bytes`] call.
+    fn put(&self, sink: &mut ArgSink);
+}
+
+impl<T: KernelArg + ?Sized> KernelArg for &T {
+    fn put(&self, sink: &mut ArgSink) {
+        (**self).put(sink)
+    }
+}
+
+impl<T: Pod> KernelArg for Buffer<T> {
+    fn put(&self, sink: &mut ArgSink) {
+        sink.buffer(self.raw())
+    }
+}
+
+impl KernelArg for Arg {
+    fn put(&self, sink: &mut ArgSink) {
+        sink.arg(&self.bytes, self.context)
+    }
+}
+
+impl<T: Pod, const N: usize> KernelArg for [T; N] {
+    fn put(&self, sink: &mut ArgSink) {
+        sink.bytes(bytemuck::cast_slice(self))
+    }
+}
+
+/// The arguments of a dispatch (see the [module documentation](self)).
+pub trait IntoArgs {
+    /// Writes every argument into `sink`, in order.
+    fn put_all(self, sink: &mut ArgSink);
+}
+
+impl IntoArgs for &[Arg] {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.iter().for_each(|a| a.put(sink))
+    }
+}
+
+impl IntoArgs for &Vec<Arg> {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.as_slice().put_all(sink)
+    }
+}
+
+impl IntoArgs for Vec<Arg> {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.as_slice().put_all(sink)
+    }
+}
+
+impl<const N: usize> IntoArgs for &[Arg; N] {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.as_slice().put_all(sink)
+    }
+}
+
+impl<const N: usize> IntoArgs for [Arg; N] {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.as_slice().put_all(sink)
+    }
+}
+
+impl IntoArgs for () {
+    fn put_all(self, _: &mut ArgSink) {}
+}
+
+macro_rules! tuple_args {
+    ($(($($t:ident $i:tt),+))*) => {$(
+        impl<$($t: KernelArg),+> IntoArgs for ($($t,)+) {
+            fn put_all(self, sink: &mut ArgSink) {
+                $(self.$i.put(sink);)+
+            }
+        }
+        impl<$($t: Param),+> Signature for ($($t,)+) {
+            type Args<'x> = ($($t::Value<'x>,)+);
+            fn params() -> Vec<(u32, &'static str)> {
+                vec![$(($t::SIZE, $t::NAME)),+]
+            }
+        }
+    )*};
+}
+tuple_args! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11)
+}
+
+/// A builder of arguments, for a count or mix a tuple does not fit:
+/// `Args::new().arg(&a).arg(4u32)`. Each [`Args::arg`] takes anything [`KernelArg`].
+#[derive(Default)]
+pub struct Args<'a> {
+    args: Vec<Box<dyn KernelArg + 'a>>,
+}
+
+impl<'a> Args<'a> {
+    /// No arguments yet.
+    pub fn new() -> Args<'a> {
+        Args::default()
+    }
+
+    /// Appends `arg`.
+    pub fn arg(mut self, arg: impl KernelArg + 'a) -> Args<'a> {
+        self.args.push(Box::new(arg));
+        self
+    }
+
+    /// Appends `arg` in place (for loops).
+    pub fn push(&mut self, arg: impl KernelArg + 'a) -> &mut Args<'a> {
+        self.args.push(Box::new(arg));
+        self
+    }
+}
+
+impl IntoArgs for Args<'_> {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.args.iter().for_each(|a| a.put(sink))
+    }
+}
+
+impl IntoArgs for &Args<'_> {
+    fn put_all(self, sink: &mut ArgSink) {
+        self.args.iter().for_each(|a| a.put(sink))
+    }
+}
+
+/// A parameter type of a typed kernel ([`Signature`]): a scalar, or a [`Buffer`] (a pointer
+/// parameter, `.param[8]`).
+pub trait Param {
+    /// What a dispatch passes for it (`u32`, `&Buffer<f32>`).
+    type Value<'x>: KernelArg;
+    /// The `.param` size it fills.
+    const SIZE: u32;
+    /// How errors name it.
+    const NAME: &'static str;
+}
+
+impl<T: Pod> Param for Buffer<T> {
+    type Value<'x> = &'x Buffer<T>;
+    const SIZE: u32 = 8;
+    const NAME: &'static str = "&Buffer (a pointer)";
+}
+
+/// The parameter types of a kernel, a tuple of [`Param`]s: `(Buffer<f32>, Buffer<f32>, u32)`.
+pub trait Signature {
+    /// The arguments a dispatch passes: `(&Buffer<f32>, &Buffer<f32>, u32)`.
+    type Args<'x>: IntoArgs;
+    /// Size and name of each parameter.
+    fn params() -> Vec<(u32, &'static str)>;
+}
+
+impl Signature for () {
+    type Args<'x> = ();
+    fn params() -> Vec<(u32, &'static str)> {
+        Vec::new()
+    }
+}
+
+/// Checks `S` against the kernel's `.param`s: their count ([`Error::ArgumentCount`]) and
+/// sizes ([`Error::ArgumentSize`], naming the type given).
+pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) -> Result<()> {
+    let sig = S::params();
+    if sig.len() != params.len() {
+        return Err(Error::ArgumentCount {
+            kernel: kernel.to_string(),
+            expected: params.len(),
+            got: sig.len(),
+        });
+    }
+    for (index, ((size, name), p)) in sig.iter().zip(params).enumerate() {
+        if *size != p.size {
+            return Err(Error::Launch {
+                kernel: kernel.to_string(),
+                message: format!(
+                    "the signature's parameter {index} is {name} ({size} bytes), but `%{}` is \
+                     `.param[{}]`",
+                    p.name, p.size
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Lays out `args` in a kernel's argument block, checking their count and sizes against
+/// the `.param`s (not their buffers' contexts: no module is known here).
+pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) -> Result<Vec<u8>> {
+    let mut sink = ArgSink::new(kernel, params, size, None);
+    args.put_all(&mut sink);
+    sink.finish().map(|(block, _)| block)
+}

@@ -1,0 +1,142 @@
+//! What a module needs of a device and what a device offers a translation: the feature set
+//! of a kernel's reflection, the options a translation for a context's device is made with
+//! (float model, clustered sub-groups, maximal reconvergence, denormals), and the features a
+//! context for given translations enables.
+
+use crate::{Context, Result};
+use pisa_translator::reflect::{Feature, KernelInfo};
+use pisa_translator::{FloatModel, Options, Translation};
+
+/// The runtime feature set a kernel's reflected features need.
+pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
+    let mut f = pisa_runtime::FeatureSet::default();
+    for x in features {
+        match x {
+            Feature::BufferDeviceAddress => f.buffer_device_address = true,
+            Feature::Int64 => f.int64 = true,
+            Feature::Int8 => f.int8 = true,
+            Feature::Int16 => f.int16 = true,
+            Feature::Float16 => f.float16 = true,
+            Feature::Float64 => f.float64 = true,
+            Feature::StorageBuffer8Bit => f.storage_buffer_8bit = true,
+            Feature::StorageBuffer16Bit => f.storage_buffer_16bit = true,
+            Feature::SubgroupSizeControl => f.subgroup_size_control = true,
+            Feature::BufferInt64Atomics => f.shader_int64_atomics = true,
+            Feature::SharedInt64Atomics => f.shader_shared_int64_atomics = true,
+            Feature::MaximalReconvergence => f.maximal_reconvergence = true,
+            Feature::SignedZeroInfNanPreserveFloat16 => {
+                f.float_controls.signed_zero_inf_nan_preserve_16 = true
+            }
+            Feature::SignedZeroInfNanPreserveFloat32 => {
+                f.float_controls.signed_zero_inf_nan_preserve_32 = true
+            }
+            Feature::SignedZeroInfNanPreserveFloat64 => {
+                f.float_controls.signed_zero_inf_nan_preserve_64 = true
+            }
+            Feature::DenormPreserveFloat16 => f.float_controls.denorm_preserve_16 = true,
+            Feature::DenormPreserveFloat32 => f.float_controls.denorm_preserve_32 = true,
+            Feature::DenormPreserveFloat64 => f.float_controls.denorm_preserve_64 = true,
+            Feature::FusedFmaFloat16 => f.fused_fma.f16 = true,
+            Feature::FusedFmaFloat32 => f.fused_fma.f32 = true,
+            Feature::FusedFmaFloat64 => f.fused_fma.f64 = true,
+        }
+    }
+    f
+}
+
+/// `options` with what the context's device offers turned on — and the checked translation
+/// when the context asks for it ([`Context::checked`]): maximal reconvergence for
+/// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
+/// for every float width whose control the device has, and, when the device cannot run
+/// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
+/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64).
+/// An [`Options::hardware_subgroup_size`] already given is kept. When [`Options::float`] is
+/// `None`, the float model of the device ([`device_float_model`]). What `Module::from_source*`
+/// and `pisa-vk run` translate with.
+///
+/// Errors: the fused-`Fma` probe could not run ([`Context::fused_fma`]).
+pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
+    let f = ctx.enabled_features();
+    let fc = &f.float_controls;
+    let d = options.denorm_preserve;
+    let float = match options.float {
+        Some(model) => model,
+        None => device_float_model(ctx)?,
+    };
+    Ok(Options {
+        hardware_subgroup_size: options
+            .hardware_subgroup_size
+            .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
+        maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
+        checked: options.checked || ctx.checked(),
+        denorm_preserve: pisa_translator::FloatWidths {
+            f16: d.f16 || fc.denorm_preserve_16,
+            f32: d.f32 || fc.denorm_preserve_32,
+            f64: d.f64 || fc.denorm_preserve_64,
+        },
+        float: Some(float),
+        ..options.clone()
+    })
+}
+
+/// The exact float model for the context's device: fused `Fma` where its probe found it
+/// ([`Context::fused_fma`]), and `f64` for the exact `.f` lowerings where the context
+/// enabled `shaderFloat64` (used only where `Fma` is not fused).
+pub fn device_float_model(ctx: &Context) -> Result<FloatModel> {
+    let fused = ctx.fused_fma()?;
+    Ok(FloatModel::for_device(
+        pisa_translator::FloatWidths {
+            f16: fused.f16,
+            f32: fused.f32,
+            f64: fused.f64,
+        },
+        ctx.enabled_features().float64,
+    ))
+}
+
+/// The hardware sub-group width on which `device` runs PISA sub-groups of `n` lanes as
+/// clusters, when it cannot run `n`-wide sub-groups itself: the smallest power-of-two
+/// multiple of `n` (at most 128) in the device's sub-group size range (`minSubgroupSize` to
+/// `maxSubgroupSize`, or the fixed `subgroupSize`). `None` when the device runs `n` lanes,
+/// when no multiple fits, or when `n` is not a valid sub-group size. For `n` = 32 (PISA's)
+/// this is conforming: on a wave64-only device each 32-lane half is one sub-group.
+pub fn clustered_subgroup_size(device: &pisa_runtime::DeviceInfo, n: u32) -> Option<u32> {
+    let runs = |h: u32| (device.min_subgroup_size..=device.max_subgroup_size).contains(&h);
+    if !n.is_power_of_two() || n > 32 || runs(n) {
+        return None;
+    }
+    (1..8)
+        .map(|k| n << k)
+        .take_while(|&h| h <= 128)
+        .find(|&h| runs(h))
+}
+
+/// Everything `k` needs of a device: its reflected features, and sub-group size control with
+/// full sub-groups when it is translated for a sub-group size.
+pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
+    let mut f = required_features(&k.features);
+    if k.subgroup_size.is_some() {
+        f.subgroup_size_control = true;
+        f.compute_full_subgroups = true;
+    }
+    f
+}
+
+/// What a context for `translation` should enable (what [`Context::for_translations`] asks
+/// for): every feature its kernels need (the union of [`kernel_features`]), maximal
+/// reconvergence when a kernel uses sub-group instructions, and `shaderFloat64` when the
+/// module would compute exact float operations faster in `f64`
+/// ([`Reflection::faster_with_float64`]); the context enables the last two only where the
+/// device offers them, and [`Module::from_source_with`] then translates for what it enabled.
+pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
+    let kernels = &translation.reflection.kernels;
+    let mut f = kernels
+        .iter()
+        .fold(pisa_runtime::FeatureSet::default(), |f, k| {
+            f.union(&kernel_features(k))
+        });
+    f.maximal_reconvergence |= kernels.iter().any(|k| k.subgroup_size.is_some());
+    // Where Fma is not fused, exact float operations are faster in f64 than in integers.
+    f.float64 |= translation.reflection.faster_with_float64;
+    f
+}

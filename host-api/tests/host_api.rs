@@ -1,0 +1,293 @@
+//! The host API on lavapipe: streams, buffers, launch sizes and arguments, typed kernels,
+//! symbols and the text of errors. Values are hand-derived from what the kernels compute
+//! (`scale`: `data[i] *= factor`, `vector_add`: `c = a + b`).
+
+use pisa_vk::{
+    Args, Buffer, Context, ContextOptions, DeviceSelector, DiskCache, Error, Launch, Module,
+};
+
+const SCALE: &str = include_str!("../../examples/scale.pisa");
+const VECTOR_ADD: &str = include_str!("../../examples/vector_add.pisa");
+
+const CONSTS: &str = ".version 0.1;\n.target 100;\n\
+    .const .align 4 .host_access(\"table\") @T[8] = { .32b 5, .32b 6 };\n\
+    .global .align 8 @wide[12] = { .zero 12 };\n\
+    .kernel @copy_table(.param[8] %out) {\n  .reg .64b %p;\n  .reg .32b %x;\n\
+    ld.param.64b %p, [%out];\n  ld.const.32b %x, [@T+4];\n  st.global.32b [%p], %x;\n}\n";
+
+fn lavapipe() -> Context {
+    let options = ContextOptions {
+        timeout_seconds: Some(60.0),
+        pipeline_cache: DiskCache::Off,
+        ..ContextOptions::default()
+    };
+    Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
+        .expect("lavapipe (mesa-vulkan-drivers) must be installed for these tests")
+}
+
+fn no_validation_messages(ctx: &Context) {
+    let m = ctx.validation_messages();
+    assert!(m.is_empty(), "validation layer: {m:#?}");
+}
+
+#[test]
+fn a_stream_orders_writes_launches_copies_fills_and_reads() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "scale.pisa", SCALE).unwrap();
+    m.symbol("scale_factor").unwrap().write(&[10u32]).unwrap();
+    let data = ctx.zeroed::<u32>(7).unwrap().named("data");
+    let copy = ctx.zeroed::<u32>(7).unwrap();
+    let mut s = ctx.stream();
+    s.timed().unwrap();
+    s.write(&data, &[1, 2, 3, 4, 5, 6, 7]).unwrap();
+    s.dispatch(&m, "scale", 7, 4, (&data, 7u32)).unwrap(); // x10, partial last group
+    let first = s.read(&data).unwrap();
+    s.copy(&data, &copy).unwrap();
+    s.fill_range(&data, 2..5, 9).unwrap();
+    s.dispatch(&m, "scale", 5, 2, (&data, 5u32)).unwrap(); // x10 on the first 5
+    let second = s.read_range(&data, 1..6).unwrap();
+    s.fill(&copy, 0xFFFF_FFFF).unwrap();
+    assert_eq!(s.len(), 8);
+    let running = s.submit().unwrap();
+    let done = running.wait().unwrap();
+    assert_eq!(done.get(&first).unwrap(), [10, 20, 30, 40, 50, 60, 70]);
+    assert_eq!(done.get(&second).unwrap(), [200, 90, 90, 90, 60]);
+    assert_eq!(data.read().unwrap(), [100, 200, 90, 90, 90, 60, 70]);
+    assert_eq!(copy.read().unwrap(), [u32::MAX; 7]);
+    assert_eq!(done.command_times().unwrap().len(), 8);
+    assert_eq!(m.symbol("last_count").unwrap().read::<u32>().unwrap(), [5]);
+    // A read of another stream is refused by name.
+    let mut other = ctx.stream();
+    let foreign = other.read(&copy).unwrap();
+    drop(other);
+    assert_eq!(
+        done.get(&foreign).unwrap_err().to_string(),
+        "the read belongs to another stream"
+    );
+    no_validation_messages(&ctx);
+}
+
+#[test]
+fn several_streams_are_in_flight_at_once() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "vector_add.pisa", VECTOR_ADD).unwrap();
+    let a = ctx.buffer_from(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
+    let outs: Vec<Buffer<f32>> = (0..3).map(|_| ctx.zeroed(4).unwrap()).collect();
+    let bs: Vec<Buffer<f32>> = (0..3)
+        .map(|k| ctx.buffer_from(&[10.0 * k as f32; 4]).unwrap())
+        .collect();
+    let running: Vec<_> = (0..3)
+        .map(|k| {
+            let mut s = ctx.stream();
+            s.dispatch(&m, "vector_add", 4, 4, (&a, &bs[k], &outs[k], 4u32))
+                .unwrap();
+            s.submit().unwrap()
+        })
+        .collect();
+    for (k, r) in running.into_iter().enumerate().rev() {
+        let _ = r.is_done().unwrap();
+        r.wait().unwrap();
+        let base = 10.0 * k as f32;
+        assert_eq!(
+            outs[k].read().unwrap(),
+            [base + 1.0, base + 2.0, base + 3.0, base + 4.0]
+        );
+    }
+    no_validation_messages(&ctx);
+}
+
+#[test]
+fn sizes_of_any_integer_type_and_arguments_without_into() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "vector_add.pisa", VECTOR_ADD).unwrap();
+    let a = ctx.buffer_from(&[1.0f32; 64]).unwrap();
+    let b = ctx.buffer_from(&[0.5f32; 64]).unwrap();
+    let c = ctx.zeroed::<f32>(64).unwrap();
+    let n = 64usize;
+    m.dispatch("vector_add", n, 8, (&a, &b, &c, 64u32)).unwrap();
+    assert_eq!(c.read().unwrap(), [1.5; 64]);
+    c.fill(0.0).unwrap();
+    m.dispatch(
+        "vector_add",
+        (64i64, 1u8),
+        [8u16, 1],
+        Args::new().arg(&a).arg(&b).arg(&c).arg(60u32),
+    )
+    .unwrap();
+    let got = c.read().unwrap();
+    assert_eq!(&got[..60], [1.5; 60]);
+    assert_eq!(&got[60..], [0.0; 4]);
+    // The old form still works.
+    m.dispatch(
+        "vector_add",
+        4u64,
+        4u64,
+        &[(&a).into(), (&b).into(), (&c).into(), 0u32.into()],
+    )
+    .unwrap();
+    // A negative size names the dimension.
+    let e = m
+        .dispatch("vector_add", (8, -1), 1, (&a, &b, &c, 1u32))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid launch of `vector_add`: grid: size -1 in dimension y is negative"
+    );
+    assert!(e.is_usage());
+    let e = m.dispatch("vector_add", 8, 8, (&a, &b, 1u32)).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `vector_add` takes 4 argument(s), 3 given"
+    );
+    let e = m
+        .dispatch("vector_add", 8, 8, (&a, &b, &c, 1u64))
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "argument 3 (`%n`) of kernel `vector_add` is 8 bytes, but `.param[4]`"
+    );
+    let _ = Launch::new(4u32, 4u32).with_offset([1, 0, 0]);
+    no_validation_messages(&ctx);
+}
+
+#[test]
+fn typed_kernels_are_checked_when_they_are_made() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "vector_add.pisa", VECTOR_ADD).unwrap();
+    let add = m
+        .kernel::<(Buffer<f32>, Buffer<f32>, Buffer<f32>, u32)>("vector_add")
+        .unwrap();
+    let a = ctx.buffer_from(&[f32::MAX, -0.0, f32::INFINITY]).unwrap();
+    let b = ctx
+        .buffer_from(&[f32::MAX, 0.0, f32::NEG_INFINITY])
+        .unwrap();
+    let c = ctx.zeroed::<f32>(3).unwrap();
+    add.dispatch(3, 2, (&a, &b, &c, 3)).unwrap();
+    let got = c.read().unwrap();
+    assert_eq!(got[0], f32::INFINITY); // overflow rounds to +inf
+    assert_eq!(got[1].to_bits(), 0); // -0 + +0 = +0 to nearest
+    assert!(got[2].is_nan()); // inf - inf
+    let e = m.kernel::<(Buffer<f32>, u32)>("vector_add").unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "kernel `vector_add` takes 4 argument(s), 2 given"
+    );
+    let e = m
+        .kernel::<(Buffer<f32>, Buffer<f32>, Buffer<f32>, u64)>("vector_add")
+        .unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "invalid launch of `vector_add`: the signature's parameter 3 is u64 (8 bytes), but \
+         `%n` is `.param[4]`"
+    );
+    assert!(format!("{add:?}").contains("vector_add"));
+}
+
+#[test]
+fn buffer_ranges_copies_fills_and_mapped_slices() {
+    let ctx = lavapipe();
+    let mut out = ctx.zeroed::<u32>(4096).unwrap().named("out");
+    out.write_at(10, &[1, 2, 3]).unwrap();
+    assert_eq!(out.read_range(9..14).unwrap(), [0, 1, 2, 3, 0]);
+    assert_eq!(out.read_range(..2).unwrap(), [0, 0]);
+    assert_eq!(out.read_range(4094..).unwrap(), [0, 0]);
+    out.fill_range(4090..=4093, 7).unwrap();
+    let mut tail = [0u32; 6];
+    out.read_range_into(4090, &mut tail).unwrap();
+    assert_eq!(tail, [7, 7, 7, 7, 0, 0]);
+    let other = ctx.buffer_from(&vec![5u32; 4096]).unwrap();
+    out.copy_from(&other).unwrap();
+    let mut all = vec![0u32; 4096];
+    out.read_into(&mut all).unwrap();
+    assert!(all.iter().all(|&x| x == 5));
+    {
+        let map = out.map_mut().unwrap();
+        map[4095] = 0xABCD;
+        assert_eq!(map[0], 5);
+    }
+    assert_eq!(out.read_range(4095..).unwrap(), [0xABCD]);
+    // Errors in elements and bytes, with the buffer's name.
+    assert_eq!(
+        out.write(&[1, 2, 3]).unwrap_err().to_string(),
+        "Buffer::write to buffer `out` (4096 u32): 3 u32 (12 bytes) given, 4096 u32 (16384 \
+         bytes) expected"
+    );
+    assert_eq!(
+        out.read_range(4090..4100).unwrap_err().to_string(),
+        "Buffer::read_range of buffer `out` (4096 u32): elements 4090..4100 (bytes \
+         16360..16400) are outside its 4096 u32 (16384 bytes)"
+    );
+    assert_eq!(
+        out.read_into(&mut [0; 3]).unwrap_err().to_string(),
+        "Buffer::read_into from buffer `out` (4096 u32): 3 u32 (12 bytes) given, 4096 u32 \
+         (16384 bytes) expected"
+    );
+    let small = ctx.zeroed::<u32>(3).unwrap();
+    assert_eq!(
+        small.copy_from(&other).unwrap_err().to_string(),
+        "Buffer::copy_from into a buffer of 3 u32: 4096 u32 (16384 bytes) given, 3 u32 (12 \
+         bytes) expected"
+    );
+    // Byte-wise fills and copies in a stream, at unaligned places.
+    let bytes = ctx.zeroed::<u8>(10).unwrap();
+    let mut s = ctx.stream();
+    s.fill_range(&bytes, 1..4, 0xAA).unwrap(); // unaligned: a write
+    s.fill_range(&bytes, 4..8, 0x11).unwrap(); // aligned: a device fill
+    s.copy_range(&bytes, 1..3, &bytes, 8).unwrap();
+    s.run().unwrap();
+    assert_eq!(
+        bytes.read().unwrap(),
+        [0, 0xAA, 0xAA, 0xAA, 0x11, 0x11, 0x11, 0x11, 0xAA, 0xAA]
+    );
+    assert!(format!("{out:?}").contains("\"out\""));
+    no_validation_messages(&ctx);
+}
+
+#[test]
+fn const_symbols_are_read_only_and_sizes_name_the_symbol() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "consts.pisa", CONSTS).unwrap();
+    let table = m.symbol("table").unwrap();
+    assert_eq!(table.read::<u32>().unwrap(), [5, 6]);
+    assert!(!table.is_writable());
+    let e = table.write(&[1u32, 2]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "cannot write symbol `table`: it is a `.const` variable, read-only from the host \
+         (initialize it in the module)"
+    );
+    assert!(matches!(e, Error::ReadOnly { ref space, .. } if space == "const"));
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    m.dispatch("copy_table", 1, 1, (&out,)).unwrap();
+    assert_eq!(out.read().unwrap(), [6]);
+    let wide = m.symbol("wide").unwrap();
+    assert_eq!(
+        wide.read::<u64>().unwrap_err().to_string(),
+        "Symbol::read of symbol `@wide` (.global, 12 bytes): its 12 bytes are not a whole \
+         number of u64 (8 bytes each)"
+    );
+    assert_eq!(
+        wide.write(&[1u32]).unwrap_err().to_string(),
+        "Symbol::write to symbol `@wide` (.global, 12 bytes): 1 u32 (4 bytes) given, 3 u32 \
+         (12 bytes) expected"
+    );
+    wide.write_at(1, &[0xFFFF_FFFFu32]).unwrap();
+    assert_eq!(wide.read::<u32>().unwrap(), [0, u32::MAX, 0]);
+    assert_eq!(wide.read_range::<u32>(2..).unwrap(), [0]);
+    assert!(format!("{wide:?}").contains("space: \"global\""));
+}
+
+#[test]
+fn debug_of_the_error_is_the_rendered_diagnostic() {
+    let ctx = lavapipe();
+    let bad = ".version 0.1;\n.target 100;\n.kernel @k() {\n  frob.32b %r;\n}\n";
+    let e = Module::from_source(&ctx, "bad.pisa", bad).unwrap_err();
+    let debug = format!("{e:?}");
+    assert_eq!(debug, e.to_string());
+    assert!(debug.starts_with("bad.pisa:4:3: error:"), "{debug}");
+    assert!(!debug.contains("Diagnostics"), "{debug}");
+    assert!(format!("{ctx:?}").contains("llvmpipe"));
+    let m = Module::from_source(&ctx, "scale.pisa", SCALE).unwrap();
+    let d = format!("{m:?}");
+    assert!(d.contains("scale.pisa") && d.contains("\"scale\""), "{d}");
+}
