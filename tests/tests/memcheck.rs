@@ -14,7 +14,7 @@ use pisa_translator::ir::MemSpace;
 use pisa_translator::memcheck::{AccessKind, AllocationKind, Reason};
 use pisa_translator::Options;
 use pisa_vk::{Arg, Context, Error, Module, Violation};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 /// A kernel argument: a buffer (its initial bytes) or a scalar.
 #[derive(Clone)]
@@ -34,6 +34,23 @@ fn checked() -> Options {
     }
 }
 
+/// The context of the checked device runs, and the lock that lets one test at a time use
+/// it: a report names the live buffer of the context nearest to a bad access, so no other
+/// test's buffer may lie between an argument and the access.
+fn checker() -> (MutexGuard<'static, ()>, &'static Context) {
+    static CTX: OnceLock<Context> = OnceLock::new();
+    static LOCK: Mutex<()> = Mutex::new(());
+    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let ctx = CTX.get_or_init(|| Context::new().expect("a context for the memory checker"));
+    (guard, ctx)
+}
+
+/// `src` translated checked and loaded on `ctx`.
+fn load_checked(ctx: &Context, sources: &[(&str, &str)]) -> Module {
+    let t = translate_linked(sources, &checked());
+    Module::from_translation(ctx, "mc.pisa", Arc::new(t)).expect("load")
+}
+
 /// Runs kernel `@k` of `src` translated checked on the test device: the buffers afterwards,
 /// and the violation if the dispatch reported one.
 fn device(src: &str, grid: u64, block: u64, args: &[A]) -> (Vec<Vec<u8>>, Option<Violation>) {
@@ -47,9 +64,8 @@ fn device_linked(
     block: u64,
     args: &[A],
 ) -> (Vec<Vec<u8>>, Option<Violation>) {
-    let t = translate_linked(sources, &checked());
-    let ctx = context();
-    let m = Module::from_translation(ctx, "mc.pisa", Arc::new(t)).expect("load");
+    let (_lock, ctx) = checker();
+    let m = load_checked(ctx, sources);
     assert!(m.checked());
     let bufs: Vec<Option<pisa_vk::Buffer<u8>>> = args
         .iter()
@@ -72,7 +88,7 @@ fn device_linked(
         Err(Error::MemoryViolation(v)) => Some(*v),
         Err(e) => panic!("dispatch: {e}"),
     };
-    pisa_conformance::check_validation();
+    pisa_conformance::check_validation_of(ctx);
     let after = bufs
         .iter()
         .flatten()
@@ -803,8 +819,8 @@ fn assert_store_past_end(v: &Violation, past: &str, path: &str) {
 fn every_way_of_launching_a_checked_kernel_reports_its_violation() {
     use pisa_vk::{Args, Buffer, Launch};
     let src = kernel(STORE_AT_OFFSET, STORE_AT_OFFSET_BODY);
-    let ctx = context();
-    let m = pisa_conformance::load_with(&src, &checked());
+    let (_lock, ctx) = checker();
+    let m = load_checked(ctx, &[("mc.pisa", &src)]);
     assert!(m.checked());
     let out = ctx.zeroed::<u32>(4).expect("buffer");
     let typed = m.kernel::<(Buffer<u32>, u64)>("k").expect("signature");
@@ -866,7 +882,7 @@ fn every_way_of_launching_a_checked_kernel_reports_its_violation() {
     let read = s.read(&out).unwrap();
     let done = s.run().expect("good launches");
     assert_eq!(done.get(&read).unwrap(), [7, 7, 7, 7]);
-    pisa_conformance::check_validation();
+    pisa_conformance::check_validation_of(ctx);
 }
 
 #[test]
