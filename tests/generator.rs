@@ -1101,8 +1101,18 @@ enum Outcome {
 }
 
 fn device_run(src: &str, input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
+    device_run_with(src, input, &Default::default())
+}
+
+/// Runs a generated program (`ITEMS` work-items in groups of `LOCAL`, [`inputs`] as input)
+/// on the device, translated with `options`: its output words.
+pub fn device_run_with(
+    src: &str,
+    input: &[u64],
+    options: &pisa_translator::Options,
+) -> Result<Vec<u64>, (Kind, String)> {
     let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", src));
-    let t = pisa_translator::compile(&file, &Default::default())
+    let t = pisa_translator::compile(&file, options)
         .map_err(|d| (Kind::Translate, d.render()))?;
     crate::validate(&t.spirv).map_err(|e| (Kind::Translate, format!("spirv-val: {e}")))?;
     let ctx = crate::context();

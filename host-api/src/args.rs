@@ -4,7 +4,8 @@
 //! [`Args`] builder (`Args::new().arg(&a).arg(4u32)`), or a slice, array or vector of
 //! [`Arg`] (raw bytes, `(&a).into()`). One argument is anything [`KernelArg`]: a
 //! `&Buffer<T>` (its device address, 8 bytes; the stream keeps the buffer alive until the
-//! submission ends), an integer or float scalar, an array of them, an [`Arg`]. Arguments are
+//! submission ends; a buffer of another context than the module's is refused,
+//! [`Error::ForeignBuffer`], as is an [`Arg`] made from one), an integer or float scalar, an array of them, an [`Arg`]. Arguments are
 //! written straight into the argument block as they are checked against the `.param`s
 //! (count and sizes), so passing them allocates nothing per argument.
 //!
@@ -16,20 +17,55 @@ use crate::{Buffer, Error, Result};
 use bytemuck::Pod;
 use pisa_translator::reflect::ParamInfo;
 
-/// One kernel argument as raw bytes: the bytes of its `.param`.
+/// One kernel argument as raw bytes: the bytes of its `.param` and, for one made from a
+/// [`Buffer`] (`(&buffer).into()`), the context the buffer belongs to, so that a dispatch
+/// refuses a buffer of another context ([`Error::ForeignBuffer`]) as it does for `&Buffer`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Arg(pub Vec<u8>);
+pub struct Arg {
+    bytes: Vec<u8>,
+    context: Option<u64>,
+}
+
+impl Arg {
+    /// An argument of raw bytes (the `.param`'s size).
+    pub fn bytes(bytes: Vec<u8>) -> Arg {
+        Arg {
+            bytes,
+            context: None,
+        }
+    }
+
+    /// The bytes the `.param` receives.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The id of the context whose buffer's address this is
+    /// ([`pisa_runtime::Context::id`]), for an argument made from a [`Buffer`].
+    pub fn context(&self) -> Option<u64> {
+        self.context
+    }
+}
+
+impl From<Vec<u8>> for Arg {
+    fn from(bytes: Vec<u8>) -> Arg {
+        Arg::bytes(bytes)
+    }
+}
 
 impl<T: Pod> From<&Buffer<T>> for Arg {
     fn from(b: &Buffer<T>) -> Arg {
-        Arg(b.device_address().to_le_bytes().to_vec())
+        Arg {
+            bytes: b.device_address().to_le_bytes().to_vec(),
+            context: Some(b.raw().context_id()),
+        }
     }
 }
 
 macro_rules! scalar_args {
     ($($t:ty),*) => {$(
         impl From<$t> for Arg {
-            fn from(x: $t) -> Arg { Arg(x.to_le_bytes().to_vec()) }
+            fn from(x: $t) -> Arg { Arg::bytes(x.to_le_bytes().to_vec()) }
         }
         impl KernelArg for $t {
             fn put(&self, sink: &mut ArgSink) { sink.bytes(&self.to_le_bytes()) }
@@ -43,11 +79,14 @@ macro_rules! scalar_args {
 }
 scalar_args!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
-/// Where arguments are written: a kernel's argument block, checked `.param` by `.param`.
-/// [`KernelArg`] implementations call [`ArgSink::bytes`] once per argument.
+/// Where arguments are written: a kernel's argument block, checked `.param` by `.param`
+/// (and, for a buffer, against the module's context). [`KernelArg`] implementations call
+/// [`ArgSink::bytes`] or [`ArgSink::buffer`] once per argument.
 pub struct ArgSink<'k> {
     kernel: &'k str,
     params: &'k [ParamInfo],
+    /// The id of the module's context, when known (`pisa_runtime::Context::id`).
+    context: Option<u64>,
     block: Vec<u8>,
     next: usize,
     error: Option<Error>,
@@ -55,10 +94,18 @@ pub struct ArgSink<'k> {
 }
 
 impl<'k> ArgSink<'k> {
-    pub(crate) fn new(kernel: &'k str, params: &'k [ParamInfo], size: u32) -> ArgSink<'k> {
+    /// The sink of a kernel's arguments; `context` is the id of its module's context
+    /// (`None`: buffers of every context are taken).
+    pub(crate) fn new(
+        kernel: &'k str,
+        params: &'k [ParamInfo],
+        size: u32,
+        context: Option<u64>,
+    ) -> ArgSink<'k> {
         ArgSink {
             kernel,
             params,
+            context,
             block: vec![0; size as usize],
             next: 0,
             error: None,
@@ -69,6 +116,23 @@ impl<'k> ArgSink<'k> {
     /// Writes the next argument: `bytes` must be exactly its `.param`'s size (else the
     /// dispatch fails with [`Error::ArgumentSize`]).
     pub fn bytes(&mut self, bytes: &[u8]) {
+        self.arg(bytes, None)
+    }
+
+    /// Writes the address of `buffer` as the next argument and keeps the buffer alive until
+    /// the submission has finished; a buffer of another context than the module's fails
+    /// the dispatch with [`Error::ForeignBuffer`].
+    pub fn buffer(&mut self, buffer: &pisa_runtime::Buffer) {
+        self.keep(buffer);
+        self.arg(
+            &buffer.device_address().to_le_bytes(),
+            Some(buffer.context_id()),
+        )
+    }
+
+    /// Writes the next argument, `bytes`, the address of a buffer of the context `context`
+    /// when it is one.
+    fn arg(&mut self, bytes: &[u8], context: Option<u64>) {
         let index = self.next;
         self.next += 1;
         if self.error.is_some() {
@@ -84,6 +148,14 @@ impl<'k> ArgSink<'k> {
                 param: p.name.clone(),
                 expected: p.size,
                 got: bytes.len(),
+            });
+            return;
+        }
+        if context.is_some_and(|c| self.context.is_some_and(|own| own != c)) {
+            self.error = Some(Error::ForeignBuffer {
+                kernel: self.kernel.to_string(),
+                index,
+                param: p.name.clone(),
             });
             return;
         }
@@ -126,14 +198,13 @@ impl<T: KernelArg + ?Sized> KernelArg for &T {
 
 impl<T: Pod> KernelArg for Buffer<T> {
     fn put(&self, sink: &mut ArgSink) {
-        sink.keep(self.raw());
-        sink.bytes(&self.device_address().to_le_bytes())
+        sink.buffer(self.raw())
     }
 }
 
 impl KernelArg for Arg {
     fn put(&self, sink: &mut ArgSink) {
-        sink.bytes(&self.0)
+        sink.arg(&self.bytes, self.context)
     }
 }
 
@@ -310,9 +381,9 @@ pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) 
 }
 
 /// Lays out `args` in a kernel's argument block, checking their count and sizes against
-/// the `.param`s.
+/// the `.param`s (not their buffers' contexts: no module is known here).
 pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) -> Result<Vec<u8>> {
-    let mut sink = ArgSink::new(kernel, params, size);
+    let mut sink = ArgSink::new(kernel, params, size, None);
     args.put_all(&mut sink);
     sink.finish().map(|(block, _)| block)
 }

@@ -8,6 +8,10 @@ use std::sync::Arc;
 
 /// A device to run PISA kernels on. Cheap to clone (shared).
 ///
+/// A context may ask for the memory checker ([`Context::with_checking`], or
+/// `PISA_VK_CHECKED=1` for every context): modules loaded from source through it are then
+/// translated checked ([`Options::checked`](crate::Options)).
+///
 /// ```no_run
 /// # fn main() -> pisa_vk::Result<()> {
 /// let ctx = pisa_vk::Context::new()?; // PISA_VK_DEVICE, else the best device
@@ -19,6 +23,7 @@ use std::sync::Arc;
 #[derive(Clone)]
 pub struct Context {
     pub(crate) rt: Arc<pisa_runtime::Context>,
+    checked: bool,
 }
 
 impl std::fmt::Debug for Context {
@@ -29,6 +34,7 @@ impl std::fmt::Debug for Context {
             .field("type", &info.device_type)
             .field("driver", &info.driver_name)
             .field("timeout_seconds", &self.rt.timeout_seconds())
+            .field("checked", &self.checked)
             .finish()
     }
 }
@@ -42,9 +48,7 @@ impl Context {
 
     /// A chosen device.
     pub fn with_device(selector: DeviceSelector) -> Result<Context> {
-        Ok(Context {
-            rt: Arc::new(pisa_runtime::Context::new(selector)?),
-        })
+        Context::from_runtime(pisa_runtime::Context::new(selector)?)
     }
 
     /// A chosen device with only `features` enabled: those of them it supports, plus what
@@ -61,9 +65,7 @@ impl Context {
     /// A chosen device with settings given here taking precedence over the env variables
     /// (validation layer, timeout) and the features to enable.
     pub fn with_options(selector: DeviceSelector, options: &ContextOptions) -> Result<Context> {
-        Ok(Context {
-            rt: Arc::new(pisa_runtime::Context::with_options(selector, options)?),
-        })
+        Context::from_runtime(pisa_runtime::Context::with_options(selector, options)?)
     }
 
     /// A chosen device with only the features the kernels of `translations` need
@@ -77,6 +79,28 @@ impl Context {
             f.union(&crate::translation_features(t))
         });
         Context::with_features(selector, features)
+    }
+
+    fn from_runtime(rt: pisa_runtime::Context) -> Result<Context> {
+        Ok(Context {
+            rt: Arc::new(rt),
+            checked: crate::memcheck::checked_from_env()?,
+        })
+    }
+
+    /// This context (the same device, buffers and modules) with the memory checker on or
+    /// off for the modules loaded from source through it from now on; the initial setting is
+    /// `PISA_VK_CHECKED` (off when unset).
+    pub fn with_checking(&self, on: bool) -> Context {
+        Context {
+            rt: Arc::clone(&self.rt),
+            checked: on,
+        }
+    }
+
+    /// Whether modules loaded from source through this context are translated checked.
+    pub fn checked(&self) -> bool {
+        self.checked
     }
 
     /// The features enabled on the device.

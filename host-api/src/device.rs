@@ -44,7 +44,8 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
     f
 }
 
-/// `options` with what the context's device offers turned on: maximal reconvergence for
+/// `options` with what the context's device offers turned on — and the checked translation
+/// when the context asks for it ([`Context::checked`]): maximal reconvergence for
 /// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
 /// for every float width whose control the device has, and, when the device cannot run
 /// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
@@ -67,6 +68,7 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
             .hardware_subgroup_size
             .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
+        checked: options.checked || ctx.checked(),
         denorm_preserve: pisa_translator::FloatWidths {
             f16: d.f16 || fc.denorm_preserve_16,
             f32: d.f32 || fc.denorm_preserve_32,

@@ -97,6 +97,24 @@ pub enum Error {
         /// Bytes given.
         got: u64,
     },
+    /// A dispatch was given a buffer of another context: its address means nothing to this
+    /// context's device.
+    #[error("argument {index} (`%{param}`) of kernel `{kernel}` is a buffer of another context; a kernel can use only the buffers of its module's context")]
+    ForeignBuffer {
+        /// The kernel.
+        kernel: String,
+        /// 0-based argument position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+    },
+    /// A dispatch of a checked module ([`Module::checked`](crate::Module::checked)) made a
+    /// bad memory access (out of bounds, misaligned, or a store to `.const`): the first one,
+    /// with its instruction, work-item and nearest allocation, and how many more there
+    /// were. The bad accesses were not performed. `Display` renders it rustc-style at the
+    /// PISA line.
+    #[error("{0}")]
+    MemoryViolation(Box<pisa_translator::memcheck::Violation>),
     /// A buffer or symbol access whose length is not the one needed (a whole-buffer write of
     /// another length, a copy between buffers of different lengths).
     #[error("{op} {target}: {given} given, {expected} expected")]
@@ -178,13 +196,17 @@ impl Error {
             | Error::ArgumentCount { .. }
             | Error::ArgumentSize { .. }
             | Error::SizeMismatch { .. }
+            | Error::ForeignBuffer { .. }
             | Error::Length { .. }
             | Error::Range { .. }
             | Error::ElementSize { .. }
             | Error::ReadOnly { .. }
             | Error::Mismatch(_)
             | Error::Launch { .. } => true,
-            Error::Invalid(_) | Error::Runtime(_) | Error::Reference(_) => false,
+            Error::Invalid(_)
+            | Error::Runtime(_)
+            | Error::Reference(_)
+            | Error::MemoryViolation(_) => false,
         }
     }
 }

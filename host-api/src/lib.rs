@@ -38,6 +38,7 @@ mod device;
 mod dim;
 mod error;
 mod launch;
+pub mod memcheck;
 mod module;
 pub mod stream;
 mod symbol;
@@ -56,6 +57,7 @@ pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{
     ContextOptions, DeviceInfo, DeviceSelector, DeviceType, DiskCache, FeatureSet, FusedFma,
 };
+pub use pisa_translator::memcheck::Violation;
 pub use pisa_translator::{FloatModel, FloatWidths, Options, Translation};
 pub use stream::{Completed, Pending, Stream, Submission};
 pub use symbol::Symbol;

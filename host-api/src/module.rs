@@ -110,8 +110,7 @@ impl<S: Signature> Kernel<'_, S> {
         args: S::Args<'_>,
     ) -> Result<()> {
         let launch = self.module.launch_of(self.index, global, local)?;
-        self.module
-            .record(stream.runtime_mut(), self.index, &launch, args)
+        stream.record_launch(self.module, self.index, &launch, args)
     }
 }
 
@@ -236,6 +235,13 @@ impl Module {
         &self.arena
     }
 
+    /// Whether the module is a checked translation ([`Options::checked`]): its launches
+    /// check every memory access, and a launch with a bad one fails with
+    /// [`Error::MemoryViolation`] (its dispatch, or the wait of the stream that ran it).
+    pub fn checked(&self) -> bool {
+        self.reflection().checked.is_some()
+    }
+
     /// The variable with `.host_access` name `name`, else the exported variable `@name`,
     /// else the only module variable `@name` of the program. A `.const` variable is
     /// read-only: [`Symbol::write`] refuses it.
@@ -309,8 +315,10 @@ impl Module {
     /// cache). Errors: unknown kernel, argument count or sizes, an impossible launch
     /// ([`Error::Launch`]: zero or negative sizes, a work-group size beyond the device's
     /// limits or other than `.reqd_work_group_size`, more than 2^32 - 1 work-groups in a
-    /// dimension), missing device features, `RuntimeError::Timeout`, and
-    /// `RuntimeError::DeviceBusy` while an earlier dispatch that timed out still runs.
+    /// dimension), a buffer of another context ([`Error::ForeignBuffer`]), missing device
+    /// features, `RuntimeError::Timeout`, `RuntimeError::DeviceBusy` while an earlier
+    /// dispatch that timed out still runs, and for a checked module ([`Module::checked`])
+    /// [`Error::MemoryViolation`] when an access of the kernel was bad (and not performed).
     pub fn dispatch(
         &self,
         kernel: &str,
@@ -362,8 +370,9 @@ impl Module {
             });
         }
         let mut stream = self.ctx.rt.stream();
-        self.record_block(&mut stream, index, launch, arg_block, Vec::new())?;
-        stream.submit()?.wait().map(drop).map_err(Error::from)
+        let check = self.record_block(&mut stream, index, launch, arg_block, Vec::new())?;
+        stream.submit()?.wait()?;
+        crate::memcheck::finish_all(check.into_iter().collect())
     }
 
     /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
@@ -475,32 +484,34 @@ impl Module {
         args: impl IntoArgs,
         timed: bool,
     ) -> Result<Option<Duration>> {
-        let mut stream = self.ctx.rt.stream();
+        let mut stream = crate::Stream::new(&self.ctx);
         if timed {
-            stream.timed(true)?;
+            stream.timed()?;
         }
-        self.record(&mut stream, index, launch, args)?;
-        Ok(stream.submit()?.wait()?.gpu_time())
+        stream.record_launch(self, index, launch, args)?;
+        Ok(stream.run()?.gpu_time())
     }
 
-    /// Packs `args` and records the launch into `stream`.
+    /// Packs `args` (refusing a buffer of another context) and records the launch into
+    /// `stream`; for a checked module, returns its [`Check`](crate::memcheck::Check), to
+    /// finish once the submission has been waited for.
     pub(crate) fn record(
         &self,
         stream: &mut pisa_runtime::Stream,
         index: usize,
         launch: &Launch,
         args: impl IntoArgs,
-    ) -> Result<()> {
+    ) -> Result<Option<crate::memcheck::Check<'_>>> {
         let k = &self.reflection().kernels[index];
-        let mut sink = ArgSink::new(&k.name, &k.params, k.param_size);
+        let mut sink = ArgSink::new(&k.name, &k.params, k.param_size, Some(self.ctx.rt.id()));
         args.put_all(&mut sink);
         let (block, leases) = sink.finish()?;
         self.record_block(stream, index, launch, &block, leases)
     }
 
     /// Records the launch of kernel `index` with the argument block `arg_block` (exactly
-    /// the kernel's `.param` size) into `stream`, keeping `leases`, the globals arena and
-    /// an argument buffer alive until it has run.
+    /// the kernel's `.param` size) into `stream`, keeping `leases`, the globals arena, an
+    /// argument buffer and a checked module's check block alive until it has run.
     fn record_block(
         &self,
         stream: &mut pisa_runtime::Stream,
@@ -508,7 +519,7 @@ impl Module {
         launch: &Launch,
         arg_block: &[u8],
         leases: Vec<pisa_runtime::BufferLease>,
-    ) -> Result<()> {
+    ) -> Result<Option<crate::memcheck::Check<'_>>> {
         let k = &self.reflection().kernels[index];
         let launch_err = |message: String| Error::Launch {
             kernel: k.name.clone(),
@@ -558,6 +569,8 @@ impl Module {
             put(&mut push, Some(l.params), &b.device_address().to_le_bytes());
             stream.keep_alive(&b);
         }
+        // The check block of a checked module, one for every dispatch of the launch.
+        let check = crate::memcheck::prepare(self, k, launch, arg_block, &mut push)?;
         // One pipeline per local size (the enqueued one and the edge sizes), made before
         // anything is recorded so that every error comes first.
         let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> = Vec::with_capacity(1);
@@ -594,7 +607,10 @@ impl Module {
         for lease in leases {
             stream.keep_lease(lease);
         }
-        Ok(())
+        if let Some(c) = &check {
+            stream.keep_alive(c.block());
+        }
+        Ok(check)
     }
 }
 

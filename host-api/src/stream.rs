@@ -11,6 +11,12 @@
 //! finished, even if the submission handle is leaked. A buffer passed as a raw [`Arg`]
 //! (its address as bytes) is not known to the stream: it must outlive the submission.
 //!
+//! A launch of a checked module ([`Module::checked`]) reports its first bad memory access
+//! when the submission is waited for: [`Submission::wait`] (and [`Stream::run`]) return
+//! [`Error::MemoryViolation`] for the first launch, in recording order, that made one (the
+//! stream's reads are lost then); its allocation table holds the context's buffers alive
+//! when the launch was recorded.
+//!
 //! [`Arg`]: crate::Arg
 //!
 //! ```no_run
@@ -32,6 +38,7 @@
 use crate::args::IntoArgs;
 use crate::dim::{IntoDim3, Launch};
 use crate::error::Extent;
+use crate::memcheck::Check;
 use crate::{Buffer, Context, Error, Module, Result};
 use bytemuck::Pod;
 use std::marker::PhantomData;
@@ -49,6 +56,8 @@ static STREAM_IDS: AtomicU64 = AtomicU64::new(1);
 pub struct Stream<'a> {
     inner: pisa_runtime::Stream<'a>,
     id: u64,
+    /// The checks of the checked launches recorded, in order.
+    checks: Vec<Check<'a>>,
     _borrows: PhantomData<&'a ()>,
 }
 
@@ -75,12 +84,24 @@ impl<'a> Stream<'a> {
         Stream {
             inner: ctx.rt.stream(),
             id: STREAM_IDS.fetch_add(1, Ordering::Relaxed),
+            checks: Vec::new(),
             _borrows: PhantomData,
         }
     }
 
-    pub(crate) fn runtime_mut(&mut self) -> &mut pisa_runtime::Stream<'a> {
-        &mut self.inner
+    /// Records a launch of kernel `index` of `module` (every way to launch ends here), and
+    /// keeps its check when the module is checked.
+    pub(crate) fn record_launch(
+        &mut self,
+        module: &'a Module,
+        index: usize,
+        launch: &Launch,
+        args: impl IntoArgs,
+    ) -> Result<()> {
+        if let Some(check) = module.record(&mut self.inner, index, launch, args)? {
+            self.checks.push(check);
+        }
+        Ok(())
     }
 
     /// Measures the GPU time of every command with timestamp queries
@@ -114,7 +135,7 @@ impl<'a> Stream<'a> {
     ) -> Result<&mut Self> {
         let (index, _) = module.kernel_info(kernel)?;
         let launch = module.launch_of(index, global, local)?;
-        module.record(&mut self.inner, index, &launch, args)?;
+        self.record_launch(module, index, &launch, args)?;
         Ok(self)
     }
 
@@ -128,7 +149,7 @@ impl<'a> Stream<'a> {
         args: impl IntoArgs,
     ) -> Result<&mut Self> {
         let (index, _) = module.kernel_info(kernel)?;
-        module.record(&mut self.inner, index, launch, args)?;
+        self.record_launch(module, index, launch, args)?;
         Ok(self)
     }
 
@@ -260,6 +281,7 @@ impl<'a> Stream<'a> {
         Ok(Submission {
             inner: self.inner.submit()?,
             stream: self.id,
+            checks: self.checks,
             _borrows: PhantomData,
         })
     }
@@ -276,6 +298,8 @@ impl<'a> Stream<'a> {
 pub struct Submission<'a> {
     inner: pisa_runtime::Submission,
     stream: u64,
+    /// The checks of its checked launches, read once it has finished.
+    checks: Vec<Check<'a>>,
     _borrows: PhantomData<&'a ()>,
 }
 
@@ -292,10 +316,14 @@ impl Submission<'_> {
     }
 
     /// Waits for it, at most `PISA_VK_TIMEOUT` seconds (`RuntimeError::Timeout`; the
-    /// context then reports `DeviceBusy` until the work has ended).
+    /// context then reports `DeviceBusy` until the work has ended). A launch of a checked
+    /// module that made a bad access fails it with [`Error::MemoryViolation`] (the first
+    /// such launch in recording order).
     pub fn wait(self) -> Result<Completed> {
+        let inner = self.inner.wait()?;
+        crate::memcheck::finish_all(self.checks)?;
         Ok(Completed {
-            inner: self.inner.wait()?,
+            inner,
             stream: self.stream,
         })
     }

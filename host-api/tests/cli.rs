@@ -643,3 +643,66 @@ fn link_errors_name_both_files() {
         "{err}"
     );
 }
+
+/// `text` with every hexadecimal number (an address) replaced by `0x_`.
+fn without_addresses(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(i) = rest.find("0x") {
+        out.push_str(&rest[..i]);
+        out.push_str("0x_");
+        rest = rest[i + 2..].trim_start_matches(|c: char| c.is_ascii_hexdigit());
+    }
+    out.push_str(rest);
+    out
+}
+
+#[test]
+fn checked_runs_report_a_bad_access_at_its_line_and_exit_3_as_the_reference_does() {
+    let src =
+        ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n.reg .64b %p;\n.reg .32b %v;\n\
+               ld.param.64b %p, [%out];\nmov.32b %v, 7;\nst.global.32b [%p + 4112], %v;\n}\n";
+    let args = [
+        "run", "-", "--kernel", "k", "--arg", "u32[4]", "--grid", "2", "--block", "2",
+    ];
+    let checked = pisa_vk(&[&args[..], &["--checked"]].concat(), Some(src));
+    let err = text(&checked.stderr);
+    assert_eq!(checked.status.code(), Some(3), "{err}");
+    assert!(checked.stdout.is_empty(), "no results are printed");
+    assert!(
+        err.starts_with("<stdin>:8:1: error: out-of-bounds store of 4 bytes at .global address 0x"),
+        "{err}"
+    );
+    assert!(
+        err.contains(": 4,096 bytes past the end of argument 0 `%out` (16 bytes)\n"),
+        "{err}"
+    );
+    assert!(
+        err.contains("\n8 | st.global.32b [%p + 4112], %v;\n  | ^^^^"),
+        "{err}"
+    );
+    assert!(err.contains("1 more violation in this dispatch"), "{err}");
+    // PISA_VK_CHECKED=1 checks any run.
+    let env = pisa_vk_env(&args, Some(src), &[("PISA_VK_CHECKED", "1")]);
+    assert_eq!(env.status.code(), Some(3));
+    assert_eq!(
+        without_addresses(&text(&env.stderr)),
+        without_addresses(&err)
+    );
+    let bad_env = pisa_vk_env(&args, Some(src), &[("PISA_VK_CHECKED", "maybe")]);
+    assert_eq!(bad_env.status.code(), Some(3), "{}", text(&bad_env.stderr));
+    assert!(text(&bad_env.stderr).contains("PISA_VK_CHECKED"));
+    // The reference reports the same facts (the first work-item; no count of others).
+    let reference = pisa_vk(&[&args[..], &["--device", "reference"]].concat(), Some(src));
+    assert_eq!(reference.status.code(), Some(3));
+    let rerr = text(&reference.stderr);
+    let first_lines = |t: &str| {
+        without_addresses(t)
+            .lines()
+            .take(4)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    assert_eq!(first_lines(&rerr), first_lines(&err));
+    assert!(rerr.contains("work-item [0, 0, 0]"), "{rerr}");
+}

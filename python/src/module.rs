@@ -106,7 +106,7 @@ impl Module {
             local: dim3(&local)?,
             offset,
         };
-        let args: Vec<Arg> = args.into_iter().map(Arg).collect();
+        let args: Vec<Arg> = args.into_iter().map(Arg::bytes).collect();
         py.detach(|| self.inner.dispatch_launch(kernel, &launch, &args))
             .map_err(to_py)
     }

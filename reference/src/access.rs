@@ -3,9 +3,12 @@
 //! and loading, storing or updating bytes there.
 
 use crate::error::{undefined, Error, Result};
-use crate::memory::{decode_generic, Fault, Generic};
+use crate::memory::{decode_generic, Fault, Generic, PRIVATE_TAG, SHARED_TAG, TAG_MASK};
 use crate::operand::LaneCtx;
-use pisa_translator::ir::AddrSpace;
+use pisa_translator::ir::{AddrSpace, MemSpace, VarRef};
+use pisa_translator::memcheck::{
+    AccessKind, Allocation, AllocationKind, Reason, Site, VariableName, Violation, WorkItem,
+};
 
 /// A resolved memory location.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -27,6 +30,24 @@ impl Place {
     }
 }
 
+/// One memory access as an instruction makes it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Access {
+    /// The instruction's space (generic is resolved on the tag).
+    pub space: AddrSpace,
+    /// The address, in the numbering of `space`.
+    pub addr: u64,
+    /// Bytes of the whole access.
+    pub len: usize,
+    /// The alignment it needs (prog-5 §5.1).
+    pub align: usize,
+    /// What it does.
+    pub kind: AccessKind,
+    /// The variable the address is written relative to (`[@var ...]`): the access must
+    /// stay inside it.
+    pub var: Option<VarRef>,
+}
+
 impl LaneCtx<'_, '_> {
     fn oob(&self, addr: u64, len: usize) -> Error {
         Error::OutOfBounds {
@@ -36,46 +57,163 @@ impl LaneCtx<'_, '_> {
         }
     }
 
-    /// Resolves `addr` of `space` for an access of `len` bytes that must be aligned to
-    /// `align` bytes. `atomic` accesses through a generic address must reach global or
-    /// shared memory (isa-8).
-    pub fn place(
-        &self,
-        space: AddrSpace,
-        addr: u64,
-        len: usize,
-        align: usize,
-        atomic: bool,
-    ) -> Result<Place> {
-        let narrow = |a: u64| -> Result<u32> { u32::try_from(a).map_err(|_| self.oob(a, len)) };
-        let place = match space {
-            AddrSpace::Global | AddrSpace::Const => Place::Global(addr),
-            AddrSpace::Shared => Place::Shared(narrow(addr)?),
-            AddrSpace::Private => Place::Private(narrow(addr)?),
-            AddrSpace::Generic => match decode_generic(addr) {
-                Generic::Global(a) => Place::Global(a),
-                Generic::Shared(a) => Place::Shared(a),
-                Generic::Private(_) if atomic => {
+    /// Resolves the address of `a` and checks the whole access, in this order as the
+    /// checked translation does: alignment (prog-5), bounds (the one allocation, arena or
+    /// variable it may touch), then that it does not write `.const` memory. A bad access is
+    /// an [`Error::Memory`] with every fact of the violation (the same the device's memory
+    /// checker reports); an atomic access through a generic address into private memory is
+    /// undefined behaviour (isa-8).
+    pub fn place(&self, a: &Access) -> Result<Place> {
+        let generic = a.space == AddrSpace::Generic;
+        let (place, space) = match a.space {
+            AddrSpace::Global => (Place::Global(a.addr), MemSpace::Global),
+            AddrSpace::Const => (Place::Global(a.addr), MemSpace::Const),
+            AddrSpace::Shared => (Place::Shared(a.addr as u32), MemSpace::Shared),
+            AddrSpace::Private => (Place::Private(a.addr as u32), MemSpace::Private),
+            AddrSpace::Generic => match decode_generic(a.addr) {
+                Generic::Global(g) => (Place::Global(g), MemSpace::Global),
+                Generic::Shared(s) => (Place::Shared(s), MemSpace::Shared),
+                Generic::Private(_) if a.kind == AccessKind::Atomic => {
                     return Err(undefined(
                         self.span,
                         "atomic access through a generic address into private memory",
                     ))
                 }
-                Generic::Private(a) => Place::Private(a),
-                Generic::Null | Generic::Invalid => return Err(self.oob(addr, len)),
+                Generic::Private(p) => (Place::Private(p), MemSpace::Private),
+                Generic::Null => {
+                    return Err(self.violation(a, MemSpace::Global, 0, Reason::OutOfBounds))
+                }
+                Generic::Invalid => {
+                    let (space, at) = match a.addr & TAG_MASK {
+                        PRIVATE_TAG => (MemSpace::Private, a.addr & 0xFFFF_FFFF),
+                        SHARED_TAG => (MemSpace::Shared, a.addr & 0xFFFF_FFFF),
+                        _ => (MemSpace::Global, a.addr),
+                    };
+                    return Err(self.violation(a, space, at, Reason::OutOfBounds));
+                }
             },
             AddrSpace::Param => return Err(self.malformed("a parameter address outside ld.param")),
         };
-        if align > 1 && place.addr() % align as u64 != 0 {
-            return Err(undefined(
-                self.span,
-                format!(
-                    "access of {len} bytes at {:#x} not aligned to {align}",
-                    place.addr()
-                ),
-            ));
+        let at = place.addr();
+        let fail = |reason| Err(self.violation(a, space, at, reason));
+        if a.align > 1 && at % a.align as u64 != 0 {
+            return fail(Reason::Misaligned {
+                align: a.align as u32,
+            });
+        }
+        // A 32-bit space's address that does not fit (wrapped pointer arithmetic).
+        let wide = !generic && space.address_bits() == 32 && a.addr > u32::MAX as u64;
+        if wide || !self.inside_var(a, space, at)? || !self.inside_space(place, a.len) {
+            return fail(Reason::OutOfBounds);
+        }
+        if a.kind != AccessKind::Load
+            && self.global.read_only(at)
+            && matches!(place, Place::Global(_))
+        {
+            return fail(Reason::ReadOnly);
         }
         Ok(place)
+    }
+
+    /// Whether `[at, at + len)` stays inside the variable `a` is written relative to, when
+    /// the access is held to it ([`LaneCtx::held_variable`]).
+    fn inside_var(&self, a: &Access, space: MemSpace, at: u64) -> Result<bool> {
+        let Some((_, var)) = a.var.and_then(|v| self.held_variable(v, space)) else {
+            return Ok(true);
+        };
+        Ok(at >= var.start
+            && (at - var.start)
+                .checked_add(a.len as u64)
+                .is_some_and(|e| e <= var.size))
+    }
+
+    /// The variable `v` as an allocation, when an access resolved to `space` through an
+    /// address written relative to it is held to it: when the address is one of `v`'s own
+    /// space (global and const share one).
+    fn held_variable(&self, v: VarRef, space: MemSpace) -> Option<(VariableName, Allocation)> {
+        let (start, vs) = self.var_address(v).ok()?;
+        if vs != space && (vs.address_bits() != 64 || space.address_bits() != 64) {
+            return None;
+        }
+        let (name, function, size) = match v {
+            VarRef::Global(g) => {
+                let g = &self.env.prepared.module.globals[g.0 as usize];
+                (g.name.clone(), None, g.size)
+            }
+            VarRef::Local(l) => {
+                let l = &self.func().locals[l.0 as usize];
+                (l.name.clone(), Some(self.func().name.clone()), l.size)
+            }
+        };
+        let kind = AllocationKind::Variable {
+            name: name.clone(),
+            function: function.clone(),
+            space: vs,
+        };
+        Some((
+            VariableName { name, function },
+            Allocation { start, size, kind },
+        ))
+    }
+
+    /// Whether `[place, place + len)` lies inside one allocation (global, const) or inside
+    /// the arena (shared, private).
+    fn inside_space(&self, place: Place, len: usize) -> bool {
+        let arena = match place {
+            Place::Global(g) => return self.global.contains(g, len as u64),
+            Place::Shared(_) => self.shared.len(),
+            Place::Private(_) => self.lane.private.len(),
+        };
+        (place.addr() as usize)
+            .checked_add(len)
+            .is_some_and(|end| end <= arena)
+    }
+
+    /// The [`Error::Memory`] of access `a`, resolved to `address` of `space`.
+    fn violation(&self, a: &Access, space: MemSpace, address: u64, reason: Reason) -> Error {
+        let env = self.env;
+        let prepared = env.prepared;
+        let kernel = &prepared.module.functions[env.kernel.0 as usize].name;
+        let enqueued = env.launch.local_size.map(|x| x as u64);
+        let held = a.var.and_then(|v| self.held_variable(v, space));
+        let variable = held.as_ref().map(|(n, _)| n.clone());
+        let nearest = match (held, space) {
+            (Some((_, var)), _) => Some(var),
+            (None, MemSpace::Global | MemSpace::Const) => {
+                self.global.nearest(address, a.len as u64)
+            }
+            (None, s) => {
+                let arena = match s {
+                    MemSpace::Shared => self.shared.len(),
+                    _ => self.lane.private.len(),
+                } as u64;
+                prepared.local_nearest(s, arena, address, a.len as u64)
+            }
+        };
+        Error::Memory(Box::new(Violation {
+            kernel: kernel.clone(),
+            site: Site {
+                function: self.func().name.clone(),
+                span: (self.span.start, self.span.end),
+                align: a.align as u32,
+                variable,
+                location: None,
+            },
+            work_item: WorkItem::new(
+                env.group_id,
+                self.lane.local_id,
+                enqueued,
+                env.launch.global_offset,
+            ),
+            space,
+            generic: a.space == AddrSpace::Generic,
+            access: a.kind,
+            reason,
+            address,
+            size: a.len as u64,
+            nearest,
+            further: 0,
+        }))
     }
 
     fn arena(&mut self, place: Place, len: usize) -> Result<&mut [u8]> {

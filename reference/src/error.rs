@@ -31,6 +31,14 @@ pub enum Error {
         /// The instruction (default span for host accesses).
         at: Span,
     },
+    /// A kernel's memory access was out of bounds (outside every allocation for global and
+    /// const, outside the arena for shared and private, outside the variable for an address
+    /// written `[@var ...]`), misaligned (prog-5) or a store to `.const` memory: every fact of
+    /// the violation, as the device's memory checker reports them (its
+    /// [`Site::location`](pisa_translator::memcheck::Site::location) is left to the caller,
+    /// who has the sources).
+    #[error("{}", .0.message())]
+    Memory(Box<pisa_translator::memcheck::Violation>),
     /// Something the interpreter does not execute (imported symbols, a type or form the
     /// specification does not define for the instruction, ...).
     #[error("unsupported: {what}")]
@@ -94,6 +102,10 @@ impl Error {
             | Error::UndefinedBehavior { at, .. }
             | Error::Malformed { at, .. }
             | Error::CallDepth { at } => Some(*at),
+            Error::Memory(v) => Some(Span {
+                start: v.site.span.0,
+                end: v.site.span.1,
+            }),
             _ => None,
         }
     }

@@ -16,6 +16,7 @@ use crate::bits::to_le;
 use crate::error::{malformed, unsupported, Result};
 use crate::memory::{GlobalMemory, NULL32};
 use pisa_translator::ir::{self, InitItem, Linkage, MemSpace, RegType, SymbolRef};
+use pisa_translator::memcheck::{self, Allocation, AllocationKind};
 use pisa_translator::Span;
 
 /// Module variables larger than this are refused (the interpreter keeps every byte).
@@ -102,7 +103,17 @@ impl Prepared {
                 continue;
             }
             check_size(g.size, g.span, &g.name)?;
-            globals.push(Some(mem.alloc(g.size, g.align, g.space == MemSpace::Const)));
+            let kind = AllocationKind::Variable {
+                name: g.name.clone(),
+                function: None,
+                space: g.space,
+            };
+            globals.push(Some(mem.alloc(
+                g.size,
+                g.align,
+                g.space == MemSpace::Const,
+                kind,
+            )));
         }
         let (mut shared_end, mut private_end) = (0u64, 0u64);
         let mut funcs = Vec::with_capacity(module.functions.len());
@@ -139,6 +150,44 @@ impl Prepared {
             }
         }
         Ok(prepared)
+    }
+
+    /// The `.shared` or `.private` variable (at its static offset) nearest to
+    /// `[addr, addr + len)`, else the arena of `arena` bytes as a whole: what a report of a bad
+    /// access in that space names.
+    pub fn local_nearest(
+        &self,
+        space: MemSpace,
+        arena: u64,
+        addr: u64,
+        len: u64,
+    ) -> Option<Allocation> {
+        let mut vars = Vec::new();
+        for (f, layout) in self.module.functions.iter().zip(&self.funcs) {
+            for (v, place) in f.locals.iter().zip(&layout.locals) {
+                let start = match (space, *place) {
+                    (MemSpace::Shared, LocalPlace::Shared(o)) => o,
+                    (MemSpace::Private, LocalPlace::Private(o)) => o,
+                    _ => continue,
+                };
+                vars.push(Allocation {
+                    start: start as u64,
+                    size: v.size,
+                    kind: AllocationKind::Variable {
+                        name: v.name.clone(),
+                        function: Some(f.name.clone()),
+                        space,
+                    },
+                });
+            }
+        }
+        memcheck::nearest(&vars, addr, len)
+            .cloned()
+            .or(Some(Allocation {
+                start: 0,
+                size: arena,
+                kind: AllocationKind::Arena(space),
+            }))
     }
 
     /// The bytes of an initializer list for a variable of `size` bytes (zero-padded).
@@ -241,7 +290,14 @@ fn layout_function(
                 *shared_end = off + v.size;
                 LocalPlace::Shared(off as u32)
             }
-            MemSpace::Const | MemSpace::Global => LocalPlace::Const(mem.alloc(v.size, align, true)),
+            MemSpace::Const | MemSpace::Global => {
+                let kind = AllocationKind::Variable {
+                    name: v.name.clone(),
+                    function: Some(f.name.clone()),
+                    space: v.space,
+                };
+                LocalPlace::Const(mem.alloc(v.size, align, true, kind))
+            }
         };
         locals.push(place);
     }

@@ -147,7 +147,12 @@ impl Machine {
     /// # Panics
     /// When the 48-bit address space is exhausted.
     pub fn alloc(&mut self, size: u64, align: u64) -> u64 {
-        self.memory.alloc(size, align, false)
+        self.memory.alloc(
+            size,
+            align,
+            false,
+            pisa_translator::memcheck::AllocationKind::Buffer,
+        )
     }
 
     /// Writes `bytes` at `addr`, which must lie with all its bytes inside one allocation

@@ -22,6 +22,7 @@
 //! shared generic address whose bits 61:32 are not zero (pointer arithmetic that left the
 //! 32-bit space) is out of bounds.
 
+use pisa_translator::memcheck::{self, AllocationKind};
 use std::collections::BTreeMap;
 
 /// Tag of a generic address into private memory (bits 63:62 = `10`).
@@ -102,6 +103,8 @@ struct Allocation {
     data: Vec<u8>,
     /// Module `.const` variables: the device may not store to them (the host may).
     read_only: bool,
+    /// What it is, for reports of bad accesses.
+    kind: AllocationKind,
 }
 
 /// The machine's 64-bit global address space: non-overlapping allocations, each followed by
@@ -122,11 +125,11 @@ impl GlobalMemory {
     }
 
     /// Allocates `size` zero bytes aligned to `align` (rounded up to a power of two, at least
-    /// 1) and returns the address.
+    /// 1) and returns the address; `kind` says what it is in reports.
     ///
     /// # Panics
     /// When the 48-bit address space is exhausted.
-    pub fn alloc(&mut self, size: u64, align: u64, read_only: bool) -> u64 {
+    pub fn alloc(&mut self, size: u64, align: u64, read_only: bool, kind: AllocationKind) -> u64 {
         let align = align.max(1).checked_next_power_of_two().unwrap_or(1 << 47);
         let start = self.next.div_ceil(align).saturating_mul(align);
         let end = start.saturating_add(size);
@@ -135,7 +138,14 @@ impl GlobalMemory {
             "pisa-reference: the simulated 48-bit address space is exhausted"
         );
         let data = vec![0u8; size as usize];
-        self.allocs.insert(start, Allocation { data, read_only });
+        self.allocs.insert(
+            start,
+            Allocation {
+                data,
+                read_only,
+                kind,
+            },
+        );
         self.next = end + GUARD;
         start
     }
@@ -146,6 +156,35 @@ impl GlobalMemory {
         let off = addr - start;
         let end = off.checked_add(len)?;
         (end <= a.data.len() as u64).then_some((start, off))
+    }
+
+    /// Whether `[addr, addr + len)` lies inside one allocation.
+    pub fn contains(&self, addr: u64, len: u64) -> bool {
+        self.locate(addr, len).is_some()
+    }
+
+    /// Whether `addr` lies in a read-only allocation.
+    pub fn read_only(&self, addr: u64) -> bool {
+        self.locate(addr, 1)
+            .is_some_and(|(start, _)| self.allocs[&start].read_only)
+    }
+
+    /// The allocation nearest to `[addr, addr + len)`: the one before it or the one after.
+    pub fn nearest(&self, addr: u64, len: u64) -> Option<memcheck::Allocation> {
+        let as_report = |(&start, a): (&u64, &Allocation)| memcheck::Allocation {
+            start,
+            size: a.data.len() as u64,
+            kind: a.kind.clone(),
+        };
+        let around: Vec<memcheck::Allocation> = self
+            .allocs
+            .range(..=addr)
+            .next_back()
+            .into_iter()
+            .chain(self.allocs.range(addr.saturating_add(1)..).next())
+            .map(as_report)
+            .collect();
+        memcheck::nearest(&around, addr, len).cloned()
     }
 
     /// Copies `out.len()` bytes from `addr`.
@@ -191,8 +230,8 @@ mod tests {
     #[test]
     fn allocations_are_aligned_disjoint_and_guarded() {
         let mut m = GlobalMemory::new();
-        let a = m.alloc(10, 64, false);
-        let b = m.alloc(4, 4, true);
+        let a = m.alloc(10, 64, false, AllocationKind::Buffer);
+        let b = m.alloc(4, 4, true, AllocationKind::Buffer);
         assert_eq!(a % 64, 0);
         assert!(a != 0 && b >= a + 10 + GUARD);
         assert!(m.write(a, &[1; 10], true).is_ok());
@@ -204,6 +243,10 @@ mod tests {
         assert_eq!(out, [1; 4]);
         assert_eq!(m.read(a + 10, &mut out), Err(Fault::OutOfBounds));
         assert_eq!(m.read(a - 1, &mut out), Err(Fault::OutOfBounds));
+        assert!(m.contains(a + 9, 1) && !m.contains(a + 9, 2));
+        assert!(m.read_only(b) && !m.read_only(a));
+        assert_eq!(m.nearest(a + 20, 4).map(|n| n.start), Some(a));
+        assert_eq!(m.nearest(b - 8, 4).map(|n| n.start), Some(b));
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //!
 //! Every buffer is a `VkBuffer` with storage, device-address and transfer usage, bound to
 //! persistently mapped, host-coherent memory from gpu-allocator (`MemoryLocation::CpuToGpu`),
-//! aligned to at least [`BUFFER_ALIGNMENT`] bytes. The host reads and writes it directly through
-//! the mapping; [`Context::dispatch`](crate::Context::dispatch) makes shader writes visible
-//! before it returns.
+//! aligned to at least [`BUFFER_ALIGNMENT`] bytes and followed by [`GUARD_BYTES`] that no
+//! other buffer uses. The host reads and writes it directly through the mapping; a
+//! [`Stream`](crate::Stream)'s submission makes shader writes visible before its wait returns.
 
 use std::sync::Arc;
 
@@ -17,6 +17,11 @@ use crate::error::{Error, VkResultExt};
 
 /// The least alignment of every buffer's memory (and so of its device address), in bytes.
 pub const BUFFER_ALIGNMENT: u64 = 16;
+
+/// Bytes of memory after every buffer's end that belong to its allocation and to no other
+/// buffer: an access that runs a little past a buffer's end touches no other buffer, so a
+/// memory checker that knows the live buffers (`crate::live`) sees it (spec-notes §73).
+pub const GUARD_BYTES: u64 = 256;
 
 /// Device memory owned by one [`Context`](crate::Context)'s device, freed on drop.
 ///
@@ -47,12 +52,20 @@ pub(crate) struct RawBuffer {
     allocation: Option<Allocation>,
     size: u64,
     address: u64,
+    /// Listed in the context's live buffers ([`crate::live`]).
+    listed: bool,
 }
 
 impl Buffer {
-    pub(crate) fn new(shared: &Arc<DeviceShared>, size: u64) -> Result<Buffer, Error> {
+    /// A buffer of `size` bytes; `listed` ones are registered among the context's live
+    /// buffers until their memory is freed.
+    pub(crate) fn new(
+        shared: &Arc<DeviceShared>,
+        size: u64,
+        listed: bool,
+    ) -> Result<Buffer, Error> {
         Ok(Buffer {
-            raw: Arc::new(RawBuffer::new(shared, size)?),
+            raw: Arc::new(RawBuffer::new(shared, size, listed)?),
         })
     }
 
@@ -65,6 +78,11 @@ impl Buffer {
     /// `.global` pointer. Aligned to at least [`BUFFER_ALIGNMENT`].
     pub fn device_address(&self) -> u64 {
         self.raw.address
+    }
+
+    /// The id of the context that made it ([`Context::id`](crate::Context::id)).
+    pub fn context_id(&self) -> u64 {
+        self.raw.shared.live.id()
     }
 
     /// The raw `VkBuffer` handle (for callers that record their own commands).
@@ -150,7 +168,7 @@ impl Buffer {
 }
 
 impl RawBuffer {
-    fn new(shared: &Arc<DeviceShared>, size: u64) -> Result<RawBuffer, Error> {
+    fn new(shared: &Arc<DeviceShared>, size: u64, listed: bool) -> Result<RawBuffer, Error> {
         if size > isize::MAX as u64 - BUFFER_ALIGNMENT {
             return Err(Error::InvalidArgument(format!(
                 "buffer size {size} is too large"
@@ -172,6 +190,7 @@ impl RawBuffer {
         // SAFETY: `buffer` was just created on this device.
         let mut requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
         requirements.alignment = requirements.alignment.max(BUFFER_ALIGNMENT);
+        requirements.size += GUARD_BYTES;
         let allocation = shared.allocator().allocate(&AllocationCreateDesc {
             name: "pisa-runtime buffer",
             requirements,
@@ -212,12 +231,16 @@ impl RawBuffer {
         let address = unsafe {
             device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer))
         };
+        if listed {
+            shared.live.insert(crate::LiveBuffer { address, size });
+        }
         Ok(RawBuffer {
             shared: Arc::clone(shared),
             buffer,
             allocation: Some(allocation),
             size,
             address,
+            listed,
         })
     }
 
@@ -290,6 +313,9 @@ impl std::fmt::Debug for Buffer {
 
 impl Drop for RawBuffer {
     fn drop(&mut self) {
+        if self.listed {
+            self.shared.live.remove(self.address);
+        }
         if !self.shared.may_destroy() {
             return; // a timed-out kernel may still use it: leak
         }

@@ -95,7 +95,10 @@ fn check_timeout(t: f64, source: &str) -> Result<f64, Error> {
     }
 }
 
-fn parse_bool_env(name: &str, value: Option<String>) -> Result<bool, Error> {
+/// The value of a boolean env variable `name` (`value` as read): unset, empty, `0`, `false`,
+/// `no`, `off` are false; `1`, `true`, `yes`, `on` true (any case); anything else is an
+/// [`Error::InvalidArgument`] naming the variable.
+pub fn parse_bool_env(name: &str, value: Option<String>) -> Result<bool, Error> {
     match value
         .as_deref()
         .map(|v| v.trim().to_ascii_lowercase())
@@ -129,6 +132,8 @@ pub(crate) struct DeviceShared {
     pub timestamps: TimestampSupport,
     /// Submission slots not in use ([`crate::slots`]).
     slots: Mutex<Vec<Slot>>,
+    /// The context's identity and its live buffers.
+    pub live: crate::live::Registry,
     /// Loader, instance and messenger (dropped after the device).
     pub instance: ManuallyDrop<InstanceOwner>,
 }
@@ -401,6 +406,7 @@ impl Context {
             queue_family,
             timestamps: chosen.timestamps,
             slots: Mutex::new(Vec::new()),
+            live: crate::live::Registry::new(),
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
@@ -450,7 +456,29 @@ impl Context {
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;
-        Buffer::new(&self.shared, size)
+        Buffer::new(&self.shared, size, true)
+    }
+
+    /// Like [`Context::create_buffer`], but not listed in [`Context::live_buffers`]: for a
+    /// host API's own bookkeeping that kernels must not touch (e.g. a memory checker's
+    /// allocation table).
+    pub fn create_internal_buffer(&self, size: u64) -> Result<Buffer, Error> {
+        self.shared
+            .check_idle(|| format!("create a buffer of {size} bytes"))?;
+        Buffer::new(&self.shared, size, false)
+    }
+
+    /// The context's identity: unique in the process, the same as
+    /// [`Buffer::context_id`] of its buffers.
+    pub fn id(&self) -> u64 {
+        self.shared.live.id()
+    }
+
+    /// The address ranges of the context's live buffers (those of
+    /// [`Context::create_buffer`] whose memory is not freed yet: a buffer dropped while a
+    /// submission still uses it stays until that ends), sorted by address.
+    pub fn live_buffers(&self) -> Vec<crate::LiveBuffer> {
+        self.shared.live.snapshot()
     }
 
     /// A compute pipeline for `desc`, from the in-memory cache when an identical one (same

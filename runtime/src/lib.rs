@@ -75,6 +75,7 @@ pub mod disk_cache;
 mod error;
 mod features;
 mod instance;
+mod live;
 pub mod memory_stats;
 mod pipeline;
 pub mod probe;
@@ -83,12 +84,15 @@ mod stream;
 pub mod timestamps;
 
 pub use ash;
-pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT};
-pub use context::{Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV};
+pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT, GUARD_BYTES};
+pub use context::{
+    parse_bool_env, Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV,
+};
 pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
 pub use disk_cache::{DiskCache, PIPELINE_CACHE_ENV};
 pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
+pub use live::LiveBuffer;
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;
 pub use stream::{Completion, DispatchPart, ReadId, Stream, Submission};

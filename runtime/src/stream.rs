@@ -314,7 +314,7 @@ impl<'c> Stream<'c> {
                 data: bytes.to_vec(),
             });
         } else {
-            let staging = self.ctx.create_buffer(bytes.len() as u64)?;
+            let staging = self.ctx.create_internal_buffer(bytes.len() as u64)?;
             staging.write(0, bytes)?;
             self.ops.push(Op::Copy {
                 src: staging.keep(),
@@ -334,7 +334,7 @@ impl<'c> Stream<'c> {
     pub fn read(&mut self, src: &Buffer, offset: u64, len: u64) -> Result<ReadId, Error> {
         self.check_buffer(src, "read")?;
         src.check_range(offset, len)?;
-        let staging = self.ctx.create_buffer(len)?;
+        let staging = self.ctx.create_internal_buffer(len)?;
         self.ops.push(Op::Read {
             src: src.keep(),
             offset,

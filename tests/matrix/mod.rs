@@ -156,7 +156,7 @@ fn first_line(s: &str) -> String {
 }
 
 /// The translator options of `c`: the device's sub-group width for isa-7.
-fn options(sub: bool) -> Options {
+pub fn options(sub: bool) -> Options {
     Options {
         float: crate::float_model(),
         ..Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
@@ -170,8 +170,18 @@ pub fn subgroup_width() -> u32 {
 
 /// Runs a module on the device: `LANES` work-items, `in_per`/`out_per` words each.
 fn device_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<Vec<u64>, String> {
+    device_run_with(src, input, out_per, &options(sub))
+}
+
+/// [`device_run`] with translation options: what a kernel of [`kernels`] computes.
+pub fn device_run_with(
+    src: &str,
+    input: &[u64],
+    out_per: usize,
+    options: &Options,
+) -> Result<Vec<u64>, String> {
     let file = Arc::new(SourceFile::new("matrix.pisa", src));
-    let t = pisa_translator::compile(&file, &options(sub)).map_err(|d| d.render())?;
+    let t = pisa_translator::compile(&file, options).map_err(|d| d.render())?;
     crate::validate(&t.spirv).map_err(|e| format!("spirv-val: {e}"))?;
     let ctx = crate::context();
     let m = pisa_vk::Module::from_translation(ctx, "matrix.pisa", Arc::new(t))
@@ -184,14 +194,23 @@ fn device_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<Vec
         "k",
         LANES as u64,
         LANES as u64,
-        &[(&out).into(), (&inb).into(), pisa_vk::Arg(PARAM.to_vec())],
+        &[
+            (&out).into(),
+            (&inb).into(),
+            pisa_vk::Arg::bytes(PARAM.to_vec()),
+        ],
     )
     .map_err(|e| format!("dispatch: {e}"))?;
     out.read().map_err(|e| e.to_string())
 }
 
 /// Runs a module on the reference interpreter, as [`device_run`].
-fn reference_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<Vec<u64>, String> {
+pub fn reference_run(
+    src: &str,
+    input: &[u64],
+    out_per: usize,
+    sub: bool,
+) -> Result<Vec<u64>, String> {
     let file = Arc::new(SourceFile::new("matrix.pisa", src));
     let module = pisa_translator::check(&file).map_err(|d| d.render())?;
     let mut m = pisa_reference::Machine::new(pisa_reference::Config {
@@ -325,9 +344,34 @@ fn classify(c: &Combo) -> (Status, String, Vec<(usize, usize)>) {
     (Status::Pass, example, chosen)
 }
 
-/// Runs `jobs` in one kernel; returns the failure of each job (`None`: agreed), or the
-/// error of the whole kernel.
-fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>>, String> {
+/// One batched kernel of the matrix, as [`run`] runs it.
+pub struct Kernel {
+    /// The module text.
+    pub src: String,
+    /// The input words (`LANES` work-items).
+    pub input: Vec<u64>,
+    /// Output words per work-item.
+    pub out_per: usize,
+    /// Whether it runs at the device's sub-group width ([`options`]).
+    pub sub: bool,
+    cases: Vec<Case>,
+}
+
+impl Kernel {
+    /// The first difference between two runs' outputs `a` and `b` of this kernel, as the
+    /// matrix compares them (NaNs of any payload alike, approximate results within their
+    /// bound), per case; `None` when every case agrees.
+    pub fn difference(&self, a: &[u64], b: &[u64]) -> Option<String> {
+        compare(&self.cases, self.out_per, a, b)
+            .into_iter()
+            .flatten()
+            .next()
+    }
+}
+
+/// Builds the kernel of `jobs`: its text, input words, output words per work-item, and the
+/// cases it holds.
+fn build_batch(rows: &[Row], jobs: &[Job]) -> Result<(String, Vec<u64>, usize, Vec<Case>), String> {
     let mut built = Vec::new();
     let (mut in_off, mut out_off) = (0, 0);
     for (j, job) in jobs.iter().enumerate() {
@@ -356,14 +400,27 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
         }
         at += c.in_words;
     }
+    Ok((src, input, out_off, built))
+}
+
+/// Runs `jobs` in one kernel; returns the failure of each job (`None`: agreed), or the
+/// error of the whole kernel.
+fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>>, String> {
+    let (src, input, out_off, built) = build_batch(rows, jobs)?;
     let reference = reference_run(&src, &input, out_off, sub)
         .map_err(|e| format!("reference: {}", first_line(&e)))?;
     let dev = device_run(&src, &input, out_off, sub)
         .map_err(|e| format!("device: {}", first_line(&e)))?;
+    Ok(compare(&built, out_off, &dev, &reference))
+}
+
+/// Compares the outputs of the cases `built` (`out_off` words per work-item) between the
+/// device (`dev`) and the reference: the failure of each case (`None`: agreed).
+fn compare(built: &[Case], out_off: usize, dev: &[u64], reference: &[u64]) -> Vec<Option<String>> {
     let per = out_off.max(1);
     let mut out = Vec::new();
     let mut at = 0;
-    for c in &built {
+    for c in built {
         let mut fail = None;
         'lanes: for lane in 0..LANES {
             for (w, cmp) in c.outs.iter().enumerate() {
@@ -381,7 +438,7 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
         at += c.outs.len();
         out.push(fail);
     }
-    Ok(out)
+    out
 }
 
 /// Runs the whole matrix.
@@ -397,8 +454,9 @@ pub fn is_float(c: &Combo) -> bool {
         .any(|w| matches!(w, "f" | "df" | "hf" | "bf" | "hfx2" | "bfx2"))
 }
 
-/// Runs the rows of the matrix that `keep` selects.
-pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
+/// The rows of the matrix that `keep` selects, each with its verdict before running, and
+/// the batches of jobs to run (with whether they run at the device's sub-group width).
+fn plan(keep: impl Fn(&Combo) -> bool) -> (Vec<Row>, Vec<(Vec<Job>, bool)>) {
     let mut rows: Vec<Row> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
     for combo in enumerate::all().into_iter().filter(|c| keep(c)) {
@@ -415,6 +473,7 @@ pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
             example,
         });
     }
+    let mut batches = Vec::new();
     for sub in [false, true] {
         let mine: Vec<Job> = jobs
             .iter()
@@ -423,28 +482,6 @@ pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
             .collect();
         let mut batch: Vec<Job> = Vec::new();
         let mut words = 0;
-        let flush = |batch: &mut Vec<Job>, rows: &mut Vec<Row>| {
-            if batch.is_empty() {
-                return;
-            }
-            let results = match run_batch(rows, batch, sub) {
-                Ok(r) => r,
-                Err(_) if batch.len() > 1 => batch
-                    .iter()
-                    .map(|j| match run_batch(rows, std::slice::from_ref(j), sub) {
-                        Ok(mut r) => r.pop().flatten(),
-                        Err(e) => Some(e),
-                    })
-                    .collect(),
-                Err(e) => vec![Some(e)],
-            };
-            for (j, r) in batch.iter().zip(results) {
-                if let (Some(msg), Status::Pass) = (r, &rows[j.row].status) {
-                    rows[j.row].status = Status::Fail(msg);
-                }
-            }
-            batch.clear();
-        };
         for j in mine {
             let at = At {
                 prefix: "c".into(),
@@ -455,13 +492,58 @@ pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
                 .map(|v| v[j.variant][j.alt].outs.len())
                 .unwrap_or(0);
             if !batch.is_empty() && (batch.len() >= BATCH_CASES || words + n > BATCH_WORDS) {
-                flush(&mut batch, &mut rows);
+                batches.push((std::mem::take(&mut batch), sub));
                 words = 0;
             }
             batch.push(j);
             words += n;
         }
-        flush(&mut batch, &mut rows);
+        if !batch.is_empty() {
+            batches.push((batch, sub));
+        }
+    }
+    (rows, batches)
+}
+
+/// The batched kernels of the whole matrix (those [`run`] runs), for running them another
+/// way (e.g. translated checked).
+pub fn kernels() -> Vec<Kernel> {
+    let (rows, batches) = plan(|_| true);
+    batches
+        .iter()
+        .filter_map(|(jobs, sub)| {
+            let (src, input, out_per, cases) = build_batch(&rows, jobs).ok()?;
+            Some(Kernel {
+                src,
+                input,
+                out_per,
+                sub: *sub,
+                cases,
+            })
+        })
+        .collect()
+}
+
+/// Runs the rows of the matrix that `keep` selects.
+pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
+    let (mut rows, batches) = plan(keep);
+    for (batch, sub) in batches {
+        let results = match run_batch(&rows, &batch, sub) {
+            Ok(r) => r,
+            Err(_) if batch.len() > 1 => batch
+                .iter()
+                .map(|j| match run_batch(&rows, std::slice::from_ref(j), sub) {
+                    Ok(mut r) => r.pop().flatten(),
+                    Err(e) => Some(e),
+                })
+                .collect(),
+            Err(e) => vec![Some(e)],
+        };
+        for (j, r) in batch.iter().zip(results) {
+            if let (Some(msg), Status::Pass) = (r, &rows[j.row].status) {
+                rows[j.row].status = Status::Fail(msg);
+            }
+        }
     }
     rows
 }

@@ -236,7 +236,7 @@ fn kernel_parameters_at_every_offset_inline_and_in_a_buffer() {
         arg[2..4].copy_from_slice(&0xB2C3u16.to_le_bytes());
         arg[4] = 0xD4;
         arg[8..12].copy_from_slice(&0xE5F60718u32.to_le_bytes());
-        m.dispatch("k", 1u64, 1u64, &[(&out).into(), pisa_vk::Arg(arg)])
+        m.dispatch("k", 1u64, 1u64, &[(&out).into(), pisa_vk::Arg::bytes(arg)])
             .unwrap();
         assert_eq!(out.read().unwrap(), vec![0xA1, 0xB2C3, 0xD4, 0xE5F6_0718]);
     }

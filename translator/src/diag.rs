@@ -147,24 +147,58 @@ fn render_one(
     kind: &str,
     message: &str,
 ) {
-    let (line, col) = file.line_col(start);
-    let _ = writeln!(out, "{}:{}:{}: {kind}: {}", file.name, line, col, message);
-    let text = file.line_text(line);
-    let (end_line, end_col) = file.line_col(end);
-    let width = if end_line == line && end_col > col {
-        end_col - col
-    } else {
-        1
-    };
-    let gutter = line.to_string();
+    render_snippet(out, &Snippet::of(file, start, end), kind, message);
+}
+
+/// A place in a source file, already located: what [`render_snippet`] draws.
+#[derive(Clone, Copy, Debug)]
+pub struct Snippet<'a> {
+    /// The file's name.
+    pub file: &'a str,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// Characters under the caret (at least 1 is drawn).
+    pub width: usize,
+    /// The text of the line.
+    pub source_line: &'a str,
+}
+
+impl<'a> Snippet<'a> {
+    /// The snippet of bytes `start..end` of `file`: the caret covers them when they end on
+    /// the line they start on, else one character.
+    pub fn of(file: &'a SourceFile, start: usize, end: usize) -> Snippet<'a> {
+        let (line, col) = file.line_col(start);
+        let (end_line, end_col) = file.line_col(end);
+        let width = if end_line == line && end_col > col {
+            end_col - col
+        } else {
+            1
+        };
+        Snippet {
+            file: &file.name,
+            line,
+            col,
+            width,
+            source_line: file.line_text(line),
+        }
+    }
+}
+
+/// Renders `file:line:col: kind: message`, the source line and a caret, as every diagnostic
+/// is rendered (also used for the memory checker's reports, [`crate::memcheck`]).
+pub fn render_snippet(out: &mut String, s: &Snippet<'_>, kind: &str, message: &str) {
+    let _ = writeln!(out, "{}:{}:{}: {kind}: {}", s.file, s.line, s.col, message);
+    let gutter = s.line.to_string();
     let _ = writeln!(out, "{} |", " ".repeat(gutter.len()));
-    let _ = writeln!(out, "{} | {}", gutter, text.replace('\t', " "));
+    let _ = writeln!(out, "{} | {}", gutter, s.source_line.replace('\t', " "));
     let _ = writeln!(
         out,
         "{} | {}{}",
         " ".repeat(gutter.len()),
-        " ".repeat(col - 1),
-        "^".repeat(width.max(1))
+        " ".repeat(s.col.saturating_sub(1)),
+        "^".repeat(s.width.max(1))
     );
 }
 

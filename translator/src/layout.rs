@@ -44,6 +44,11 @@ pub mod launch {
         pub globals_base: Option<u32>,
         /// `u64`: `%printfbuffer` (0 unless the host provides one).
         pub printf_buffer: Option<u32>,
+        /// `u64`: device address of the dispatch's check block ([`crate::memcheck::block`]),
+        /// in a checked translation ([`crate::Options::checked`]) only. Every dispatch of a
+        /// launch gets the same block, so the first violation of the whole launch is the
+        /// one recorded (spec-notes §70).
+        pub check_block: Option<u32>,
         /// `u64 x3`: `%globaloffset`.
         pub global_offset: Option<u32>,
         /// `u64 x3`: `%globalsize`.
@@ -67,8 +72,10 @@ pub mod launch {
 
     impl LaunchLayout {
         /// The launch block of `module`: a slot for each special register some function
-        /// reads, and for the globals arena's address when `globals_arena`.
-        pub fn of(module: &Module, globals_arena: bool) -> LaunchLayout {
+        /// reads, for the globals arena's address when `globals_arena`, and when `checked`
+        /// for the check block's address and the group base (a violation records
+        /// `%groupid`).
+        pub fn of(module: &Module, globals_arena: bool, checked: bool) -> LaunchLayout {
             let mut used = [false; SpecialReg::ALL.len()];
             let bodies = module.functions.iter().filter_map(|f| f.body.as_deref());
             for inst in bodies.flatten() {
@@ -90,9 +97,10 @@ pub mod launch {
             let mut l = LaunchLayout {
                 globals_base: slot(globals_arena, 8),
                 printf_buffer: slot(reads(SpecialReg::PrintfBuffer), 8),
+                check_block: slot(checked, 8),
                 global_offset: slot(reads(SpecialReg::GlobalOffset), 24),
                 global_size: slot(reads(SpecialReg::GlobalSize), 24),
-                group_base: slot(reads(SpecialReg::GroupId), 12),
+                group_base: slot(checked || reads(SpecialReg::GroupId), 12),
                 group_count: slot(reads(SpecialReg::GroupCount), 12),
                 work_dim: slot(reads(SpecialReg::WorkDim), 4),
                 params: 0,
@@ -266,6 +274,12 @@ fn align_up(x: u64, a: u64) -> u64 {
 
 /// Lays out every memory variable of `module`.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
+    layout_for(module, false)
+}
+
+/// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not: a
+/// checked one's launch block has the check block's slot.
+pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,
         ..Default::default()
@@ -313,7 +327,7 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
     l.private_size = align_up(private_end, 8) as u32;
     l.image = vec![0; l.arena_size as usize];
     let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
-    l.launch = launch::LaunchLayout::of(module, globals_arena);
+    l.launch = launch::LaunchLayout::of(module, globals_arena, checked);
 
     let mut inits: Vec<(u64, &Vec<InitItem>)> = Vec::new();
     for (g, off) in module.globals.iter().zip(&l.globals) {

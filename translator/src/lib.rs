@@ -57,6 +57,7 @@ pub mod ir;
 pub mod isa;
 pub mod layout;
 pub mod link;
+pub mod memcheck;
 pub mod reflect;
 pub mod span;
 
@@ -117,10 +118,16 @@ pub fn translate_program(program: &Program, options: &Options) -> Result<Transla
         subgroup_size = options.subgroup_size
     )
     .entered();
-    back::spirv::translate(&program.module, options).map_err(|errors| Diagnostics {
+    let mut t = back::spirv::translate(&program.module, options).map_err(|errors| Diagnostics {
         sources: program.sources.clone(),
         errors,
-    })
+    })?;
+    if let Some(checks) = &mut t.reflection.checked {
+        for site in &mut checks.sites {
+            site.resolve(&program.sources);
+        }
+    }
+    Ok(t)
 }
 
 /// README.md, whose example runs as a doc-test.

@@ -40,6 +40,9 @@ pub struct Reflection {
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
+    /// For a checked translation ([`crate::Options::checked`]): the checked instructions
+    /// and the memory variables, which the host needs to report a violation.
+    pub checked: Option<crate::memcheck::CheckInfo>,
     /// What the float lowering assumed about the device ([`crate::Options::float`]): a
     /// module translated for fused `Fma` is exact only where `Fma` is fused (its kernels
     /// name `fusedFmaFloatN` among their features).

@@ -63,6 +63,10 @@ impl From<pisa_vk::Error> for Failure {
     fn from(e: pisa_vk::Error) -> Failure {
         match e {
             pisa_vk::Error::Invalid(d) => invalid(d),
+            pisa_vk::Error::MemoryViolation(v) => Failure {
+                code: 3,
+                message: v.render(),
+            },
             e if e.is_usage() => Failure::usage(e.to_string()),
             other => Failure::runtime(other),
         }

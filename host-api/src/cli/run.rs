@@ -53,6 +53,11 @@ pub struct Args {
     /// sub-group runs as a cluster of a hardware sub-group.
     #[arg(long, default_value_t = 32)]
     subgroup_size: u32,
+    /// Check every memory access (a memory checker; also `PISA_VK_CHECKED=1`): a bad access
+    /// is not performed, the first is reported at its PISA line with its work-item and the
+    /// allocation it missed, and the run exits 3. `--device reference` always checks.
+    #[arg(long)]
+    checked: bool,
     /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
     /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
     #[arg(long)]
@@ -135,7 +140,15 @@ pub fn run(a: Args) -> Result<(), Failure> {
         }
         run_reference(&files, &req, a.subgroup_size)?
     } else {
-        run_vulkan(&files, &req, a.device.as_deref(), a.subgroup_size, a.fast_math)?
+        let device = a.device.as_deref();
+        run_vulkan(
+            &files,
+            &req,
+            device,
+            a.subgroup_size,
+            a.fast_math,
+            a.checked,
+        )?
     };
     let shown = selection.apply(results.shown, &set_types)?;
     output::print(&req.kernel, &shown, a.json);
@@ -153,6 +166,7 @@ fn run_vulkan(
     device: Option<&str>,
     subgroup_size: u32,
     fast_math: bool,
+    checked: bool,
 ) -> Result<Results, Failure> {
     // Translated first for the portable model (or fast math), to learn what the context must
     // enable; then again only if the device's options differ.
@@ -161,6 +175,7 @@ fn run_vulkan(
             fast_math,
             ..Default::default()
         }),
+        checked,
         ..pisa_translator::Options::with_subgroup_size(subgroup_size)
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
@@ -226,7 +241,7 @@ fn run_on(
     let mut buffers = Vec::new();
     for (index, spec) in req.args.iter().enumerate() {
         match spec {
-            ArgSpec::Scalar(bytes) => args.push(Arg(bytes.clone())),
+            ArgSpec::Scalar(bytes) => args.push(Arg::bytes(bytes.clone())),
             ArgSpec::Buffer { ty, bytes } => {
                 let buffer = ctx.buffer_from(bytes)?;
                 args.push(Arg::from(&buffer));
@@ -273,7 +288,8 @@ fn run_reference(
     req: &Request,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    let module = pisa_translator::link(files).map_err(invalid)?.module;
+    let program = pisa_translator::link(files).map_err(invalid)?;
+    let module = &program.module;
     let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
     let kernels = || {
         module
@@ -291,7 +307,7 @@ fn run_reference(
         subgroup_size,
         ..Default::default()
     });
-    let loaded = machine.load(&module).map_err(rt)?;
+    let loaded = machine.load(module).map_err(rt)?;
     for (name, bytes) in &req.sets {
         let sym = loaded
             .symbol(name)
@@ -309,12 +325,12 @@ fn run_reference(
     let mut buffers = Vec::new();
     for (i, spec) in req.args.iter().enumerate() {
         match spec {
-            ArgSpec::Scalar(b) => args.push(Arg(b.clone())),
+            ArgSpec::Scalar(b) => args.push(Arg::bytes(b.clone())),
             ArgSpec::Buffer { ty, bytes } => {
                 let addr = machine.alloc(bytes.len().max(1) as u64, 16);
                 machine.write(addr, bytes).map_err(rt)?;
                 buffers.push((i, *ty, addr, bytes.len()));
-                args.push(Arg(addr.to_le_bytes().to_vec()));
+                args.push(Arg::bytes(addr.to_le_bytes().to_vec()));
             }
         }
     }
@@ -336,6 +352,10 @@ fn run_reference(
                     kernel: req.kernel.clone(),
                     message: what,
                 })
+            }
+            pisa_reference::Error::Memory(v) => {
+                let v = pisa_vk::memcheck::from_reference(*v, &program.sources, &params, &block);
+                Failure::from(pisa_vk::Error::MemoryViolation(Box::new(v)))
             }
             e => rt(e),
         })?;

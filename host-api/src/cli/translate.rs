@@ -1,6 +1,6 @@
 //! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
 //! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]
-//! [--fused-fma WIDTHS] [--float64] [--fast-math]`
+//! [--fused-fma WIDTHS] [--float64] [--fast-math] [--checked]`
 //!
 //! Without a device, the default float model is portable: exact on every Vulkan device and
 //! without `Float64` for `.f`/`.hf`/`.bf` code. `--fused-fma` and `--float64` translate for
@@ -51,6 +51,10 @@ pub struct Args {
     /// shaderDenormPreserveFloatN; `pisa-vk run` decides this from the device).
     #[arg(long)]
     denorm_preserve: bool,
+    /// The checked translation (a memory checker): every memory access is checked before it
+    /// is performed; the reflection gets the site table (`checked`).
+    #[arg(long)]
+    checked: bool,
     /// Assume the device's Fma is fused for these float widths: a comma-separated list of
     /// 16, 32, 64, or `all` (`pisa-vk devices` shows what a device does; `pisa-vk run`
     /// decides this from the device).
@@ -99,6 +103,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             f32: a.denorm_preserve,
             f64: a.denorm_preserve,
         },
+        checked: a.checked,
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,

@@ -6,11 +6,13 @@
 //! swapped and -0 does not match +0. `fatom.add/.sub` round to nearest even and keep
 //! denormals; `fatom.min/.max` are `fmin`/`fmax` (minimumNumber/maximumNumber).
 
+use crate::access::Access;
 use crate::bits::{from_le, mask, sext, to_le};
 use crate::error::{unsupported, Result};
 use crate::operand::LaneCtx;
 use crate::softfloat::{self as sf, Arith, Fmt, Mode};
-use pisa_translator::ir::{AddrSpace, AtomOp, DataType, Inst, Opcode, Operand};
+use pisa_translator::ir::{AddrBase, AddrSpace, AtomOp, DataType, Inst, Opcode, Operand};
+use pisa_translator::memcheck::AccessKind;
 
 use AtomOp as A;
 use DataType as T;
@@ -76,7 +78,17 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
         return Err(ctx.malformed("atomic without an address operand"));
     };
     let at = ctx.address(addr)?;
-    let place = ctx.place(space, at, n, n, true)?;
+    let place = ctx.place(&Access {
+        space,
+        addr: at,
+        len: n,
+        align: n,
+        kind: AccessKind::Atomic,
+        var: match addr.base {
+            AddrBase::Var(v) => Some(v),
+            _ => None,
+        },
+    })?;
     let takes_src0 = !matches!(a, A::Inc | A::Dec);
     let src0 = if takes_src0 {
         ctx.src(ctx.op(inst, 2)?, w)?

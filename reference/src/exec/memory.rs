@@ -7,9 +7,11 @@
 //! access is undefined behaviour and reported as such; `ld.param` is not checked (the
 //! argument block has no addresses).
 
+use crate::access::Access;
 use crate::error::Result;
 use crate::operand::LaneCtx;
 use pisa_translator::ir::{AddrBase, AddrSpace, Inst, Opcode, Operand};
+use pisa_translator::memcheck::AccessKind;
 
 /// Bytes of `.type`, bytes of the whole access, and the alignment it needs.
 fn sizes(ctx: &LaneCtx, inst: &Inst) -> Result<(usize, usize, usize)> {
@@ -42,7 +44,22 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
         return ld_param(ctx, inst, total);
     }
     let addr = ctx.address(a)?;
-    let place = ctx.place(space, addr, total, align, atomic)?;
+    let kind = match (atomic, inst.op) {
+        (true, _) => AccessKind::Atomic,
+        (false, Opcode::Ld) => AccessKind::Load,
+        _ => AccessKind::Store,
+    };
+    let place = ctx.place(&Access {
+        space,
+        addr,
+        len: total,
+        align,
+        kind,
+        var: match a.base {
+            AddrBase::Var(v) => Some(v),
+            _ => None,
+        },
+    })?;
     match inst.op {
         Opcode::Ld => {
             let bytes = ctx.load(place, total)?;

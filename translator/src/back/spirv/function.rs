@@ -370,6 +370,9 @@ impl<'a> FnCx<'a> {
     }
 
     fn emit_return(&mut self, value: Option<Operand>) -> EResult {
+        if self.f.is_kernel() {
+            self.flush_checks()?;
+        }
         match (value, self.f.ret) {
             (Some(v), Some(ty)) => {
                 let val = self.read_as_type(&v, ty)?;
@@ -844,6 +847,7 @@ impl<'a> FnCx<'a> {
     /// lies outside the NDRange: partial edge work-groups are dispatched with their own,
     /// smaller, local size, so there is nothing to guard.
     fn kernel_prologue(&mut self) -> EResult {
+        self.init_checks()?;
         self.init_lane_numbering()?;
         self.init_shared_locks()
     }

@@ -10,6 +10,7 @@ mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
 pub mod cfg;
+pub mod checked;
 mod constants;
 pub mod function;
 pub mod lanes;
@@ -64,6 +65,13 @@ pub struct Options {
     /// `.f`/`.hf`/`.bf` code; the host API replaces `None` with the model of the device a
     /// module is loaded on ([`FloatModel::for_device`]).
     pub float: Option<FloatModel>,
+    /// The checked translation (a memory checker): every load, store, atomic and vector
+    /// access checks the whole access against the allocations it may touch and its
+    /// alignment before it is performed, and the first violation of a dispatch is recorded
+    /// for the host ([`checked`], [`crate::memcheck`]). The reflection then has
+    /// [`Reflection::checked`](crate::reflect::Reflection::checked). Slower; for finding
+    /// bugs.
+    pub checked: bool,
 }
 
 /// A set of float widths (16, 32, 64 bits).
@@ -224,6 +232,7 @@ impl Default for Options {
             maximal_reconvergence: false,
             denorm_preserve: FloatWidths::default(),
             float: None,
+            checked: false,
         }
     }
 }
@@ -253,13 +262,17 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let subgroups = options
         .subgroup_mapping()
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
-    let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
+    let layout = layout::layout_for(module, options.checked)
+        .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
     m.float = options.float.unwrap_or_default();
     if lane_plan.needs_flag {
         m.declare_lane_flag();
+    }
+    if options.checked {
+        checked::declare(&mut m);
     }
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
@@ -311,6 +324,10 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let mut reflection = reflect(module, &layout, &features);
     reflection.float_model = m_float;
     reflection.faster_with_float64 = m_f64_would_help;
+    reflection.checked = m.checks.take().map(|c| crate::memcheck::CheckInfo {
+        sites: c.sites,
+        variables: checked::variables(module, &layout),
+    });
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
     let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for (i, f) in module.functions.iter().enumerate() {
@@ -528,6 +545,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         float_model: FloatModel::default(),
         faster_with_float64: false,
         launch: layout.launch,
+        checked: None,
     }
 }
 

@@ -40,8 +40,13 @@ pub struct ModuleCx {
     /// Shared arena (`Workgroup uint[N]`, N the specialization constant
     /// [`SHARED_WORDS_SPEC_ID`]), if the module has shared variables.
     pub shared: Option<Word>,
+    /// The length of the shared arena in words: the specialization constant
+    /// [`SHARED_WORDS_SPEC_ID`], if the module has shared variables.
+    pub shared_words: Option<Word>,
     /// Private arena (`Private uint[N]`), if the module has private variables.
     pub private: Option<Word>,
+    /// The state of a checked translation ([`super::checked`]), if it is one.
+    pub checks: Option<super::checked::Checks>,
     /// `WorkgroupSize` spec-constant composite (specialization constants 0-2): the local
     /// size of the dispatch, smaller than the enqueued one for partial edge work-groups.
     pub workgroup_size: Word,
@@ -131,7 +136,9 @@ impl ModuleCx {
             builtins: HashMap::default(),
             launch: 0,
             shared: None,
+            shared_words: None,
             private: None,
+            checks: None,
             workgroup_size: 0,
             enqueued_local_size: [0; 3],
             interface: Vec::new(),
@@ -196,6 +203,7 @@ impl ModuleCx {
             cx.b.name(v, "pisa_shared");
             cx.interface.push(v);
             cx.shared = Some(v);
+            cx.shared_words = Some(words);
         }
         if private_bytes > 0 {
             let arr = cx.array(u32t, private_bytes / 4);

@@ -14,15 +14,27 @@
 //! atomic anyway because nobody else sees private memory.
 
 use super::atomic_mem::{Apply, MemSync, Native};
+use super::checked;
 use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use super::ops_float::FKind;
 use crate::ir::{AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand};
 use crate::layout::locks;
+use crate::memcheck::AccessKind;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
 
 use AtomOp as A;
+
+/// Where an atomic goes: its address, evaluated to the width of its space's addresses, the
+/// space (a generic one resolved statically when it can be), and for the checker the whole
+/// generic address of a resolved one ([`checked::Access::origin`]).
+#[derive(Clone, Copy)]
+struct Located {
+    addr: Word,
+    space: AddrSpace,
+    origin: Option<Word>,
+}
 
 /// What an atomic access does, for the order check.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -146,8 +158,9 @@ impl<'a> FnCx<'a> {
 
     /// The space an atomic in `space` accesses (a generic address that provably points into
     /// one space is an access to it) and its address operand, evaluated to the width of that
-    /// space's addresses.
-    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<(Word, AddrSpace)> {
+    /// space's addresses (with, for the checker, the whole generic address of a resolved
+    /// one: [`checked::Access::origin`]).
+    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<Located> {
         let Operand::Addr(addr) = *op else {
             return Err(self.err("expected an address operand"));
         };
@@ -167,12 +180,47 @@ impl<'a> FnCx<'a> {
             }
             Space::Generic => (64, space),
         };
-        Ok((self.eval_address_as(&addr, abits)?, space))
+        let resolved = space.mem_space().map_or(Space::Generic, Space::Mem);
+        Ok(Located {
+            addr: self.eval_address_as(&addr, abits)?,
+            space,
+            origin: self.generic_origin(&addr, declared, resolved)?,
+        })
     }
 
-    /// Runs `access` on the concrete space of an atomic's address (dispatching a generic
-    /// one on its tag) and returns the value of type `ty` it produces.
+    /// Runs `access` on the concrete space of the `w`-bit atomic `inst`'s address `addr`
+    /// (its operand `addr_op`; a generic one is dispatched on its tag) and returns the value
+    /// of type `ty` it produces. In a checked translation the access is checked first (0
+    /// when it fails).
     fn in_space(
+        &mut self,
+        inst: &Inst,
+        addr_op: usize,
+        at: Located,
+        w: u32,
+        ty: Word,
+        access: impl Fn(&mut Self, MemSpace, Word) -> EResult<Word>,
+    ) -> EResult<Word> {
+        let Located {
+            addr,
+            space,
+            origin,
+        } = at;
+        let check = checked::Access {
+            space: space.mem_space().map_or(Space::Generic, Space::Mem),
+            addr,
+            origin,
+            bytes: w / 8,
+            align: w / 8,
+            kind: AccessKind::Atomic,
+            var: checked::address_var(&inst.ops[addr_op]),
+        };
+        self.checked_value(inst, check, ty, |cx| {
+            cx.in_space_unchecked(space, addr, ty, access)
+        })
+    }
+
+    fn in_space_unchecked(
         &mut self,
         space: AddrSpace,
         addr: Word,
@@ -362,7 +410,7 @@ impl<'a> FnCx<'a> {
         } else {
             s0
         };
-        let (addr, space) = self.atomic_address(&inst.ops[1], space)?;
+        let at = self.atomic_address(&inst.ops[1], space)?;
         let native = match (kind, op) {
             (_, A::Cas) => Some(Native::Cas(s0, s1)),
             (Some(_), _) => None,
@@ -380,7 +428,7 @@ impl<'a> FnCx<'a> {
         };
         let apply = move |cx: &mut FnCx<'a>, old: Word| cx.atom_new(kind, op, w, old, s0, s1);
         let vt = self.atomic_value_type(w);
-        let old = self.in_space(space, addr, vt, |cx, ms, a| {
+        let old = self.in_space(inst, 1, at, w, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
                 let old = cx.private_value_load(a, w)?;
                 let new = apply(cx, old)?;
@@ -532,9 +580,9 @@ impl<'a> FnCx<'a> {
         }
         if inst.op == Opcode::Ld {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
-            let (addr, space) = self.atomic_address(&inst.ops[1], space)?;
+            let at = self.atomic_address(&inst.ops[1], space)?;
             let vt = self.atomic_value_type(w);
-            let v = self.in_space(space, addr, vt, |cx, ms, a| {
+            let v = self.in_space(inst, 1, at, w, vt, |cx, ms, a| {
                 if ms == MemSpace::Private {
                     return cx.private_value_load(a, w);
                 }
@@ -546,10 +594,10 @@ impl<'a> FnCx<'a> {
             return self.write_atomic_value(&inst.ops[0], w, v);
         }
         let sync = self.atomic_sync(order, q.scope, Access::Store)?;
-        let (addr, space) = self.atomic_address(&inst.ops[0], space)?;
+        let at = self.atomic_address(&inst.ops[0], space)?;
         let value = self.read_atomic_value(&inst.ops[1], w)?;
         let vt = self.atomic_value_type(w);
-        self.in_space(space, addr, vt, |cx, ms, a| {
+        self.in_space(inst, 0, at, w, vt, |cx, ms, a| {
             if ms == MemSpace::Private {
                 cx.private_value_store(a, w, value)?;
             } else if locks::locked(w, ms) {

@@ -2,11 +2,13 @@
 //! (addrof, addrcast, isaddr), non-atomic memory access (ld, st, ld.param), calls and
 //! synchronization (barrier.workgroup, fence).
 
+use super::checked;
 use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use crate::ir::{AddrSpace, Bits, DataType, Inst, MemSpace, Opcode, Operand, RegType};
 use crate::layout::{function_address, generic};
+use crate::memcheck::AccessKind;
 use rspirv::spirv::{self, Word};
 
 impl FnCx<'_> {
@@ -320,17 +322,43 @@ impl FnCx<'_> {
             Space::Generic => 64,
         };
         let a = self.eval_address_as(&addr, abits)?;
-        for i in 0..count {
-            let ai = self.addr_add(a, abits, (i * w / 8) as u64)?;
-            if inst.op == Opcode::Ld {
-                let v = self.mem_load(space, ai, w)?;
-                self.write_part(&data, i, count, w, v)?;
+        let origin = self.generic_origin(&addr, self.access_space(q), space)?;
+        let load = inst.op == Opcode::Ld;
+        let check = checked::Access {
+            space,
+            addr: a,
+            origin,
+            bytes: w / 8 * count,
+            align: checked::required_alignment(w, count),
+            kind: if load {
+                AccessKind::Load
             } else {
-                let v = self.read_part(&data, i, count, w)?;
-                self.mem_store(space, ai, w, v)?;
+                AccessKind::Store
+            },
+            var: checked::address_var(&addr_op),
+        };
+        let access = |cx: &mut Self| {
+            for i in 0..count {
+                let ai = cx.addr_add(a, abits, (i * w / 8) as u64)?;
+                if load {
+                    let v = cx.mem_load(space, ai, w)?;
+                    cx.write_part(&data, i, count, w, v)?;
+                } else {
+                    let v = cx.read_part(&data, i, count, w)?;
+                    cx.mem_store(space, ai, w, v)?;
+                }
             }
-        }
-        Ok(())
+            Ok(())
+        };
+        // A load that fails the check yields 0; a store that fails does nothing.
+        let skipped = |cx: &mut Self| {
+            for i in (0..count).filter(|_| load) {
+                let zero = cx.m.const_uint(w, 0);
+                cx.write_part(&data, i, count, w, zero)?;
+            }
+            Ok(())
+        };
+        self.checked_access(inst, check, access, skipped)
     }
 
     fn write_part(&mut self, data: &Operand, i: u32, count: u32, w: u32, v: Word) -> EResult {

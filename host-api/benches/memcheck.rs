@@ -1,0 +1,151 @@
+//! The cost of the memory checker (spec-notes §70): saxpy, a naive matrix product and a sum
+//! reduction, each translated unchecked and checked ([`Options::checked`]) and run on the
+//! machine's Vulkan device with the same data; the checked/unchecked ratio of the times is
+//! the figure (docs/performance.md, "The memory checker"). Each kernel's results are checked
+//! against a CPU computation before timing, both ways.
+//!
+//! `cargo bench -p pisa-vk --bench memcheck`
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use pisa_vk::{Context, Module, Options};
+
+/// saxpy elements.
+const SAXPY_N: usize = 1 << 22;
+/// Matrix side.
+const MATMUL_N: u32 = 256;
+/// Reduction elements.
+const SUM_N: usize = 1 << 22;
+
+fn data(n: usize, seed: u64) -> Vec<u32> {
+    let mut x = seed;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x as u32
+        })
+        .collect()
+}
+
+fn floats(n: usize, seed: u64) -> Vec<f32> {
+    data(n, seed)
+        .into_iter()
+        .map(|w| (w % 1000) as f32 / 64.0)
+        .collect()
+}
+
+fn load(ctx: &Context, name: &str, src: &str, options: &Options, checked: bool) -> Module {
+    let options = Options {
+        checked,
+        ..options.clone()
+    };
+    let m = Module::from_source_with(ctx, name, src, &options).expect("load");
+    assert_eq!(m.checked(), checked);
+    m
+}
+
+fn bench(c: &mut Criterion) {
+    let ctx = Context::new().expect("a Vulkan device");
+    let device = ctx.info().name.clone();
+    let mut g = c.benchmark_group(format!("memcheck ({device})"));
+    g.sample_size(10);
+
+    // saxpy: y = 2x + y over 2^22 floats, in work-groups of 256.
+    let src = include_str!("../../examples/saxpy.pisa");
+    let xs = floats(SAXPY_N, 1);
+    let ys = floats(SAXPY_N, 2);
+    let x = ctx.buffer_from(&xs).expect("x");
+    let y = ctx.buffer_from(&ys).expect("y");
+    let want: Vec<f32> = xs
+        .iter()
+        .zip(&ys)
+        .map(|(a, b)| 2.0f32.mul_add(*a, *b))
+        .collect();
+    for checked in [false, true] {
+        let m = load(&ctx, "saxpy.pisa", src, &Options::default(), checked);
+        let run = || {
+            let args = [
+                2.0f32.into(),
+                (&x).into(),
+                (&y).into(),
+                (SAXPY_N as u32).into(),
+            ];
+            m.dispatch("saxpy", SAXPY_N as u64, 256u64, &args)
+                .expect("saxpy");
+        };
+        y.write(&ys).expect("reset");
+        run();
+        assert_eq!(y.read().expect("y"), want, "saxpy checked={checked}");
+        let name = if checked { "saxpy checked" } else { "saxpy" };
+        g.bench_function(name, |b| b.iter(run));
+    }
+
+    // matmul: 256 x 256, work-groups of 16 x 16.
+    let src = include_str!("../../examples/matmul.pisa");
+    let n = MATMUL_N as usize;
+    let av: Vec<f32> = floats(n * n, 3).iter().map(|v| v.floor()).collect();
+    let bv: Vec<f32> = floats(n * n, 4).iter().map(|v| v.floor()).collect();
+    let a = ctx.buffer_from(&av).expect("a");
+    let b = ctx.buffer_from(&bv).expect("b");
+    let cm = ctx.zeroed::<f32>(n * n).expect("c");
+    let mut want = vec![0f32; n * n];
+    for r in 0..n {
+        for col in 0..n {
+            want[r * n + col] =
+                (0..n).fold(0f32, |acc, k| av[r * n + k].mul_add(bv[k * n + col], acc));
+        }
+    }
+    for checked in [false, true] {
+        let m = load(&ctx, "matmul.pisa", src, &Options::default(), checked);
+        let run = || {
+            let args = [(&a).into(), (&b).into(), (&cm).into(), MATMUL_N.into()];
+            m.dispatch("matmul", (n as u64, n as u64), (16u64, 16u64), &args)
+                .expect("matmul");
+        };
+        run();
+        assert_eq!(cm.read().expect("c"), want, "matmul checked={checked}");
+        let name = if checked { "matmul checked" } else { "matmul" };
+        g.bench_function(name, |bch| bch.iter(run));
+    }
+
+    // reduction: examples/sum_reduce.pisa over 2^22 words, 256 work-groups of 256.
+    let src = include_str!("../../examples/sum_reduce.pisa");
+    let info = ctx.info().clone();
+    let width = if info.max_subgroup_size >= 32 {
+        32
+    } else {
+        info.subgroup_size
+    };
+    let words = data(SUM_N, 5);
+    let input = ctx.buffer_from(&words).expect("input");
+    let total = ctx.zeroed::<u32>(1).expect("total");
+    let expect = words.iter().fold(0u32, |s, &w| s.wrapping_add(w));
+    for checked in [false, true] {
+        let m = load(
+            &ctx,
+            "sum_reduce.pisa",
+            src,
+            &Options::with_subgroup_size(width),
+            checked,
+        );
+        let run = || {
+            total.write(&[0]).expect("reset");
+            let args = [(&input).into(), (&total).into(), (SUM_N as u32).into()];
+            m.dispatch("sum_reduce", 256u64 * 256, 256u64, &args)
+                .expect("reduce");
+            total.read().expect("total")[0]
+        };
+        assert_eq!(run(), expect, "reduction checked={checked}");
+        let name = if checked {
+            "reduction checked"
+        } else {
+            "reduction"
+        };
+        g.bench_function(name, |bch| bch.iter(run));
+    }
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

@@ -1,0 +1,748 @@
+//! The checked translation ([`Options::checked`](super::Options::checked)): before every
+//! load, store, atomic and vector access, the kernel checks the whole access
+//! `[address, address + size)` against what it may touch, performs it only when it passes
+//! (a load that fails yields 0) and otherwise records the violation in the dispatch's check
+//! block ([`crate::memcheck::block`]).
+//!
+//! What an access may touch, by the space it resolves to (a generic address is resolved on
+//! its tag first, as the access itself does):
+//! - `.global` and `.const`: one allocation of the allocation table the host uploads with
+//!   each dispatch (the context's live buffers and each variable of the globals arena,
+//!   sorted by address), found by a binary search; no store or atomic into a `.const`
+//!   variable;
+//! - `.shared`: the kernel's shared arena (specialization constant 3); `.private`: the
+//!   private arena;
+//! - an address written `[@var]`, `[@var + reg]` or `[@var + imm]`: that variable alone, in
+//!   every space (the translator knows it, no table is read);
+//! - and in every space the alignment prog-5 §5.1 requires.
+//!
+//! The memory lowering calls this module through two hooks: [`FnCx::checked_access`] around
+//! an access that produces no value (`ld`/`st`, which write their registers themselves) and
+//! [`FnCx::checked_value`] around one that returns a value (atomics). Without
+//! `Options::checked` both run the access unchanged. The kernel prologue copies the check
+//! block's address from the launch block into a Private variable ([`FnCx::init_checks`]), so
+//! that functions called from kernels with different launch layouts find it.
+//!
+//! Must not: lower the accesses themselves (that is `memory.rs`, `ops_data.rs`,
+//! `ops_atomic.rs`), or decide the host's table (that is the host API's `memcheck.rs`).
+
+use super::function::{bug, EResult, FnCx};
+use super::memory::Space;
+use super::module::{ModuleCx, Scalar};
+use crate::calls::CallGraph;
+use crate::ir::{AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
+use crate::layout::{generic, ModuleLayout};
+use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
+use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
+
+/// Module-wide state of a checked translation.
+pub struct Checks {
+    /// `Private u64`: the check block's address, set by each kernel's prologue.
+    pub block: Word,
+    /// The work-item's own first violation, recorded in the check block when its kernel
+    /// returns ([`FnCx::flush_checks`]).
+    pub pending: Pending,
+    /// The checked instructions, by the index the record carries.
+    pub sites: Vec<Site>,
+}
+
+/// `Private` variables holding a work-item's violations until its kernel returns: the
+/// count (zeroed by the kernel's prologue) and the first one's site, code, size and
+/// address. A check only updates them with selects; the atomic count and the stores into
+/// the check block happen once per work-item, at its return, and only when it has a
+/// violation. (Recording at the access itself cost most of the checker's time on lavapipe,
+/// which runs both sides of a divergent branch under a mask: every checked access paid for
+/// a masked atomic and a dozen masked stores, spec-notes §71.)
+#[derive(Clone, Copy)]
+pub struct Pending {
+    /// `u32`: violations of this work-item.
+    pub count: Word,
+    /// `u32`: the first one's site index.
+    pub site: Word,
+    /// `u32`: its code ([`code`]).
+    pub code: Word,
+    /// `u32`: its size in bytes.
+    pub size: Word,
+    /// `u64`: its address (a generic one with its tag).
+    pub address: Word,
+}
+
+/// Declares the state of a checked translation in `m`.
+pub fn declare(m: &mut ModuleCx) {
+    let (u32t, u64t) = (m.uint(32), m.uint(64));
+    let private = |m: &mut ModuleCx, t: Word, name: &str| {
+        let p = m.ptr(StorageClass::Private, t);
+        let v = m.b.variable(p, None, StorageClass::Private, None);
+        m.b.name(v, name);
+        m.interface.push(v);
+        v
+    };
+    let block = private(m, u64t, "pisa_check_block");
+    let pending = Pending {
+        count: private(m, u32t, "pisa_check_count"),
+        site: private(m, u32t, "pisa_check_site"),
+        code: private(m, u32t, "pisa_check_code"),
+        size: private(m, u32t, "pisa_check_size"),
+        address: private(m, u64t, "pisa_check_address"),
+    };
+    m.checks = Some(Checks {
+        block,
+        pending,
+        sites: Vec::new(),
+    });
+}
+
+/// Every memory variable of `module` with its arena offset, for the reflection: what the host
+/// names allocations by. A `.shared` variable lists the kernels that can reach it (its offset
+/// is only meaningful in those, spec-notes §61).
+pub fn variables(module: &Module, layout: &ModuleLayout) -> Vec<VariableInfo> {
+    let mut out: Vec<VariableInfo> = module
+        .globals
+        .iter()
+        .zip(&layout.globals)
+        .map(|(g, &offset)| VariableInfo {
+            name: g.name.clone(),
+            function: None,
+            space: g.space,
+            offset,
+            size: g.size,
+            kernels: Vec::new(),
+        })
+        .collect();
+    let graph = CallGraph::new(module);
+    let reach: Vec<(String, Vec<bool>)> = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_kernel() && f.body.is_some())
+        .map(|(k, f)| (f.name.clone(), graph.reachable_from([FuncId(k as u32)])))
+        .collect();
+    for (fi, f) in module.functions.iter().enumerate() {
+        for (li, v) in f.locals.iter().enumerate() {
+            let fid = FuncId(fi as u32);
+            let kernels = match v.space {
+                MemSpace::Shared => reach
+                    .iter()
+                    .filter(|(_, r)| r.get(fi).copied().unwrap_or(false))
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+                _ => Vec::new(),
+            };
+            out.push(VariableInfo {
+                name: v.name.clone(),
+                function: Some(f.name.clone()),
+                space: v.space,
+                offset: layout.var_offset(fid, VarRef::Local(crate::ir::LocalId(li as u32))),
+                size: v.size,
+                kernels,
+            });
+        }
+    }
+    out
+}
+
+/// One memory access as the checker sees it.
+#[derive(Clone, Copy, Debug)]
+pub struct Access {
+    /// The space of the instruction (generic is resolved by the check).
+    pub space: Space,
+    /// The address (u64 for global, const and generic; u32 for shared and private).
+    pub addr: Word,
+    /// For a generic access that [`super::provenance`] resolved statically to `space`, the
+    /// whole generic address (u64) ([`FnCx::generic_origin`]): the check requires its tag
+    /// to be that space's, as the run-time tag test would have, and the record reports it.
+    pub origin: Option<Word>,
+    /// Bytes of the whole access (a vector access is one access).
+    pub bytes: u32,
+    /// The alignment prog-5 §5.1 requires.
+    pub align: u32,
+    /// What the instruction does.
+    pub kind: AccessKind,
+    /// The variable the address is written relative to (`[@var ...]`), if any.
+    pub var: Option<VarRef>,
+}
+
+impl FnCx<'_> {
+    /// For a checked access declared generic (`declared`) that [`super::provenance`]
+    /// resolved statically to one space (`resolved`), the whole 64-bit generic address
+    /// ([`Access::origin`]); `None` otherwise (and in an unchecked translation, which needs
+    /// no second evaluation of the address).
+    pub fn generic_origin(
+        &mut self,
+        addr: &Address,
+        declared: Space,
+        resolved: Space,
+    ) -> EResult<Option<Word>> {
+        if !self.is_checked() || declared != Space::Generic || resolved == Space::Generic {
+            return Ok(None);
+        }
+        self.eval_address_as(addr, 64).map(Some)
+    }
+}
+
+/// The variable an address operand is written relative to.
+pub fn address_var(op: &Operand) -> Option<VarRef> {
+    match op {
+        Operand::Addr(a) => match a.base {
+            AddrBase::Var(v) => Some(v),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The alignment prog-5 §5.1 requires of `count` elements of `bits` bits: the element's
+/// size, or the whole access when the element is narrower than 32 bits.
+pub fn required_alignment(bits: u32, count: u32) -> u32 {
+    if bits < 32 {
+        bits / 8 * count
+    } else {
+        bits / 8
+    }
+}
+
+/// Whether a pass of the check found the access in bounds and writable.
+struct Verdict {
+    /// bool: inside what it may touch.
+    inside: Word,
+    /// bool: the place is read-only and the access writes.
+    read_only: Word,
+    /// u32: the space code ([`code::space`]).
+    space: Word,
+}
+
+impl FnCx<'_> {
+    /// Whether the module is translated checked.
+    pub fn is_checked(&self) -> bool {
+        self.m.checks.is_some()
+    }
+
+    /// Kernel entry: copies the check block's address from the launch block
+    /// ([`LaunchLayout::check_block`](crate::layout::launch::LaunchLayout::check_block)) to
+    /// the Private variable every function reads, and zeroes the work-item's count of
+    /// violations ([`Pending`]).
+    pub fn init_checks(&mut self) -> EResult {
+        let Some((var, count)) = self.m.checks.as_ref().map(|c| (c.block, c.pending.count))
+        else {
+            return Ok(());
+        };
+        let Some(slot) = self.layout.launch.check_block else {
+            return Err(self.err("internal error: the launch block has no check block"));
+        };
+        let v = self.launch_u64(slot)?;
+        self.m.b.store(var, v, None, []).map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        self.m.b.store(count, zero, None, []).map_err(bug)
+    }
+
+    /// Runs `access` when the module is unchecked; else checks `a` first and runs `access`
+    /// only when it passes, `skipped` (and records the violation) when it does not.
+    pub fn checked_access(
+        &mut self,
+        inst: &Inst,
+        a: Access,
+        access: impl FnOnce(&mut Self) -> EResult,
+        skipped: impl FnOnce(&mut Self) -> EResult,
+    ) -> EResult {
+        if !self.is_checked() {
+            return access(self);
+        }
+        let variable = a
+            .var
+            .filter(|&v| self.holds_to(v, a.space))
+            .map(|v| self.var_name(v));
+        let Some(checks) = self.m.checks.as_mut() else {
+            return access(self);
+        };
+        let site = checks.sites.len() as u32;
+        checks.sites.push(Site {
+            function: self.f.name.clone(),
+            span: (inst.span.start, inst.span.end),
+            align: a.align,
+            variable,
+            location: None,
+        });
+        let code = self.check(&a)?;
+        let bt = self.m.ty(Scalar::Bool);
+        let zero = self.m.const_u32(0);
+        let ok = self.m.b.i_equal(bt, None, code, zero).map_err(bug)?;
+        self.note_violation(site, code, ok, &a)?;
+        self.if_else(ok, access, skipped)
+    }
+
+    /// [`FnCx::checked_access`] for an access that returns a value of type `ty`: 0 (of
+    /// that type) when the check fails.
+    pub fn checked_value(
+        &mut self,
+        inst: &Inst,
+        a: Access,
+        ty: Word,
+        access: impl FnOnce(&mut Self) -> EResult<Word>,
+    ) -> EResult<Word> {
+        if !self.is_checked() {
+            return access(self);
+        }
+        let result = self.local_var(ty)?;
+        self.checked_access(
+            inst,
+            a,
+            |cx| {
+                let v = access(cx)?;
+                cx.m.b.store(result, v, None, []).map_err(bug)
+            },
+            |cx| {
+                let zero = cx.m.b.constant_null(ty);
+                cx.m.b.store(result, zero, None, []).map_err(bug)
+            },
+        )?;
+        self.m.b.load(ty, None, result, None, []).map_err(bug)
+    }
+
+    /// The record code of `a`: 0 when the access passes, else space, generic flag, reason
+    /// and access kind ([`code`]).
+    fn check(&mut self, a: &Access) -> EResult<Word> {
+        let (bits, generic) = match a.space {
+            Space::Mem(s) => (s.address_bits(), a.origin.is_some()),
+            Space::Generic => (64, true),
+        };
+        let var = a.var.filter(|&v| self.holds_to(v, a.space));
+        let v = match (var, a.space) {
+            (Some(var), _) => {
+                let vs = self.var_space(var);
+                self.var_bounds(var, vs, a)?
+            }
+            (_, Space::Mem(s @ (MemSpace::Global | MemSpace::Const))) => {
+                self.table_bounds(a.origin.unwrap_or(a.addr), a, s)?
+            }
+            (_, Space::Mem(s)) => {
+                let mut v = self.arena_bounds(s, a.addr, a)?;
+                if let Some(full) = a.origin {
+                    // Resolved statically: the address must be one of that space, as the
+                    // run-time tag test would have found; one that is not is reported in
+                    // the space its tag names (as the reference interpreter does).
+                    let tag = self.has_tag(full, s)?;
+                    let bt = self.m.ty(Scalar::Bool);
+                    v.inside = self.m.b.logical_and(bt, None, v.inside, tag).map_err(bug)?;
+                    let named = self.tag_space(full)?;
+                    let u32t = self.m.uint(32);
+                    v.space = self
+                        .m
+                        .b
+                        .select(u32t, None, tag, v.space, named)
+                        .map_err(bug)?;
+                }
+                v
+            }
+            (_, Space::Generic) => self.generic_bounds(a)?,
+        };
+        // reason: misaligned, else out of bounds, else read-only, else none (0)
+        let u32t = self.m.uint(32);
+        let low = self.resize(a.addr, bits, 32)?;
+        let mask = self.m.const_u32(a.align.max(1) - 1);
+        let bt = self.m.ty(Scalar::Bool);
+        let off = self.m.b.bitwise_and(u32t, None, low, mask).map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        let misaligned = self.m.b.i_not_equal(bt, None, off, zero).map_err(bug)?;
+        let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
+            .map(|r| self.m.const_u32(r << code::REASON_SHIFT));
+        let r = self
+            .m
+            .b
+            .select(u32t, None, v.read_only, ro, zero)
+            .map_err(bug)?;
+        let r = self.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
+        let reason = self
+            .m
+            .b
+            .select(u32t, None, misaligned, mis, r)
+            .map_err(bug)?;
+        let fixed =
+            code::access(a.kind) << code::ACCESS_SHIFT | if generic { code::GENERIC } else { 0 };
+        let fixed = self.m.const_u32(fixed);
+        let tagged = self
+            .m
+            .b
+            .bitwise_or(u32t, None, fixed, v.space)
+            .map_err(bug)?;
+        let tagged = self
+            .m
+            .b
+            .bitwise_or(u32t, None, tagged, reason)
+            .map_err(bug)?;
+        let bad = self.m.b.i_not_equal(bt, None, reason, zero).map_err(bug)?;
+        self.m.b.select(u32t, None, bad, tagged, zero).map_err(bug)
+    }
+
+    /// Whether an access of `space` through an address written relative to `v` is held to
+    /// `v`: when the address is one of `v`'s own space (global and const share one; a
+    /// generic access may use a global or const variable's address as it is).
+    fn holds_to(&self, v: VarRef, space: Space) -> bool {
+        let vs = self.var_space(v);
+        match space {
+            Space::Mem(s) => vs == s || (vs.address_bits() == 64 && s.address_bits() == 64),
+            Space::Generic => vs.address_bits() == 64,
+        }
+    }
+
+    /// The name of a variable, for the site table.
+    fn var_name(&self, v: VarRef) -> VariableName {
+        match v {
+            VarRef::Global(g) => VariableName {
+                name: self.module.globals[g.0 as usize].name.clone(),
+                function: None,
+            },
+            VarRef::Local(l) => VariableName {
+                name: self.f.locals[l.0 as usize].name.clone(),
+                function: Some(self.f.name.clone()),
+            },
+        }
+    }
+
+    fn var_space(&self, v: VarRef) -> MemSpace {
+        match v {
+            VarRef::Global(g) => self.module.globals[g.0 as usize].space,
+            VarRef::Local(l) => self.f.locals[l.0 as usize].space,
+        }
+    }
+
+    fn var_size(&self, v: VarRef) -> u64 {
+        match v {
+            VarRef::Global(g) => self.module.globals[g.0 as usize].size,
+            VarRef::Local(l) => self.f.locals[l.0 as usize].size,
+        }
+    }
+
+    /// `[addr, addr + bytes)` inside the variable `var` (of space `vs`): `addr - var`
+    /// at most `size - bytes`, computed in the space's address width so that an address
+    /// below the variable wraps to a large offset.
+    fn var_bounds(&mut self, var: VarRef, vs: MemSpace, a: &Access) -> EResult<Verdict> {
+        let bits = vs.address_bits();
+        let (base, _) = self.var_address(var)?;
+        let t = self.m.uint(bits);
+        let addr = match a.space {
+            Space::Generic => self.resize(a.addr, 64, bits)?,
+            Space::Mem(s) => self.resize(a.addr, s.address_bits(), bits)?,
+        };
+        let rel = self.m.b.i_sub(t, None, addr, base).map_err(bug)?;
+        let size = self.var_size(var);
+        let inside = match size.checked_sub(a.bytes as u64) {
+            Some(last) => {
+                let bt = self.m.ty(Scalar::Bool);
+                let last = self.m.const_uint(bits, last);
+                self.m
+                    .b
+                    .u_less_than_equal(bt, None, rel, last)
+                    .map_err(bug)?
+            }
+            None => self.m.const_bool(false),
+        };
+        let read_only = self
+            .m
+            .const_bool(vs == MemSpace::Const && a.kind != AccessKind::Load);
+        let space = self.m.const_u32(code::space(vs));
+        Ok(Verdict {
+            inside,
+            read_only,
+            space,
+        })
+    }
+
+    /// `[addr, addr + bytes)` (u32 `addr`) inside the shared or private arena.
+    fn arena_bounds(&mut self, s: MemSpace, addr: Word, a: &Access) -> EResult<Verdict> {
+        let u64t = self.m.uint(64);
+        let limit = match (s, self.m.shared_words) {
+            (MemSpace::Shared, Some(words)) => {
+                let w = self.resize(words, 32, 64)?;
+                self.shl_const(w, 64, 2)?
+            }
+            (MemSpace::Shared, None) => self.m.const_uint(64, 0),
+            _ => self.m.const_uint(64, self.layout.private_size as u64),
+        };
+        let a64 = self.resize(addr, 32, 64)?;
+        let n = self.m.const_uint(64, a.bytes as u64);
+        let end = self.m.b.i_add(u64t, None, a64, n).map_err(bug)?;
+        let bt = self.m.ty(Scalar::Bool);
+        let inside = self
+            .m
+            .b
+            .u_less_than_equal(bt, None, end, limit)
+            .map_err(bug)?;
+        let read_only = self.m.const_bool(false);
+        let space = self.m.const_u32(code::space(s));
+        Ok(Verdict {
+            inside,
+            read_only,
+            space,
+        })
+    }
+
+    /// `[addr, addr + bytes)` (u64 `addr` of space `s`) inside one entry of the allocation table: a
+    /// branch-free binary search for the last entry starting at or below `addr` (entry 0,
+    /// the sentinel `[0, 0)`, starts below everything), then one comparison with its end.
+    fn table_bounds(&mut self, addr: Word, a: &Access, s: MemSpace) -> EResult<Verdict> {
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let blk = self.check_block()?;
+        let len_at = self.addr_add(blk, 64, block::TABLE_LEN)?;
+        let len = self.global_load(len_at, 32)?;
+        let table = self.addr_add(blk, 64, block::TABLE)?;
+        let lo_var = self.local_var(u32t)?;
+        let n_var = self.local_var(u32t)?;
+        let zero = self.m.const_u32(0);
+        self.m.b.store(lo_var, zero, None, []).map_err(bug)?;
+        self.m.b.store(n_var, len, None, []).map_err(bug)?;
+        let one = self.m.const_u32(1);
+        let several = self.m.b.u_greater_than(bt, None, len, one).map_err(bug)?;
+        self.if_then(several, |cx| {
+            cx.do_until(|cx| {
+                let lo = cx.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
+                let n = cx.m.b.load(u32t, None, n_var, None, []).map_err(bug)?;
+                let half = cx.shr_const(n, 32, 1)?;
+                let mid = cx.m.b.i_add(u32t, None, lo, half).map_err(bug)?;
+                let start = cx.table_word(table, mid, 0)?;
+                let below =
+                    cx.m.b
+                        .u_less_than_equal(bt, None, start, addr)
+                        .map_err(bug)?;
+                let lo = cx.m.b.select(u32t, None, below, mid, lo).map_err(bug)?;
+                cx.m.b.store(lo_var, lo, None, []).map_err(bug)?;
+                let n = cx.m.b.i_sub(u32t, None, n, half).map_err(bug)?;
+                cx.m.b.store(n_var, n, None, []).map_err(bug)?;
+                let one = cx.m.const_u32(1);
+                cx.m.b.u_less_than_equal(bt, None, n, one).map_err(bug)
+            })
+        })?;
+        let lo = self.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
+        let end_raw = self.table_word(table, lo, 8)?;
+        let flag = self.m.const_uint(64, block::READ_ONLY);
+        let ro_bits = self
+            .m
+            .b
+            .bitwise_and(u64t, None, end_raw, flag)
+            .map_err(bug)?;
+        let zero64 = self.m.const_uint(64, 0);
+        let ro = self
+            .m
+            .b
+            .i_not_equal(bt, None, ro_bits, zero64)
+            .map_err(bug)?;
+        let not_flag = self.m.const_uint(64, !block::READ_ONLY);
+        let end = self
+            .m
+            .b
+            .bitwise_and(u64t, None, end_raw, not_flag)
+            .map_err(bug)?;
+        let n = self.m.const_uint(64, a.bytes as u64);
+        let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
+        let no_wrap = self
+            .m
+            .b
+            .u_greater_than_equal(bt, None, last, addr)
+            .map_err(bug)?;
+        let fits = self
+            .m
+            .b
+            .u_less_than_equal(bt, None, last, end)
+            .map_err(bug)?;
+        let inside = self.m.b.logical_and(bt, None, no_wrap, fits).map_err(bug)?;
+        let writes = self.m.const_bool(a.kind != AccessKind::Load);
+        let read_only = self.m.b.logical_and(bt, None, ro, writes).map_err(bug)?;
+        let space = self.m.const_u32(code::space(s));
+        Ok(Verdict {
+            inside,
+            read_only,
+            space,
+        })
+    }
+
+    /// The u64 at byte `at` of table entry `index`.
+    fn table_word(&mut self, table: Word, index: Word, at: u64) -> EResult<Word> {
+        let u64t = self.m.uint(64);
+        let i = self.resize(index, 32, 64)?;
+        let off = self.shl_const(i, 64, 4)?;
+        let p = self.m.b.i_add(u64t, None, table, off).map_err(bug)?;
+        let p = self.addr_add(p, 64, at)?;
+        self.global_load(p, 64)
+    }
+
+    /// A generic address: resolved on its tag as the access is (private and shared need
+    /// bits 61..32 clear), then checked in that space.
+    fn generic_bounds(&mut self, a: &Access) -> EResult<Verdict> {
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let [inside_v, ro_v, space_v] = [bt, bt, u32t].map(|t| self.local_var(t));
+        let (inside_v, ro_v, space_v) = (inside_v?, ro_v?, space_v?);
+        let mask = self.m.const_uint(64, generic::TAG_MASK);
+        let tag = self
+            .m
+            .b
+            .bitwise_and(u64t, None, a.addr, mask)
+            .map_err(bug)?;
+        let low = self.resize(a.addr, 64, 32)?;
+        let store = |cx: &mut Self, v: Verdict| -> EResult {
+            cx.m.b.store(inside_v, v.inside, None, []).map_err(bug)?;
+            cx.m.b.store(ro_v, v.read_only, None, []).map_err(bug)?;
+            cx.m.b.store(space_v, v.space, None, []).map_err(bug)
+        };
+        let local = |cx: &mut Self, s: MemSpace| -> EResult {
+            let mut v = cx.arena_bounds(s, low, a)?;
+            let clear = cx.has_tag(a.addr, s)?;
+            v.inside = cx.m.b.logical_and(bt, None, v.inside, clear).map_err(bug)?;
+            store(cx, v)
+        };
+        let private = self.m.const_uint(64, generic::PRIVATE_TAG);
+        let is_private = self.m.b.i_equal(bt, None, tag, private).map_err(bug)?;
+        let shared = self.m.const_uint(64, generic::SHARED_TAG);
+        let is_shared = self.m.b.i_equal(bt, None, tag, shared).map_err(bug)?;
+        self.if_else(
+            is_private,
+            |cx| local(cx, MemSpace::Private),
+            |cx| {
+                cx.if_else(
+                    is_shared,
+                    |cx| local(cx, MemSpace::Shared),
+                    |cx| {
+                        let v = cx.table_bounds(a.addr, a, MemSpace::Global)?;
+                        store(cx, v)
+                    },
+                )
+            },
+        )?;
+        Ok(Verdict {
+            inside: self.m.b.load(bt, None, inside_v, None, []).map_err(bug)?,
+            read_only: self.m.b.load(bt, None, ro_v, None, []).map_err(bug)?,
+            space: self.m.b.load(u32t, None, space_v, None, []).map_err(bug)?,
+        })
+    }
+
+    /// Whether the generic address `full` (u64) is one of space `s` (shared or private):
+    /// its bits 63..32 are that space's tag and nothing else, as the spaces' addresses are
+    /// 32-bit.
+    fn has_tag(&mut self, full: Word, s: MemSpace) -> EResult<Word> {
+        let u64t = self.m.uint(64);
+        let bt = self.m.ty(Scalar::Bool);
+        let tag = match s {
+            MemSpace::Shared => generic::SHARED_TAG,
+            _ => generic::PRIVATE_TAG,
+        };
+        let high = self.m.const_uint(64, !0xFFFF_FFFFu64);
+        let bits = self.m.b.bitwise_and(u64t, None, full, high).map_err(bug)?;
+        let want = self.m.const_uint(64, tag);
+        self.m.b.i_equal(bt, None, bits, want).map_err(bug)
+    }
+
+    /// The space code ([`code::space`]) of the space a generic address's tag names.
+    fn tag_space(&mut self, full: Word) -> EResult<Word> {
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let mask = self.m.const_uint(64, generic::TAG_MASK);
+        let tag = self.m.b.bitwise_and(u64t, None, full, mask).map_err(bug)?;
+        let mut space = self.m.const_u32(code::space(MemSpace::Global));
+        for (t, s) in [
+            (generic::SHARED_TAG, MemSpace::Shared),
+            (generic::PRIVATE_TAG, MemSpace::Private),
+        ] {
+            let k = self.m.const_uint(64, t);
+            let is = self.m.b.i_equal(bt, None, tag, k).map_err(bug)?;
+            let c = self.m.const_u32(code::space(s));
+            space = self.m.b.select(u32t, None, is, c, space).map_err(bug)?;
+        }
+        Ok(space)
+    }
+
+    /// The check block's address (u64).
+    fn check_block(&mut self) -> EResult<Word> {
+        let Some(var) = self.m.checks.as_ref().map(|c| c.block) else {
+            return Err(self.err("internal error: a check outside a checked translation"));
+        };
+        let u64t = self.m.uint(64);
+        self.m.b.load(u64t, None, var, None, []).map_err(bug)
+    }
+
+    /// Counts a violation (`code` non-zero, `ok` false) of the work-item and, when it is
+    /// its first, keeps it ([`Pending`]): selects only, no branch.
+    fn note_violation(&mut self, site: u32, code: Word, ok: Word, a: &Access) -> EResult {
+        let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
+            return Err(self.err("internal error: a check outside a checked translation"));
+        };
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        let none_yet = self.m.b.i_equal(bt, None, count, zero).map_err(bug)?;
+        let bad = self.m.b.logical_not(bt, None, ok).map_err(bug)?;
+        let first = self.m.b.logical_and(bt, None, bad, none_yet).map_err(bug)?;
+        let addr = match (a.origin, a.space) {
+            (Some(full), _) => full,
+            (None, Space::Mem(s)) => self.resize(a.addr, s.address_bits(), 64)?,
+            (None, Space::Generic) => a.addr,
+        };
+        let site = self.m.const_u32(site);
+        let size = self.m.const_u32(a.bytes);
+        for (var, t, v) in [
+            (p.site, u32t, site),
+            (p.code, u32t, code),
+            (p.size, u32t, size),
+            (p.address, u64t, addr),
+        ] {
+            let old = self.m.b.load(t, None, var, None, []).map_err(bug)?;
+            let new = self.m.b.select(t, None, first, v, old).map_err(bug)?;
+            self.m.b.store(var, new, None, []).map_err(bug)?;
+        }
+        let one = self.m.const_u32(1);
+        let inc = self.m.b.select(u32t, None, bad, one, zero).map_err(bug)?;
+        let count = self.m.b.i_add(u32t, None, count, inc).map_err(bug)?;
+        self.m.b.store(p.count, count, None, []).map_err(bug)
+    }
+
+    /// At a kernel's return, in a checked translation: adds the work-item's violations to
+    /// the dispatch's count and, when they are the dispatch's first, records the first of
+    /// them with the work-item's ids.
+    pub fn flush_checks(&mut self) -> EResult {
+        let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
+            return Ok(());
+        };
+        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let bt = self.m.ty(Scalar::Bool);
+        let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        let any = self.m.b.i_not_equal(bt, None, count, zero).map_err(bug)?;
+        self.if_then(any, |cx| {
+            let blk = cx.check_block()?;
+            let total = cx.global_ptr(blk, 32)?;
+            let scope = cx.m.const_u32(Scope::Device as u32);
+            let sem = cx.m.const_u32(MemorySemantics::empty().bits());
+            let old = cx
+                .m
+                .b
+                .atomic_i_add(u32t, None, total, scope, sem, count)
+                .map_err(bug)?;
+            let first = cx.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
+            cx.if_then(first, |cx| {
+                for (at, var) in [
+                    (block::SITE, p.site),
+                    (block::CODE, p.code),
+                    (block::SIZE, p.size),
+                ] {
+                    let v = cx.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+                    let p = cx.addr_add(blk, 64, at)?;
+                    cx.global_store(p, 32, v)?;
+                }
+                let addr = cx.m.b.load(u64t, None, p.address, None, []).map_err(bug)?;
+                let p = cx.addr_add(blk, 64, block::ADDRESS)?;
+                cx.global_store(p, 64, addr)?;
+                for (at, reg) in [
+                    (block::GROUP_ID, SpecialReg::GroupId),
+                    (block::LOCAL_ID, SpecialReg::LocalId),
+                ] {
+                    for c in 0..3u8 {
+                        let v = cx.special_value(reg, Some(c))?;
+                        let p = cx.addr_add(blk, 64, at + 4 * c as u64)?;
+                        cx.global_store(p, 32, v)?;
+                    }
+                }
+                Ok(())
+            })
+        })
+    }
+}
