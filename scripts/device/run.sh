@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the bundle of `scripts/device/bundle.sh` on a GPU machine without Rust: the device
 # list, every test binary of the crates that drive a device (the conformance suite included)
-# under the Khronos validation layer, the benchmarks, and a differential campaign.
+# under the Khronos validation layer, the benchmarks, the exhaustive f32 transcendental run
+# (as far as 240 s take it), and a differential campaign.
 # Usage: run.sh OUTDIR [DIFFTEST_COUNT]. Logs go to OUTDIR; each step has its own time limit.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,6 +30,12 @@ for b in .devbin/run/benches/*; do
   timeout 75 "$b" --bench --warm-up-time 1 --measurement-time 2 2>&1 \
     | grep -vE '^\s*$|Warming|Collecting|Analyzing|Found|outliers|high (mild|severe)|low (mild|severe)' \
     | tee -a "$out/bench.log"
+done
+
+echo "== every f32 input of the transcendentals (issue 13; docs/float-accuracy.md)" | tee "$out/exhaustive.log"
+for t in .devbin/run/tests/float_transcendental*; do
+  PISA_EXHAUSTIVE=${PISA_EXHAUSTIVE:-fsin,fcos,fexp2,flog2,ftanh,frcp,frsqrt.fast} timeout 240 \
+    "$t" --ignored --exact every_f32_input --nocapture 2>&1 | tail -n 20 | tee -a "$out/exhaustive.log"
 done
 
 echo "== difftest ($count programs)" | tee "$out/difftest.log"
