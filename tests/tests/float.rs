@@ -289,3 +289,31 @@ fn signed_zeros_survive_immediates() {
     assert_eq!(out[3], 0x8000_0000 << 32);
     assert_eq!(out[4], 0x8000_0000 << 32, "fadd.rd.f -0 + 0");
 }
+
+/// Signed zeros where the zero addend is a register the driver can prove +0 by an identity
+/// (`xor` of a register with itself, `and` with 0, `isub` of a register from itself): IEEE
+/// gives -0 + +0 = +0 in every mode but `.rd`, where the driver's fold `x + 0 → x` would keep
+/// -0 (spec-notes §44; differential seeds 40005480, 40006438). Device and reference bit for
+/// bit, and the IEEE values.
+#[test]
+fn signed_zeros_survive_identity_zeros() {
+    use pisa_conformance::{kernel_module, run_both};
+    let src = kernel_module(
+        "",
+        ".reg .64b %pin, %pout, %dx;\n.reg .32b %x, %z0, %z1, %z2, %r0, %r1, %r2, %g;\n\
+         ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+         mov.32b %g, %groupid.x;\numul.full.32b %dx, %g, 8;\niadd.64b %pin, %pin, %dx;\n\
+         umul.full.32b %dx, %g, 16;\niadd.64b %pout, %pout, %dx;\nld.global.32b %x, [%pin];\n\
+         xor.32b %z0, %x, %x;\nand.32b %z1, %x, 0;\nisub.32b %z2, %x, %x;\n\
+         fadd.f %r0, %x, %z0;\nfadd.f %r1, %z1, %x;\nfadd.f %r2, %x, %z2;\n\
+         st.global.32b [%pout], %r0;\nst.global.32b [%pout + 4], %r1;\n\
+         st.global.32b [%pout + 8], %r2;\n",
+    );
+    let out = run_both(&src, &[0x8000_0000, 0xC000_0000], 1, 2, 1, |a, b| a == b);
+    // x = -0: -0 + +0 = +0 three times.
+    assert_eq!(out[0], 0, "-0 + (x xor x), (x and 0) + -0");
+    assert_eq!(out[1] & 0xFFFF_FFFF, 0, "-0 + (x - x)");
+    // x = -2: -2 + 0 = -2.
+    assert_eq!(out[2], 0xC000_0000_C000_0000);
+    assert_eq!(out[3] & 0xFFFF_FFFF, 0xC000_0000);
+}
