@@ -9,7 +9,8 @@
 array([ 1.,  3.,  5.,  7.,  9., 11., 13., 15.], dtype=float32)
 
 A thin layer over the Rust host API (crate ``pisa-vk``): :class:`Context`, :class:`Module`,
-:class:`Kernel`, :class:`Symbol`, :class:`Buffer`; errors are :class:`PisaError`\\ s, invalid
+:class:`Kernel`, :class:`Symbol`, :class:`Buffer`, :class:`Stream` (batches submitted
+without waiting); errors are :class:`PisaError`\\ s, invalid
 PISA a :class:`CompileError` carrying the rendered diagnostics. See docs/python.md.
 """
 
@@ -17,6 +18,7 @@ from ._args import In, InOut, Out
 from ._buffer import Buffer
 from ._context import Context
 from ._module import Kernel, Module, Param, Symbol, SymbolInfo
+from ._stream import Read, Stream, Submission
 from . import errors
 from .errors import *  # noqa: F401,F403 (the exception classes)
 
@@ -30,6 +32,9 @@ __all__ = [
     "SymbolInfo",
     "Param",
     "Buffer",
+    "Stream",
+    "Submission",
+    "Read",
     "In",
     "Out",
     "InOut",

@@ -174,11 +174,17 @@ class Staging:
             for p in plan
         ]
 
+    def buffers(self) -> list:
+        """The native buffers made for the array arguments."""
+        return [entry[2] for entry in self._arrays.values()]
+
+    def downloads(self) -> list:
+        """``(array, device copy, native buffer)`` of each array to copy back."""
+        return [(array, device, native) for array, device, native, _, down in self._arrays.values() if down]
+
     def copy_back(self) -> None:
         """Copies the device buffers of the arrays to copy back into them."""
-        for array, device, native, _, download in self._arrays.values():
-            if not download:
-                continue
+        for array, device, native in self.downloads():
             if device is array:  # already contiguous and little-endian: read in place
                 native.read_into(as_bytes(array))
             else:

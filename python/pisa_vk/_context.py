@@ -86,6 +86,14 @@ class Context:
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
         return Buffer(self._native.buffer(nbytes), shape, dtype)
 
+    def stream(self, timed: bool = False) -> "Stream":
+        """A new :class:`Stream`: launches, writes, reads, copies and fills recorded in order
+        and submitted as one batch without waiting. ``timed`` measures the GPU time of each
+        command (:class:`DeviceError` on a queue without timestamps)."""
+        from ._stream import Stream
+
+        return Stream(self, timed)
+
     def validation_messages(self) -> List[str]:
         """Takes the Khronos validation layer's messages since the last call (only with
         ``PISA_VK_VALIDATION=1``; empty otherwise)."""

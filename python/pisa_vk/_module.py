@@ -114,6 +114,13 @@ class Kernel:
         self.reqd_work_group_size = tuple(reqd) if reqd is not None else None
 
     def __call__(self, grid: Size, block: Size, *args: Any, offset: Size = 0) -> None:
+        launch, staging = self._encode(grid, block, args, offset)
+        self.module._native.dispatch(self.name, *launch)
+        staging.copy_back()
+
+    def _encode(self, grid: Size, block: Size, args: Sequence[Any], offset: Size):
+        """``([global, local, offsets, parameter bytes], staging)`` of a launch with ``args``
+        (arrays uploaded into the staging's buffers); what a call and a stream's launch share."""
         global_size = _dims(grid, "grid", 1)
         local_size = _dims(block, "block", 1)
         offsets = _dims(offset, "offset", 0)
@@ -125,8 +132,7 @@ class Kernel:
             )
         staging = Staging(self.module.context._native)
         blobs = staging.encode(self.params, args)
-        self.module._native.dispatch(self.name, global_size, local_size, offsets, blobs)
-        staging.copy_back()
+        return [global_size, local_size, offsets, blobs], staging
 
     def prepare(self, block: Size) -> None:
         """Builds the kernel's pipeline for work-groups of ``block`` now (it is otherwise built

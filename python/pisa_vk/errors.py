@@ -58,6 +58,12 @@ class SizeError(PisaError, ValueError):
     """Data of the wrong size for a symbol or buffer."""
 
 
+class StreamError(PisaError, RuntimeError):
+    """A stream or submission used out of order: recording into a stream already submitted,
+    reading a result before the submission was waited for, two threads waiting for one
+    submission."""
+
+
 class DeviceError(PisaError, RuntimeError):
     """The Vulkan device or runtime failed (missing feature, out of memory, lost device)."""
 
@@ -80,6 +86,7 @@ __all__ = [
     "LaunchError",
     "NotFoundError",
     "SizeError",
+    "StreamError",
     "DeviceError",
     "KernelTimeout",
     "DeviceBusy",

@@ -3,6 +3,7 @@
 use crate::buffer::Buffer;
 use crate::errors::to_py;
 use crate::module::Module;
+use crate::stream::Stream;
 use pisa_vk::{DeviceInfo, DeviceSelector};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -11,7 +12,7 @@ use pyo3::types::PyDict;
 /// A device to run PISA kernels on.
 #[pyclass(frozen, module = "pisa_vk._native")]
 pub struct Context {
-    inner: pisa_vk::Context,
+    pub(crate) inner: pisa_vk::Context,
 }
 
 #[pymethods]
@@ -66,6 +67,12 @@ impl Context {
             .detach(|| pisa_vk::Module::from_sources(&self.inner, &refs))
             .map_err(to_py)?;
         Ok(Module { inner })
+    }
+
+    /// A new stream: commands recorded for one submission (`timed`: with the GPU time of
+    /// each command).
+    fn stream(slf: &Bound<'_, Self>, timed: bool) -> PyResult<Stream> {
+        Stream::new(slf.clone().unbind(), timed)
     }
 
     /// A zero-initialized device buffer of `nbytes` bytes.

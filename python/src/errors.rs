@@ -36,10 +36,23 @@ fn class_name(e: &Error) -> &'static str {
     }
 }
 
+/// A `pisa_vk.errors.StreamError` saying `message`: a stream or submission used out of order.
+pub fn stream_error(message: &str) -> PyErr {
+    Python::attach(|py| {
+        let class = py.import("pisa_vk.errors")?.getattr("StreamError")?;
+        Ok::<_, PyErr>(PyErr::from_value(class.call1((message,))?))
+    })
+    .unwrap_or_else(|why| why)
+}
+
 fn exception(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
     if let Error::Io { path, source } = e {
         let errno = source.raw_os_error().unwrap_or(0);
-        return Ok(PyOSError::new_err((errno, source.to_string(), path.clone())));
+        return Ok(PyOSError::new_err((
+            errno,
+            source.to_string(),
+            path.clone(),
+        )));
     }
     let errors = py.import("pisa_vk.errors")?;
     let class = errors.getattr(class_name(e))?;

@@ -12,14 +12,17 @@ mod bytes;
 mod context;
 mod errors;
 mod module;
+mod stream;
 
 use pyo3::prelude::*;
 
-/// The native half of `pisa_vk`: `Context`, `Module`, `Buffer` over the Rust host API.
+/// The native half of `pisa_vk`: `Context`, `Module`, `Buffer`, `Stream`, `Submission` over the Rust host API.
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<context::Context>()?;
     m.add_class::<module::Module>()?;
     m.add_class::<buffer::Buffer>()?;
+    m.add_class::<stream::Stream>()?;
+    m.add_class::<stream::Submission>()?;
     Ok(())
 }

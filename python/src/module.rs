@@ -101,15 +101,21 @@ impl Module {
         offset: [u64; 3],
         args: Vec<Vec<u8>>,
     ) -> PyResult<()> {
-        let launch = Launch {
-            global: dim3(&global)?,
-            local: dim3(&local)?,
-            offset,
-        };
+        let launch = launch(&global, &local, offset)?;
         let args: Vec<Arg> = args.into_iter().map(Arg::bytes).collect();
         py.detach(|| self.inner.dispatch_launch(kernel, &launch, &args))
             .map_err(to_py)
     }
+}
+
+/// The launch over `global` work-items (1 to 3 sizes) in work-groups of `local`, from
+/// `offset`.
+pub(crate) fn launch(global: &[u64], local: &[u64], offset: [u64; 3]) -> PyResult<Launch> {
+    Ok(Launch {
+        global: dim3(global)?,
+        local: dim3(local)?,
+        offset,
+    })
 }
 
 /// 1 to 3 sizes as a [`Dim3`] (missing dimensions are 1).
