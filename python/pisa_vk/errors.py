@@ -73,6 +73,11 @@ class KernelTimeout(DeviceError, TimeoutError):
     stay busy until the kernel ends; see docs/python.md."""
 
 
+class MemoryViolation(PisaError, RuntimeError):
+    """A checked kernel (``PISA_VK_CHECKED=1``) made a bad memory access: the message names
+    the PISA line, instruction, work-item and the allocation it missed."""
+
+
 class DeviceBusy(DeviceError):
     """The context still runs a dispatch that timed out earlier (``KernelTimeout``): nothing
     was done. Once that kernel ends on the device, the context works again."""
@@ -90,4 +95,5 @@ __all__ = [
     "DeviceError",
     "KernelTimeout",
     "DeviceBusy",
+    "MemoryViolation",
 ]

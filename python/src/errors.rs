@@ -32,6 +32,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Runtime(Rt::Timeout { .. }) => "KernelTimeout",
         Error::Runtime(Rt::DeviceBusy { .. }) => "DeviceBusy",
         Error::Runtime(_) => "DeviceError",
+        Error::MemoryViolation(_) => "MemoryViolation",
         _ => "PisaError",
     }
 }

@@ -142,3 +142,17 @@ def test_a_dispatch_past_the_timeout_raises_kernel_timeout(monkeypatch, spin, ke
             time.sleep(0.25)
     assert out[0] == lcg_power(1000)
     assert ctx.validation_messages() == []
+
+
+def test_a_checked_bad_access_raises_memory_violation(monkeypatch):
+    monkeypatch.setenv("PISA_VK_CHECKED", "1")
+    ctx = pisa_vk.Context()  # reads PISA_VK_CHECKED when it is made
+    ctx.validation_messages()
+    src = (".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n  .reg .64b %p;\n"
+           "  .reg .32b %v;\n  ld.param.64b %p, [%out];\n  mov.32b %v, 7;\n"
+           "  st.global.32b [%p + 16], %v;\n  st.global.32b [%p], %v;\n}\n")
+    out = np.zeros(4, np.uint32)  # 16 bytes: the store at +16 is just past its end
+    with pytest.raises(pisa_vk.MemoryViolation, match=r"(?s)bad\.pisa:8:.*past the end") as info:
+        ctx.load(src, name="bad.pisa").kernel("k")(1, 1, out)
+    assert isinstance(info.value, RuntimeError)
+    assert ctx.validation_messages() == []
