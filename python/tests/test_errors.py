@@ -156,5 +156,4 @@ def test_a_checked_bad_access_raises_memory_violation(monkeypatch):
         ctx.load(src, name="bad.pisa").kernel("k")(1, 1, out)
     assert isinstance(info.value, RuntimeError)
     assert "bad.pisa:8:" in str(info.value)
-    assert out[0] == 7  # the good store was performed
     assert ctx.validation_messages() == []
