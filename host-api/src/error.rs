@@ -72,6 +72,10 @@ pub enum Error {
         /// Bytes given.
         got: u64,
     },
+    /// The validation layer reported these messages for the calling thread's run
+    /// ([`reference::on_device`](crate::reference::on_device)).
+    #[error("validation layer messages:\n{}", .0.join("\n"))]
+    Validation(Vec<String>),
     /// A launch configuration the kernel or the device cannot run.
     #[error("invalid launch of `{kernel}`: {message}")]
     Launch {

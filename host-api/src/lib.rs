@@ -29,6 +29,7 @@ mod buffer;
 mod context;
 mod error;
 mod module;
+pub mod reference;
 
 pub use buffer::Buffer;
 pub use context::Context;

@@ -68,6 +68,15 @@ pub struct Launch {
     pub offset: [u64; 3],
 }
 
+impl Launch {
+    /// `%workdim`: the dimensions given for the global or the local size, at least 1 (what
+    /// the device gets and what [`reference::on_reference`](crate::reference::on_reference)
+    /// gives the interpreter).
+    pub fn work_dim(&self) -> u32 {
+        self.global.dims.max(self.local.dims).clamp(1, 3)
+    }
+}
+
 /// One kernel argument: the bytes of its `.param`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Arg(pub Vec<u8>);
@@ -161,6 +170,11 @@ impl Module {
     /// The reflection of the translation.
     pub fn reflection(&self) -> &Reflection {
         &self.translation.reflection
+    }
+
+    /// The device context the module is loaded on.
+    pub fn context(&self) -> &Context {
+        &self.ctx
     }
 
     /// The SPIR-V words.
@@ -318,12 +332,7 @@ impl Module {
         put(
             &mut push,
             launch::WORK_DIM,
-            &launch
-                .global
-                .dims
-                .max(launch.local.dims)
-                .max(1)
-                .to_le_bytes(),
+            &launch.work_dim().to_le_bytes(),
         );
         let _param_buffer;
         if k.params_inline {

@@ -190,88 +190,55 @@ fn launch(req: &Request, reqd: Option<[u32; 3]>) -> Launch {
     }
 }
 
-/// `--device reference`: the CPU reference interpreter, with the same arguments and output.
+/// `--device reference`: the CPU reference interpreter, with the same arguments and output
+/// ([`pisa_vk::reference`]: the launch and argument block the device gets).
 fn run_reference(
     file: &pisa_translator::SourceFile,
     req: &Request,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
+    use pisa_vk::reference::{self, Data, Job};
     let file = std::sync::Arc::new(file.clone());
     let module = pisa_translator::check(&file).map_err(|d| Failure {
         code: 1,
         message: d.render(),
     })?;
-    let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
-    let f = module
-        .functions
-        .iter()
-        .find(|f| f.is_kernel() && f.name == req.kernel && f.body.is_some())
-        .ok_or_else(|| Failure::runtime(format!("no kernel `{}` in the module", req.kernel)))?;
-    let mut machine = pisa_reference::Machine::new(pisa_reference::Config {
+    let mut kinds = Vec::new();
+    let job = Job {
+        kernel: req.kernel.clone(),
+        global: Dim3 {
+            size: req.grid.0,
+            dims: req.grid.1,
+        },
+        local: req.block.map(|(size, dims)| Dim3 { size, dims }),
+        offset: req.offset,
+        args: req
+            .args
+            .iter()
+            .enumerate()
+            .map(|(i, spec)| match spec {
+                ArgSpec::Scalar(b) => Data::Scalar(b.clone()),
+                ArgSpec::Buffer { ty, bytes } => {
+                    kinds.push((i, *ty));
+                    Data::Buffer(bytes.clone())
+                }
+            })
+            .collect(),
+        sets: req.sets.clone(),
+    };
+    let config = pisa_reference::Config {
         subgroup_size,
         ..Default::default()
-    });
-    let loaded = machine.load(&module).map_err(rt)?;
-    for (name, bytes) in &req.sets {
-        let sym = loaded.symbol(name).ok_or_else(|| {
-            Failure::runtime(format!(
-                "no `.host_access` name or module variable `{name}`"
-            ))
-        })?;
-        if sym.size != bytes.len() as u64 {
-            return Err(Failure::runtime(format!(
-                "--set {name}: {} bytes given, {} expected",
-                bytes.len(),
-                sym.size
-            )));
-        }
-        machine.write(sym.address, bytes).map_err(rt)?;
-    }
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for (i, spec) in req.args.iter().enumerate() {
-        match spec {
-            ArgSpec::Scalar(b) => args.push(Arg(b.clone())),
-            ArgSpec::Buffer { ty, bytes } => {
-                let addr = machine.alloc(bytes.len().max(1) as u64, 16);
-                machine.write(addr, bytes).map_err(rt)?;
-                buffers.push((i, *ty, addr, bytes.len()));
-                args.push(Arg(addr.to_le_bytes().to_vec()));
-            }
-        }
-    }
-    let (params, size) = pisa_translator::reflect::params_of(f);
-    let block = pisa_vk::pack_args(&f.name, &params, size, &args)?;
-    let l = launch(req, f.attrs.reqd_work_group_size);
-    let local = l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX));
-    let rl = pisa_reference::Launch {
-        global_size: l.global.size,
-        local_size: local,
-        global_offset: l.offset,
-        work_dim: l.global.dims.max(l.local.dims),
     };
-    machine
-        .dispatch(&loaded, &req.kernel, &rl, &block)
-        .map_err(rt)?;
-    let mut out = Results {
-        buffers: Vec::new(),
-        globals: Vec::new(),
-    };
-    for (i, ty, addr, len) in buffers {
-        let mut b = vec![0u8; len];
-        machine.read(addr, &mut b).map_err(rt)?;
-        out.buffers.push((i, ty, b));
-    }
-    for g in &module.globals {
-        if let Some(name) = &g.host_access {
-            if let Some(sym) = loaded.symbol(name) {
-                let mut b = vec![0u8; sym.size as usize];
-                machine.read(sym.address, &mut b).map_err(rt)?;
-                out.globals.push((name.clone(), b));
-            }
-        }
-    }
-    Ok(out)
+    let out = reference::on_reference(&module, &job, config)?;
+    Ok(Results {
+        buffers: kinds
+            .into_iter()
+            .zip(out.buffers)
+            .map(|((i, ty), b)| (i, ty, b))
+            .collect(),
+        globals: out.globals,
+    })
 }
 
 fn print_results(kernel: &str, r: &Results, json: bool) {
