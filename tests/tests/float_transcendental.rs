@@ -34,15 +34,22 @@ fn kernel(inst: &str, bits: u32) -> String {
 
 /// Distance in representable values between two floats of a format whose sign bit is
 /// `sign` (both non-NaN).
+/// ULPs between two results whose sign bit is `sign` ([`pisa_conformance::ulp_distance`]);
+/// `u64::MAX` when no bound may accept them (an infinity against anything else, different
+/// signs: -0 against +0 included). A 16-bit value counts as infinite when it is one in
+/// binary16 or in bfloat16.
 fn ulps(a: u64, b: u64, sign: u64) -> u64 {
-    let key = |x: u64| -> i64 {
-        if x & sign != 0 {
-            -((x & (sign - 1)) as i64)
-        } else {
-            x as i64
-        }
+    use pisa_conformance::{ulp_distance, FloatFormat};
+    let formats: &[FloatFormat] = match sign {
+        s if s == 1 << 63 => &[FloatFormat::F64],
+        s if s == 1 << 31 => &[FloatFormat::F32],
+        _ => &[FloatFormat::F16, FloatFormat::BF16],
     };
-    (key(a) - key(b)).unsigned_abs()
+    formats
+        .iter()
+        .map(|f| ulp_distance(*f, a, b).unwrap_or(u64::MAX))
+        .max()
+        .unwrap_or(u64::MAX)
 }
 
 fn is_nan(x: u64, bits: u32, bf: bool) -> bool {
@@ -226,13 +233,14 @@ impl Format16 {
         f64::INFINITY.copysign(v)
     }
 
-    /// Error of `got` from the real `want`, in ULPs of the format at `want`.
+    /// Error of `got` from the real `want`, in ULPs of the format at `want`
+    /// ([`pisa_conformance::ulp_error`]: infinite for a different sign or an infinity).
     fn ulp_error(&self, got: f64, want: f64) -> f64 {
-        if got == want {
-            0.0
-        } else {
-            (got - want).abs() / self.ulp(want)
-        }
+        let format = pisa_conformance::FloatFormat {
+            exponent: if self.fraction == 7 { 8 } else { 5 },
+            fraction: self.fraction as u32,
+        };
+        pisa_conformance::ulp_error(format, got, want)
     }
 }
 
@@ -249,19 +257,10 @@ fn exact(func: &str, x: f64) -> f64 {
     }
 }
 
-/// Error of the `f32` `got` from the real `want`, in ULPs of `f32` at `want`.
+/// Error of the `f32` `got` from the real `want`, in ULPs of `f32` at `want`
+/// ([`pisa_conformance::ulp_error`]: infinite for a different sign or an infinity).
 fn ulp_error(got: f32, want: f64) -> f64 {
-    if got as f64 == want {
-        return 0.0;
-    }
-    let a = want.abs();
-    let e = if a < f32::MIN_POSITIVE as f64 {
-        -149
-    } else {
-        a.log2().floor() as i32 - 23
-    };
-    let e = if a >= f32::MAX as f64 { 127 - 23 } else { e };
-    (got as f64 - want).abs() / 2f64.powi(e)
+    pisa_conformance::ulp_error(pisa_conformance::FloatFormat::F32, got as f64, want)
 }
 
 /// Max ULP error of `func.f` over `inputs` (NaN/infinite expectations must match exactly).
