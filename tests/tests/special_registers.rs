@@ -76,6 +76,8 @@ fn sizes_ids_offsets_and_partial_work_groups() {
             }
         }
     }
+    // the validation layer reported nothing for this test's Vulkan calls
+    pisa_conformance::check_validation();
 }
 
 #[test]
@@ -87,6 +89,8 @@ fn work_dim_counts_the_dimensions_given() {
     m.dispatch("k", (1u64, 1u64), (1u64, 1u64), &[(&out).into()])
         .unwrap();
     assert_eq!(out.read().unwrap()[8], 2);
+    // the validation layer reported nothing for this test's Vulkan calls
+    pisa_conformance::check_validation();
 }
 
 const LANES: &str = ".version 0.1;\n.target 100;\n\
@@ -101,13 +105,21 @@ fn sub_group_state_needs_its_sub_group_size() {
     // PISA's 32-wide sub-groups: lavapipe cannot run them, and says so by name.
     let m = load(LANES);
     let out = context().zeroed::<u32>(64).unwrap();
-    let err = m.dispatch("lanes", 32u64, 32u64, &[(&out).into()]);
+    let run = m.dispatch("lanes", 32u64, 32u64, &[(&out).into()]);
     let info = context().info().clone();
     if info.max_subgroup_size < 32 {
-        let text = err
+        let text = run
             .expect_err("32-wide sub-groups are refused on this device")
             .to_string();
         assert!(text.contains("requiredSubgroupSize 32"), "{text}");
+    } else {
+        // a device with 32-wide sub-groups runs it as PISA says
+        run.expect("32-wide sub-groups run on this device");
+        let got = out.read().unwrap();
+        for l in 0..32u32 {
+            assert_eq!(got[2 * l as usize], l, "%laneid of work-item {l}");
+            assert_eq!(got[2 * l as usize + 1], 32, "%subgroupsize");
+        }
     }
     // Translated (non-conforming) for the device's own width, it runs.
     let width = info.subgroup_size;
@@ -119,4 +131,6 @@ fn sub_group_state_needs_its_sub_group_size() {
         assert_eq!(got[2 * l as usize], l % width, "%laneid of work-item {l}");
         assert_eq!(got[2 * l as usize + 1], width, "%subgroupsize");
     }
+    // the validation layer reported nothing for this test's Vulkan calls
+    pisa_conformance::check_validation();
 }
