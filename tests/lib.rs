@@ -363,18 +363,21 @@ impl FloatFormat {
         1 << (self.exponent + self.fraction)
     }
 
-    fn exponent_field(self, x: u64) -> u64 {
-        (x >> self.fraction) & ((1 << self.exponent) - 1)
+    /// Whether the low bits of `x` have the all-ones exponent, and then whether their
+    /// fraction is 0 (an infinity) or not (a NaN).
+    fn special(self, x: u64) -> Option<bool> {
+        let ones = (1 << self.exponent) - 1;
+        ((x >> self.fraction) & ones == ones).then_some(x & mask(self.fraction) == 0)
     }
 
     /// Whether the low bits of `x` are a NaN.
     pub fn is_nan(self, x: u64) -> bool {
-        self.exponent_field(x) == (1 << self.exponent) - 1 && x & mask(self.fraction) != 0
+        self.special(x) == Some(false)
     }
 
     /// Whether the low bits of `x` are an infinity.
     pub fn is_infinite(self, x: u64) -> bool {
-        self.exponent_field(x) == (1 << self.exponent) - 1 && x & mask(self.fraction) == 0
+        self.special(x) == Some(true)
     }
 
     /// The unit in the last place of the format at the finite value `v` (the spacing of

@@ -120,6 +120,27 @@ fn allocation(bytes: &[u8]) -> Vec<u8> {
     }
 }
 
+/// The `.param` bytes of `args`, each buffer placed by `place` (its initial bytes, at least
+/// one, in; its address and a handle out), and the handles of the buffers with their sizes.
+fn place_args<B>(
+    args: &[Data],
+    mut place: impl FnMut(&[u8]) -> Result<(u64, B)>,
+) -> Result<(Vec<Arg>, Vec<(B, usize)>)> {
+    let mut out = Vec::new();
+    let mut buffers = Vec::new();
+    for data in args {
+        match data {
+            Data::Scalar(bytes) => out.push(Arg(bytes.clone())),
+            Data::Buffer(bytes) => {
+                let (addr, handle) = place(&allocation(bytes))?;
+                out.push(Arg(addr.to_le_bytes().to_vec()));
+                buffers.push((handle, bytes.len()));
+            }
+        }
+    }
+    Ok((out, buffers))
+}
+
 /// Runs `job` on the device of `module`, then takes the validation layer's messages raised
 /// by this thread (module loading included, when it happened on this thread since its last
 /// check): any message is an [`Error::Validation`].
@@ -141,18 +162,10 @@ fn device_run(module: &Module, job: &Job) -> Result<Outputs> {
     for (name, bytes) in &job.sets {
         module.symbol(name)?.write(bytes)?;
     }
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for data in &job.args {
-        match data {
-            Data::Scalar(bytes) => args.push(Arg(bytes.clone())),
-            Data::Buffer(bytes) => {
-                let b = ctx.buffer_from(&allocation(bytes))?;
-                args.push(Arg::from(&b));
-                buffers.push((b, bytes.len()));
-            }
-        }
-    }
+    let (args, buffers) = place_args(&job.args, |bytes| {
+        let b = ctx.buffer_from(bytes)?;
+        Ok((b.device_address(), b))
+    })?;
     module.dispatch_launch(&job.kernel, &job.launch(reqd), &args)?;
     let mut out = Outputs::default();
     for (b, len) in buffers {
@@ -205,20 +218,11 @@ pub fn on_reference(
         }
         machine.write(sym.address, bytes).map_err(rt)?;
     }
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for data in &job.args {
-        match data {
-            Data::Scalar(bytes) => args.push(Arg(bytes.clone())),
-            Data::Buffer(bytes) => {
-                let alloc = allocation(bytes);
-                let addr = machine.alloc(alloc.len() as u64, 16);
-                machine.write(addr, &alloc).map_err(rt)?;
-                args.push(Arg(addr.to_le_bytes().to_vec()));
-                buffers.push((addr, bytes.len()));
-            }
-        }
-    }
+    let (args, buffers) = place_args(&job.args, |bytes| {
+        let addr = machine.alloc(bytes.len() as u64, 16);
+        machine.write(addr, bytes).map_err(rt)?;
+        Ok((addr, addr))
+    })?;
     let (params, size) = pisa_translator::reflect::params_of(kernel);
     let block = crate::pack_args(&kernel.name, &params, size, &args)?;
     let l = job.launch(kernel.attrs.reqd_work_group_size);

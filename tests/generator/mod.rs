@@ -644,14 +644,22 @@ impl Gen {
         }
     }
 
-    fn call_op(&mut self) {
+    /// A random function defined so far, with a destination of its return width and two
+    /// argument registers; `None` before the first function.
+    fn callee(&mut self) -> Option<(String, &'static str, &'static str, &'static str)> {
         if self.funcs.is_empty() {
-            return self.int_op();
+            return None;
         }
         let i = self.rng.random_range(0..self.funcs.len());
         let (name, ret) = (self.funcs[i].name.clone(), self.funcs[i].ret);
         let d = self.reg(ret);
-        let (a, b) = (self.reg(64), self.reg(32));
+        Some((name, d, self.reg(64), self.reg(32)))
+    }
+
+    fn call_op(&mut self) {
+        let Some((name, d, a, b)) = self.callee() else {
+            return self.int_op();
+        };
         if self.rng.random_bool(0.5) {
             self.emit_main(format!("call {d}, @{name}({a}, {b});"));
         } else {

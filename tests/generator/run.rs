@@ -327,6 +327,8 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
                     (p.clone(), first.clone())
                 };
             let dir = failure_dir();
+            let _ = std::fs::create_dir_all(&dir);
+            let dir = dir.canonicalize().unwrap_or(dir);
             let stem = dir.join(format!("failure-{version}-{seed}"));
             let (pisa, bin) = (stem.with_extension("pisa"), stem.with_extension("in"));
             let mut program = String::new();
@@ -364,8 +366,7 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
             }
             program.push_str(&min.text());
             let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-            let path = std::fs::create_dir_all(&dir)
-                .and_then(|_| std::fs::write(&bin, bytes))
+            let path = std::fs::write(&bin, bytes)
                 .and_then(|_| std::fs::write(&pisa, &program))
                 .ok()
                 .map(|_| pisa);

@@ -340,13 +340,9 @@ impl Gen {
     /// functions, never recursive; a call through a register could reach any function of
     /// its signature, the caller included, which the translator refuses as recursion).
     fn call_earlier(&mut self) {
-        if self.funcs.is_empty() {
+        let Some((name, d, a, b)) = self.callee() else {
             return self.int_op();
-        }
-        let i = self.rng.random_range(0..self.funcs.len());
-        let (name, ret) = (self.funcs[i].name.clone(), self.funcs[i].ret);
-        let d = self.reg(ret);
-        let (a, b) = (self.reg(64), self.reg(32));
+        };
         self.emit_main(format!("call {d}, @{name}({a}, {b});"));
     }
 
