@@ -3,7 +3,7 @@
 //! (minimized, written to `target/difftest/failure-V-SEED.pisa` with the inputs in
 //! `failure-V-SEED.in`, the differing value named, and the `pisa-vk run` lines that rerun
 //! it). lavapipe runs without AVX-512 code generation unless `GALLIUM_OVERRIDE_CPU_CAPS` is
-//! set (docs/spec-notes.md §54).
+//! set (docs/spec-notes.md §56).
 //!
 //! `pisa-difftest [--generator V] --count 10000 --seed 1 [--threads N] [--stop-after K]`
 //! (`--generator 1`, the default, is the generator of the campaigns recorded before

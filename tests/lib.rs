@@ -26,10 +26,86 @@ pub fn translate(src: &str) -> Translation {
     translate_with(src, &Options::default())
 }
 
+/// The float model the suite translates for when a test leaves [`Options::float`] unset:
+/// `PISA_CONFORMANCE_FLOAT` = `portable` (the default: the translator's own default),
+/// `float64` (exact results through `f64` where `Fma` is not fused), `fused-emulated` (the
+/// fused model's lowerings, with every `Fma` computed exactly in integers, as on a device whose
+/// `Fma` is fused) or `device` (the test device's model, what `Module::from_source` uses). CI
+/// runs the suite with the default and the float tests again with the others.
+pub fn float_model() -> Option<pisa_translator::FloatModel> {
+    if let Some(model) = FLOAT_MODEL.with(|m| m.get()) {
+        return Some(model);
+    }
+    match std::env::var("PISA_CONFORMANCE_FLOAT").as_deref() {
+        Err(_) | Ok("") | Ok("portable") => None,
+        Ok("float64") => Some(pisa_translator::FloatModel {
+            float64: true,
+            ..Default::default()
+        }),
+        Ok("fused-emulated") => Some(pisa_translator::FloatModel {
+            fused_fma: pisa_translator::FloatWidths::ALL,
+            emulated_fma: true,
+            ..Default::default()
+        }),
+        Ok("device") => Some(
+            pisa_vk::device_float_model(context())
+                .unwrap_or_else(|e| panic!("the device's float model: {e}")),
+        ),
+        Ok(other) => panic!(
+            "PISA_CONFORMANCE_FLOAT={other:?}: use portable, float64, fused-emulated or device"
+        ),
+    }
+}
+
+thread_local! {
+    static FLOAT_MODEL: std::cell::Cell<Option<pisa_translator::FloatModel>> =
+        const { std::cell::Cell::new(None) };
+}
+
+/// Runs `f` with [`float_model`] returning `model` on this thread (for tests that run one
+/// body under several models).
+pub fn with_float_model<R>(model: pisa_translator::FloatModel, f: impl FnOnce() -> R) -> R {
+    let old = FLOAT_MODEL.with(|m| m.replace(Some(model)));
+    let r = f();
+    FLOAT_MODEL.with(|m| m.set(old));
+    r
+}
+
+/// `options` with [`float_model`] where they leave [`Options::float`] unset: what every
+/// translation of the suite uses.
+pub fn suite_options(options: &Options) -> Options {
+    let mut options = options.clone();
+    if options.float.is_none() {
+        options.float = float_model();
+    }
+    options
+}
+
 /// [`translate`] with options.
 pub fn translate_with(src: &str, options: &Options) -> Translation {
-    let file = Arc::new(SourceFile::new("test.pisa", src));
-    let t = match pisa_translator::compile(&file, options) {
+    translate_linked(&[("test.pisa", src)], options)
+}
+
+/// The files `(name, text)` of a program of several modules.
+pub fn source_files(sources: &[(&str, &str)]) -> Vec<Arc<SourceFile>> {
+    sources
+        .iter()
+        .map(|(name, text)| Arc::new(SourceFile::new(*name, *text)))
+        .collect()
+}
+
+/// Links the modules `(name, text)` into one program for the reference interpreter (whose
+/// `Machine::load` takes `.module`), panicking with the rendered diagnostics if they do not
+/// link.
+pub fn link_sources(sources: &[(&str, &str)]) -> pisa_translator::Program {
+    pisa_translator::link(&source_files(sources))
+        .unwrap_or_else(|d| panic!("link failed:\n{}", d.render()))
+}
+
+/// [`translate_with`] of a program of several modules `(name, text)`, linked into one SPIR-V
+/// module (what `Module::from_sources` loads), checked with the validator.
+pub fn translate_linked(sources: &[(&str, &str)], options: &Options) -> Translation {
+    let t = match pisa_translator::compile_linked(&source_files(sources), &suite_options(options)) {
         Ok(t) => t,
         Err(d) => panic!("translation failed:\n{}", d.render()),
     };
@@ -51,7 +127,7 @@ pub fn disassemble(words: &[u32]) -> String {
 }
 
 /// The CPU feature level lavapipe generates code for in differential runs: AVX-512 off
-/// (docs/spec-notes.md §54). LLVM's x86 back end (15.0.6 in Debian 12's Mesa, and every
+/// (docs/spec-notes.md §56). LLVM's x86 back end (15.0.6 in Debian 12's Mesa, and every
 /// release before the fix of llvm-project issue 157929) emits a merge-masked `vpternlogd`
 /// with a broadcast constant operand and the truth table of the operands before it commuted
 /// them, so a bit-field insert (`(a & ~m) | (b & m)`) in divergent code computes
@@ -78,7 +154,7 @@ pub fn lavapipe_without_avx512() {
         std::env::set_var(VAR, LAVAPIPE_CPU_CAPS);
         eprintln!(
             "note: {VAR}={LAVAPIPE_CPU_CAPS}: lavapipe without AVX-512 (LLVM vpternlog \
-             miscompile, docs/spec-notes.md §54)"
+             miscompile, docs/spec-notes.md §56)"
         );
     });
 }
@@ -118,8 +194,15 @@ pub fn load(src: &str) -> Module {
 
 /// [`load`] with translation options.
 pub fn load_with(src: &str, options: &Options) -> Module {
-    let t = translate_with(src, options);
-    Module::from_translation(context(), "test.pisa", Arc::new(t))
+    load_linked(&[("test.pisa", src)], options)
+}
+
+/// Translates, validates and loads a program of several modules `(name, text)` on the test
+/// device.
+pub fn load_linked(sources: &[(&str, &str)], options: &Options) -> Module {
+    let t = translate_linked(sources, options);
+    let name = pisa_vk::program_name(&source_files(sources));
+    Module::from_translation(context(), &name, Arc::new(t))
         .unwrap_or_else(|e| panic!("load failed: {e}"))
 }
 
@@ -187,22 +270,31 @@ impl std::fmt::Display for DeviceFailure {
     }
 }
 
-/// Translates `src` (named `name` in diagnostics) with `options`, validates the SPIR-V,
-/// loads it on the test device and runs `job` there ([`reference::on_device`]: validation
-/// messages of this thread are an error).
+/// Translates `src` (named `name` in diagnostics) with `options` ([`suite_options`]),
+/// validates the SPIR-V, loads it on the test device and runs `job` there
+/// ([`reference::on_device`]: validation messages of this thread are an error).
 pub fn device_job(
     name: &str,
     src: &str,
     options: &Options,
     job: &Job,
 ) -> Result<Outputs, DeviceFailure> {
-    let file = Arc::new(SourceFile::new(name, src));
-    let t = pisa_translator::compile(&file, options)
+    device_job_linked(&[(name, src)], options, job)
+}
+
+/// [`device_job`] of a program of several modules `(name, text)`, linked into one.
+pub fn device_job_linked(
+    sources: &[(&str, &str)],
+    options: &Options,
+    job: &Job,
+) -> Result<Outputs, DeviceFailure> {
+    let files = source_files(sources);
+    let t = pisa_translator::compile_linked(&files, &suite_options(options))
         .map_err(|d| DeviceFailure::Translate(d.render()))?;
     validate(&t.spirv).map_err(|e| {
         DeviceFailure::Translate(format!("spirv-val: {e}\n{}", disassemble(&t.spirv)))
     })?;
-    let m = Module::from_translation(context(), name, Arc::new(t))
+    let m = Module::from_translation(context(), &pisa_vk::program_name(&files), Arc::new(t))
         .map_err(|e| DeviceFailure::Run(format!("load: {e}")))?;
     reference::on_device(&m, job).map_err(|e| DeviceFailure::Run(e.to_string()))
 }
@@ -215,9 +307,17 @@ pub fn reference_job(
     job: &Job,
     config: pisa_reference::Config,
 ) -> Result<Outputs, String> {
-    let file = Arc::new(SourceFile::new(name, src));
-    let module = pisa_translator::check(&file).map_err(|d| d.render())?;
-    reference::on_reference(&module, job, config).map_err(|e| e.to_string())
+    reference_job_linked(&[(name, src)], job, config)
+}
+
+/// [`reference_job`] of a program of several modules `(name, text)`, linked into one.
+pub fn reference_job_linked(
+    sources: &[(&str, &str)],
+    job: &Job,
+    config: pisa_reference::Config,
+) -> Result<Outputs, String> {
+    let program = pisa_translator::link(&source_files(sources)).map_err(|d| d.render())?;
+    reference::on_reference(&program.module, job, config).map_err(|e| e.to_string())
 }
 
 /// The job of the `@k(%out, %in)` kernels of these tests: `input.len() / in_per` work-items

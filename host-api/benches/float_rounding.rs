@@ -1,10 +1,11 @@
-//! Cost of emulated directed rounding: the same FP-heavy kernel (96 dependent `fmul`,
-//! `fadd` and `fmad` per work-item on `.f`) with the default rounding (`.re`, native
-//! instructions) and with `.rz` (f64 round-to-odd plus integer rounding, spec-notes §45),
-//! dispatched over 16,384 work-items on the machine's Vulkan device.
+//! Cost of exact rounding in each float model: the same FP-heavy kernel (96 dependent
+//! `fmul`, `fadd` and `fmad` per work-item on `.f`) with the default rounding (`.re`) and
+//! with `.rz`, translated for the portable model (integers), the float64 model (exact `f64`)
+//! and the non-conforming fast math (native operations), dispatched over 16,384 work-items on
+//! the machine's Vulkan device (spec-notes §45, §55).
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use pisa_vk::{Context, Module};
+use pisa_vk::{Context, FloatModel, Module, Options};
 
 const ITEMS: u64 = 16_384;
 
@@ -34,17 +35,45 @@ fn bench(c: &mut Criterion) {
                 .collect::<Vec<u32>>(),
         )
         .expect("buffer");
+    let models = [
+        ("portable", FloatModel::default()),
+        (
+            "float64",
+            FloatModel {
+                float64: true,
+                ..FloatModel::default()
+            },
+        ),
+        (
+            "fast_math",
+            FloatModel {
+                fast_math: true,
+                ..FloatModel::default()
+            },
+        ),
+    ];
     let mut group = c.benchmark_group("fp_kernel_16384_items");
-    for mode in ["re", "rz"] {
-        let m = Module::from_source(&ctx, "fp.pisa", &kernel(mode)).expect("valid");
-        m.dispatch("k", ITEMS, 64u64, &[(&buf).into()])
-            .expect("warm-up");
-        group.bench_function(mode, |b| {
-            b.iter(|| {
-                m.dispatch("k", ITEMS, 64u64, &[(&buf).into()])
-                    .expect("dispatch")
-            })
-        });
+    for (name, model) in models {
+        if model.float64 && !ctx.enabled_features().float64 {
+            eprintln!("SKIPPED {name}: the device has no shaderFloat64");
+            continue;
+        }
+        for mode in ["re", "rz"] {
+            let options = Options {
+                float: Some(model),
+                ..Options::default()
+            };
+            let m = Module::from_source_with(&ctx, "fp.pisa", &kernel(mode), &options)
+                .expect("valid");
+            m.dispatch("k", ITEMS, 64u64, &[(&buf).into()])
+                .expect("warm-up");
+            group.bench_function(format!("{name}/{mode}"), |b| {
+                b.iter(|| {
+                    m.dispatch("k", ITEMS, 64u64, &[(&buf).into()])
+                        .expect("dispatch")
+                })
+            });
+        }
     }
     group.finish();
 }

@@ -68,6 +68,13 @@ impl Context {
         Ok(pisa_runtime::Context::devices()?)
     }
 
+    /// Per float width, whether the device's `Fma` is fused (rounds once): probed by running
+    /// a small kernel the first time it is asked for, then remembered
+    /// ([`pisa_runtime::Context::fused_fma`]).
+    pub fn fused_fma(&self) -> Result<pisa_runtime::FusedFma> {
+        Ok(self.rt.fused_fma()?)
+    }
+
     /// The device in use.
     pub fn info(&self) -> &DeviceInfo {
         self.rt.info()

@@ -17,9 +17,10 @@
 //! ```
 //!
 //! The pieces: [`Context`] (a device), [`Buffer`] (typed device memory; its address is what
-//! a kernel's pointer parameter receives), [`Module`] (a translated, loaded PISA module with
-//! its globals), [`Symbol`] (a `.host_access` variable), [`Error`] (one error type that
-//! keeps translator diagnostics intact). The grid of a dispatch is the NDRange in
+//! a kernel's pointer parameter receives), [`Module`] (a translated, loaded PISA module, or
+//! several linked into one program, with its globals), [`Symbol`] (a `.host_access` variable), [`Error`] (one error type that
+//! keeps translator diagnostics intact; runtime failures are [`Error::Runtime`] holding a
+//! [`RuntimeError`], e.g. `RuntimeError::Timeout`). The grid of a dispatch is the NDRange in
 //! work-items, as in OpenCL; it need not be a multiple of the work-group size.
 
 #![warn(missing_docs)]
@@ -28,6 +29,7 @@ pub mod argspec;
 mod buffer;
 mod context;
 mod error;
+mod launch;
 mod module;
 pub mod reference;
 
@@ -35,8 +37,11 @@ pub use buffer::Buffer;
 pub use context::Context;
 pub use error::{Error, Result};
 pub use module::{
-    clustered_subgroup_size, device_options, kernel_features, pack_args, required_features,
-    translation_features, Arg, Dim3, Launch, Module, Symbol,
+    clustered_subgroup_size, device_float_model, device_options, kernel_features, pack_args, program_name,
+    required_features, translation_features, Arg, Dim3, Launch, Module, Symbol,
 };
-pub use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet};
-pub use pisa_translator::Options;
+pub use pisa_runtime::Error as RuntimeError;
+pub use pisa_runtime::{
+    ContextOptions, DeviceInfo, DeviceSelector, DeviceType, FeatureSet, FusedFma,
+};
+pub use pisa_translator::{FloatModel, FloatWidths, Options};

@@ -1,7 +1,10 @@
 //! `pisa-vk`: check, translate and run PISA modules on Vulkan devices.
 //!
-//! Exit codes: 0 success, 1 invalid PISA (diagnostics on stderr), 2 usage error,
-//! 3 device or runtime error.
+//! Exit codes: 0 success, 1 invalid PISA (diagnostics on stderr), 2 usage error (a mistake
+//! in the command line: bad option or value, unreadable file, unknown kernel or symbol,
+//! wrong argument count or size, a launch the kernel or device cannot run), 3 device or
+//! runtime error (no device, missing features, too much shared memory, timeout, memory,
+//! Vulkan, or an error reported by the validation layer under `PISA_VK_VALIDATION=1`).
 
 mod cli;
 

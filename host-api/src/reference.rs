@@ -145,7 +145,7 @@ fn place_args<B>(
 /// by this thread (module loading included, when it happened on this thread since its last
 /// check): any message is an [`Error::Validation`].
 pub fn on_device(module: &Module, job: &Job) -> Result<Outputs> {
-    let outputs = device_run(module, job);
+    let outputs = on_device_unchecked(module, job);
     let messages = module.context().thread_validation_messages();
     if !messages.is_empty() {
         return Err(Error::Validation(messages));
@@ -153,7 +153,9 @@ pub fn on_device(module: &Module, job: &Job) -> Result<Outputs> {
     outputs
 }
 
-fn device_run(module: &Module, job: &Job) -> Result<Outputs> {
+/// Runs `job` on the device of `module` without looking at the validation layer's messages:
+/// for a caller that reports every message of its context itself (`pisa-vk run`).
+pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     let ctx = module.context();
     let reqd = module
         .reflection()
@@ -234,7 +236,13 @@ pub fn on_reference(
     };
     machine
         .dispatch(&loaded, &job.kernel, &launch, &block)
-        .map_err(rt)?;
+        .map_err(|e| match e {
+            pisa_reference::Error::InvalidLaunch { what } => Error::Launch {
+                kernel: job.kernel.clone(),
+                message: what,
+            },
+            e => rt(e),
+        })?;
     let mut out = Outputs::default();
     for (addr, len) in buffers {
         let mut b = vec![0u8; len];

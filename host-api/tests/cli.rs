@@ -4,8 +4,14 @@ use std::io::Write;
 use std::process::{Command, Output, Stdio};
 
 fn pisa_vk(args: &[&str], stdin: Option<&str>) -> Output {
+    pisa_vk_env(args, stdin, &[])
+}
+
+/// [`pisa_vk`] with extra environment variables.
+fn pisa_vk_env(args: &[&str], stdin: Option<&str>, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
         .args(args)
+        .envs(env.iter().copied())
         .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -26,6 +32,21 @@ fn pisa_vk(args: &[&str], stdin: Option<&str>) -> Output {
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
+}
+
+/// `pisa-vk run ARGS [--device DEVICE]` (ARGS with `--json`), which must succeed: its output.
+fn run_json<'a>(mut args: Vec<&'a str>, device: Option<&'a str>) -> serde_json::Value {
+    if let Some(d) = device {
+        args.extend(["--device", d]);
+    }
+    let out = pisa_vk(&args, None);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{device:?}: {}",
+        text(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
 }
 
 #[test]
@@ -257,27 +278,76 @@ fn run_prints_floats_that_round_trip_and_specials_as_strings() {
     assert_eq!(c[3].as_f64().unwrap(), 0.0);
 }
 
+/// Mistakes in the request — an unknown kernel or symbol, a wrong argument count or size,
+/// an impossible launch — exit 2 on the device and on the reference alike.
 #[test]
-fn runtime_errors_exit_3() {
-    let out = pisa_vk(&["run", "examples/scale.pisa", "--kernel", "nope"], None);
-    assert_eq!(out.status.code(), Some(3));
-    assert!(
-        text(&out.stderr).contains("no kernel `nope`"),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = pisa_vk(
+fn mistakes_in_the_request_exit_2_on_every_device() {
+    let scale = |extra: &[&str], device: Option<&str>| {
+        let mut args = vec!["run", "examples/scale.pisa"];
+        args.extend(extra);
+        if let Some(d) = device {
+            args.extend(["--device", d]);
+        }
+        let out = pisa_vk(&args, None);
+        (out.status.code(), text(&out.stderr))
+    };
+    for device in [None, Some("reference")] {
+        let cases: [(&[&str], &str); 5] = [
+            (&["--kernel", "nope"], "no kernel `nope`"),
+            (
+                &["--kernel", "scale", "--arg", "u32:1"],
+                "kernel `scale` takes 2 argument(s), 1 given",
+            ),
+            (
+                &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u64:4"],
+                "argument 1 (`%n`) of kernel `scale` is 8 bytes",
+            ),
+            (
+                &[
+                    "--kernel",
+                    "scale",
+                    "--arg",
+                    "f32[4]",
+                    "--arg",
+                    "u32:4",
+                    "--set",
+                    "nope=u32:1",
+                ],
+                "`nope`",
+            ),
+            (
+                &[
+                    "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "0",
+                ],
+                "invalid launch of `scale`",
+            ),
+        ];
+        for (args, message) in cases {
+            let (code, err) = scale(args, device);
+            assert_eq!(code, Some(2), "{device:?} {args:?}: {err}");
+            assert!(err.contains(message), "{device:?} {args:?}: {err}");
+        }
+    }
+    // A work-group larger than the device allows is a launch error too, not a runtime one.
+    let (code, err) = scale(
         &[
-            "run",
-            "examples/scale.pisa",
-            "--kernel",
-            "scale",
-            "--arg",
-            "u32:1",
+            "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "1,1,4096",
         ],
         None,
     );
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.starts_with(
+            "error: invalid launch of `scale`: local size 1x1x4096 exceeds maxComputeWorkGroupSize"
+        ),
+        "{err}"
+    );
+}
+
+/// What the device cannot do exits 3: an unknown device, and a kernel that needs more shared
+/// memory than the device has (the error names kernel, size and limit).
+#[test]
+fn device_errors_exit_3() {
     let out = pisa_vk(
         &[
             "run",
@@ -290,6 +360,60 @@ fn runtime_errors_exit_3() {
         None,
     );
     assert_eq!(out.status.code(), Some(3));
+    let big = ".version 0.1;\n.target 100;\n.kernel @big() {\n  .shared .align 4 @b[131072];\n\
+               .reg .32b %v;\n  mov.32b %v, 1;\n  st.shared.32b [@b + 131068], %v;\n}\n";
+    let devices = text(&pisa_vk(&["devices"], None).stdout);
+    let limit: u64 = devices
+        .split(" bytes of shared memory")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("devices shows the shared memory limit");
+    let out = pisa_vk(&["run", "-", "--kernel", "big"], Some(big));
+    if limit < 131072 {
+        assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(
+                "kernel `big` of <stdin> needs 131072 bytes of shared memory per work-group"
+            ) && err.contains(&format!("maxComputeSharedMemorySize of {limit} bytes")),
+            "{err}"
+        );
+    } else {
+        eprintln!("SKIPPED: the device has {limit} bytes of shared memory, 131072 fit");
+    }
+}
+
+/// With `PISA_VK_VALIDATION=1`, every message of the layer goes to stderr (here: the
+/// warnings of its best-practices checks); warnings alone do not fail the run.
+#[test]
+fn validation_messages_go_to_stderr() {
+    let args: Vec<&str> = "run examples/vector_add.pisa --kernel vector_add --grid 4 --block 4 \
+                           --arg f32[]:1,2,3,4 --arg f32[]:10,20,30,40 --arg f32[4] --arg u32:4"
+        .split_whitespace()
+        .collect();
+    let clean = pisa_vk_env(&args, None, &[("PISA_VK_VALIDATION", "1")]);
+    assert_eq!(clean.status.code(), Some(0), "{}", text(&clean.stderr));
+    assert_eq!(text(&clean.stderr), "", "no message for a correct run");
+    let noisy = pisa_vk_env(
+        &args,
+        None,
+        &[
+            ("PISA_VK_VALIDATION", "1"),
+            (
+                "VK_LAYER_ENABLES",
+                "VK_VALIDATION_FEATURE_ENABLE_BEST_PRACTICES_EXT",
+            ),
+        ],
+    );
+    assert_eq!(noisy.status.code(), Some(0), "{}", text(&noisy.stderr));
+    assert_eq!(noisy.stdout, clean.stdout, "results are printed as before");
+    let err = text(&noisy.stderr);
+    assert!(
+        err.lines().count() >= 1 && err.lines().all(|l| l.starts_with("[WARNING ")),
+        "{err}"
+    );
+    assert!(err.contains("BestPractices"), "{err}");
 }
 
 #[test]
@@ -298,7 +422,9 @@ fn devices_lists_at_least_one_device() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let s = text(&out.stdout);
     assert!(
-        s.contains("sub-group size") && s.contains("bufferDeviceAddress"),
+        s.contains("sub-group size")
+            && s.contains("bytes of shared memory")
+            && s.contains("bufferDeviceAddress"),
         "{s}"
     );
 }
@@ -313,7 +439,7 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
             .join(",")
     );
     let run = |device: Option<&str>| {
-        let mut args = vec![
+        let args = vec![
             "run",
             "examples/reduce.pisa",
             "--kernel",
@@ -328,17 +454,7 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
             "u32[2]",
             "--json",
         ];
-        if let Some(d) = device {
-            args.extend(["--device", d]);
-        }
-        let out = pisa_vk(&args, None);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{device:?}: {}",
-            text(&out.stderr)
-        );
-        serde_json::from_slice::<serde_json::Value>(&out.stdout).expect("JSON")
+        run_json(args, device)
     };
     let reference = run(Some("reference"));
     let want: Vec<u64> = (0..2)
@@ -350,4 +466,92 @@ fn the_reference_interpreter_prints_what_the_device_prints() {
         .collect();
     assert_eq!(reference["buffers"][1]["values"], serde_json::json!(want));
     assert_eq!(run(None), reference);
+}
+
+/// `run`, `check` and `translate` take the files of a program of several modules and link
+/// them: examples/linked/clamp.pisa imports `@clamp` from examples/linked/lib.pisa.
+#[test]
+fn several_files_link_into_one_program() {
+    let files = ["examples/linked/clamp.pisa", "examples/linked/lib.pisa"];
+    let run = |device: Option<&str>| {
+        let mut args = vec!["run", files[0], files[1], "--kernel", "clamp_all"];
+        args.extend(["--grid", "8", "--block", "4", "--json"]);
+        args.extend(["--arg", "i32[]:-5,0,3,9,12,-100,7,100", "--arg", "u32:8"]);
+        args.extend(["--arg", "i32:0", "--arg", "i32:10"]);
+        run_json(args, device)
+    };
+    let reference = run(Some("reference"));
+    assert_eq!(
+        reference["buffers"][0]["values"],
+        serde_json::json!([0, 0, 3, 9, 10, 0, 7, 10])
+    );
+    // The library's counter: four values changed (-5, 12, -100, 100).
+    assert_eq!(
+        reference["globals"],
+        serde_json::json!([{"name": "clamped", "bytes": "04000000"}])
+    );
+    assert_eq!(run(None), reference);
+
+    let ok = pisa_vk(&["check", files[0], files[1]], None);
+    assert_eq!(ok.status.code(), Some(0), "{}", text(&ok.stderr));
+    // Alone, the kernel module's import is unresolved.
+    let alone = pisa_vk(&["check", files[0]], None);
+    assert_eq!(alone.status.code(), Some(1));
+    assert!(
+        text(&alone.stderr).starts_with(
+            "examples/linked/clamp.pisa:9:24: error: unresolved import `@clamp`: no module of \
+             the program exports it\n"
+        ),
+        "{}",
+        text(&alone.stderr)
+    );
+    // The library from standard input.
+    let lib = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../examples/linked/lib.pisa"
+    ))
+    .unwrap();
+    let out = pisa_vk(
+        &["translate", files[0], "-", "--emit", "reflection"],
+        Some(&lib),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(r["kernels"][0]["name"], "clamp_all");
+    assert_eq!(r["globals"][0]["host_access"], "clamped");
+    let dir = std::env::temp_dir().join(format!("pisa-cli-link-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let spv = dir.join("out.spv");
+    let out = pisa_vk(
+        &["translate", files[0], files[1], "-o", spv.to_str().unwrap()],
+        None,
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let bytes = std::fs::read(&spv).unwrap();
+    assert_eq!(&bytes[..4], &0x0723_0203u32.to_le_bytes());
+    std::fs::remove_dir_all(&dir).ok();
+    // Standard input at most once.
+    let out = pisa_vk(&["check", "-", "-"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("standard input (`-`) can be given only once"));
+}
+
+/// A link error names the import's position and, in a note, the export's.
+#[test]
+fn link_errors_name_both_files() {
+    let main = ".version 0.1;\n.target 100;\n.import .function .64b @clamp(.reg .32b, .reg .32b, .reg .32b);\n";
+    let out = pisa_vk(&["check", "-", "examples/linked/lib.pisa"], Some(main));
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(
+            "<stdin>:3:24: error: imported function `.64b @clamp(.reg .32b, .reg .32b, .reg .32b)` \
+             does not match its export `.32b @clamp(.reg .32b, .reg .32b, .reg .32b)`\n"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("examples/linked/lib.pisa:11:24: note: exported here\n"),
+        "{err}"
+    );
 }

@@ -78,8 +78,23 @@ fn align_up(v: u64, align: u64) -> u64 {
 }
 
 impl Prepared {
-    /// Allocates every variable of `module` in `mem` and writes the initializers.
+    /// Allocates every variable of `module` in `mem` and writes the initializers. A module
+    /// with imports is refused: a program of several modules is loaded linked
+    /// (`pisa_translator::link`), as one module.
     pub fn new(module: &ir::Module, mem: &mut GlobalMemory) -> Result<Prepared> {
+        let imports = module.globals.iter().map(|g| (g.linkage, &g.name, g.span));
+        let imports = imports.chain(
+            module
+                .functions
+                .iter()
+                .map(|f| (f.linkage, &f.name, f.span)),
+        );
+        if let Some((_, name, span)) = imports.into_iter().find(|(l, _, _)| *l == Linkage::Import) {
+            return Err(unsupported(
+                span,
+                format!("unresolved import @{name}: link the program's modules first (pisa_translator::link)"),
+            ));
+        }
         let mut globals = Vec::with_capacity(module.globals.len());
         for g in &module.globals {
             if g.linkage == Linkage::Import {

@@ -93,16 +93,17 @@ pub struct LoadedModule {
 }
 
 impl LoadedModule {
-    /// A module-scope `.global`/`.const` variable: by `.host_access` name first, else by
-    /// variable name (with or without the `@`), exported or not. Imported variables have no
-    /// address here.
+    /// A module-scope `.global`/`.const` variable, as the host API finds it
+    /// (`pisa_translator::reflect::find_symbol`): by `.host_access` name, else the exported
+    /// variable of that name (with or without the `@`), else the only variable of that name;
+    /// `None` also when internal variables of several linked modules share the name.
     pub fn symbol(&self, name: &str) -> Option<Symbol> {
         let globals = &self.prepared.module.globals;
-        let bare = name.strip_prefix('@').unwrap_or(name);
-        let index = globals
-            .iter()
-            .position(|g| g.host_access.as_deref() == Some(name))
-            .or_else(|| globals.iter().position(|g| g.name == bare))?;
+        let vars = globals.iter().map(|g| {
+            let exported = g.linkage == Linkage::Export;
+            (g.name.as_str(), g.host_access.as_deref(), exported)
+        });
+        let index = pisa_translator::reflect::find_symbol(vars, name).ok()?;
         let address = self.prepared.globals[index]?;
         Some(Symbol {
             address,

@@ -284,7 +284,10 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
                     Some(a) => Ok((a, var.space)),
                     None => Err(unsupported(
                         self.span,
-                        format!("imported variable @{} (linking is not supported)", var.name),
+                        format!(
+                            "imported variable @{} (the module was not linked)",
+                            var.name
+                        ),
                     )),
                 }
             }

@@ -303,7 +303,7 @@ fn indirect_call_of_a_non_function_is_undefined_behaviour() {
 }
 
 #[test]
-fn calls_of_imported_functions_are_unsupported() {
+fn unlinked_imports_are_refused() {
     let mut imp = Fb::function("ext", None).build();
     imp.linkage = Linkage::Import;
     imp.body = None;
@@ -313,8 +313,13 @@ fn calls_of_imported_functions_are_unsupported() {
         q(),
         vec![Operand::Void, Operand::Func(FuncId(0))],
     );
-    let e = run(vec![imp, k.build()], 1, Config::default()).unwrap_err();
+    // A module with an import left is refused at load: a program is loaded linked.
+    let m = module(vec![imp, k.build()], vec![]);
+    let e = pisa_reference::Machine::new(Config::default())
+        .load(&m)
+        .unwrap_err();
     assert!(matches!(e, Error::Unsupported { .. }), "{e:?}");
+    assert!(e.to_string().contains("unresolved import @ext"), "{e}");
 }
 
 /// `@fact(.32b %n) -> .32b`, recursive, keeping `n` in a private variable across the call.

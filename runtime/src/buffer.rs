@@ -140,9 +140,13 @@ impl Buffer {
             .unwrap_or(std::ptr::null_mut())
     }
 
-    /// Copies `bytes` into the buffer at `offset`. [`Error::OutOfBounds`] if it does not fit.
+    /// Copies `bytes` into the buffer at `offset`. [`Error::OutOfBounds`] if it does not fit;
+    /// [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may use the
+    /// buffer).
     pub fn write(&self, offset: u64, bytes: &[u8]) -> Result<(), Error> {
         let start = self.check(offset, bytes.len())?;
+        self.shared
+            .check_idle(|| format!("write {} bytes to a buffer", bytes.len()))?;
         if bytes.is_empty() {
             return Ok(());
         }
@@ -155,9 +159,12 @@ impl Buffer {
     }
 
     /// Copies bytes from the buffer at `offset` into `out`. [`Error::OutOfBounds`] if the
-    /// range does not fit.
+    /// range does not fit; [`Error::DeviceBusy`] while a dispatch that timed out still runs
+    /// (it may still write the buffer).
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
         let start = self.check(offset, out.len())?;
+        self.shared
+            .check_idle(|| format!("read {} bytes from a buffer", out.len()))?;
         if out.is_empty() {
             return Ok(());
         }
@@ -180,7 +187,7 @@ impl std::fmt::Debug for Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if self.shared.is_wedged() {
+        if !self.shared.may_destroy() {
             return; // a timed-out kernel may still use it: leak
         }
         // SAFETY: dispatches wait for completion, so no command uses the buffer now.

@@ -15,12 +15,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
 use crate::buffer::Buffer;
 use crate::device::{self, DeviceInfo, DeviceSelector};
-use crate::dispatch::Executor;
+use crate::dispatch::{DispatchPart, Executor};
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
 use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
@@ -109,9 +110,11 @@ pub(crate) struct DeviceShared {
     pub device: ash::Device,
     /// The memory allocator (dropped before the device).
     pub allocator: ManuallyDrop<Mutex<Allocator>>,
-    /// Set when work may still be running on the device after a timeout: then nothing is
-    /// destroyed or freed any more (leaking is safe, destroying objects in use is not).
+    /// Set when the context was dropped while work that timed out still ran: then nothing
+    /// is destroyed or freed any more (leaking is safe, destroying objects in use is not).
     pub wedged: AtomicBool,
+    /// A submission that timed out and has not been seen finished since.
+    busy: Mutex<Option<Busy>>,
     /// Loader, instance and messenger (dropped after the device).
     pub instance: ManuallyDrop<InstanceOwner>,
 }
@@ -126,6 +129,67 @@ impl DeviceShared {
     pub fn is_wedged(&self) -> bool {
         self.wedged.load(Ordering::Acquire)
     }
+
+    fn busy(&self) -> MutexGuard<'_, Option<Busy>> {
+        self.busy.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records that the submission signalling `fence` timed out while doing `what`.
+    pub fn set_busy(&self, fence: vk::Fence, what: String) {
+        *self.busy() = Some(Busy { fence, what });
+    }
+
+    /// `Ok` when no submission that timed out still runs: its fence is queried, never
+    /// waited for, so this returns at once. Else [`Error::DeviceBusy`] naming `what` (the
+    /// refused call, built only then).
+    pub fn check_idle(&self, what: impl FnOnce() -> String) -> Result<(), Error> {
+        self.wait_idle(Duration::ZERO)
+            .map_err(|running| Error::DeviceBusy {
+                what: what(),
+                running,
+            })
+    }
+
+    /// Waits up to `timeout` for a submission that timed out. `Ok` once nothing runs any
+    /// more (the fence is then forgotten), else what still runs. A failed query (a lost
+    /// device) counts as finished: nothing of that submission will run any more.
+    pub fn wait_idle(&self, timeout: Duration) -> Result<(), String> {
+        let mut busy = self.busy();
+        let Some(b) = busy.as_ref() else {
+            return Ok(());
+        };
+        // SAFETY: the fence belongs to this device; while it is recorded here, only this
+        // lock's holder touches it (the executor resets it only once it is forgotten).
+        let running = unsafe {
+            if timeout.is_zero() {
+                matches!(self.device.get_fence_status(b.fence), Ok(false))
+            } else {
+                let ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
+                matches!(
+                    self.device.wait_for_fences(&[b.fence], true, ns),
+                    Err(vk::Result::TIMEOUT)
+                )
+            }
+        };
+        if running {
+            return Err(b.what.clone());
+        }
+        *busy = None;
+        Ok(())
+    }
+
+    /// Whether a Vulkan object may be destroyed now: the context was not wedged and no
+    /// submission that timed out still runs (it might use the object). Objects dropped when
+    /// this is false are leaked.
+    pub fn may_destroy(&self) -> bool {
+        !self.is_wedged() && self.wait_idle(Duration::ZERO).is_ok()
+    }
+}
+
+/// A submission that timed out: its fence and what it was doing.
+struct Busy {
+    fence: vk::Fence,
+    what: String,
 }
 
 impl Drop for DeviceShared {
@@ -148,13 +212,21 @@ impl Drop for DeviceShared {
 
 /// One Vulkan device ready to run kernels. `Send + Sync`; share it by reference or in an `Arc`.
 ///
-/// Dispatches are serialised on one queue and wait for completion. After an
-/// [`Error::Timeout`] the context may be unusable: the timed-out work is still running, and
-/// later dispatches fail at once with `Error::Timeout` until it ends (then the context works
-/// again). Dropping the context waits at most one more second for it; if it still runs, the
+/// Dispatches are serialised on one queue and wait for completion.
+///
+/// After an [`Error::Timeout`] the timed-out work is still running, and drivers may block
+/// any call that touches the device until it ends (lavapipe blocks pipeline creation). So
+/// until it has ended, every call that needs the device returns [`Error::DeviceBusy`] at
+/// once without doing anything — [`dispatch`](Context::dispatch),
+/// [`create_pipeline`](Context::create_pipeline) of a pipeline not in the cache (a cached
+/// one is returned), [`create_buffer`](Context::create_buffer), [`Buffer::read`] and
+/// [`Buffer::write`] (the kernel may still write the memory) — and buffers and pipelines
+/// dropped meanwhile are leaked, not destroyed while the work may use them. Each of these
+/// calls looks at the work's fence without waiting; once it has ended, the context works
+/// again. Dropping the context waits at most one more second for it; if it still runs, the
 /// device, its memory and every buffer and pipeline are leaked instead of destroyed while in
-/// use (the device keeps running the work: on lavapipe, one CPU thread spins until the process
-/// exits).
+/// use (the device keeps running the work: on lavapipe, one CPU thread spins until the
+/// process exits, which it does promptly).
 pub struct Context {
     shared: Arc<DeviceShared>,
     info: DeviceInfo,
@@ -162,6 +234,8 @@ pub struct Context {
     timeout_seconds: f64,
     pipelines: PipelineCache,
     executor: Mutex<Executor>,
+    /// The fused-`Fma` probe's answer, found at its first use.
+    fused_fma: std::sync::OnceLock<crate::FusedFma>,
 }
 
 impl Context {
@@ -245,11 +319,12 @@ impl Context {
             device,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             wedged: AtomicBool::new(false),
+            busy: Mutex::new(None),
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
         let pipelines = PipelineCache::new(&shared)?;
-        let executor = match Executor::new(&shared, queue_family) {
+        let executor = match Executor::new(&shared, queue_family, chosen.timestamps) {
             Ok(e) => e,
             Err(e) => {
                 pipelines.destroy(&shared);
@@ -263,6 +338,7 @@ impl Context {
             timeout_seconds,
             pipelines,
             executor: Mutex::new(executor),
+            fused_fma: std::sync::OnceLock::new(),
         })
     }
 
@@ -293,13 +369,34 @@ impl Context {
     /// kernels through its [`device address`](Buffer::device_address). Contents start
     /// unspecified.
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
+        self.shared
+            .check_idle(|| format!("create a buffer of {size} bytes"))?;
         Buffer::new(&self.shared, size)
     }
 
     /// A compute pipeline for `desc`, from the in-memory cache when an identical one (same
     /// SPIR-V, entry point, local size, push-constant size and sub-group settings) exists.
     /// Checks `desc.required_features` first, and the local size against the device limits.
+    ///
+    /// A kernel that needs fused `Fma` (`desc.required_features.fused_fma`) on a device whose
+    /// `Fma` is not fused ([`Context::fused_fma`]) is refused with
+    /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`.
+    /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
+    /// timed out still runs.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
+        let need = desc.required_features.fused_fma;
+        if !need.is_empty() {
+            let lacks = self.fused_fma()?.missing(&need);
+            if !lacks.is_empty() {
+                return Err(Error::MissingFeatures {
+                    what: format!(
+                        "{} (translated for a device whose Fma is fused; this one's is not)",
+                        desc.name_for_errors
+                    ),
+                    features: lacks,
+                });
+            }
+        }
         self.pipelines
             .get_or_create(&self.shared, &self.info, &self.enabled, desc)
     }
@@ -314,28 +411,79 @@ impl Context {
         push_constants: &[u8],
         group_count: [u32; 3],
     ) -> Result<(), Error> {
-        if !pipeline.belongs_to(&self.shared) {
-            return Err(Error::InvalidArgument(format!(
-                "pipeline {:?} was created by another context",
-                pipeline.name()
-            )));
-        }
-        let max = self.info.max_workgroup_count;
-        if group_count.iter().zip(max).any(|(g, m)| *g > m) {
-            return Err(Error::InvalidArgument(format!(
-                "dispatch of {:?}: group count {group_count:?} exceeds the device limit \
-                 maxComputeWorkGroupCount {max:?}",
-                pipeline.name()
-            )));
-        }
-        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
-        exec.dispatch(
-            &self.shared,
+        self.launch(&[DispatchPart {
             pipeline,
             push_constants,
             group_count,
-            self.timeout_seconds,
-        )
+        }])
+    }
+
+    /// Like [`Context::dispatch`], and returns the GPU time the dispatch took, measured with
+    /// timestamp queries around it (`timestampPeriod` applied, `timestampValidBits`
+    /// respected). A queue without timestamps gives [`Error::MissingFeatures`].
+    pub fn dispatch_timed(
+        &self,
+        pipeline: &Pipeline,
+        push_constants: &[u8],
+        group_count: [u32; 3],
+    ) -> Result<Duration, Error> {
+        self.launch_timed(&[DispatchPart {
+            pipeline,
+            push_constants,
+            group_count,
+        }])
+    }
+
+    /// Records the dispatches of one launch in one command buffer, submits it and waits for
+    /// it as [`Context::dispatch`] does. Nothing orders the parts with respect to each other
+    /// (they are like the work-groups of one dispatch); each part's group count must be
+    /// within `maxComputeWorkGroupCount`. An empty `parts` submits nothing.
+    pub fn launch(&self, parts: &[DispatchPart]) -> Result<(), Error> {
+        self.submit(parts, false).map(drop)
+    }
+
+    /// Like [`Context::launch`], and returns the GPU time from before the first part started
+    /// to after the last one finished (timestamp queries).
+    pub fn launch_timed(&self, parts: &[DispatchPart]) -> Result<Duration, Error> {
+        Ok(self.submit(parts, true)?.unwrap_or_default())
+    }
+
+    fn submit(&self, parts: &[DispatchPart], timed: bool) -> Result<Option<Duration>, Error> {
+        let max = self.info.max_workgroup_count;
+        for part in parts {
+            let pipeline = part.pipeline;
+            if !pipeline.belongs_to(&self.shared) {
+                return Err(Error::InvalidArgument(format!(
+                    "pipeline {} was created by another context",
+                    pipeline.name()
+                )));
+            }
+            let group_count = part.group_count;
+            if group_count.iter().zip(max).any(|(g, m)| *g > m) {
+                return Err(Error::InvalidArgument(format!(
+                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
+                     maxComputeWorkGroupCount {max:?}",
+                    pipeline.name()
+                )));
+            }
+        }
+        if parts.is_empty() && !timed {
+            return Ok(None);
+        }
+        let mut exec = self.executor.lock().unwrap_or_else(|e| e.into_inner());
+        exec.submit(&self.shared, parts, timed, self.timeout_seconds)
+    }
+
+    /// Per float width, whether this device's SPIR-V `Fma` rounds once. Found by running a
+    /// probe kernel the first time it is asked for (a pipeline per width: tens of
+    /// milliseconds on lavapipe), then remembered. Widths the context did not enable
+    /// (`shaderFloat16`, `shaderFloat64`) report `false`. See [`crate::probe`].
+    pub fn fused_fma(&self) -> Result<crate::FusedFma, Error> {
+        if let Some(f) = self.fused_fma.get() {
+            return Ok(*f);
+        }
+        let f = crate::probe::probe(self)?;
+        Ok(*self.fused_fma.get_or_init(|| f))
     }
 
     /// Takes the messages the validation layer reported since the last call: warnings and
@@ -372,7 +520,7 @@ impl Drop for Context {
         let exec = self.executor.get_mut().unwrap_or_else(|e| e.into_inner());
         // Wait for any timed-out work once more; if it still runs, mark the device wedged
         // so that nothing in use gets destroyed.
-        if !exec.finish(&self.shared, timeout) {
+        if self.shared.wait_idle(timeout).is_err() {
             self.shared.wedged.store(true, Ordering::Release);
         }
         self.pipelines.clear();

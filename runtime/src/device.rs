@@ -12,6 +12,7 @@ use ash::vk;
 use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet, Support};
 use crate::instance::version_text;
+use crate::timestamps::TimestampSupport;
 
 /// The env variable that picks a device for [`DeviceSelector::Default`].
 pub const DEVICE_ENV: &str = "PISA_VK_DEVICE";
@@ -202,6 +203,8 @@ pub(crate) struct PhysicalDevice {
     pub support: Support,
     /// A queue family with compute support.
     pub queue_family: Option<u32>,
+    /// Timestamps on that queue family.
+    pub timestamps: TimestampSupport,
 }
 
 /// Enumerates and describes every physical device of `instance` (`api` = its API version).
@@ -262,6 +265,10 @@ fn describe(
     // SAFETY: queue family query on a valid handle.
     let families = unsafe { instance.get_physical_device_queue_family_properties(handle) };
     let queue_family = pick_queue_family(&families);
+    let timestamps = TimestampSupport {
+        valid_bits: queue_family.map_or(0, |f| families[f as usize].timestamp_valid_bits),
+        period_ns: props.limits.timestamp_period,
+    };
     if api < vk::API_VERSION_1_2 {
         // Too old for the runtime: describe what the 1.0 properties say, no features.
         info.driver_info = format!("Vulkan {}", version_text(props.api_version));
@@ -270,6 +277,7 @@ fn describe(
             info,
             support: Support::default(),
             queue_family,
+            timestamps,
         });
     }
 
@@ -319,6 +327,7 @@ fn describe(
         info,
         support,
         queue_family,
+        timestamps,
     })
 }
 

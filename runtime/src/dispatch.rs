@@ -1,11 +1,15 @@
 //! Recording, submitting and waiting for dispatches.
 //!
-//! One command pool with one command buffer and one fence, reset for each dispatch; the
-//! [`Context`](crate::Context) guards them with a mutex, so dispatches are serialised. Each
-//! dispatch ends with a barrier that makes shader writes visible to host reads, and the fence
-//! wait is bounded by the timeout: a kernel that never ends gives [`Error::Timeout`], not a
-//! hung process.
-
+//! One command pool with one command buffer and one fence, reset for each submission; the
+//! [`Context`](crate::Context) guards them with a mutex, so submissions are serialised. A
+//! submission is one launch: one or more [`DispatchPart`]s (a launch too large for the
+//! device's group-count limits, or with partial work-groups, is several), optionally
+//! bracketed by timestamp queries ([`crate::timestamps`]). It ends with a barrier that makes
+//! shader writes visible to host reads, and the fence wait is bounded by the timeout: a
+//! kernel that never ends gives [`Error::Timeout`], not a hung process. The fence of a
+//! submission that timed out is handed to the device's busy state
+//! ([`DeviceShared::set_busy`]); nothing is recorded or submitted again until that fence has
+//! been seen signalled.
 use std::time::{Duration, Instant};
 
 use ash::vk;
@@ -13,6 +17,7 @@ use ash::vk;
 use crate::context::DeviceShared;
 use crate::error::{Error, VkResultExt};
 use crate::pipeline::Pipeline;
+use crate::timestamps::{QueryTimer, TimestampSupport};
 
 /// The command pool, command buffer, fence and queue used for dispatches.
 pub(crate) struct Executor {
@@ -20,12 +25,31 @@ pub(crate) struct Executor {
     pool: vk::CommandPool,
     cmd: vk::CommandBuffer,
     fence: vk::Fence,
-    /// A submission whose fence has not been seen signalled (after a timeout).
-    pending: bool,
+    /// What the queue family says about timestamps.
+    timestamps: TimestampSupport,
+    /// The timestamp queries of timed submissions, made at the first one.
+    timer: Option<QueryTimer>,
+}
+
+/// One dispatch of a launch: a pipeline, its push constants (at most the pipeline's
+/// push-constant size; shorter data is zero-padded) and a group count. The parts of one
+/// submission are like the work-groups of one dispatch: nothing orders them.
+#[derive(Clone, Copy, Debug)]
+pub struct DispatchPart<'a> {
+    /// The compute pipeline.
+    pub pipeline: &'a Pipeline,
+    /// Its push constants.
+    pub push_constants: &'a [u8],
+    /// Work-groups in x, y, z (each at most `maxComputeWorkGroupCount`).
+    pub group_count: [u32; 3],
 }
 
 impl Executor {
-    pub fn new(shared: &DeviceShared, queue_family: u32) -> Result<Executor, Error> {
+    pub fn new(
+        shared: &DeviceShared,
+        queue_family: u32,
+        timestamps: TimestampSupport,
+    ) -> Result<Executor, Error> {
         let device = &shared.device;
         // SAFETY: the device was created with one queue of this family.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
@@ -66,79 +90,62 @@ impl Executor {
                 pool,
                 cmd,
                 fence,
-                pending: false,
+                timestamps,
+                timer: None,
             })
         }
     }
 
-    /// Waits up to `timeout` for a pending submission. True when nothing runs any more.
-    pub fn finish(&mut self, shared: &DeviceShared, timeout: Duration) -> bool {
-        if !self.pending {
-            return true;
-        }
-        let ns = timeout.as_nanos().min(u64::MAX as u128) as u64;
-        // SAFETY: the fence belongs to this device.
-        let done = unsafe { shared.device.wait_for_fences(&[self.fence], true, ns) };
-        if done.is_ok() {
-            self.pending = false;
-        }
-        !self.pending
-    }
-
-    /// Destroys fence and pool, unless the device is wedged (then they are leaked).
+    /// Destroys fence and pool, unless work that timed out may still use them (then they
+    /// are leaked).
     pub fn destroy(&mut self, shared: &DeviceShared) {
-        if shared.is_wedged() || self.pending {
+        if !shared.may_destroy() {
             return;
         }
         // SAFETY: no submission is pending; freeing the pool frees the command buffer.
         unsafe {
+            if let Some(t) = &self.timer {
+                t.destroy(&shared.device);
+            }
             shared.device.destroy_fence(self.fence, None);
             shared.device.destroy_command_pool(self.pool, None);
         }
     }
 
-    pub fn dispatch(
+    /// Records `parts` into the command buffer (with timestamps around them when `timed`),
+    /// submits it and waits at most `timeout_seconds`. Returns the GPU time when `timed`.
+    pub fn submit(
         &mut self,
         shared: &DeviceShared,
-        pipeline: &Pipeline,
-        push_constants: &[u8],
-        group_count: [u32; 3],
+        parts: &[DispatchPart],
+        timed: bool,
         timeout_seconds: f64,
-    ) -> Result<(), Error> {
-        let push_size = pipeline.push_constant_size() as usize;
-        if push_constants.len() > push_size {
-            return Err(Error::InvalidArgument(format!(
-                "dispatch of {:?}: {} bytes of push constants, but the pipeline takes {}",
-                pipeline.name(),
-                push_constants.len(),
-                push_size
-            )));
-        }
-        let device = &shared.device;
-        if self.pending {
-            // SAFETY: the fence belongs to this device.
-            match unsafe { device.get_fence_status(self.fence) } {
-                Ok(true) => self.pending = false,
-                Ok(false) => {
-                    return Err(Error::Timeout {
-                        seconds: timeout_seconds,
-                        what: "an earlier dispatch (still running; this one was not submitted)"
-                            .to_string(),
-                    })
-                }
-                Err(result) => {
-                    return Err(Error::Vulkan {
-                        call: "vkGetFenceStatus",
-                        result,
-                    })
-                }
+    ) -> Result<Option<Duration>, Error> {
+        for part in parts {
+            let push_size = part.pipeline.push_constant_size() as usize;
+            if part.push_constants.len() > push_size {
+                return Err(Error::InvalidArgument(format!(
+                    "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
+                    part.pipeline.name(),
+                    part.push_constants.len(),
+                    push_size
+                )));
             }
         }
-        let mut push = vec![0u8; push_size];
-        push[..push_constants.len()].copy_from_slice(push_constants);
+        shared.check_idle(|| match parts.first() {
+            Some(p) => format!("dispatch {}", p.pipeline.name()),
+            None => "an empty launch".to_string(),
+        })?;
+        let device = &shared.device;
+        if timed && self.timer.is_none() {
+            self.timer = Some(QueryTimer::new(device, self.timestamps)?);
+        }
+        let timer = if timed { self.timer.as_ref() } else { None };
 
-        // SAFETY: the fence and command buffer are not in use (no submission pending); all
-        // handles belong to this device; the pipeline's push-constant range covers `push`.
+        // SAFETY: the fence and command buffer are not in use (no submission runs: a
+        // submission waits for its own, and `check_idle` saw any that timed out finished);
+        // all handles belong to this device; each pipeline's push-constant range covers
+        // its data.
         unsafe {
             device.reset_fences(&[self.fence]).vk("vkResetFences")?;
             device
@@ -149,18 +156,40 @@ impl Executor {
             device
                 .begin_command_buffer(self.cmd, &begin)
                 .vk("vkBeginCommandBuffer")?;
-            device.cmd_bind_pipeline(self.cmd, vk::PipelineBindPoint::COMPUTE, pipeline.handle());
-            if !push.is_empty() {
-                device.cmd_push_constants(
-                    self.cmd,
-                    pipeline.layout(),
-                    vk::ShaderStageFlags::COMPUTE,
-                    0,
-                    &push,
-                );
+            if let Some(t) = timer {
+                t.record_start(device, self.cmd);
             }
-            let [x, y, z] = group_count;
-            device.cmd_dispatch(self.cmd, x, y, z);
+            let mut bound = None;
+            let mut push = Vec::new();
+            for part in parts {
+                let pipeline = part.pipeline;
+                if bound != Some(pipeline.handle()) {
+                    device.cmd_bind_pipeline(
+                        self.cmd,
+                        vk::PipelineBindPoint::COMPUTE,
+                        pipeline.handle(),
+                    );
+                    bound = Some(pipeline.handle());
+                }
+                let push_size = pipeline.push_constant_size() as usize;
+                if push_size > 0 {
+                    push.clear();
+                    push.extend_from_slice(part.push_constants);
+                    push.resize(push_size, 0);
+                    device.cmd_push_constants(
+                        self.cmd,
+                        pipeline.layout(),
+                        vk::ShaderStageFlags::COMPUTE,
+                        0,
+                        &push,
+                    );
+                }
+                let [x, y, z] = part.group_count;
+                device.cmd_dispatch(self.cmd, x, y, z);
+            }
+            if let Some(t) = timer {
+                t.record_end(device, self.cmd);
+            }
             let barrier = vk::MemoryBarrier::default()
                 .src_access_mask(vk::AccessFlags::SHADER_WRITE)
                 .dst_access_mask(vk::AccessFlags::HOST_READ);
@@ -182,29 +211,39 @@ impl Executor {
                 .queue_submit(self.queue, &[submit], self.fence)
                 .vk("vkQueueSubmit")?;
         }
-        self.pending = true;
         let start = Instant::now();
         let ns = (timeout_seconds * 1e9) as u64;
         // SAFETY: the fence belongs to this device.
         match unsafe { device.wait_for_fences(&[self.fence], true, ns) } {
-            Ok(()) => {
-                self.pending = false;
-                Ok(())
+            Ok(()) => timer.map(|t| t.elapsed(device)).transpose(),
+            Err(vk::Result::TIMEOUT) => {
+                let what = describe(parts);
+                shared.set_busy(self.fence, what.clone());
+                Err(Error::Timeout {
+                    seconds: start.elapsed().as_secs_f64(),
+                    what,
+                })
             }
-            Err(vk::Result::TIMEOUT) => Err(Error::Timeout {
-                seconds: start.elapsed().as_secs_f64(),
-                what: format!(
-                    "dispatch of {:?} with {}x{}x{} groups",
-                    pipeline.name(),
-                    group_count[0],
-                    group_count[1],
-                    group_count[2]
-                ),
-            }),
             Err(result) => Err(Error::Vulkan {
                 call: "vkWaitForFences",
                 result,
             }),
         }
     }
+}
+
+/// `dispatch of k with 4x1x1 groups` (and how many more parts a launch had).
+fn describe(parts: &[DispatchPart]) -> String {
+    let Some(first) = parts.first() else {
+        return "an empty submission".to_string();
+    };
+    let [x, y, z] = first.group_count;
+    let more = match parts.len() {
+        1 => String::new(),
+        n => format!(" and {} more part(s)", n - 1),
+    };
+    format!(
+        "dispatch of {} with {x}x{y}x{z} groups{more}",
+        first.pipeline.name()
+    )
 }

@@ -52,16 +52,39 @@ pub enum Error {
 
     /// A wait on the device took longer than the allowed time.
     ///
-    /// After this error the [`Context`](crate::Context) may be unusable: the work is still
-    /// running on the device. Later dispatches report [`Error::Timeout`] at once until it has
-    /// finished (then the context works again); if it is still running when the context is
-    /// dropped, its Vulkan objects are leaked rather than destroyed while in use.
+    /// The work is still running on the device after this error. Until it ends, every call
+    /// of the [`Context`](crate::Context) that needs the device returns
+    /// [`Error::DeviceBusy`] at once (then the context works again); if it is still running
+    /// when the context is dropped, its Vulkan objects are leaked rather than destroyed
+    /// while in use.
     #[error("{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT)")]
     Timeout {
         /// The time waited, in seconds.
         seconds: f64,
         /// What was being waited for.
         what: String,
+    },
+
+    /// A call was refused because work that timed out earlier ([`Error::Timeout`]) is still
+    /// running on the device: nothing was done. The same call succeeds once that work has
+    /// ended.
+    #[error("cannot {what}: the device is still running {running}, which timed out earlier (PISA_VK_TIMEOUT); nothing was done")]
+    DeviceBusy {
+        /// What was refused (`"create a buffer"`, `"dispatch \"k\""`, ...).
+        what: String,
+        /// The work that timed out and still runs.
+        running: String,
+    },
+
+    /// A kernel needs more shared (Workgroup) memory than the device has per work-group.
+    #[error("{what} needs {size} bytes of shared memory per work-group, more than the device's maxComputeSharedMemorySize of {limit} bytes")]
+    SharedMemory {
+        /// The kernel (`PipelineDesc::name_for_errors`).
+        what: String,
+        /// The bytes it needs.
+        size: u64,
+        /// `maxComputeSharedMemorySize`.
+        limit: u64,
     },
 
     /// A buffer access outside the buffer.

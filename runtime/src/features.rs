@@ -214,6 +214,11 @@ pub struct FeatureSet {
     pub workgroup_memory_explicit_layout: bool,
     /// Float-controls properties (not enabled: the device has them or not).
     pub float_controls: FloatControls,
+    /// Float widths whose `Fma` must be fused (a requirement of kernels translated for fused
+    /// `Fma`). Not a Vulkan feature: it is checked against the context's probe
+    /// ([`crate::Context::fused_fma`]) when a pipeline is created, never enabled, and left out
+    /// of [`FeatureSet::missing`] and [`FeatureSet::names`].
+    pub fused_fma: crate::FusedFma,
 }
 
 impl FeatureSet {
@@ -358,6 +363,11 @@ impl FeatureSet {
                 denorm_preserve_16: f(sc.denorm_preserve_16, oc.denorm_preserve_16),
                 denorm_preserve_32: f(sc.denorm_preserve_32, oc.denorm_preserve_32),
                 denorm_preserve_64: f(sc.denorm_preserve_64, oc.denorm_preserve_64),
+            },
+            fused_fma: crate::FusedFma {
+                f16: f(self.fused_fma.f16, o.fused_fma.f16),
+                f32: f(self.fused_fma.f32, o.fused_fma.f32),
+                f64: f(self.fused_fma.f64, o.fused_fma.f64),
             },
         }
     }
@@ -517,6 +527,7 @@ pub(crate) fn query_support(
         workgroup_memory_explicit_layout: b(wg.workgroup_memory_explicit_layout),
         // Properties: the caller reads them with the device's other properties.
         float_controls: FloatControls::default(),
+        fused_fma: crate::FusedFma::default(),
     };
     let extras = ExtraFeatures {
         shader_subgroup_extended_types: b(v12.shader_subgroup_extended_types),

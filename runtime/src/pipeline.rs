@@ -2,7 +2,9 @@
 //! the caches (a `VkPipelineCache` for the driver, an in-memory map for whole pipelines).
 //!
 //! Kernels have no descriptor sets: they reach memory through buffer device addresses passed
-//! in push constants. The local size is given through specialization constants 0, 1 and 2.
+//! in push constants. The local size is given through specialization constants 0, 1 and 2,
+//! the size of the kernel's shared (Workgroup) arena in 32-bit words through constant 3,
+//! further specialization constants (4, 5, ...) through [`PipelineDesc::specialization`].
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
@@ -32,6 +34,15 @@ pub struct PipelineDesc<'a> {
     pub entry_point: &'a str,
     /// The local size, given to specialization constants 0, 1, 2 (u32).
     pub local_size: [u32; 3],
+    /// Bytes of shared (Workgroup) memory the kernel needs: checked against
+    /// `maxComputeSharedMemorySize` ([`Error::SharedMemory`]), and given to specialization
+    /// constant 3 as a count of 32-bit words (at least 1), which sizes the shared arena of a
+    /// module whose kernels share one arena variable. 0 for a kernel without shared memory.
+    pub shared_memory_size: u32,
+    /// Values of the specialization constants after the shared arena's: 4, 5, ... (u32
+    /// each; pisa-vk passes the enqueued local size). A constant the module does not
+    /// declare is ignored.
+    pub specialization: &'a [u32],
     /// Bytes of push constants the kernel reads (a multiple of 4; 0 for none).
     pub push_constant_size: u32,
     /// A sub-group size the pipeline must run with (`VK_EXT_subgroup_size_control`).
@@ -42,6 +53,56 @@ pub struct PipelineDesc<'a> {
     pub required_features: FeatureSet,
     /// What to call the kernel in error messages.
     pub name_for_errors: &'a str,
+}
+
+impl PipelineDesc<'_> {
+    /// Checks the local size against the device limits (`maxComputeWorkGroupSize`,
+    /// `maxComputeWorkGroupInvocations`, `maxComputeWorkgroupSubgroups` for a required
+    /// sub-group size, a multiple of the sub-group size in x for full sub-groups): what
+    /// [`Context::create_pipeline`](crate::Context::create_pipeline) checks, for callers that
+    /// report launch errors their own way. The message does not name the kernel.
+    pub fn check_local_size(&self, info: &DeviceInfo) -> Result<(), String> {
+        let [x, y, z] = self.local_size;
+        let max = info.max_workgroup_size;
+        if self.local_size.contains(&0) {
+            return Err(format!("local size {x}x{y}x{z} has a zero dimension"));
+        }
+        if x > max[0] || y > max[1] || z > max[2] {
+            return Err(format!(
+                "local size {x}x{y}x{z} exceeds maxComputeWorkGroupSize {}x{}x{}",
+                max[0], max[1], max[2]
+            ));
+        }
+        let invocations = x as u64 * y as u64 * z as u64;
+        if invocations > info.max_workgroup_invocations as u64 {
+            return Err(format!(
+                "local size {x}x{y}x{z} = {invocations} invocations exceeds \
+                 maxComputeWorkGroupInvocations {}",
+                info.max_workgroup_invocations
+            ));
+        }
+        if let Some(n) = self.required_subgroup_size {
+            let limit = n as u64 * info.max_workgroup_subgroups as u64;
+            if info.max_workgroup_subgroups > 0 && invocations > limit {
+                return Err(format!(
+                    "local size {x}x{y}x{z} needs more than maxComputeWorkgroupSubgroups {} \
+                     sub-groups of {n}",
+                    info.max_workgroup_subgroups
+                ));
+            }
+        }
+        if self.require_full_subgroups {
+            let n = self
+                .required_subgroup_size
+                .unwrap_or(info.max_subgroup_size);
+            if n == 0 || x % n != 0 {
+                return Err(format!(
+                    "full sub-groups need a local size x that is a multiple of {n}, not {x}"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A compiled compute pipeline and its layout, destroyed when the last `Arc` goes.
@@ -95,7 +156,7 @@ impl std::fmt::Debug for Pipeline {
 
 impl Drop for Pipeline {
     fn drop(&mut self) {
-        if self.shared.is_wedged() {
+        if !self.shared.may_destroy() {
             return; // a timed-out dispatch may still use it: leak
         }
         // SAFETY: dispatches wait for completion, so no command buffer in flight uses it.
@@ -113,6 +174,8 @@ struct Key {
     spirv_hash: u64,
     entry: String,
     local_size: [u32; 3],
+    shared_memory_size: u32,
+    specialization: Vec<u32>,
     push_constant_size: u32,
     subgroup_size: Option<u32>,
     full_subgroups: bool,
@@ -167,7 +230,7 @@ impl PipelineCache {
 
     /// Destroys the `VkPipelineCache` (the context is going away).
     pub fn destroy(&self, shared: &DeviceShared) {
-        if !shared.is_wedged() {
+        if shared.may_destroy() {
             // SAFETY: no pipeline creation runs (the context is being dropped).
             unsafe { shared.device.destroy_pipeline_cache(self.vk_cache, None) };
         }
@@ -187,6 +250,8 @@ impl PipelineCache {
             spirv_hash: hasher.finish(),
             entry: desc.entry_point.to_string(),
             local_size: desc.local_size,
+            shared_memory_size: desc.shared_memory_size,
+            specialization: desc.specialization.to_vec(),
             push_constant_size: desc.push_constant_size,
             subgroup_size: desc.required_subgroup_size,
             full_subgroups: desc.require_full_subgroups,
@@ -202,6 +267,9 @@ impl PipelineCache {
                 }
             }
         }
+        // A driver may block pipeline creation while a dispatch that timed out still runs
+        // (lavapipe does): refuse instead of hanging.
+        shared.check_idle(|| format!("create the pipeline of {}", desc.name_for_errors))?;
         // Built without holding the lock: compiling can take long.
         let pipeline = Arc::new(build(shared, self.vk_cache, desc)?);
         let evicted = {
@@ -325,44 +393,13 @@ fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result
             features: left_out,
         });
     }
-    let [x, y, z] = desc.local_size;
-    let max = info.max_workgroup_size;
-    if desc.local_size.contains(&0) {
-        return invalid(format!("local size {x}x{y}x{z} has a zero dimension"));
-    }
-    if x > max[0] || y > max[1] || z > max[2] {
-        return invalid(format!(
-            "local size {x}x{y}x{z} exceeds maxComputeWorkGroupSize {}x{}x{}",
-            max[0], max[1], max[2]
-        ));
-    }
-    let invocations = x as u64 * y as u64 * z as u64;
-    if invocations > info.max_workgroup_invocations as u64 {
-        return invalid(format!(
-            "local size {x}x{y}x{z} = {invocations} invocations exceeds \
-             maxComputeWorkGroupInvocations {}",
-            info.max_workgroup_invocations
-        ));
-    }
-    if let Some(n) = desc.required_subgroup_size {
-        let limit = n as u64 * info.max_workgroup_subgroups as u64;
-        if info.max_workgroup_subgroups > 0 && invocations > limit {
-            return invalid(format!(
-                "local size {x}x{y}x{z} needs more than maxComputeWorkgroupSubgroups {} \
-                 sub-groups of {n}",
-                info.max_workgroup_subgroups
-            ));
-        }
-    }
-    if desc.require_full_subgroups {
-        let n = desc
-            .required_subgroup_size
-            .unwrap_or(info.max_subgroup_size);
-        if n == 0 || x % n != 0 {
-            return invalid(format!(
-                "full sub-groups need a local size x that is a multiple of {n}, not {x}"
-            ));
-        }
+    desc.check_local_size(info).or_else(invalid)?;
+    if desc.shared_memory_size > info.max_shared_memory {
+        return Err(Error::SharedMemory {
+            what: name.to_string(),
+            size: desc.shared_memory_size.into(),
+            limit: info.max_shared_memory.into(),
+        });
     }
     if desc.push_constant_size % 4 != 0 {
         return invalid(format!(
@@ -412,7 +449,8 @@ fn build(
             });
         }
     };
-    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..3u32)
+    let spec_count = 4 + desc.specialization.len() as u32;
+    let spec_entries: Vec<vk::SpecializationMapEntry> = (0..spec_count)
         .map(|i| {
             vk::SpecializationMapEntry::default()
                 .constant_id(i)
@@ -420,9 +458,12 @@ fn build(
                 .size(4)
         })
         .collect();
+    let shared_words = desc.shared_memory_size.div_ceil(4).max(1);
     let spec_data: Vec<u8> = desc
         .local_size
         .iter()
+        .chain([&shared_words])
+        .chain(desc.specialization)
         .flat_map(|v| v.to_ne_bytes())
         .collect();
     let spec = vk::SpecializationInfo::default()
@@ -518,6 +559,8 @@ mod tests {
             spirv: &WORDS,
             entry_point: "main",
             local_size: [64, 1, 1],
+            shared_memory_size: 0,
+            specialization: &[],
             push_constant_size: 16,
             required_subgroup_size: None,
             require_full_subgroups: false,
@@ -585,6 +628,37 @@ mod tests {
             required_subgroup_size: Some(4),
             ..desc()
         });
+    }
+
+    #[test]
+    fn shared_memory_beyond_the_device_limit_is_named() {
+        check(
+            &info(),
+            &all(),
+            &PipelineDesc {
+                shared_memory_size: 32768,
+                ..desc()
+            },
+        )
+        .unwrap();
+        let err = check(
+            &info(),
+            &all(),
+            &PipelineDesc {
+                shared_memory_size: 32772,
+                ..desc()
+            },
+        )
+        .unwrap_err();
+        assert!(
+            matches!(err, Error::SharedMemory { ref what, size: 32772, limit: 32768 } if what == "k"),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "k needs 32772 bytes of shared memory per work-group, more than the device's \
+             maxComputeSharedMemorySize of 32768 bytes"
+        );
     }
 
     #[test]

@@ -298,7 +298,19 @@ fn pipelines_are_cached_by_module_and_specialization() {
     assert!(!std::sync::Arc::ptr_eq(&a, &c));
     let e = ctx.create_pipeline(&desc(&empty, 8, 16, "e")).unwrap();
     assert!(!std::sync::Arc::ptr_eq(&a, &e));
-    assert_eq!(ctx.cached_pipelines(), 3);
+    // Further specialization constants (which this module does not declare: ignored by
+    // the driver) are part of the key too.
+    let spec = PipelineDesc {
+        specialization: &[8, 1, 1],
+        ..desc(&fill, 8, 16, "spec")
+    };
+    let s = ctx.create_pipeline(&spec).unwrap();
+    assert!(!std::sync::Arc::ptr_eq(&a, &s));
+    assert!(std::sync::Arc::ptr_eq(
+        &s,
+        &ctx.create_pipeline(&spec).unwrap()
+    ));
+    assert_eq!(ctx.cached_pipelines(), 4);
     ctx.clear_pipeline_cache();
     assert_eq!(ctx.cached_pipelines(), 0);
     // Still usable after leaving the cache.
@@ -415,4 +427,75 @@ fn test_kernels_pass_spirv_val() {
         );
     }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_launch_of_several_parts_runs_each_with_its_own_push_constants_and_pipeline() {
+    let ctx = lavapipe();
+    let fill = fill_kernel();
+    let p8 = ctx.create_pipeline(&desc(&fill, 8, 16, "fill8")).unwrap();
+    let p4 = ctx.create_pipeline(&desc(&fill, 4, 16, "fill4")).unwrap();
+    let (a, b) = (
+        ctx.create_buffer(64).unwrap(),
+        ctx.create_buffer(64).unwrap(),
+    );
+    a.write(0, &[0xAB; 64]).unwrap();
+    b.write(0, &[0xAB; 64]).unwrap();
+    let (push_a, push_b) = (
+        addr_n_push(a.device_address(), 12),
+        addr_n_push(b.device_address(), 3),
+    );
+    let parts = [
+        pisa_runtime::DispatchPart {
+            pipeline: &p8,
+            push_constants: &push_a,
+            group_count: [2, 1, 1],
+        },
+        pisa_runtime::DispatchPart {
+            pipeline: &p4,
+            push_constants: &push_b,
+            group_count: [1, 1, 1],
+        },
+    ];
+    ctx.launch(&parts).unwrap();
+    let want = |n: usize| -> Vec<u32> {
+        (0..16)
+            .map(|i| if i < n { i as u32 * 3 + 7 } else { 0xABAB_ABAB })
+            .collect()
+    };
+    assert_eq!(read_u32s(&a, 16), want(12));
+    assert_eq!(read_u32s(&b, 16), want(3));
+    // No parts: nothing to do.
+    ctx.launch(&[]).unwrap();
+    // A part beyond the group-count limit is refused before anything is submitted.
+    let too_many = [pisa_runtime::DispatchPart {
+        group_count: [ctx.info().max_workgroup_count[0] + 1, 1, 1],
+        ..parts[0]
+    }];
+    assert!(matches!(
+        ctx.launch(&too_many),
+        Err(Error::InvalidArgument(m)) if m.contains("maxComputeWorkGroupCount")
+    ));
+}
+
+#[test]
+fn timed_dispatches_report_gpu_time_within_the_wall_time() {
+    let ctx = lavapipe();
+    let spin = spin_kernel();
+    let p = ctx.create_pipeline(&desc(&spin, 1, 16, "spin")).unwrap();
+    let buf = ctx.create_buffer(16).unwrap();
+    let push = addr_n_push(buf.device_address(), 4);
+    ctx.dispatch(&p, &push, [1, 1, 1]).unwrap(); // compile outside the timed runs
+    for _ in 0..3 {
+        let wall = std::time::Instant::now();
+        let gpu = ctx.dispatch_timed(&p, &push, [1, 1, 1]).unwrap();
+        let wall = wall.elapsed();
+        // 4 * 2^20 dependent steps take well over a microsecond on any device; the GPU
+        // time of the submission cannot exceed the time the host waited for it.
+        assert!(gpu > std::time::Duration::from_micros(1), "{gpu:?}");
+        assert!(gpu <= wall, "GPU time {gpu:?} > wall time {wall:?}");
+    }
+    // The timestamps bracket the whole launch: an empty one takes (almost) no time.
+    let empty = ctx.launch_timed(&[]).unwrap();
+    assert!(empty < std::time::Duration::from_millis(50), "{empty:?}");
 }

@@ -29,9 +29,14 @@ cargo bench --locked -p pisa-vk -p pisa-runtime -p pisa-translator --no-run --me
   while read -r kind exe; do
     if [ "$kind" = bench ]; then cp "$exe" "$out/stage/benches/"; fi
   done
+# The GLSL side of the vs_glsl benchmark, compiled here: the GPU machine may lack glslang.
+mkdir -p "$out/stage/glsl"
+for f in host-api/benches/vs_glsl/*.comp; do
+  glslangValidator -V --target-env vulkan1.2 -o "$out/stage/glsl/$(basename "$f").spv" "$f" >/dev/null
+done
 cargo build --release --locked -p pisa-vk -p pisa-conformance --bins
 cp target/release/pisa-vk target/release/pisa-difftest "$out/stage/bin/"
-strip "$out"/stage/*/*
+strip "$out"/stage/tests/* "$out"/stage/benches/* "$out"/stage/bin/*
 echo "$root" > "$out/stage/root"
 tar -C "$out/stage" -cJf "$out/bundle.tar.xz" .
 ls -la "$out/bundle.tar.xz"

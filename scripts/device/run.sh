@@ -24,6 +24,7 @@ for t in .devbin/run/tests/*; do
 done
 
 echo "== benches" | tee "$out/bench.log"
+export PISA_BENCH_GLSL_SPIRV=$PWD/.devbin/run/glsl
 for b in .devbin/run/benches/*; do
   timeout 75 "$b" --bench --warm-up-time 1 --measurement-time 2 2>&1 \
     | grep -vE '^\s*$|Warming|Collecting|Analyzing|Found|outliers|high (mild|severe)|low (mild|severe)' \

@@ -157,7 +157,10 @@ fn first_line(s: &str) -> String {
 
 /// The translator options of `c`: the device's sub-group width for isa-7.
 fn options(sub: bool) -> Options {
-    Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+    Options {
+        float: crate::float_model(),
+        ..Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+    }
 }
 
 /// The device's sub-group width (the width isa-7 rows are translated and interpreted at).
@@ -189,6 +192,30 @@ fn reference_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<
         step_limit: 1 << 24,
     };
     crate::reference_job("matrix.pisa", src, &job(input, out_per), config).map(|out| out.words(0))
+}
+
+/// The module text of each variant of `c` that the front end accepts (its first accepted
+/// alternative): what the matrix would run, for checks that only translate.
+pub fn accepted_sources(c: &Combo) -> Vec<String> {
+    let at = At {
+        prefix: "c".into(),
+        in_off: 0,
+        out_off: 0,
+    };
+    let Ok(variants) = cases(c, &at) else {
+        return Vec::new();
+    };
+    variants
+        .iter()
+        .filter_map(|alts| {
+            alts.iter()
+                .map(|case| module_text(&[case], case.in_words, case.outs.len()))
+                .find(|src| {
+                    let file = Arc::new(SourceFile::new("matrix.pisa", src));
+                    pisa_translator::check(&file).is_ok()
+                })
+        })
+        .collect()
 }
 
 /// A case chosen to run: row, variant, alternative.
@@ -334,9 +361,22 @@ fn run_batch(rows: &[Row], jobs: &[Job], sub: bool) -> Result<Vec<Option<String>
 
 /// Runs the whole matrix.
 pub fn run() -> Vec<Row> {
+    run_rows(|_| true)
+}
+
+/// Whether a combination computes with floating-point values (a float type among its
+/// qualifiers): the rows a float model changes.
+pub fn is_float(c: &Combo) -> bool {
+    let m = c.mnemonic();
+    m.split('.')
+        .any(|w| matches!(w, "f" | "df" | "hf" | "bf" | "hfx2" | "bfx2"))
+}
+
+/// Runs the rows of the matrix that `keep` selects.
+pub fn run_rows(keep: impl Fn(&Combo) -> bool) -> Vec<Row> {
     let mut rows: Vec<Row> = Vec::new();
     let mut jobs: Vec<Job> = Vec::new();
-    for combo in enumerate::all() {
+    for combo in enumerate::all().into_iter().filter(|c| keep(c)) {
         let (status, example, chosen) = classify(&combo);
         let row = rows.len();
         jobs.extend(

@@ -820,13 +820,21 @@ fn every_fence_form_has_its_scope_and_semantics() {
             want.push((sc, SC | storage));
         }
     }
+    // No cross-lane operation: lanes are numbered by linear local id, a PISA sub-group may
+    // span several hardware ones, so the sub-group fence is a work-group one (spec-notes §60).
     body.push_str(
         "fence.subgroup;
 ",
     );
-    want.push((subgroup, SC | UNIFORM | WG));
+    want.push((workgroup, SC | UNIFORM | WG));
     let t = translate(&kernel_module("", &body));
     assert_eq!(memory_barriers(&t.spirv), want);
+    // In a sub-group kernel (here: it reads %activemask) PISA sub-groups are hardware ones.
+    let t = translate(&kernel_module(
+        "",
+        ".reg .32b %m;\nmov.32b %m, %activemask;\nfence.subgroup;",
+    ));
+    assert_eq!(memory_barriers(&t.spirv), [(subgroup, SC | UNIFORM | WG)]);
     // barrier.workgroup: control barrier at work-group scope ordering both memories.
     let t = translate(&kernel_module("", "barrier.workgroup;"));
     let text = pisa_conformance::disassemble(&t.spirv);

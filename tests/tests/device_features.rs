@@ -256,11 +256,11 @@ fn denormals_preserved_where_the_device_controls_them() {
     let text = example("vector_add.pisa");
     let (ctx, _) = own_context("vector_add.pisa", translate(&text));
     let fc = ctx.enabled_features().float_controls;
-    let o = pisa_vk::device_options(&ctx, &Options::default());
+    let o = pisa_vk::device_options(&ctx, &Options::default()).expect("options");
     assert_eq!(o.denorm_preserve.f32, fc.denorm_preserve_32);
     assert_eq!(o.denorm_preserve.f64, fc.denorm_preserve_64);
     let asked = Options {
-        denorm_preserve: pisa_translator::DenormPreserve {
+        denorm_preserve: pisa_translator::FloatWidths {
             f16: true,
             f32: true,
             f64: true,

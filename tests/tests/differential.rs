@@ -4,7 +4,7 @@
 //! A failure is minimized and written to `target/difftest/failure-V-SEED.pisa`.
 //!
 //! lavapipe runs without AVX-512 code generation here
-//! ([`pisa_conformance::lavapipe_without_avx512`], docs/spec-notes.md §54).
+//! ([`pisa_conformance::lavapipe_without_avx512`], docs/spec-notes.md §56).
 //!
 //! Longer campaigns: `cargo run --release -p pisa-conformance --bin pisa-difftest --
 //! --generator 2 --count 5000 --seed S`; their record is in docs/conformance.md.
@@ -174,7 +174,7 @@ fn check_by_hand(decls: &str, body: &str, input: [u64; 8], want: [u64; 20]) {
 
 /// Campaign seed 9100141 (generator 1), minimized: a `bfi` on the path a `goto.cond`
 /// skips, then a barrier. On lavapipe with AVX-512 the bit-field insert came back as
-/// `(b & ~mask) | (a & mask)` (spec-notes §54).
+/// `(b & ~mask) | (a & mask)` (spec-notes §56).
 #[test]
 fn seed_9100141_bfi_before_a_barrier() {
     let decls = ".reg .64b %d1;\n.reg .32b %w2, %w3, %w4;\n.pred %p2;";

@@ -82,3 +82,50 @@ fn every_form_and_qualifier_agrees_with_the_reference_and_the_table_is_current()
         report::PATH
     );
 }
+
+/// The rows that compute with floating-point values pass in the float models other than the
+/// suite's default (portable): the float64 model (what lavapipe's device model is) and the
+/// fused model with its `Fma` computed exactly (docs/spec-notes.md §55).
+#[test]
+fn float_rows_agree_with_the_reference_in_every_float_model() {
+    use pisa_translator::{FloatModel, FloatWidths};
+    let models = [
+        (
+            "float64",
+            FloatModel {
+                float64: true,
+                ..FloatModel::default()
+            },
+        ),
+        (
+            "fused-emulated",
+            FloatModel {
+                fused_fma: FloatWidths::ALL,
+                emulated_fma: true,
+                ..FloatModel::default()
+            },
+        ),
+    ];
+    for (name, model) in models {
+        let start = std::time::Instant::now();
+        let rows = pisa_conformance::with_float_model(model, || matrix::run_rows(matrix::is_float));
+        pisa_conformance::check_validation();
+        let passed = rows.iter().filter(|r| r.status == Status::Pass).count();
+        eprintln!("{name}: {} float rows, {passed} pass, in {:.1?}", rows.len(), start.elapsed());
+        let failures: Vec<String> = rows
+            .iter()
+            .filter_map(|r| match &r.status {
+                Status::Fail(m) => Some(format!("{}: {m}", r.combo.mnemonic())),
+                Status::Unsupported(m) => Some(format!("{} unsupported: {m}", r.combo.mnemonic())),
+                _ => None,
+            })
+            .collect();
+        assert!(passed > 500, "{name}: only {passed} float rows pass");
+        assert!(
+            failures.is_empty(),
+            "{name}: {} float rows differ from the reference:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
+    }
+}

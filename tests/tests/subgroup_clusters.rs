@@ -226,7 +226,7 @@ fn the_host_api_clusters_when_the_device_cannot_run_the_width() {
         assert_eq!(*g, want, "work-item {i}");
     }
     // At the device's own width nothing changes.
-    let native = pisa_vk::device_options(ctx, &Options::with_subgroup_size(hw()));
+    let native = pisa_vk::device_options(ctx, &Options::with_subgroup_size(hw())).expect("options");
     assert_eq!(native.hardware_subgroup_size, None);
 }
 

@@ -166,7 +166,8 @@ pub enum InitItem {
     },
     /// `.zero N`: N zero bytes.
     Zero(u64),
-    /// `.Nb @sym` or `.Nb @sym+off`: the address of a module symbol plus a byte offset.
+    /// `.Nb @sym` or `.Nb @sym+off`: the 64-bit address of a module symbol plus a byte offset
+    /// (wrapping), truncated to `size` bytes like any initializer value.
     Symbol {
         /// Element size in bytes.
         size: u8,

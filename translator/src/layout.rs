@@ -4,9 +4,12 @@
 //! - the *globals arena*: one buffer per loaded module holding every `.global`/`.const`
 //!   variable (module scope and body `.const`), each at its alignment, with the initializer
 //!   image and the relocations the runtime patches once the arena's address is known;
-//! - the *shared arena*: one Workgroup array of 32-bit words for every `.shared` variable of
-//!   the module, each at a module-wide static offset (so every kernel reserves the module's
-//!   total; no function needs to be told where its variables are);
+//! - the *shared arena*: one Workgroup array of 32-bit words holding the `.shared` variables,
+//!   each at one static offset (so no function needs to be told where its variables are),
+//!   laid out per kernel ([`layout_shared`]): a kernel reserves only the variables (and lock
+//!   table) of the functions it can reach, and variables that no kernel can reach together
+//!   may share bytes; the array's length is a specialization constant each pipeline sets
+//!   to its kernel's size;
 //! - the *private arena*: the same for `.private`, per invocation. PISA forbids nothing about
 //!   recursion here, but the translator refuses it, so static frames are sound;
 //! - the *launch block*: the push-constant layout every kernel reads its launch values and
@@ -21,37 +24,108 @@ use crate::ir::{
 };
 use std::collections::HashMap;
 
-/// Byte offsets of the launch block (push constants) every kernel receives.
+/// The launch block: the push constants every kernel of a module receives. Only the launch
+/// values some function of the module reads have a slot ([`launch::LaunchLayout`]), so
+/// that a kernel pays for none it does not use and as much of the 128 bytes as possible is
+/// left for its arguments.
 pub mod launch {
-    /// `u64`: device address of the module's globals arena.
-    pub const GLOBALS_BASE: u32 = 0;
-    /// `u64`: `%printfbuffer` (0 unless the host provides one).
-    pub const PRINTF_BUFFER: u32 = 8;
-    /// `u64 x3`: `%globaloffset`.
-    pub const GLOBAL_OFFSET: u32 = 16;
-    /// `u64 x3`: `%globalsize`.
-    pub const GLOBAL_SIZE: u32 = 40;
-    /// `u32`: `%workdim`.
-    pub const WORK_DIM: u32 = 64;
-    /// `u64`: device address of the argument block when it is not inline (else 0).
-    pub const PARAM_BUFFER: u32 = 72;
-    /// Start of the inline argument block.
-    pub const INLINE_PARAMS: u32 = 80;
+    use crate::ir::{Module, Operand, SpecialReg};
+
     /// The push-constant budget the translator plans for: Vulkan guarantees 128 bytes.
     pub const MAX_PUSH_CONSTANTS: u32 = 128;
 
-    /// Whether an argument block of `size` bytes travels inline in the push constants.
-    pub fn params_inline(size: u32) -> bool {
-        INLINE_PARAMS + size.div_ceil(4) * 4 <= MAX_PUSH_CONSTANTS
+    /// Byte offsets of a module's launch values in its launch block; `None` for a value that
+    /// no function of the module reads. The 64-bit values come first, then the 32-bit ones,
+    /// then the argument block (8-aligned). A launch too large for one Vulkan dispatch, or
+    /// with partial work-groups, is several dispatches; they differ only in `group_base`.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+    pub struct LaunchLayout {
+        /// `u64`: device address of the module's globals arena (when the module has one).
+        pub globals_base: Option<u32>,
+        /// `u64`: `%printfbuffer` (0 unless the host provides one).
+        pub printf_buffer: Option<u32>,
+        /// `u64 x3`: `%globaloffset`.
+        pub global_offset: Option<u32>,
+        /// `u64 x3`: `%globalsize`.
+        pub global_size: Option<u32>,
+        /// `u32 x3`: the `%groupid` of this dispatch's first work-group; `%groupid` is
+        /// `WorkgroupId` plus it.
+        pub group_base: Option<u32>,
+        /// `u32 x3`: `%groupcount` (of the whole launch, not of one of its dispatches).
+        pub group_count: Option<u32>,
+        /// `u32`: `%workdim`.
+        pub work_dim: Option<u32>,
+        /// Start of the argument block of a kernel whose arguments fit
+        /// ([`LaunchLayout::params_inline`]); otherwise the `u64` device address of a buffer
+        /// holding them.
+        pub params: u32,
+        /// Size of the launch block, the push-constant range of every kernel of the module:
+        /// what its largest inline argument block (or an argument buffer's address) needs,
+        /// in whole 64-bit words, at least one.
+        pub size: u32,
     }
 
-    /// Size of the push-constant block of a kernel with an argument block of `size` bytes.
-    pub fn push_constant_size(size: u32) -> u32 {
-        if params_inline(size) {
-            INLINE_PARAMS + size.div_ceil(4) * 4
-        } else {
-            INLINE_PARAMS
+    impl LaunchLayout {
+        /// The launch block of `module`: a slot for each special register some function
+        /// reads, and for the globals arena's address when `globals_arena`.
+        pub fn of(module: &Module, globals_arena: bool) -> LaunchLayout {
+            let mut used = [false; SpecialReg::ALL.len()];
+            let bodies = module.functions.iter().filter_map(|f| f.body.as_deref());
+            for inst in bodies.flatten() {
+                for op in inst.ops.iter() {
+                    if let Operand::Special { reg, .. } = op {
+                        used[index(*reg)] = true;
+                    }
+                }
+            }
+            let reads = |r: SpecialReg| used[index(r)];
+            let mut end = 0u32;
+            let mut slot = |present: bool, bytes: u32| {
+                present.then(|| {
+                    let at = end;
+                    end += bytes;
+                    at
+                })
+            };
+            let mut l = LaunchLayout {
+                globals_base: slot(globals_arena, 8),
+                printf_buffer: slot(reads(SpecialReg::PrintfBuffer), 8),
+                global_offset: slot(reads(SpecialReg::GlobalOffset), 24),
+                global_size: slot(reads(SpecialReg::GlobalSize), 24),
+                group_base: slot(reads(SpecialReg::GroupId), 12),
+                group_count: slot(reads(SpecialReg::GroupCount), 12),
+                work_dim: slot(reads(SpecialReg::WorkDim), 4),
+                params: 0,
+                size: 0,
+            };
+            l.params = end.div_ceil(8) * 8;
+            let kernels = module.functions.iter().filter(|f| f.is_kernel());
+            let largest = kernels
+                .map(|f| l.arguments_end(f.param_layout().1))
+                .max()
+                .unwrap_or(l.params);
+            l.size = largest.max(8).div_ceil(8) * 8;
+            l
         }
+
+        /// Whether an argument block of `size` bytes travels inline in the push constants.
+        pub fn params_inline(&self, size: u32) -> bool {
+            self.params + size.div_ceil(4) * 4 <= MAX_PUSH_CONSTANTS
+        }
+
+        /// Where the arguments of a kernel with an argument block of `size` bytes end in the
+        /// launch block (inline, or the address of their buffer).
+        fn arguments_end(&self, size: u32) -> u32 {
+            if self.params_inline(size) {
+                self.params + size.div_ceil(4) * 4
+            } else {
+                self.params + 8
+            }
+        }
+    }
+
+    fn index(r: SpecialReg) -> usize {
+        SpecialReg::ALL.iter().position(|&x| x == r).unwrap_or(0)
     }
 }
 
@@ -121,7 +195,8 @@ pub struct ModuleLayout {
     pub globals: Vec<u64>,
     /// Arena offset of each body-scope `.const` variable.
     pub local_consts: HashMap<(FuncId, LocalId), u64>,
-    /// Shared-arena offset of each `.shared` variable.
+    /// Shared-arena offset of each `.shared` variable: the same in every kernel that can
+    /// reach it; variables that no kernel can reach together may overlap.
     pub shared: HashMap<(FuncId, LocalId), u32>,
     /// Private-arena offset of each `.private` variable.
     pub private: HashMap<(FuncId, LocalId), u32>,
@@ -133,8 +208,14 @@ pub struct ModuleLayout {
     pub image: Vec<u8>,
     /// Values to patch with arena addresses.
     pub relocations: Vec<Relocation>,
-    /// Size of the shared arena in bytes (a multiple of 8).
+    /// Size of the shared arena in bytes as declared (a multiple of 8): the largest of
+    /// [`kernel_shared_size`](Self::kernel_shared_size), at least 8 when the module has
+    /// shared variables; 0 without. Each pipeline specializes the arena to its kernel's size.
     pub shared_size: u32,
+    /// Bytes of the shared arena each kernel reserves, by function index (0 for functions
+    /// that are not kernels): the end of the last `.shared` variable or lock table of the
+    /// functions it can reach, rounded up to 8.
+    pub kernel_shared_size: Vec<u32>,
     /// Size of the private arena in bytes (a multiple of 8).
     pub private_size: u32,
     /// Arena offset of the global lock table ([`locks::GLOBAL_LOCKS`] words), when some
@@ -143,6 +224,11 @@ pub struct ModuleLayout {
     /// Shared-arena offset of the shared lock table ([`locks::SHARED_LOCKS`] words), when
     /// some atomic of the module may need a lock on shared memory.
     pub shared_locks: Option<u32>,
+    /// The kernels (by function index) that reserve the shared lock table and zero it in
+    /// their prologue: those that can reach an atomic that may take a shared lock.
+    pub shared_lock_kernels: Vec<bool>,
+    /// The launch block.
+    pub launch: launch::LaunchLayout,
 }
 
 impl ModuleLayout {
@@ -196,8 +282,9 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
         l.globals
             .push(place(g.size, g.align, &mut arena_end, &mut arena_align));
     }
-    let (mut shared_end, mut private_end) = (0u64, 0u64);
+    let mut private_end = 0u64;
     let mut unused = 0u64;
+    let mut has_shared = false;
     for (fi, f) in module.functions.iter().enumerate() {
         for (li, v) in f.locals.iter().enumerate() {
             let key = (FuncId(fi as u32), LocalId(li as u32));
@@ -206,11 +293,7 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
                     let off = place(v.size, v.align, &mut arena_end, &mut arena_align);
                     l.local_consts.insert(key, off);
                 }
-                MemSpace::Shared => {
-                    let off = place(v.size, v.align, &mut shared_end, &mut unused);
-                    check_32bit(shared_end, "shared", v.span)?;
-                    l.shared.insert(key, off as u32);
-                }
+                MemSpace::Shared => has_shared = true,
                 MemSpace::Private => {
                     let off = place(v.size, v.align, &mut private_end, &mut unused);
                     check_32bit(private_end, "private", v.span)?;
@@ -219,22 +302,18 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
             }
         }
     }
-    let (global_locks, shared_locks) = lock_tables(module, shared_end > 0);
-    if global_locks {
+    let lock_use = lock_tables(module, has_shared);
+    if lock_use.global {
         let size = 4 * locks::GLOBAL_LOCKS as u64;
         l.global_locks = Some(place(size, 4, &mut arena_end, &mut arena_align));
     }
-    if let Some(span) = shared_locks {
-        let size = 4 * locks::SHARED_LOCKS as u64;
-        let off = place(size, 4, &mut shared_end, &mut unused);
-        check_32bit(shared_end, "shared", span)?;
-        l.shared_locks = Some(off as u32);
-    }
+    layout_shared(module, &lock_use, &mut l)?;
     l.arena_align = arena_align;
     l.arena_size = align_up(arena_end.max(16), 16);
-    l.shared_size = align_up(shared_end, 8) as u32;
     l.private_size = align_up(private_end, 8) as u32;
     l.image = vec![0; l.arena_size as usize];
+    let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
+    l.launch = launch::LaunchLayout::of(module, globals_arena);
 
     let mut inits: Vec<(u64, &Vec<InitItem>)> = Vec::new();
     for (g, off) in module.globals.iter().zip(&l.globals) {
@@ -287,32 +366,154 @@ pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
     Ok(l)
 }
 
-/// Which lock tables `module` needs: whether a global one, and the first atomic needing a
-/// shared one. A generic address may point at shared memory only when the module has shared
-/// variables (`has_shared`).
-fn lock_tables(module: &Module, has_shared: bool) -> (bool, Option<crate::span::Span>) {
-    let (mut global, mut shared) = (false, None);
-    let insts = module.functions.iter().filter_map(|f| f.body.as_deref());
-    for inst in insts.flatten() {
-        let Some((bits, space)) = locks::atomic_access(inst) else {
-            continue;
-        };
-        let (g, s) = match space.mem_space() {
-            Some(ms) => (
-                ms == MemSpace::Global && locks::locked(bits, ms),
-                ms == MemSpace::Shared && locks::locked(bits, ms),
-            ),
-            None => (
-                locks::locked(bits, MemSpace::Global),
-                has_shared && locks::locked(bits, MemSpace::Shared),
-            ),
-        };
-        global |= g;
-        if s && shared.is_none() {
-            shared = Some(inst.span);
+/// Which lock tables a module needs ([`lock_tables`]).
+struct LockUse {
+    /// Whether some atomic may take a lock on global memory.
+    global: bool,
+    /// By function index: whether it has an atomic that may take a lock on shared memory.
+    shared_in: Vec<bool>,
+    /// The first such atomic (where a layout error about the table points).
+    shared_span: Option<crate::span::Span>,
+}
+
+/// Which lock tables `module` needs: whether a global one, and which functions have an
+/// atomic needing a shared one. A generic address may point at shared memory only when the
+/// module has shared variables (`has_shared`).
+fn lock_tables(module: &Module, has_shared: bool) -> LockUse {
+    let mut u = LockUse {
+        global: false,
+        shared_in: vec![false; module.functions.len()],
+        shared_span: None,
+    };
+    for (fi, f) in module.functions.iter().enumerate() {
+        for inst in f.body.iter().flatten() {
+            let Some((bits, space)) = locks::atomic_access(inst) else {
+                continue;
+            };
+            let (g, s) = match space.mem_space() {
+                Some(ms) => (
+                    ms == MemSpace::Global && locks::locked(bits, ms),
+                    ms == MemSpace::Shared && locks::locked(bits, ms),
+                ),
+                None => (
+                    locks::locked(bits, MemSpace::Global),
+                    has_shared && locks::locked(bits, MemSpace::Shared),
+                ),
+            };
+            u.global |= g;
+            if s {
+                u.shared_in[fi] = true;
+                u.shared_span.get_or_insert(inst.span);
+            }
         }
     }
-    (global, shared)
+    u
+}
+
+/// Lays out the shared arena per kernel. Every `.shared` variable (and the shared lock
+/// table) gets one offset, valid in every kernel that can reach its function, so that the
+/// code of a function called from several kernels finds it there. Items reached by more
+/// kernels are placed first; each item goes at the first offset after every item already
+/// placed in any of its kernels. A kernel's arena ends after the last item it reaches, so it
+/// reserves only its own variables (two kernels of 20 KiB each need 20 KiB each, not 40),
+/// and variables of functions that no kernel reaches are placed after one another from 0
+/// without counting anywhere (their code never runs). Linear in the items placed per kernel, plus one walk of the
+/// call graph per kernel when the module has shared variables.
+fn layout_shared(
+    module: &Module,
+    locks: &LockUse,
+    l: &mut ModuleLayout,
+) -> Result<(), LayoutError> {
+    let n = module.functions.len();
+    l.kernel_shared_size = vec![0; n];
+    l.shared_lock_kernels = vec![false; n];
+    let declares = |f: &crate::ir::Function| f.locals.iter().any(|v| v.space == MemSpace::Shared);
+    let uses: Vec<bool> = module
+        .functions
+        .iter()
+        .zip(&locks.shared_in)
+        .map(|(f, &lock)| declares(f) || lock)
+        .collect();
+    if !uses.contains(&true) {
+        return Ok(());
+    }
+    // kernels[f]: the kernels that can reach function f (only for functions in `uses`);
+    // kernels[n]: those that reach the lock table.
+    let graph = crate::calls::CallGraph::new(module);
+    let mut kernels: Vec<Vec<u32>> = vec![Vec::new(); n + 1];
+    let mut stamps = graph.stamps();
+    let roots = module
+        .functions
+        .iter()
+        .enumerate()
+        .filter(|(_, f)| f.is_kernel() && f.body.is_some());
+    for (stamp, (k, _)) in roots.enumerate() {
+        let mut locks_here = false;
+        graph.walk(FuncId(k as u32), &mut stamps, stamp as u32 + 1, |f| {
+            let f = f.0 as usize;
+            if uses[f] {
+                kernels[f].push(k as u32);
+                locks_here |= locks.shared_in[f];
+            }
+        });
+        if locks_here {
+            kernels[n].push(k as u32);
+            l.shared_lock_kernels[k] = true;
+        }
+    }
+    // The items: (kernel list index, size, align, span, variable); the lock table last.
+    type Item = (
+        usize,
+        u64,
+        u64,
+        crate::span::Span,
+        Option<(FuncId, LocalId)>,
+    );
+    let mut items: Vec<Item> = Vec::new();
+    for (fi, f) in module.functions.iter().enumerate() {
+        for (li, v) in f.locals.iter().enumerate() {
+            if v.space == MemSpace::Shared {
+                let key = (FuncId(fi as u32), LocalId(li as u32));
+                items.push((fi, v.size, v.align, v.span, Some(key)));
+            }
+        }
+    }
+    if let Some(span) = locks.shared_span {
+        items.push((n, 4 * locks::SHARED_LOCKS as u64, 4, span, None));
+    }
+    items.sort_by_key(|it| std::cmp::Reverse(kernels[it.0].len()));
+    // end[k]: where kernel k's arena ends so far; unreached items share `dead_end`.
+    let mut end = vec![0u64; n];
+    let mut dead_end = 0u64;
+    for (list, size, align, span, key) in items {
+        let ks = &kernels[list];
+        let start = ks
+            .iter()
+            .map(|&k| end[k as usize])
+            .max()
+            .unwrap_or(dead_end);
+        let off = align_up(start, align);
+        check_32bit(off + size, "shared", span)?;
+        for &k in ks {
+            end[k as usize] = off + size;
+        }
+        if ks.is_empty() {
+            dead_end = off + size;
+        }
+        match key {
+            Some(key) => {
+                l.shared.insert(key, off as u32);
+            }
+            None => l.shared_locks = Some(off as u32),
+        }
+    }
+    for (size, e) in l.kernel_shared_size.iter_mut().zip(&end) {
+        *size = align_up(*e, 8) as u32;
+    }
+    // Dead items do not count: no pipeline runs their code.
+    let largest = l.kernel_shared_size.iter().copied().max().unwrap_or(0);
+    l.shared_size = largest.max(8);
+    Ok(())
 }
 
 /// The "address" of a function: a small id (its index + 1; 0 is never a function).
@@ -330,4 +531,82 @@ fn check_32bit(end: u64, what: &str, span: crate::span::Span) -> Result<(), Layo
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout_of(src: &str) -> (Module, ModuleLayout) {
+        let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", src));
+        let m = crate::check(&file).unwrap_or_else(|d| panic!("{}", d.render()));
+        let l = layout(&m).unwrap();
+        (m, l)
+    }
+
+    fn func(m: &Module, name: &str) -> usize {
+        m.functions.iter().position(|f| f.name == name).unwrap()
+    }
+
+    /// The offset of the first shared variable of function `name`.
+    fn offset(m: &Module, l: &ModuleLayout, name: &str) -> u32 {
+        l.shared[&(FuncId(func(m, name) as u32), LocalId(0))]
+    }
+
+    #[test]
+    fn each_kernel_reserves_only_the_shared_variables_it_reaches() {
+        // @a and @b each have 20 KiB; both call @h (1 KiB); @dead is called by nobody.
+        let (m, l) = layout_of(
+            ".version 0.1;\n.target 100;\n\
+             .function void @h() {\n  .shared .align 4 @s[1024];\n  return;\n}\n\
+             .function void @dead() {\n  .shared .align 16 @d[64];\n  return;\n}\n\
+             .kernel @a() {\n  .shared .align 8 @x[20480];\n  call void, @h();\n}\n\
+             .kernel @b() {\n  .shared .align 4 @y[20484];\n  call void, @h();\n}\n\
+             .kernel @none() {\n}\n",
+        );
+        // Reached by two kernels: first, at 0; then each kernel's own after it.
+        assert_eq!(offset(&m, &l, "h"), 0);
+        assert_eq!(offset(&m, &l, "a"), 1024);
+        assert_eq!(offset(&m, &l, "b"), 1024);
+        assert_eq!(l.kernel_shared_size[func(&m, "a")], 1024 + 20480);
+        assert_eq!(
+            l.kernel_shared_size[func(&m, "b")],
+            1024 + 20488,
+            "rounded up to 8"
+        );
+        assert_eq!(l.kernel_shared_size[func(&m, "none")], 0);
+        assert_eq!(l.kernel_shared_size[func(&m, "h")], 0, "not a kernel");
+        // Unreached: placed, counted nowhere.
+        assert_eq!(offset(&m, &l, "dead"), 0);
+        assert_eq!(l.shared_size, 1024 + 20488, "the largest kernel's");
+        assert!(l.shared_locks.is_none());
+    }
+
+    #[test]
+    fn the_shared_lock_table_goes_to_the_kernels_that_reach_a_locking_atomic() {
+        let (m, l) = layout_of(
+            ".version 0.1;\n.target 100;\n\
+             .function void @bump() {\n  .shared .align 8 @c[8];\n  .reg .64b %o, %e, %n;\n\
+               iatom.shared.cas.64b %o, [@c], %e, %n;\n  return;\n}\n\
+             .kernel @locks() {\n  .shared .align 4 @x[100];\n  call void, @bump();\n}\n\
+             .kernel @plain() {\n  .shared .align 4 @y[40];\n}\n",
+        );
+        let table = l.shared_locks.expect("a shared lock table");
+        let (locks, plain) = (func(&m, "locks"), func(&m, "plain"));
+        assert!(l.shared_lock_kernels[locks] && !l.shared_lock_kernels[plain]);
+        // @locks: @c at 0, @x at 8, then the table after @x's 100 bytes (at 108).
+        assert_eq!(offset(&m, &l, "bump"), 0);
+        assert_eq!(offset(&m, &l, "locks"), 8);
+        assert_eq!(table, 108);
+        assert_eq!(
+            l.kernel_shared_size[locks], 368,
+            "108 + 256, rounded up to 8"
+        );
+        assert_eq!(
+            offset(&m, &l, "plain"),
+            0,
+            "no kernel reaches @y and the others"
+        );
+        assert_eq!(l.kernel_shared_size[plain], 40);
+    }
 }

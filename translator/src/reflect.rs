@@ -17,10 +17,22 @@ pub struct Reflection {
     pub globals: Vec<GlobalInfo>,
     /// The globals arena.
     pub arena: ArenaInfo,
-    /// Bytes of shared memory every kernel of the module reserves.
+    /// Bytes of the shared arena as declared: the largest kernel's
+    /// ([`KernelInfo::shared_size`]); each pipeline specializes it to its kernel's size.
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
+    /// What the float lowering assumed about the device ([`crate::Options::float`]): a
+    /// module translated for fused `Fma` is exact only where `Fma` is fused (its kernels
+    /// name `fusedFmaFloatN` among their features).
+    pub float_model: crate::FloatModel,
+    /// Whether the module computes some exact float operation in integers that the float64
+    /// model ([`crate::FloatModel::float64`]) would compute with a few `f64` operations: a
+    /// host translating for a device with `shaderFloat64` and no fused `Fma` should enable
+    /// it and translate for that model.
+    pub faster_with_float64: bool,
+    /// Where the launch values and the argument block sit in the push constants.
+    pub launch: crate::layout::launch::LaunchLayout,
 }
 
 /// A kernel.
@@ -32,13 +44,20 @@ pub struct KernelInfo {
     pub params: Vec<ParamInfo>,
     /// Size of the argument block in bytes.
     pub param_size: u32,
-    /// Whether the argument block travels inside the push constants (else in a buffer whose
-    /// address is at [`crate::layout::launch::PARAM_BUFFER`]).
+    /// Whether the argument block travels inside the push constants (at
+    /// [`LaunchLayout::params`](crate::layout::launch::LaunchLayout::params); else in a buffer
+    /// whose address is there).
     pub params_inline: bool,
     /// Size of the push-constant block.
     pub push_constant_size: u32,
     /// `.reqd_work_group_size`.
     pub reqd_work_group_size: Option<[u32; 3]>,
+    /// Bytes of shared memory per work-group: the `.shared` variables of the functions it
+    /// can reach and, when it can reach an atomic that takes a shared lock, the lock table
+    /// (a multiple of 8; 0 for none). The size of its pipeline's shared arena
+    /// (specialization constant 3, in words), checked against the device's
+    /// `maxComputeSharedMemorySize` when the pipeline is created.
+    pub shared_size: u32,
     /// Device features the kernel needs.
     pub features: Vec<Feature>,
     /// Sub-group size the kernel is translated for (what `%subgroupsize` reads), when it
@@ -147,6 +166,13 @@ pub enum Feature {
     DenormPreserveFloat32,
     /// `shaderDenormPreserveFloat64`.
     DenormPreserveFloat64,
+    /// The device's `Fma` on half-precision values is fused (one rounding): not a Vulkan
+    /// feature but a property pisa-vk probes when it opens a device.
+    FusedFmaFloat16,
+    /// The device's `Fma` on single-precision values is fused.
+    FusedFmaFloat32,
+    /// The device's `Fma` on double-precision values is fused.
+    FusedFmaFloat64,
 }
 
 impl Feature {
@@ -171,6 +197,9 @@ impl Feature {
             Feature::DenormPreserveFloat16 => "shaderDenormPreserveFloat16",
             Feature::DenormPreserveFloat32 => "shaderDenormPreserveFloat32",
             Feature::DenormPreserveFloat64 => "shaderDenormPreserveFloat64",
+            Feature::FusedFmaFloat16 => "fusedFmaFloat16",
+            Feature::FusedFmaFloat32 => "fusedFmaFloat32",
+            Feature::FusedFmaFloat64 => "fusedFmaFloat64",
         }
     }
 }
@@ -200,13 +229,38 @@ impl Reflection {
         self.kernels.iter().find(|k| k.name == name)
     }
 
-    /// The arena variable with `.host_access` name `name`, else the exported or internal
-    /// variable of that name (without `@`).
-    pub fn symbol(&self, name: &str) -> Option<&GlobalInfo> {
-        let name = name.strip_prefix('@').unwrap_or(name);
-        self.globals
+    /// The arena variable the host means by `name` ([`find_symbol`]): `Err(n)` when no
+    /// variable (`n` = 0) or several internal variables of linked modules (`n` > 1) have it.
+    pub fn symbol(&self, name: &str) -> Result<&GlobalInfo, usize> {
+        let vars = self
+            .globals
             .iter()
-            .find(|g| g.host_access.as_deref() == Some(name))
-            .or_else(|| self.globals.iter().find(|g| g.name == name))
+            .map(|g| (g.name.as_str(), g.host_access.as_deref(), g.exported));
+        find_symbol(vars, name).map(|i| &self.globals[i])
+    }
+}
+
+/// Which module variable the host means by `name` (with or without `@`), among `vars` =
+/// `(name, .host_access name, exported)` of every variable of a (linked) module: the one whose
+/// `.host_access` name it is, else the exported one of that name, else the only one of that
+/// name. The linker makes `.host_access` names and exports unique, but internal variables of
+/// two modules may share a name: then `Err(count)` says how many (`Err(0)`: none).
+pub fn find_symbol<'a>(
+    vars: impl Iterator<Item = (&'a str, Option<&'a str>, bool)> + Clone,
+    name: &str,
+) -> Result<usize, usize> {
+    let bare = name.strip_prefix('@').unwrap_or(name);
+    let host = |h: Option<&str>| h == Some(name) || h == Some(bare);
+    if let Some(i) = vars.clone().position(|(_, h, _)| host(h)) {
+        return Ok(i);
+    }
+    if let Some(i) = vars.clone().position(|(n, _, e)| e && n == bare) {
+        return Ok(i);
+    }
+    let mut named = vars.enumerate().filter(|(_, (n, _, _))| *n == bare);
+    match (named.next(), named.count()) {
+        (Some((i, _)), 0) => Ok(i),
+        (None, _) => Err(0),
+        (Some(_), more) => Err(more + 1),
     }
 }

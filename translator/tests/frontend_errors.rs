@@ -118,17 +118,25 @@ fn variables() {
         &kernel(".global @G[4];"),
         &["4:1: `.global` variables must be declared at module scope"],
     );
+    // Initializer values are truncated to their element (prog-2 §2.5.1, spec-notes §19), but
+    // must first be 64-bit values.
+    expect(&module(".global @E[2] = { .16b 70000 };"), &[]);
+    expect(&module(".global @E[1] = { .8b -129 };"), &[]);
     expect(
-        &module(".global @E[2] = { .16b 70000 };"),
-        &["3:24: initializer value `70000` does not fit in .16b"],
+        &module(".global @E[1] = { .8b 18446744073709551616 };"),
+        &["3:23: initializer value `18446744073709551616` does not fit in 64 bits"],
     );
     expect(
-        &module(".global @E[1] = { .8b 256 };"),
-        &["3:23: initializer value `256` does not fit in .8b"],
+        &module(".global @E[8] = { .64b -9223372036854775809 };"),
+        &["3:24: initializer value `-9223372036854775809` does not fit in 64 bits"],
     );
     expect(
-        &module(".global @E[1] = { .8b -129 };"),
-        &["3:23: initializer value `-129` does not fit in .8b"],
+        &module(".global @E[2] = { .16b 0x10000000000000000 };"),
+        &["3:24: initializer value `0x10000000000000000` does not fit in 64 bits"],
+    );
+    expect(
+        &module(".global @E[8] = { .64b @E+0x10000000000000000 };"),
+        &["3:27: offset `0x10000000000000000` does not fit in 64 bits"],
     );
     expect(&module(".global @E[4] = { .32b 1.5 };"), &[
         "3:24: floating-point literal `1.5` is not allowed in an initializer; write its bit pattern in hexadecimal",

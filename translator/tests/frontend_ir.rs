@@ -563,3 +563,55 @@ fn kernel_and_variable_attributes() {
     );
     assert_eq!((k.locals[1].size, k.locals[1].align), (3, 1));
 }
+
+/// prog-2 §2.5.1: "Hexadecimal literals are zero-extended, while decimal literals are
+/// sign-extended to 64 bits. Resulting value is then truncated to the size of the initializer
+/// element." Symbol initializers (address + offset) truncate the same way. The bytes of the
+/// globals arena image, worked out by hand.
+#[test]
+fn initializer_values_truncate_to_their_element() {
+    let m = module(
+        ".version 0.1;\n.target 100;\n\
+         .global @T[35] = { .8b 0x1FF, .8b 300, .8b -1, .8b -129, .8b 0x80,\n\
+           .16b 70000, .16b -32769, .16b 0xABCDE,\n\
+           .32b 0x1FFFFFFFF, .32b -2, .32b 4294967296, .32b 0x123456789,\n\
+           .64b -9223372036854775808 };\n\
+         .global .align 8 @S[35] = { .64b @f+3, .32b @f+0x100000000, .16b @f+-2, .8b @f+255,\n\
+           .64b @T+0xFFFFFFFFFFFFFFFF, .32b @T+4, .64b @S };\n\
+         .function void @f() {\n}\n",
+    );
+    let l = pisa_translator::layout::layout(&m).unwrap();
+    let t = l.globals[0] as usize;
+    assert_eq!(
+        &l.image[t..t + 35],
+        &[
+            0xFF, 0x2C, 0xFF, 0x7F, 0x80, // .8b
+            0x70, 0x11, 0xFF, 0x7F, 0xDE, 0xBC, // .16b
+            0xFF, 0xFF, 0xFF, 0xFF, 0xFE, 0xFF, 0xFF, 0xFF, // .32b
+            0x00, 0x00, 0x00, 0x00, 0x89, 0x67, 0x45, 0x23, //
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x80, // .64b
+        ][..]
+    );
+    // @f is the program's function 0, whose address is 1 (spec-notes §32).
+    let s = l.globals[1] as usize;
+    assert_eq!(
+        &l.image[s..s + 15],
+        &[4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0xFF, 0xFF, 0x00][..]
+    );
+    // Variable addresses are relocations, truncated to their element when written.
+    use pisa_translator::layout::Relocation;
+    let reloc = |offset: usize, size, target, addend| Relocation {
+        offset: offset as u64,
+        size,
+        target,
+        addend,
+    };
+    assert_eq!(
+        l.relocations,
+        [
+            reloc(s + 15, 8, t as u64, -1),
+            reloc(s + 23, 4, t as u64, 4),
+            reloc(s + 27, 8, s as u64, 0)
+        ]
+    );
+}

@@ -1,30 +1,18 @@
-//! `pisa-vk check FILE...`
+//! `pisa-vk check FILE...`: checks each module, then links them into one program.
 
-use super::{read_source, Failure};
+use super::{invalid, read_sources, Failure};
 
 /// Arguments of `check`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// PISA files (`-` for standard input).
+    /// PISA files of one program (`-` for standard input, once).
     #[arg(required = true)]
     files: Vec<String>,
 }
 
-/// Validates every file; all diagnostics are printed; exit 1 if any file is invalid.
+/// Validates every file and then the link of them all; every diagnostic is printed; exit 1
+/// if a file is invalid or the files do not link.
 pub fn run(a: Args) -> Result<(), Failure> {
-    let mut out = String::new();
-    for f in &a.files {
-        let file = read_source(f)?;
-        if let Err(d) = pisa_translator::check(&file) {
-            out.push_str(&d.render());
-        }
-    }
-    if out.is_empty() {
-        Ok(())
-    } else {
-        Err(Failure {
-            code: 1,
-            message: out,
-        })
-    }
+    let files = read_sources(&a.files)?;
+    pisa_translator::link(&files).map(drop).map_err(invalid)
 }

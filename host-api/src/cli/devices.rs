@@ -6,7 +6,10 @@ use super::Failure;
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
-/// Lists every device with its type, driver, sub-group sizes and the features pisa-vk uses.
+/// Lists every device with its type, driver, sub-group sizes, work-group limits (size,
+/// invocations, shared memory per work-group), the features pisa-vk uses, and whether its
+/// `Fma` is fused per float width (found by running the probe kernel on it: `Module::load`
+/// and `pisa-vk run` translate for that).
 pub fn run(_: Args) -> Result<(), Failure> {
     let devices = pisa_vk::Context::devices().map_err(Failure::runtime)?;
     if devices.is_empty() {
@@ -24,10 +27,34 @@ pub fn run(_: Args) -> Result<(), Failure> {
             d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size
         );
         println!(
-            "    max work-group: {:?}, {} invocations",
-            d.max_workgroup_size, d.max_workgroup_invocations
+            "    max work-group: {:?}, {} invocations, {} bytes of shared memory",
+            d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
         );
         println!("    features: {}", d.features.names().join(" "));
+        println!("    fused Fma: {}", fused_fma(d.index));
     }
     Ok(())
+}
+
+/// Which float widths device `index` computes `Fma` for with one rounding, e.g.
+/// `f16 no, f32 yes, f64 yes`, or why the probe could not run.
+fn fused_fma(index: usize) -> String {
+    let probe = pisa_vk::Context::with_device(pisa_vk::DeviceSelector::Index(index))
+        .and_then(|ctx| ctx.fused_fma().map(|f| (f, *ctx.enabled_features())));
+    match probe {
+        Ok((f, enabled)) => {
+            let say = |has: bool, fused: bool| match (has, fused) {
+                (false, _) => "unsupported",
+                (true, true) => "yes",
+                (true, false) => "no",
+            };
+            format!(
+                "f16 {}, f32 {}, f64 {}",
+                say(enabled.float16 && enabled.storage_buffer_16bit, f.f16),
+                say(true, f.f32),
+                say(enabled.float64, f.f64)
+            )
+        }
+        Err(e) => format!("unknown (the probe could not run: {e})"),
+    }
 }

@@ -18,11 +18,13 @@ pub struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
-    /// Parse and validate modules; print nothing and exit 0 when all are valid.
+    /// Parse and validate modules, then link them; print nothing and exit 0 when all are valid.
     Check(check::Args),
-    /// Translate a module to SPIR-V (binary, disassembly, or reflection JSON).
+    /// Translate a module, or several linked into one program, to SPIR-V (binary, disassembly,
+    /// or reflection JSON).
     Translate(translate::Args),
-    /// Run one kernel of a module and print its buffers and `.host_access` globals.
+    /// Run one kernel of a module (or of several linked into one program) and print its
+    /// buffers and `.host_access` globals.
     Run(run::Args),
     /// List Vulkan devices with the features pisa-vk uses.
     Devices(devices::Args),
@@ -30,7 +32,9 @@ enum Command {
 
 /// A failure with its exit code.
 pub struct Failure {
-    /// 1 invalid PISA, 2 usage, 3 device/runtime.
+    /// 1 invalid PISA, 2 usage (a mistake in the command line: unknown kernel or symbol,
+    /// wrong arguments, an impossible launch; [`pisa_vk::Error::is_usage`]), 3 device or
+    /// runtime (including validation-layer errors).
     pub code: u8,
     /// What to print on stderr.
     pub message: String,
@@ -57,11 +61,8 @@ impl Failure {
 impl From<pisa_vk::Error> for Failure {
     fn from(e: pisa_vk::Error) -> Failure {
         match e {
-            pisa_vk::Error::Invalid(d) => Failure {
-                code: 1,
-                message: d.render(),
-            },
-            pisa_vk::Error::Io { .. } => Failure::usage(e.to_string()),
+            pisa_vk::Error::Invalid(d) => invalid(d),
+            e if e.is_usage() => Failure::usage(e.to_string()),
             other => Failure::runtime(other),
         }
     }
@@ -74,6 +75,24 @@ pub fn run(cli: Cli) -> Result<(), Failure> {
         Command::Translate(a) => translate::run(a),
         Command::Run(a) => run::run(a),
         Command::Devices(a) => devices::run(a),
+    }
+}
+
+/// Reads the source files of a program (`-` is standard input, at most once).
+pub fn read_sources(paths: &[String]) -> Result<Vec<Arc<pisa_translator::SourceFile>>, Failure> {
+    if paths.iter().filter(|p| *p == "-").count() > 1 {
+        return Err(Failure::usage(
+            "standard input (`-`) can be given only once",
+        ));
+    }
+    paths.iter().map(|p| read_source(p)).collect()
+}
+
+/// The failure of an invalid (or unlinkable) program: its diagnostics, exit 1.
+pub fn invalid(d: pisa_translator::Diagnostics) -> Failure {
+    Failure {
+        code: 1,
+        message: d.render(),
     }
 }
 

@@ -1,15 +1,16 @@
-//! `pisa-vk run FILE --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
+//! `pisa-vk run FILE... --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
 //! [--arg SPEC]... [--set NAME=SPEC]... [--json] [--device D]`
 
-use super::{read_source, Failure};
+use super::{invalid, read_sources, Failure};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
-use pisa_vk::{Arg, Context, DeviceSelector, Dim3, Launch, Module};
+use pisa_vk::{Context, DeviceSelector, Dim3, Module};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The PISA file (`-` for standard input).
-    file: String,
+    /// The PISA files (`-` for standard input, once); several are linked into one program.
+    #[arg(required = true)]
+    files: Vec<String>,
     /// The kernel to run (with or without `@`).
     #[arg(long)]
     kernel: String,
@@ -41,13 +42,35 @@ pub struct Args {
     /// sub-group runs as a cluster of a hardware sub-group.
     #[arg(long, default_value_t = 32)]
     subgroup_size: u32,
+    /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
+    /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
+    #[arg(long)]
+    fast_math: bool,
 }
 
 /// What a run leaves to print: buffer arguments (position, type, bytes) and `.host_access`
-/// globals (name, bytes).
+/// globals (name, bytes), and how many errors the validation layer reported (already
+/// printed on stderr).
+#[derive(Default)]
 struct Results {
     buffers: Vec<(usize, ElemType, Vec<u8>)>,
     globals: Vec<(String, Vec<u8>)>,
+    validation_errors: usize,
+}
+
+impl Results {
+    /// The results of a run whose buffer arguments are at `kinds` (position, element type).
+    fn new(kinds: Vec<(usize, ElemType)>, out: pisa_vk::reference::Outputs) -> Results {
+        Results {
+            buffers: kinds
+                .into_iter()
+                .zip(out.buffers)
+                .map(|((i, ty), b)| (i, ty, b))
+                .collect(),
+            globals: out.globals,
+            validation_errors: 0,
+        }
+    }
 }
 
 /// The parsed request, shared by both executors.
@@ -89,7 +112,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         };
         sets.push((name.trim_start_matches('@').to_string(), bytes));
     }
-    let file = read_source(&a.file)?;
+    let files = read_sources(&a.files)?;
     let req = Request {
         kernel: a.kernel.trim_start_matches('@').to_string(),
         grid,
@@ -99,27 +122,49 @@ pub fn run(a: Args) -> Result<(), Failure> {
         sets,
     };
     let results = if a.device.as_deref() == Some("reference") {
-        run_reference(&file, &req, a.subgroup_size)?
+        if a.fast_math {
+            return Err(Failure::usage(
+                "--fast-math does not apply to the reference interpreter, which computes \
+                 PISA's exact results",
+            ));
+        }
+        run_reference(&files, &req, a.subgroup_size)?
     } else {
-        run_vulkan(&file, &req, a.device.as_deref(), a.subgroup_size)?
+        run_vulkan(
+            &files,
+            &req,
+            a.device.as_deref(),
+            a.subgroup_size,
+            a.fast_math,
+        )?
     };
     print_results(&req.kernel, &results, a.json);
-    Ok(())
+    match results.validation_errors {
+        0 => Ok(()),
+        n => Err(Failure::runtime(format!(
+            "the validation layer reported {n} error(s) (PISA_VK_VALIDATION; messages above)"
+        ))),
+    }
 }
 
 fn run_vulkan(
-    file: &pisa_translator::SourceFile,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
     req: &Request,
     device: Option<&str>,
     subgroup_size: u32,
+    fast_math: bool,
 ) -> Result<Results, Failure> {
-    let options = pisa_translator::Options::with_subgroup_size(subgroup_size);
+    // Translated first for the portable model (or fast math), to learn what the context must
+    // enable; then again only if the device's options differ.
+    let options = pisa_translator::Options {
+        float: Some(pisa_translator::FloatModel {
+            fast_math,
+            ..Default::default()
+        }),
+        ..pisa_translator::Options::with_subgroup_size(subgroup_size)
+    };
     options.subgroup_mapping().map_err(Failure::usage)?;
-    let file = std::sync::Arc::new(file.clone());
-    let translation = pisa_translator::compile(&file, &options).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let translation = pisa_translator::compile_linked(files, &options).map_err(invalid)?;
     let selector = match device {
         None => DeviceSelector::Default,
         Some(d) => match d.parse::<usize>() {
@@ -128,117 +173,101 @@ fn run_vulkan(
         },
     };
     // A device with only what this module's kernels need enabled; the module is translated
-    // again when the device offers more (maximal reconvergence, denormal preservation).
+    // again when the device offers more (maximal reconvergence, denormal preservation, a
+    // faster exact float model).
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let module = if pisa_vk::device_options(&ctx, &options) != options {
-        Module::from_source_with(&ctx, &file.name, &file.text, &options)?
-    } else {
-        Module::from_translation(&ctx, &file.name, std::sync::Arc::new(translation))?
-    };
-    let reqd = module
-        .reflection()
-        .kernel(&req.kernel)
-        .and_then(|k| k.reqd_work_group_size);
-    for (name, bytes) in &req.sets {
-        module.symbol(name)?.write(bytes)?;
+    let outcome = run_on(&ctx, files, req, &options, translation);
+    // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
+    // module and buffers are gone by now, so their destruction is covered.
+    let messages = ctx.validation_messages();
+    for m in &messages {
+        eprintln!("{m}");
     }
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for (index, spec) in req.args.iter().enumerate() {
-        match spec {
-            ArgSpec::Scalar(bytes) => args.push(Arg(bytes.clone())),
-            ArgSpec::Buffer { ty, bytes } => {
-                let buffer = ctx.buffer_from(bytes)?;
-                args.push(Arg::from(&buffer));
-                buffers.push((index, *ty, buffer));
-            }
-        }
-    }
-    module.dispatch_launch(&req.kernel, &launch(req, reqd), &args)?;
-    let mut out = Results {
-        buffers: Vec::new(),
-        globals: Vec::new(),
-    };
-    for (index, ty, b) in buffers {
-        out.buffers.push((index, ty, b.read()?));
-    }
-    for g in &module.reflection().globals {
-        if let Some(name) = &g.host_access {
-            out.globals
-                .push((name.clone(), module.symbol(name)?.read::<u8>()?));
-        }
-    }
-    Ok(out)
+    let mut results = outcome?;
+    results.validation_errors = messages.iter().filter(|m| is_error(m)).count();
+    Ok(results)
 }
 
-/// The launch: the block defaults to the kernel's `.reqd_work_group_size`, else 1.
-fn launch(req: &Request, reqd: Option<[u32; 3]>) -> Launch {
-    let block = req.block.unwrap_or(match reqd {
-        Some(r) => ([r[0] as u64, r[1] as u64, r[2] as u64], 3),
-        None => ([1, 1, 1], 1),
-    });
-    Launch {
-        global: Dim3 {
-            size: req.grid.0,
-            dims: req.grid.1,
-        },
-        local: Dim3 {
-            size: block.0,
-            dims: block.1,
-        },
-        offset: req.offset,
+/// Whether a validation-layer message (`[SEVERITY kind] ...`) is an error.
+fn is_error(message: &str) -> bool {
+    message.starts_with("[ERROR")
+}
+
+/// Loads the program on `ctx`, runs the kernel and reads the results back.
+fn run_on(
+    ctx: &Context,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
+    req: &Request,
+    options: &pisa_translator::Options,
+    translation: pisa_translator::Translation,
+) -> Result<Results, Failure> {
+    let mut device_options = pisa_vk::device_options(ctx, options)?;
+    if !options.float.is_some_and(|f| f.fast_math) {
+        device_options.float = Some(pisa_vk::device_float_model(ctx)?);
+    }
+    let module = if device_options != *options {
+        let sources: Vec<(&str, &str)> = files
+            .iter()
+            .map(|f| (f.name.as_str(), f.text.as_str()))
+            .collect();
+        Module::from_sources_with(ctx, &sources, &device_options)?
+    } else {
+        let name = pisa_vk::program_name(files);
+        Module::from_translation(ctx, &name, std::sync::Arc::new(translation))?
+    };
+    let (job, kinds) = req.job();
+    let out = pisa_vk::reference::on_device_unchecked(&module, &job)?;
+    Ok(Results::new(kinds, out))
+}
+
+impl Request {
+    /// The run as a [`Job`](pisa_vk::reference::Job) (the same launch on the device and on
+    /// the reference), with the position and element type of each buffer argument.
+    fn job(&self) -> (pisa_vk::reference::Job, Vec<(usize, ElemType)>) {
+        use pisa_vk::reference::Data;
+        let mut kinds = Vec::new();
+        let job = pisa_vk::reference::Job {
+            kernel: self.kernel.clone(),
+            global: Dim3 {
+                size: self.grid.0,
+                dims: self.grid.1,
+            },
+            local: self.block.map(|(size, dims)| Dim3 { size, dims }),
+            offset: self.offset,
+            args: self
+                .args
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| match spec {
+                    ArgSpec::Scalar(b) => Data::Scalar(b.clone()),
+                    ArgSpec::Buffer { ty, bytes } => {
+                        kinds.push((i, *ty));
+                        Data::Buffer(bytes.clone())
+                    }
+                })
+                .collect(),
+            sets: self.sets.clone(),
+        };
+        (job, kinds)
     }
 }
 
 /// `--device reference`: the CPU reference interpreter, with the same arguments and output
 /// ([`pisa_vk::reference`]: the launch and argument block the device gets).
 fn run_reference(
-    file: &pisa_translator::SourceFile,
+    files: &[std::sync::Arc<pisa_translator::SourceFile>],
     req: &Request,
     subgroup_size: u32,
 ) -> Result<Results, Failure> {
-    use pisa_vk::reference::{self, Data, Job};
-    let file = std::sync::Arc::new(file.clone());
-    let module = pisa_translator::check(&file).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
-    let mut kinds = Vec::new();
-    let job = Job {
-        kernel: req.kernel.clone(),
-        global: Dim3 {
-            size: req.grid.0,
-            dims: req.grid.1,
-        },
-        local: req.block.map(|(size, dims)| Dim3 { size, dims }),
-        offset: req.offset,
-        args: req
-            .args
-            .iter()
-            .enumerate()
-            .map(|(i, spec)| match spec {
-                ArgSpec::Scalar(b) => Data::Scalar(b.clone()),
-                ArgSpec::Buffer { ty, bytes } => {
-                    kinds.push((i, *ty));
-                    Data::Buffer(bytes.clone())
-                }
-            })
-            .collect(),
-        sets: req.sets.clone(),
-    };
+    use pisa_vk::reference;
+    let module = pisa_translator::link(files).map_err(invalid)?.module;
+    let (job, kinds) = req.job();
     let config = pisa_reference::Config {
         subgroup_size,
         ..Default::default()
     };
     let out = reference::on_reference(&module, &job, config)?;
-    Ok(Results {
-        buffers: kinds
-            .into_iter()
-            .zip(out.buffers)
-            .map(|((i, ty), b)| (i, ty, b))
-            .collect(),
-        globals: out.globals,
-    })
+    Ok(Results::new(kinds, out))
 }
 
 fn print_results(kernel: &str, r: &Results, json: bool) {
@@ -293,5 +322,21 @@ fn print_results(kernel: &str, r: &Results, json: bool) {
         for (n, b) in &r.globals {
             println!("{n}: {}", argspec::to_hex(b));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_error;
+
+    #[test]
+    fn only_error_messages_fail_a_run() {
+        assert!(is_error(
+            "[ERROR validation] VUID-RuntimeSpirv-Workgroup-06530: too much shared memory"
+        ));
+        assert!(!is_error(
+            "[WARNING performance] UNASSIGNED-BestPractices: advice"
+        ));
+        assert!(!is_error("[WARNING validation] mentions [ERROR later"));
     }
 }

@@ -1,7 +1,13 @@
-//! `pisa-vk translate FILE [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
-//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]`
+//! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
+//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]
+//! [--fused-fma WIDTHS] [--float64] [--fast-math]`
+//!
+//! Without a device, the default float model is portable: exact on every Vulkan device and
+//! without `Float64` for `.f`/`.hf`/`.bf` code. `--fused-fma` and `--float64` translate for
+//! faster assumptions (a module translated for fused `Fma` is refused by the runtime on a
+//! device whose `Fma` is not fused); `--fast-math` is non-conforming.
 
-use super::{read_source, Failure};
+use super::{invalid, read_sources, Failure};
 use std::io::{IsTerminal, Write};
 
 /// What `translate` writes.
@@ -18,8 +24,10 @@ enum Emit {
 /// Arguments of `translate`.
 #[derive(clap::Args, Debug)]
 pub struct Args {
-    /// The PISA file (`-` for standard input).
-    file: String,
+    /// The PISA files (`-` for standard input, once); several are linked into one program,
+    /// translated to one SPIR-V module with the kernels of them all.
+    #[arg(required = true)]
+    files: Vec<String>,
     /// Output file (standard output when absent).
     #[arg(short, long)]
     output: Option<String>,
@@ -43,26 +51,63 @@ pub struct Args {
     /// shaderDenormPreserveFloatN; `pisa-vk run` decides this from the device).
     #[arg(long)]
     denorm_preserve: bool,
+    /// Assume the device's Fma is fused for these float widths: a comma-separated list of
+    /// 16, 32, 64, or `all` (`pisa-vk devices` shows what a device does; `pisa-vk run`
+    /// decides this from the device).
+    #[arg(long, value_name = "WIDTHS", value_parser = parse_widths)]
+    fused_fma: Option<pisa_translator::FloatWidths>,
+    /// Let exact `.f`/`.hf`/`.bf` results be computed in f64 where Fma is not fused (for
+    /// devices with shaderFloat64).
+    #[arg(long)]
+    float64: bool,
+    /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
+    /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
+    #[arg(long)]
+    fast_math: bool,
+}
+
+/// `16,32,64` or `all` as a set of float widths.
+fn parse_widths(s: &str) -> Result<pisa_translator::FloatWidths, String> {
+    if s == "all" {
+        return Ok(pisa_translator::FloatWidths::ALL);
+    }
+    let mut w = pisa_translator::FloatWidths::default();
+    for part in s.split(',') {
+        match part.trim() {
+            "16" => w.f16 = true,
+            "32" => w.f32 = true,
+            "64" => w.f64 = true,
+            other => {
+                return Err(format!(
+                    "{other:?} is not a float width: give 16, 32, 64 (comma-separated) or all"
+                ))
+            }
+        }
+    }
+    Ok(w)
 }
 
 /// Translates and writes the requested form.
 pub fn run(a: Args) -> Result<(), Failure> {
-    let file = read_source(&a.file)?;
+    let files = read_sources(&a.files)?;
     let options = pisa_translator::Options {
         subgroup_size: a.subgroup_size,
         hardware_subgroup_size: a.hardware_subgroup_size,
         maximal_reconvergence: a.maximal_reconvergence,
-        denorm_preserve: pisa_translator::DenormPreserve {
+        denorm_preserve: pisa_translator::FloatWidths {
             f16: a.denorm_preserve,
             f32: a.denorm_preserve,
             f64: a.denorm_preserve,
         },
+        float: Some(pisa_translator::FloatModel {
+            fused_fma: a.fused_fma.unwrap_or_default(),
+            float64: a.float64,
+            fast_math: a.fast_math,
+            ..Default::default()
+        }),
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
-    let t = pisa_translator::compile(&file, &options).map_err(|d| Failure {
-        code: 1,
-        message: d.render(),
-    })?;
+    let t = pisa_translator::compile_linked(&files, &options).map_err(invalid)?;
     let bytes: Vec<u8> = match a.emit {
         Emit::Spv => t.spirv.iter().flat_map(|w| w.to_le_bytes()).collect(),
         Emit::Spvasm => disassemble(&t.spirv).into_bytes(),

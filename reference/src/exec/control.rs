@@ -81,7 +81,7 @@ fn call(ctx: &mut LaneCtx, ops: &[Operand]) -> Result<Effect> {
         return Err(unsupported(
             ctx.span,
             format!(
-                "call of imported function @{} (linking is not supported)",
+                "call of imported function @{} (the module was not linked)",
                 f.name
             ),
         ));

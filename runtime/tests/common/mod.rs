@@ -306,6 +306,8 @@ pub fn desc<'a>(spirv: &'a [u32], local_x: u32, push: u32, name: &'a str) -> Pip
         spirv,
         entry_point: "main",
         local_size: [local_x, 1, 1],
+        shared_memory_size: 0,
+        specialization: &[],
         push_constant_size: push,
         required_subgroup_size: None,
         require_full_subgroups: false,

@@ -28,9 +28,6 @@ pub fn check(file: &Arc<SourceFile>) -> Result<ir::Module, Diagnostics> {
     } else {
         errors.sort_by_key(|d| (d.span.start, d.span.end));
         errors.dedup();
-        Err(Diagnostics {
-            file: file.clone(),
-            errors,
-        })
+        Err(Diagnostics::new(file.clone(), errors))
     }
 }

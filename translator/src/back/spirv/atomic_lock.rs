@@ -32,7 +32,7 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::WordSpace;
 use super::module::Scalar;
 use crate::ir::MemSpace;
-use crate::layout::{launch, locks};
+use crate::layout::locks;
 use rspirv::spirv::{BuiltIn, LoopControl, MemorySemantics, Scope, Word};
 
 /// Every storage class a lock orders.
@@ -76,7 +76,7 @@ impl<'a> FnCx<'a> {
                     .shift_left_logical(u32t, None, index, two)
                     .map_err(bug)?;
                 let bytes = self.resize(bytes, 32, 64)?;
-                let arena = self.launch_u64(launch::GLOBALS_BASE)?;
+                let arena = self.globals_base()?;
                 let u64t = self.m.uint(64);
                 let k = self.m.const_uint(64, table);
                 let start = self.m.b.i_add(u64t, None, arena, k).map_err(bug)?;
@@ -174,13 +174,17 @@ impl<'a> FnCx<'a> {
         self.m.b.load(vt, None, result, None, []).map_err(bug)
     }
 
-    /// Kernel entry, when the module has a shared lock table: the work-group's work-items
-    /// zero its words (work-item `i` takes words `i`, `i + size`, ...) and wait for each
-    /// other at a work-group barrier, before any of them may leave early.
+    /// Kernel entry, when the kernel reserves the shared lock table (it can reach an atomic
+    /// that takes a shared lock): the work-group's work-items zero its words (work-item `i`
+    /// takes words `i`, `i + size`, ...) and wait for each other at a work-group barrier,
+    /// before any of them may leave early.
     pub fn init_shared_locks(&mut self) -> EResult {
         let Some(table) = self.layout.shared_locks else {
             return Ok(());
         };
+        if !self.layout.shared_lock_kernels[self.fid.0 as usize] {
+            return Ok(());
+        }
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let index = self.m.builtin(BuiltIn::LocalInvocationIndex, false);

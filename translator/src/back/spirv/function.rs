@@ -6,15 +6,16 @@
 //! for predicates, an array for vector registers, `u64vec2` for `.128b`); the driver's
 //! register allocation does the rest. Jumps that leave more than the innermost SPIR-V loop
 //! construct go through a break variable: each construct's merge block checks it and passes
-//! the jump outward.
+//! the jump outward. The lowering is one pass over the structurizer's events with explicit
+//! stacks, linear in their number.
 //!
 //! Instruction semantics live in the `ops_*` modules; this file must not grow them.
 
-use super::cfg::{Cfg, Code, Cond};
+use super::cfg::{BlockId, Cfg, Code, Cond};
 use super::module::{ModuleCx, Scalar};
-use super::structurize::{structurize, Node};
+use super::structurize::{structurize, Event};
 use crate::diag::Diagnostic;
-use crate::ir::{Bits, FuncId, Function, Module, Operand, RegId, RegType, SpecialReg};
+use crate::ir::{Bits, FuncId, Function, Module, Operand, RegId, RegType};
 use crate::layout::ModuleLayout;
 use rspirv::dr::{InsertPoint, Instruction, Operand as SpvOperand};
 use rspirv::spirv::{self, StorageClass, Word};
@@ -49,26 +50,78 @@ pub struct FnCx<'a> {
     regs: Vec<Word>,
     /// SPIR-V types of the registers, by [`RegId`].
     reg_types: Vec<Word>,
-    dispatch: Vec<Word>,
+    /// The dispatch variable of the irreducible-region repair, when the CFG has one.
+    dispatch: Option<Word>,
+    /// The junction variable of merge sequencing, when the CFG has one.
+    junction: Option<Word>,
     brk: Option<Word>,
+    /// Open labelled blocks and loops, innermost last.
     stack: Vec<Frame>,
+    /// Position in `stack` of the open construct of each block (`FrameKind::slot`).
+    open_at: Vec<u32>,
+    /// Merge blocks of the open one-armed branches, innermost last.
+    ifs: Vec<Word>,
+    /// Index of the event being lowered (for the position of nesting errors).
+    event: usize,
     next_construct: u32,
     /// How PISA sub-groups map onto hardware sub-groups.
     pub subgroups: super::SubgroupMapping,
+    /// Which registers may be compile-time constants for the driver
+    /// ([`super::constants::maybe_constant`]), computed when first asked for.
+    maybe_constant: std::cell::OnceCell<Vec<bool>>,
+    /// What each register may hold as a generic address, by [`RegId`].
+    pub provenance: Vec<super::provenance::Provenance>,
 }
 
+/// Not an open construct (in `open_at`).
+const NONE: u32 = u32::MAX;
+
+/// Most structured constructs open at once in the lowering of the control flow. SPIR-V's
+/// universal limit is 1023; the rest is left to the constructs a merge's break check and an
+/// instruction's own lowering (compare-and-swap loops) open inside.
+const MAX_NESTING: usize = 1000;
+
+/// The role of an open construct a jump is bound for.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum FrameKind {
-    Block(usize),
-    Loop(usize),
+    /// Breaking to a labelled block.
+    Block,
+    /// Continuing a loop.
+    Loop,
 }
 
+impl FrameKind {
+    /// Index in `open_at` of the construct in this role for `block`.
+    fn slot(self, block: BlockId) -> usize {
+        2 * block + (self == FrameKind::Loop) as usize
+    }
+}
+
+/// An open SPIR-V loop construct: a labelled block, a loop, or a loop fused with its exit.
 struct Frame {
-    kind: FrameKind,
-    id: u32,
+    /// The label of the labelled block it is.
+    label: Option<BlockId>,
+    /// The header of the loop it is.
+    loop_header: Option<BlockId>,
+    /// Values of the break variable for a break to it and a continue of it.
+    break_id: u32,
+    continue_id: u32,
+    start: Word,
     merge: Word,
     cont: Word,
-    crossed: bool,
+    /// Control reaches the merge other than by a jump passing through it.
+    entered: bool,
+    /// Stack position of the outermost construct that a jump passing through the merge is
+    /// bound for (`usize::MAX`: none).
+    passing: usize,
+}
+
+/// The structured program does not nest as the lowering expects.
+fn unbalanced(what: &str) -> Diagnostic {
+    Diagnostic::error(
+        crate::span::Span::default(),
+        format!("internal error: unbalanced structured control flow at {what}"),
+    )
 }
 
 /// Result type of a lowering step.
@@ -118,11 +171,17 @@ impl<'a> FnCx<'a> {
             fid,
             regs: Vec::with_capacity(f.regs.len()),
             reg_types: Vec::with_capacity(f.regs.len()),
-            dispatch: Vec::new(),
+            dispatch: None,
+            junction: None,
             brk: None,
             stack: Vec::new(),
+            open_at: Vec::new(),
+            ifs: Vec::new(),
+            event: 0,
             next_construct: 1,
             subgroups,
+            maybe_constant: std::cell::OnceCell::new(),
+            provenance: super::provenance::analyze(module, f),
         };
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);
@@ -137,17 +196,24 @@ impl<'a> FnCx<'a> {
                 cx.m.b.store(v, p, None, []).map_err(bug)?;
             }
         }
-        let cfg = Cfg::build(f);
-        for _ in 0..cfg.dispatch_vars {
-            let u32t = cx.m.uint(32);
-            let v = cx.local_var(u32t)?;
-            cx.dispatch.push(v);
+        let cfg = Cfg::build(f)?;
+        let u32t = cx.m.uint(32);
+        if cfg.dispatch {
+            cx.dispatch = Some(cx.local_var(u32t)?);
+        }
+        if cfg.junction {
+            cx.junction = Some(cx.local_var(u32t)?);
         }
         if f.is_kernel() {
             cx.kernel_prologue()?;
         }
-        let tree = structurize(&cfg);
-        let falls = cx.lower_seq(&cfg, &tree)?;
+        let events = structurize(&cfg).map_err(|msg| Diagnostic::error(f.span, msg))?;
+        let falls = cx.lower(&cfg, &events).map_err(|mut d| {
+            if d.span == crate::span::Span::default() {
+                d.span = f.span;
+            }
+            d
+        })?;
         if falls {
             cx.emit_return(None)?;
         }
@@ -168,6 +234,30 @@ impl<'a> FnCx<'a> {
     /// The PISA type of a register.
     pub fn reg_ty(&self, r: RegId) -> RegType {
         self.f.regs[r.0 as usize].ty
+    }
+
+    /// Whether the driver may see `op` as a constant zero (or, for a register, as any
+    /// constant) of `bits` bits: an immediate ±0, or a register written only from constants
+    /// ([`super::constants`]).
+    pub fn may_be_constant_zero(&self, op: &Operand, bits: u32) -> bool {
+        match *op {
+            Operand::Imm(v) => {
+                let magnitude = if bits >= 128 {
+                    v << 1
+                } else {
+                    v & ((1u128 << (bits - 1)) - 1)
+                };
+                magnitude == 0
+            }
+            Operand::Reg { reg, .. } => self
+                .maybe_constant
+                .get_or_init(|| super::constants::maybe_constant(self.f))
+                .get(reg.0 as usize)
+                .copied()
+                .unwrap_or(true),
+            Operand::Special { .. } => true,
+            _ => false,
+        }
     }
 
     /// The variable of a register.
@@ -260,6 +350,25 @@ impl<'a> FnCx<'a> {
         self.begin(mg)
     }
 
+    /// `cond ? then() : default`, with `then` emitted in a selection construct so that only
+    /// the invocations that need it run it; `ty` is the value's type. The builder is left in
+    /// the merge block.
+    pub fn if_value(
+        &mut self,
+        cond: Word,
+        ty: Word,
+        default: Word,
+        then: impl FnOnce(&mut Self) -> EResult<Word>,
+    ) -> EResult<Word> {
+        let var = self.local_var(ty)?;
+        self.m.b.store(var, default, None, []).map_err(bug)?;
+        self.if_then(cond, |cx| {
+            let v = then(cx)?;
+            cx.m.b.store(var, v, None, []).map_err(bug)
+        })?;
+        self.m.b.load(ty, None, var, None, []).map_err(bug)
+    }
+
     fn emit_return(&mut self, value: Option<Operand>) -> EResult {
         match (value, self.f.ret) {
             (Some(v), Some(ty)) => {
@@ -303,168 +412,273 @@ impl<'a> FnCx<'a> {
     fn cond_value(&mut self, cond: Cond) -> EResult<Word> {
         match cond {
             Cond::Pred { reg, negated } => self.read_pred(&Operand::Pred { reg, negated }),
-            Cond::Dispatch { var, value } => {
-                let u32t = self.m.uint(32);
-                let v = self
-                    .m
-                    .b
-                    .load(u32t, None, self.dispatch[var as usize], None, [])
-                    .map_err(bug)?;
-                let k = self.m.const_u32(value);
-                let bt = self.m.ty(Scalar::Bool);
+            Cond::DispatchBelow(bound) => {
+                let var = self.cfg_var(self.dispatch)?;
+                let (v, k, bt) = self.load_cfg_var(var, bound)?;
+                self.m.b.u_less_than(bt, None, v, k).map_err(bug)
+            }
+            Cond::Junction(value) => {
+                let var = self.cfg_var(self.junction)?;
+                let (v, k, bt) = self.load_cfg_var(var, value)?;
                 self.m.b.i_equal(bt, None, v, k).map_err(bug)
             }
         }
     }
 
-    fn emit_code(&mut self, cfg: &Cfg, b: usize) -> EResult {
-        match &cfg.blocks[b].code {
-            Code::Insts(r) => {
-                let body = self.f.body.as_deref().unwrap_or(&[]);
-                for inst in &body[r.clone()] {
+    /// The dispatch or junction variable, which the CFG says it uses.
+    fn cfg_var(&self, var: Option<Word>) -> EResult<Word> {
+        var.ok_or_else(|| self.err("internal error: a control-flow variable the CFG lacks"))
+    }
+
+    /// The value of a control-flow variable, the constant `k` and the bool type.
+    fn load_cfg_var(&mut self, var: Word, k: u32) -> EResult<(Word, Word, Word)> {
+        let u32t = self.m.uint(32);
+        let v = self.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+        Ok((v, self.m.const_u32(k), self.m.ty(Scalar::Bool)))
+    }
+
+    fn emit_code(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
+        match cfg.blocks[b].code {
+            Code::Insts(ref r) => {
+                let f = self.f;
+                let insts = f.body.as_deref().and_then(|body| body.get(r.clone()));
+                let Some(insts) = insts else {
+                    return Err(self.err("internal error: block outside the function body"));
+                };
+                for inst in insts {
                     self.inst(inst)?;
                 }
             }
-            Code::SetDispatch { var, value } => {
-                let k = self.m.const_u32(*value);
-                self.m
-                    .b
-                    .store(self.dispatch[*var as usize], k, None, [])
-                    .map_err(bug)?;
+            Code::SetDispatch(value) | Code::SetJunction(value) => {
+                let var = match cfg.blocks[b].code {
+                    Code::SetDispatch(_) => self.dispatch,
+                    _ => self.junction,
+                };
+                let var = self.cfg_var(var)?;
+                let k = self.m.const_u32(value);
+                self.m.b.store(var, k, None, []).map_err(bug)?;
             }
         }
         Ok(())
     }
 
-    /// Lowers a sequence; returns whether control can fall off its end.
-    fn lower_seq(&mut self, cfg: &Cfg, seq: &[Node]) -> EResult<bool> {
-        for node in seq {
-            if !self.lower_node(cfg, node)? {
-                return Ok(false);
+    /// Lowers the structured program; returns whether control can fall off its end.
+    ///
+    /// One pass over the events with explicit stacks (no recursion). Code after a jump or a
+    /// return, up to the end of the construct it is in, is unreachable and skipped.
+    fn lower(&mut self, cfg: &Cfg, events: &[Event]) -> EResult<bool> {
+        self.open_at = vec![NONE; 2 * cfg.blocks.len()];
+        let mut live = true;
+        // How many constructs opened in skipped code are still open.
+        let mut skipped = 0usize;
+        for (i, &ev) in events.iter().enumerate() {
+            self.event = i;
+            if !live {
+                match ev {
+                    Event::BeginBlock(_) | Event::BeginLoop { .. } | Event::BeginIf { .. } => {
+                        skipped += 1;
+                        continue;
+                    }
+                    Event::EndBlock(_) | Event::EndLoop { .. } | Event::EndIf if skipped > 0 => {
+                        skipped -= 1;
+                        continue;
+                    }
+                    Event::Code(_) | Event::Break(_) | Event::Continue(_) | Event::Return(_) => {
+                        continue
+                    }
+                    _ => {}
+                }
+            }
+            match ev {
+                Event::Code(b) => self.emit_code(cfg, b)?,
+                Event::BeginBlock(label) => self.open(cfg, events, Some(label), None)?,
+                Event::BeginLoop { header, exit } => self.open(cfg, events, exit, Some(header))?,
+                Event::EndBlock(_) | Event::EndLoop { .. } => live = self.close(live)?,
+                Event::BeginIf { cond, negate } => {
+                    self.check_nesting(cfg, events)?;
+                    let c = self.cond_value(cond)?;
+                    let (arm, merge) = (self.m.b.id(), self.m.b.id());
+                    self.m
+                        .b
+                        .selection_merge(merge, spirv::SelectionControl::NONE)
+                        .map_err(bug)?;
+                    let (t, f) = if negate { (merge, arm) } else { (arm, merge) };
+                    self.m.b.branch_conditional(c, t, f, []).map_err(bug)?;
+                    self.begin(arm)?;
+                    self.ifs.push(merge);
+                }
+                Event::EndIf => {
+                    let merge = self
+                        .ifs
+                        .pop()
+                        .ok_or_else(|| unbalanced("end of a branch"))?;
+                    if live {
+                        self.m.b.branch(merge).map_err(bug)?;
+                    }
+                    // The other direction of the branch continues here.
+                    self.begin(merge)?;
+                    live = true;
+                }
+                Event::Break(label) => {
+                    self.jump(FrameKind::Block, label)?;
+                    live = false;
+                }
+                Event::Continue(header) => {
+                    self.jump(FrameKind::Loop, header)?;
+                    live = false;
+                }
+                Event::Return(v) => {
+                    self.emit_return(v)?;
+                    live = false;
+                }
             }
         }
-        Ok(true)
-    }
-
-    fn lower_node(&mut self, cfg: &Cfg, node: &Node) -> EResult<bool> {
-        match node {
-            Node::Code(b) => {
-                self.emit_code(cfg, *b)?;
-                Ok(true)
-            }
-            Node::Block { label, body } => {
-                self.lower_construct(cfg, FrameKind::Block(*label), body)
-            }
-            Node::Loop { header, body } => {
-                self.lower_construct(cfg, FrameKind::Loop(*header), body)
-            }
-            Node::If { cond, then, els } => {
-                let c = self.cond_value(*cond)?;
-                let (t, e, mg) = (self.m.b.id(), self.m.b.id(), self.m.b.id());
-                self.m
-                    .b
-                    .selection_merge(mg, spirv::SelectionControl::NONE)
-                    .map_err(bug)?;
-                self.m.b.branch_conditional(c, t, e, []).map_err(bug)?;
-                self.begin(t)?;
-                let ft = self.lower_seq(cfg, then)?;
-                if ft {
-                    self.m.b.branch(mg).map_err(bug)?;
-                }
-                self.begin(e)?;
-                let fe = self.lower_seq(cfg, els)?;
-                if fe {
-                    self.m.b.branch(mg).map_err(bug)?;
-                }
-                self.begin(mg)?;
-                if !ft && !fe {
-                    self.m.b.unreachable().map_err(bug)?;
-                    return Ok(false);
-                }
-                Ok(true)
-            }
-            Node::Break(label) => {
-                self.jump(FrameKind::Block(*label))?;
-                Ok(false)
-            }
-            Node::Continue(header) => {
-                self.jump(FrameKind::Loop(*header))?;
-                Ok(false)
-            }
-            Node::Return(v) => {
-                self.emit_return(*v)?;
-                Ok(false)
-            }
+        if !self.stack.is_empty() || !self.ifs.is_empty() || skipped > 0 {
+            return Err(unbalanced("end of the function"));
         }
+        Ok(live)
     }
 
-    fn lower_construct(&mut self, cfg: &Cfg, kind: FrameKind, body: &[Node]) -> EResult<bool> {
-        let (h, bb, cont, merge) = (self.m.b.id(), self.m.b.id(), self.m.b.id(), self.m.b.id());
-        self.m.b.branch(h).map_err(bug)?;
-        self.begin(h)?;
+    /// Refuses to open one more construct past [`MAX_NESTING`], at the first instruction
+    /// the construct holds.
+    fn check_nesting(&self, cfg: &Cfg, events: &[Event]) -> EResult {
+        let depth = self.stack.len() + self.ifs.len() + 1;
+        if depth <= MAX_NESTING {
+            return Ok(());
+        }
+        let body = self.f.body.as_deref().unwrap_or_default();
+        let span = events[self.event..].iter().find_map(|e| match *e {
+            Event::Code(b) => match cfg.blocks[b].code {
+                Code::Insts(ref r) => body.get(r.start..r.end)?.first().map(|i| i.span),
+                _ => None,
+            },
+            _ => None,
+        });
+        Err(Diagnostic::error(
+            span.unwrap_or(self.f.span),
+            format!(
+                "control flow nested too deeply: more than {MAX_NESTING} structured \
+                 constructs here (SPIR-V allows 1023)"
+            ),
+        ))
+    }
+
+    /// Opens a SPIR-V loop construct that is the labelled block `label` (breaks end at its
+    /// merge), the loop headed by `header` (continues go to its continue target), or both
+    /// (a loop fused with its exit). A labelled block alone runs once: nothing branches to
+    /// its continue target.
+    fn open(
+        &mut self,
+        cfg: &Cfg,
+        events: &[Event],
+        label: Option<BlockId>,
+        header: Option<BlockId>,
+    ) -> EResult {
+        self.check_nesting(cfg, events)?;
+        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
+        self.m.b.branch(start).map_err(bug)?;
+        self.begin(start)?;
         self.m
             .b
             .loop_merge(merge, cont, spirv::LoopControl::NONE, [])
             .map_err(bug)?;
-        self.m.b.branch(bb).map_err(bug)?;
-        self.begin(bb)?;
-        let id = self.next_construct;
-        self.next_construct += 1;
+        self.m.b.branch(body).map_err(bug)?;
+        self.begin(body)?;
+        let pos = self.stack.len() as u32;
+        let mut role = |kind: FrameKind, block: Option<BlockId>| match block {
+            Some(b) => {
+                self.open_at[kind.slot(b)] = pos;
+                self.next_construct += 1;
+                self.next_construct - 1
+            }
+            None => 0,
+        };
+        let break_id = role(FrameKind::Block, label);
+        let continue_id = role(FrameKind::Loop, header);
         self.stack.push(Frame {
-            kind,
-            id,
+            label,
+            loop_header: header,
+            break_id,
+            continue_id,
+            start,
             merge,
             cont,
-            crossed: false,
+            entered: false,
+            passing: usize::MAX,
         });
-        let falls = self.lower_seq(cfg, body)?;
-        if falls {
-            match kind {
-                FrameKind::Block(_) => self.m.b.branch(merge).map_err(bug)?,
-                FrameKind::Loop(_) => self.m.b.branch(cont).map_err(bug)?,
-            }
-        }
-        let frame = self.stack.pop().expect("frame pushed above");
-        self.begin(cont)?;
-        self.m.b.branch(h).map_err(bug)?;
-        self.begin(merge)?;
-        if frame.crossed {
-            self.propagate_jump()?;
-        }
-        // A loop is left only by jumps to enclosing blocks (which cross it) or by returns, so
-        // its merge is reachable only when a jump crossed it; a block's merge is its label.
-        let reachable = matches!(kind, FrameKind::Block(_)) || frame.crossed;
-        if !reachable {
-            self.m.b.unreachable().map_err(bug)?;
-        }
-        Ok(reachable)
+        Ok(())
     }
 
-    /// Jumps to the end of the block `Block(label)` or to the continue of `Loop(header)`.
-    fn jump(&mut self, target: FrameKind) -> EResult {
-        let Some(pos) = self.stack.iter().rposition(|f| f.kind == target) else {
-            return Err(Diagnostic::error(
-                crate::span::Span::default(),
-                "internal error: jump target not in scope",
-            ));
-        };
-        let innermost = self.stack.len() - 1;
+    /// Closes the innermost construct; `live` says whether control falls off its body.
+    /// Returns whether control continues after it.
+    fn close(&mut self, live: bool) -> EResult<bool> {
+        let mut f = self
+            .stack
+            .pop()
+            .ok_or_else(|| unbalanced("end of a construct"))?;
+        if let Some(l) = f.label {
+            self.open_at[FrameKind::Block.slot(l)] = NONE;
+        }
+        if let Some(h) = f.loop_header {
+            self.open_at[FrameKind::Loop.slot(h)] = NONE;
+        }
+        if live {
+            if f.loop_header.is_some() {
+                self.m.b.branch(f.cont).map_err(bug)?;
+            } else {
+                self.m.b.branch(f.merge).map_err(bug)?;
+                f.entered = true;
+            }
+        }
+        self.begin(f.cont)?;
+        self.m.b.branch(f.start).map_err(bug)?;
+        self.begin(f.merge)?;
+        if f.passing != usize::MAX {
+            self.pass_on(f.passing)?;
+        }
+        // A loop is left only by breaks to its fused block, by jumps bound further out
+        // (passed on above) and by returns.
+        if !f.entered {
+            self.m.b.unreachable().map_err(bug)?;
+        }
+        Ok(f.entered)
+    }
+
+    /// Jumps to the end of the labelled block `block` (`FrameKind::Block`) or to the continue
+    /// target of the loop it heads (`FrameKind::Loop`). A jump out of more than the innermost
+    /// construct stores its target in the break variable and leaves through the innermost
+    /// construct's merge, whose check passes it outward; the cost is constant per jump, and
+    /// per construct for the check however many jumps pass through it.
+    fn jump(&mut self, kind: FrameKind, block: BlockId) -> EResult {
+        let pos = self.open_at[kind.slot(block)];
+        if pos == NONE {
+            return Err(self.err(format!(
+                "internal error: jump to block {block}, which is not an enclosing construct"
+            )));
+        }
+        let (pos, innermost) = (pos as usize, self.stack.len() - 1);
         if pos == innermost {
-            let f = &self.stack[pos];
-            let dest = match target {
-                FrameKind::Block(_) => f.merge,
-                FrameKind::Loop(_) => f.cont,
+            let f = &mut self.stack[pos];
+            let dest = match kind {
+                FrameKind::Block => {
+                    f.entered = true;
+                    f.merge
+                }
+                FrameKind::Loop => f.cont,
             };
             return self.m.b.branch(dest).map_err(bug);
         }
         let brk = self.brk_var()?;
-        let id = self.stack[pos].id;
+        let target = &self.stack[pos];
+        let id = match kind {
+            FrameKind::Block => target.break_id,
+            FrameKind::Loop => target.continue_id,
+        };
         let k = self.m.const_u32(id);
         self.m.b.store(brk, k, None, []).map_err(bug)?;
-        for f in &mut self.stack[pos + 1..] {
-            f.crossed = true;
-        }
-        let merge = self.stack[innermost].merge;
+        let f = &mut self.stack[innermost];
+        f.passing = f.passing.min(pos);
+        let merge = f.merge;
         self.m.b.branch(merge).map_err(bug)
     }
 
@@ -494,85 +708,88 @@ impl<'a> FnCx<'a> {
         Ok(v)
     }
 
-    /// At the merge of a construct some jump crossed: pass the pending jump to the parent.
-    fn propagate_jump(&mut self) -> EResult {
-        let Some(parent) = self.stack.last() else {
-            return Ok(());
-        };
-        let (pid, pkind, pmerge, pcont) = (parent.id, parent.kind, parent.merge, parent.cont);
+    /// At the merge of a construct that jumps bound for enclosing constructs passed through
+    /// (the outermost of them at stack position `outermost`): when the break variable is
+    /// set, end the jump at the parent construct if it is bound there (a break to it, or a
+    /// continue of it), else pass it to the parent's merge. The builder is left where
+    /// control continues when no jump is pending.
+    fn pass_on(&mut self, outermost: usize) -> EResult {
+        let pos = self
+            .stack
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| unbalanced("jump"))?;
         let brk = self.brk_var()?;
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
-        let f = self.m.b.load(u32t, None, brk, None, []).map_err(bug)?;
+        let pending = self.m.b.load(u32t, None, brk, None, []).map_err(bug)?;
         let zero = self.m.const_u32(0);
-        let none = self.m.b.i_equal(bt, None, f, zero).map_err(bug)?;
-        let (next, prop, hit, pass, pm) = (
-            self.m.b.id(),
-            self.m.b.id(),
-            self.m.b.id(),
-            self.m.b.id(),
-            self.m.b.id(),
-        );
+        let none = self.m.b.i_equal(bt, None, pending, zero).map_err(bug)?;
+        let (next, check) = (self.m.b.id(), self.m.b.id());
         self.m
             .b
             .selection_merge(next, spirv::SelectionControl::NONE)
             .map_err(bug)?;
         self.m
             .b
-            .branch_conditional(none, next, prop, [])
+            .branch_conditional(none, next, check, [])
             .map_err(bug)?;
-        self.begin(prop)?;
-        let pk = self.m.const_u32(pid);
-        let is_parent = self.m.b.i_equal(bt, None, f, pk).map_err(bug)?;
-        self.m
-            .b
-            .selection_merge(pm, spirv::SelectionControl::NONE)
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(is_parent, hit, pass, [])
-            .map_err(bug)?;
-        self.begin(hit)?;
-        self.m.b.store(brk, zero, None, []).map_err(bug)?;
-        let dest = match pkind {
-            FrameKind::Block(_) => pmerge,
-            FrameKind::Loop(_) => pcont,
-        };
-        self.m.b.branch(dest).map_err(bug)?;
-        self.begin(pass)?;
-        if let Some(p) = self.stack.last_mut() {
-            p.crossed = true;
+        self.begin(check)?;
+        // Where a pending jump can end: the parent's roles, then further out.
+        let parent = &mut self.stack[pos];
+        let mut ends = Vec::with_capacity(2);
+        if parent.label.is_some() {
+            ends.push((parent.break_id, parent.merge));
+            parent.entered = true;
         }
-        self.m.b.branch(pmerge).map_err(bug)?;
-        self.begin(pm)?;
-        self.m.b.unreachable().map_err(bug)?;
+        if parent.loop_header.is_some() {
+            ends.push((parent.continue_id, parent.cont));
+        }
+        let beyond = outermost < pos;
+        if beyond {
+            parent.passing = parent.passing.min(outermost);
+        }
+        let pass = parent.merge;
+        let mut inner_merges = Vec::new();
+        for (i, &(id, dest)) in ends.iter().enumerate() {
+            if i + 1 < ends.len() || beyond {
+                let (hit, rest, merge) = (self.m.b.id(), self.m.b.id(), self.m.b.id());
+                let k = self.m.const_u32(id);
+                let is = self.m.b.i_equal(bt, None, pending, k).map_err(bug)?;
+                self.m
+                    .b
+                    .selection_merge(merge, spirv::SelectionControl::NONE)
+                    .map_err(bug)?;
+                self.m
+                    .b
+                    .branch_conditional(is, hit, rest, [])
+                    .map_err(bug)?;
+                inner_merges.push(merge);
+                self.begin(hit)?;
+                self.m.b.store(brk, zero, None, []).map_err(bug)?;
+                self.m.b.branch(dest).map_err(bug)?;
+                self.begin(rest)?;
+            } else {
+                self.m.b.store(brk, zero, None, []).map_err(bug)?;
+                self.m.b.branch(dest).map_err(bug)?;
+            }
+        }
+        if beyond {
+            self.m.b.branch(pass).map_err(bug)?;
+        }
+        for merge in inner_merges.into_iter().rev() {
+            self.begin(merge)?;
+            self.m.b.unreachable().map_err(bug)?;
+        }
         self.begin(next)
     }
 
-    /// Kernel entry: the shared lock table zeroed, if the module has one (every work-item
-    /// takes part); then work-items outside the NDRange (in a partial last work-group) end
-    /// at once.
+    /// Kernel entry: the lane-numbering flag set (if the module has one), the shared lock
+    /// table zeroed, if the kernel reserves one (every work-item takes part). No work-item
+    /// lies outside the NDRange: partial edge work-groups are dispatched with their own,
+    /// smaller, local size, so there is nothing to guard.
     fn kernel_prologue(&mut self) -> EResult {
-        self.init_shared_locks()?;
-        let bt = self.m.ty(Scalar::Bool);
-        let mut inside = self.m.const_bool(true);
-        for c in 0..3u8 {
-            let gid = self.global_linear_id(c)?;
-            let size = self.special_value(SpecialReg::GlobalSize, Some(c))?;
-            let lt = self.m.b.u_less_than(bt, None, gid, size).map_err(bug)?;
-            inside = self.m.b.logical_and(bt, None, inside, lt).map_err(bug)?;
-        }
-        let (body, exit) = (self.m.b.id(), self.m.b.id());
-        self.m
-            .b
-            .selection_merge(body, spirv::SelectionControl::NONE)
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(inside, body, exit, [])
-            .map_err(bug)?;
-        self.begin(exit)?;
-        self.m.b.ret().map_err(bug)?;
-        self.begin(body)
+        self.init_lane_numbering()?;
+        self.init_shared_locks()
     }
 }

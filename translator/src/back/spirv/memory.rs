@@ -3,8 +3,9 @@
 //!
 //! - `.global`/`.const`: 64-bit device addresses, `OpConvertUToPtr` to a
 //!   PhysicalStorageBuffer pointer of the access type, `Aligned` to its natural size.
-//! - `.shared`/`.private`/`.param`: arenas of 32-bit words (Workgroup, Private and
-//!   PushConstant storage, or the argument buffer). A narrower access shifts and masks
+//! - `.shared`/`.private`/`.param` in a buffer: arenas of 32-bit words (Workgroup and
+//!   Private storage, or the argument buffer); `.param` in the launch block: its 64-bit
+//!   words ([`FnCx::launch_load`]). A narrower access shifts and masks
 //!   within its word; a sub-word store to shared memory uses two atomics (clear, then set
 //!   the bytes) so that work-items writing neighbouring bytes never lose each other's
 //!   stores; a 64-bit access is two words.
@@ -16,7 +17,7 @@
 use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use crate::ir::{AddrBase, AddrOffset, Address, MemSpace, VarRef};
-use crate::layout::{generic, launch};
+use crate::layout::generic;
 use crate::reflect::Feature;
 use rspirv::dr::Operand as SpvOperand;
 use rspirv::spirv::{self, Capability, MemoryAccess, StorageClass, Word};
@@ -28,8 +29,6 @@ pub enum WordSpace {
     Shared,
     /// The Private arena.
     Private,
-    /// The launch block (push constants); offsets relative to its start.
-    Push,
     /// A buffer in global memory at this u64 address (the argument buffer).
     Global(Word),
 }
@@ -54,13 +53,54 @@ impl FnCx<'_> {
         let off = self.layout.var_offset(self.fid, var);
         match space {
             MemSpace::Global | MemSpace::Const => {
-                let base = self.launch_u64(launch::GLOBALS_BASE)?;
+                let base = self.globals_base()?;
                 let k = self.m.const_uint(64, off);
                 let u64t = self.m.uint(64);
                 Ok((self.m.b.i_add(u64t, None, base, k).map_err(bug)?, space))
             }
             MemSpace::Shared | MemSpace::Private => Ok((self.m.const_u32(off as u32), space)),
         }
+    }
+
+    /// The device address of the module's globals arena, from the launch block.
+    pub fn globals_base(&mut self) -> EResult<Word> {
+        match self.layout.launch.globals_base {
+            Some(at) => self.launch_u64(at),
+            None => Err(self.err("internal error: the launch block has no globals arena address")),
+        }
+    }
+
+    /// The space an access to `addr` in `space` goes to: a generic access whose address
+    /// provably points into one space ([`super::provenance`]) is an access to that space.
+    pub fn resolve_space(&self, space: Space, addr: &Address) -> Space {
+        use super::provenance::Provenance;
+        if space != Space::Generic {
+            return space;
+        }
+        let of = |r: crate::ir::RegId| self.provenance.get(r.0 as usize).copied();
+        let base = match addr.base {
+            AddrBase::Reg(r) => of(r),
+            _ => None,
+        };
+        let offset_is_int = match addr.offset {
+            AddrOffset::Reg(r) => matches!(of(r), Some(Provenance::Int | Provenance::Unwritten)),
+            _ => true,
+        };
+        match base {
+            Some(Provenance::Space(s)) if offset_is_int => Space::Mem(s),
+            _ => Space::Generic,
+        }
+    }
+
+    /// Evaluates `addr` to an address of `bits` bits: a narrower result is computed in
+    /// `bits`-bit arithmetic (the low bits of a sum are the sum of the low bits), a wider
+    /// one is the zero-extended `addr.bits`-bit address.
+    pub fn eval_address_as(&mut self, addr: &Address, bits: u32) -> EResult<Word> {
+        if bits < addr.bits {
+            return self.eval_address(&Address { bits, ..*addr });
+        }
+        let a = self.eval_address(addr)?;
+        self.resize(a, addr.bits, bits)
     }
 
     /// Evaluates an address operand to an integer of `addr.bits` bits (for `.param`, the
@@ -82,8 +122,10 @@ impl FnCx<'_> {
             AddrBase::Imm(v) => self.m.const_uint(bits, v),
             AddrBase::Param(p) => {
                 let (offs, _) = self.f.param_layout();
-                self.m
-                    .const_uint(bits, offs.get(p.0 as usize).copied().unwrap_or(0) as u64)
+                let Some(&off) = offs.get(p.0 as usize) else {
+                    return Err(self.err("internal error: a parameter the kernel does not have"));
+                };
+                self.m.const_uint(bits, off as u64)
             }
         };
         let t = self.m.uint(bits);
@@ -120,15 +162,6 @@ impl FnCx<'_> {
                 };
                 let p = self.m.ptr(class, u32t);
                 self.m.b.access_chain(p, None, var, [word]).map_err(bug)
-            }
-            WordSpace::Push => {
-                let p = self.m.ptr(StorageClass::PushConstant, u32t);
-                let zero = self.m.const_u32(0);
-                let launch = self.m.launch;
-                self.m
-                    .b
-                    .access_chain(p, None, launch, [zero, word])
-                    .map_err(bug)
             }
             WordSpace::Global(base) => {
                 let u64t = self.m.uint(64);

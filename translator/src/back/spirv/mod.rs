@@ -10,7 +10,9 @@ mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
 pub mod cfg;
+mod constants;
 pub mod function;
+pub mod lanes;
 pub mod memory;
 pub mod module;
 mod ops;
@@ -19,15 +21,17 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
+pub mod provenance;
 pub mod special;
 pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
-use crate::ir::{FuncId, Module, Opcode, Operand, SymbolRef};
-use crate::layout::{self, launch, ModuleLayout};
+use crate::ir::{FuncId, Module, Opcode, Operand};
+use crate::layout::{self, ModuleLayout};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
+pub use lanes::LaneNumbering;
 use module::ModuleCx;
 use rspirv::spirv;
 
@@ -54,13 +58,18 @@ pub struct Options {
     /// (`DenormPreserve`), so that a driver whose default flushes them cannot. Only for
     /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
     /// Where a device lacks the control its default applies (lavapipe keeps denormals).
-    pub denorm_preserve: DenormPreserve,
+    pub denorm_preserve: FloatWidths,
+    /// What the floating-point lowering may assume about the device. `None` (the default)
+    /// translates the portable model, exact on every Vulkan device with no `Float64` for
+    /// `.f`/`.hf`/`.bf` code; the host API replaces `None` with the model of the device a
+    /// module is loaded on ([`FloatModel::for_device`]).
+    pub float: Option<FloatModel>,
 }
 
-/// The float widths of [`Options::denorm_preserve`].
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct DenormPreserve {
-    /// Half precision (`.hf` computed natively).
+/// A set of float widths (16, 32, 64 bits).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FloatWidths {
+    /// Half precision.
     pub f16: bool,
     /// Single precision.
     pub f32: bool,
@@ -68,13 +77,62 @@ pub struct DenormPreserve {
     pub f64: bool,
 }
 
-impl DenormPreserve {
-    /// Whether the width `w` (16, 32 or 64) is preserved.
+impl FloatWidths {
+    /// Every width.
+    pub const ALL: FloatWidths = FloatWidths {
+        f16: true,
+        f32: true,
+        f64: true,
+    };
+
+    /// Whether the width `w` (16, 32 or 64) is in the set.
     pub fn width(&self, w: u32) -> bool {
         match w {
             16 => self.f16,
             32 => self.f32,
             _ => self.f64,
+        }
+    }
+}
+
+/// What the floating-point lowering may assume about the device it translates for
+/// (docs/spec-notes.md §55). Every model gives PISA's exact results except
+/// [`FloatModel::fast_math`]; they differ in speed and in the device features they need.
+///
+/// - Portable ([`FloatModel::default`]): no assumption. Exact operations that the device
+///   cannot do in one IEEE instruction are computed with 32- and 64-bit integers, so no
+///   `.f`/`.hf`/`.bf` operation needs `Float64`.
+/// - [`FloatModel::fused_fma`]: the device's `Fma` is fused for those widths (probed by the
+///   runtime); `fmad` is one `Fma` and the exact division and root are corrected with it.
+///   Kernels that rely on it name `fusedFmaFloatN` among their features, and the runtime
+///   refuses them on a device whose `Fma` is not fused.
+/// - [`FloatModel::float64`]: where `Fma` is not fused, exact `.f` results may be computed
+///   in `f64` (shorter than the integer forms where the device has fast `f64`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct FloatModel {
+    /// Widths whose SPIR-V `Fma` (GLSL.std.450) the device computes with a single rounding.
+    pub fused_fma: FloatWidths,
+    /// Whether exact `.f`/`.hf`/`.bf` lowerings may compute in `f64` (`Float64`).
+    pub float64: bool,
+    /// Non-conforming fast math: `fmad` is the device's `Fma` whether fused or not,
+    /// transcendentals are GLSL.std.450's, division and roots the device's, and every
+    /// rounding mode is rounded to nearest even. Measured errors: docs/float-accuracy.md.
+    pub fast_math: bool,
+    /// For tests only: with [`FloatModel::fused_fma`], compute every `Fma` the fused
+    /// lowerings emit exactly in integers, so that their algorithms run (and are checked) on a
+    /// device whose `Fma` is not fused; kernels then do not need `fusedFmaFloatN`.
+    #[doc(hidden)]
+    #[serde(skip)]
+    pub emulated_fma: bool,
+}
+
+impl FloatModel {
+    /// The model for a device whose `Fma` is fused for `fused` and that has `Float64` or not.
+    pub fn for_device(fused: FloatWidths, float64: bool) -> FloatModel {
+        FloatModel {
+            fused_fma: fused,
+            float64,
+            ..FloatModel::default()
         }
     }
 }
@@ -110,6 +168,8 @@ impl Options {
 /// (native), or as aligned clusters of [`width`](Self::width) lanes of a hardware sub-group of
 /// [`hardware`](Self::hardware) lanes (clustered). The lowering of `%laneid`, `%activemask`,
 /// `%subgroupsize` and the isa-7 instructions reads it (`ops_subgroup.rs`).
+/// [`lanes`](Self::lanes) says whether the function being lowered uses that mapping or
+/// numbers lanes by linear local id (kernels without cross-lane operations, [`lanes`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SubgroupMapping {
     /// The PISA sub-group width N (`%subgroupsize`): a power of two from 1 to 32.
@@ -117,6 +177,9 @@ pub struct SubgroupMapping {
     /// The hardware sub-group width H the pipeline must be created with: N, or a power-of-two
     /// multiple of N up to 128 (Vulkan's largest sub-group).
     pub hardware: u32,
+    /// How the function being lowered numbers lanes (set per function by the back end;
+    /// [`LaneNumbering::Hardware`] from [`SubgroupMapping::new`]).
+    pub lanes: LaneNumbering,
 }
 
 impl SubgroupMapping {
@@ -143,6 +206,7 @@ impl SubgroupMapping {
         Ok(SubgroupMapping {
             width,
             hardware: hw,
+            lanes: LaneNumbering::Hardware,
         })
     }
 
@@ -158,7 +222,8 @@ impl Default for Options {
             subgroup_size: 32,
             hardware_subgroup_size: None,
             maximal_reconvergence: false,
-            denorm_preserve: DenormPreserve::default(),
+            denorm_preserve: FloatWidths::default(),
+            float: None,
         }
     }
 }
@@ -172,21 +237,35 @@ pub struct Translation {
     pub reflection: Reflection,
 }
 
-/// Translates a validated module.
+/// Translates a validated module; a module with imports must be linked first
+/// ([`crate::link()`]: the back end translates one whole program).
 pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<Diagnostic>> {
+    let unresolved = crate::link::unresolved_imports(module);
+    if !unresolved.is_empty() {
+        return Err(unresolved);
+    }
     let subgroups = options
         .subgroup_mapping()
         .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?;
     let layout = layout::layout(module).map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
-    let mut m = ModuleCx::new(layout.shared_size, layout.private_size);
+    let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
+    let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
+    m.float = options.float.unwrap_or_default();
+    if lane_plan.needs_flag {
+        m.declare_lane_flag();
+    }
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
     for (i, f) in module.functions.iter().enumerate() {
         if f.body.is_none() {
             continue;
         }
-        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), subgroups) {
+        let mapping = SubgroupMapping {
+            lanes: lane_plan.numbering[i],
+            ..subgroups
+        };
+        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), mapping) {
             errors.push(e);
             // The builder is left mid-function; stop at the first failing function.
             break;
@@ -195,23 +274,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if !errors.is_empty() {
         return Err(errors);
     }
-    // Quadratic in the number of functions, so only when some function uses sub-groups.
-    let subgroup_kernels: Vec<bool> = if m.subgroup_users.is_empty() {
-        vec![false; module.functions.len()]
-    } else {
-        let edges = call_graph(module);
-        module
-            .functions
-            .iter()
-            .enumerate()
-            .map(|(i, _)| {
-                reachable(&edges, i)
-                    .iter()
-                    .enumerate()
-                    .any(|(f, &r)| r && m.subgroup_users.contains(&(f as u32)))
-            })
-            .collect()
-    };
+    let subgroup_kernels = lane_plan.subgroup_kernel;
     let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
     if reconverge {
         m.b.extension("SPV_KHR_maximal_reconvergence");
@@ -236,8 +299,12 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     features.extend(m.features.iter().copied());
     features.sort();
     features.dedup();
+    let m_float = m.float;
+    let m_f64_would_help = m.f64_would_help;
     let spirv_words = m.b.assemble();
     let mut reflection = reflect(module, &layout, &features);
+    reflection.float_model = m_float;
+    reflection.faster_with_float64 = m_f64_would_help;
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
     let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for (i, f) in module.functions.iter().enumerate() {
@@ -268,7 +335,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
 /// sign of a zero product (spec-notes §44). `DenormPreserve` is not requested: lavapipe
 /// reports `shaderDenormPreserveFloat32 = false`, which forbids it; denormals are kept by
 /// default there and the conformance tests check it.
-fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: DenormPreserve) {
+fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: FloatWidths) {
     use Feature as F;
     m.capability(spirv::Capability::SignedZeroInfNanPreserve);
     let mut widths = vec![(
@@ -332,27 +399,7 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
 /// initializer).
 fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
     let n = module.functions.len();
-    let mut address_taken = vec![false; n];
-    for g in &module.globals {
-        for item in g.init.iter().flatten() {
-            if let crate::ir::InitItem::Symbol {
-                symbol: SymbolRef::Function(f),
-                ..
-            } = item
-            {
-                address_taken[f.0 as usize] = true;
-            }
-        }
-    }
-    for f in &module.functions {
-        for inst in f.body.iter().flatten() {
-            if inst.op == Opcode::Addrof {
-                if let Some(Operand::Func(g)) = inst.ops.get(1) {
-                    address_taken[g.0 as usize] = true;
-                }
-            }
-        }
-    }
+    let address_taken = crate::calls::address_taken(module);
     let mut edges: Vec<Vec<(usize, crate::span::Span)>> = vec![Vec::new(); n];
     for (i, f) in module.functions.iter().enumerate() {
         for inst in f.body.iter().flatten().filter(|x| x.op == Opcode::Call) {
@@ -375,65 +422,50 @@ fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
     edges
 }
 
-/// The functions reachable from `root` (itself included).
-fn reachable(edges: &[Vec<(usize, crate::span::Span)>], root: usize) -> Vec<bool> {
-    let mut seen = vec![false; edges.len()];
-    let mut work = vec![root];
-    while let Some(v) = work.pop() {
-        if !std::mem::replace(&mut seen[v], true) {
-            work.extend(edges[v].iter().map(|&(w, _)| w));
-        }
-    }
-    seen
-}
-
 /// Refuses recursion (direct, mutual, or through function addresses), naming the cycle.
 fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     let n = module.functions.len();
     let edges = call_graph(module);
-    // DFS with colours; report the first cycle found.
-    let mut colour = vec![0u8; n];
-    let mut stack: Vec<(usize, crate::span::Span)> = Vec::new();
-    fn dfs(
-        v: usize,
-        edges: &[Vec<(usize, crate::span::Span)>],
-        colour: &mut [u8],
-        stack: &mut Vec<(usize, crate::span::Span)>,
-    ) -> Option<(Vec<usize>, crate::span::Span)> {
-        colour[v] = 1;
-        for &(w, span) in &edges[v] {
-            if colour[w] == 1 {
-                let start = stack.iter().position(|&(x, _)| x == w).unwrap_or(0);
-                let mut cyc: Vec<usize> = stack[start..].iter().map(|&(x, _)| x).collect();
-                cyc.push(v);
-                cyc.push(w);
-                return Some((cyc, span));
-            }
-            if colour[w] == 0 {
-                stack.push((v, span));
-                if let Some(c) = dfs(w, edges, colour, stack) {
-                    return Some(c);
-                }
-                stack.pop();
-            }
+    // Depth-first search with an explicit stack (a call chain of any length fits): a call to
+    // a function still on the stack closes a cycle, reported from that function on.
+    const NEW: usize = usize::MAX;
+    const DONE: usize = usize::MAX - 1;
+    // Position of each function on the stack while it is on it.
+    let mut at = vec![NEW; n];
+    for root in 0..n {
+        if at[root] != NEW {
+            continue;
         }
-        colour[v] = 2;
-        None
-    }
-    for v in 0..n {
-        if colour[v] == 0 {
-            if let Some((cyc, span)) = dfs(v, &edges, &mut colour, &mut stack) {
-                let names: Vec<String> = cyc
-                    .iter()
-                    .map(|&i| format!("@{}", module.functions[i].name))
-                    .collect();
-                return Err(vec![Diagnostic::error(
-                    span,
-                    format!(
-                        "recursion is not supported on Vulkan: call cycle {}",
-                        names.join(" -> ")
-                    ),
-                )]);
+        let mut frames: Vec<(usize, usize)> = vec![(root, 0)];
+        at[root] = 0;
+        while let Some(&mut (v, ref mut next)) = frames.last_mut() {
+            let Some(&(w, span)) = edges[v].get(*next) else {
+                at[v] = DONE;
+                frames.pop();
+                continue;
+            };
+            *next += 1;
+            match at[w] {
+                NEW => {
+                    at[w] = frames.len();
+                    frames.push((w, 0));
+                }
+                DONE => {}
+                start => {
+                    let names: Vec<String> = frames[start..]
+                        .iter()
+                        .map(|&(x, _)| x)
+                        .chain([w])
+                        .map(|i| format!("@{}", module.functions[i].name))
+                        .collect();
+                    return Err(vec![Diagnostic::error(
+                        span,
+                        format!(
+                            "recursion is not supported on Vulkan: call cycle {}",
+                            names.join(" -> ")
+                        ),
+                    )]);
+                }
             }
         }
     }
@@ -444,16 +476,18 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
     let kernels = module
         .functions
         .iter()
-        .filter(|f| f.is_kernel() && f.body.is_some())
-        .map(|f| {
+        .enumerate()
+        .filter(|(_, f)| f.is_kernel() && f.body.is_some())
+        .map(|(i, f)| {
             let (params, size) = crate::reflect::params_of(f);
             KernelInfo {
                 name: f.name.clone(),
                 params,
                 param_size: size,
-                params_inline: launch::params_inline(size),
-                push_constant_size: launch::MAX_PUSH_CONSTANTS,
+                params_inline: layout.launch.params_inline(size),
+                push_constant_size: layout.launch.size,
                 reqd_work_group_size: f.attrs.reqd_work_group_size,
+                shared_size: layout.kernel_shared_size[i],
                 features: features.to_vec(),
                 subgroup_size: None,
                 hardware_subgroup_size: None,
@@ -484,12 +518,30 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        float_model: FloatModel::default(),
+        faster_with_float64: false,
+        launch: layout.launch,
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::SubgroupMapping;
+    use super::{LaneNumbering, SubgroupMapping};
+
+    #[test]
+    fn recursion_is_named_by_its_cycle_alone() {
+        // The kernel calls @f, which calls itself: the cycle is @f -> @f, without the kernel
+        // that leads to it (once reported as @k -> @f -> @f).
+        let src = ".version 0.1;\n.target 100;\n.kernel @k() {\n  call void, @f();\n}\n\
+                   .function void @f() {\n  call void, @f();\n}\n";
+        let file = std::sync::Arc::new(crate::SourceFile::new("rec.pisa", src));
+        let e = crate::compile(&file, &Default::default()).expect_err("recursion is refused");
+        assert!(
+            e.render().contains("call cycle @f -> @f\n"),
+            "{}",
+            e.render()
+        );
+    }
 
     #[test]
     fn subgroup_mappings_are_checked() {
@@ -498,7 +550,8 @@ mod tests {
             m(32, Some(64)),
             Ok(SubgroupMapping {
                 width: 32,
-                hardware: 64
+                hardware: 64,
+                lanes: LaneNumbering::Hardware,
             })
         );
         assert!(m(32, Some(64)).unwrap().clustered());

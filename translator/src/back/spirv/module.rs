@@ -11,6 +11,17 @@ use rspirv::spirv::{self, BuiltIn, Capability, Decoration, StorageClass, Word};
 use rustc_hash::FxHashMap as HashMap;
 use std::collections::BTreeSet;
 
+/// The specialization constant that sizes the shared arena, in 32-bit words: each pipeline
+/// sets it to its kernel's arena ([`crate::reflect::KernelInfo::shared_size`] / 4, at
+/// least 1); its default is the largest kernel's, so the module also runs unspecialized.
+/// Constants 0–2 are the work-group size.
+pub const SHARED_WORDS_SPEC_ID: u32 = 3;
+
+/// The first of the three specialization constants of `%enqueuedlocalsize` (x, y, z): the
+/// local size of the launch, which constants 0–2 (the dispatch's local size, `%localsize`)
+/// are smaller than in a partial edge work-group.
+pub const ENQUEUED_LOCAL_SIZE_SPEC_ID: u32 = 4;
+
 /// Module-wide builder state.
 pub struct ModuleCx {
     /// The SPIR-V builder.
@@ -26,12 +37,16 @@ pub struct ModuleCx {
     builtins: HashMap<u32, Word>,
     /// The push-constant launch block variable.
     pub launch: Word,
-    /// Shared arena (`Workgroup uint[N]`), if the module has shared variables.
+    /// Shared arena (`Workgroup uint[N]`, N the specialization constant
+    /// [`SHARED_WORDS_SPEC_ID`]), if the module has shared variables.
     pub shared: Option<Word>,
     /// Private arena (`Private uint[N]`), if the module has private variables.
     pub private: Option<Word>,
-    /// `WorkgroupSize` spec-constant composite.
+    /// `WorkgroupSize` spec-constant composite (specialization constants 0-2): the local
+    /// size of the dispatch, smaller than the enqueued one for partial edge work-groups.
     pub workgroup_size: Word,
+    /// `%enqueuedlocalsize`: specialization constants 4, 5, 6.
+    pub enqueued_local_size: [Word; 3],
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
     types: HashMap<TypeKey, Word>,
@@ -42,6 +57,14 @@ pub struct ModuleCx {
     /// `%subgroupsize`, sub-group instructions): kernels reaching them need a fixed
     /// sub-group size.
     pub subgroup_users: BTreeSet<u32>,
+    /// What the float lowering may assume about the device.
+    pub float: super::FloatModel,
+    /// Whether some exact float operation was computed in integers where the float64 model
+    /// would use a few `f64` operations ([`crate::reflect::Reflection::faster_with_float64`]).
+    pub f64_would_help: bool,
+    /// `Private bool`: whether the running kernel numbers lanes by linear local id, when
+    /// some function serves both kinds of kernel ([`super::lanes`]); every kernel sets it.
+    pub lane_flag: Option<Word>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -87,9 +110,10 @@ impl Scalar {
 }
 
 impl ModuleCx {
-    /// Starts a module: header, base capabilities, memory model, the launch block and the
-    /// work-group-size specialization constants.
-    pub fn new(shared_bytes: u32, private_bytes: u32) -> ModuleCx {
+    /// Starts a module: header, base capabilities, memory model, the launch block (of
+    /// `launch_bytes`) and the
+    /// specialization constants of the local size (0-2) and the enqueued local size (4-6).
+    pub fn new(shared_bytes: u32, private_bytes: u32, launch_bytes: u32) -> ModuleCx {
         let mut b = Builder::new();
         b.set_version(1, 5);
         let glsl = b.ext_inst_import("GLSL.std.450");
@@ -109,28 +133,27 @@ impl ModuleCx {
             shared: None,
             private: None,
             workgroup_size: 0,
+            enqueued_local_size: [0; 3],
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
+            float: super::FloatModel::default(),
+            f64_would_help: false,
+            lane_flag: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };
         cx.capability(Capability::Shader);
         cx.capability(Capability::PhysicalStorageBufferAddresses);
         cx.capability(Capability::Int64);
-        // The launch block: a struct of one u32 array covering the 128-byte push range.
+        // The launch block: a struct of one u64 array covering the module's push-constant
+        // range (`launch_bytes`, every kernel's), so that a 64-bit launch value or argument
+        // is one load (Int64 is always declared).
         let u32t = cx.ty(Scalar::U(32));
-        let words = crate::layout::launch::MAX_PUSH_CONSTANTS / 4;
+        let u64t = cx.ty(Scalar::U(64));
+        let words = launch_bytes.div_ceil(8).max(1);
         let n = cx.const_u32(words);
-        let arr = cx.b.id();
-        cx.b.module_mut()
-            .types_global_values
-            .push(rspirv::dr::Instruction::new(
-                spirv::Op::TypeArray,
-                None,
-                Some(arr),
-                vec![SpvOperand::IdRef(u32t), SpvOperand::IdRef(n)],
-            ));
-        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(4)]);
+        let arr = cx.fresh_array(u64t, n);
+        cx.b.decorate(arr, Decoration::ArrayStride, [SpvOperand::LiteralBit32(8)]);
         let st = cx.b.type_struct_id(None, [arr]);
         cx.b.decorate(st, Decoration::Block, []);
         cx.b.member_decorate(st, 0, Decoration::Offset, [SpvOperand::LiteralBit32(0)]);
@@ -151,8 +174,23 @@ impl ModuleCx {
             Decoration::BuiltIn,
             [SpvOperand::BuiltIn(BuiltIn::WorkgroupSize)],
         );
+        // The enqueued local size from specialization constants 4, 5, 6.
+        for (i, c) in cx.enqueued_local_size.iter_mut().enumerate() {
+            *c = cx.b.spec_constant_bit32(u32t, 1);
+            let id = ENQUEUED_LOCAL_SIZE_SPEC_ID + i as u32;
+            cx.b.decorate(*c, Decoration::SpecId, [SpvOperand::LiteralBit32(id)]);
+        }
         if shared_bytes > 0 {
-            let arr = cx.array(u32t, shared_bytes / 4);
+            // `uint[N]` with N a specialization constant: a kernel reserves only its own
+            // arena (layout.rs lays the variables out per kernel).
+            let words = cx.b.spec_constant_bit32(u32t, shared_bytes.div_ceil(4));
+            cx.b.decorate(
+                words,
+                Decoration::SpecId,
+                [SpvOperand::LiteralBit32(SHARED_WORDS_SPEC_ID)],
+            );
+            cx.b.name(words, "pisa_shared_words");
+            let arr = cx.fresh_array(u32t, words);
             let p = cx.b.type_pointer(None, StorageClass::Workgroup, arr);
             let v = cx.b.variable(p, None, StorageClass::Workgroup, None);
             cx.b.name(v, "pisa_shared");
@@ -168,6 +206,16 @@ impl ModuleCx {
             cx.private = Some(v);
         }
         cx
+    }
+
+    /// Declares the [`lane_flag`](Self::lane_flag) variable.
+    pub fn declare_lane_flag(&mut self) {
+        let bt = self.ty(Scalar::Bool);
+        let p = self.ptr(StorageClass::Private, bt);
+        let v = self.b.variable(p, None, StorageClass::Private, None);
+        self.b.name(v, "pisa_linear_lanes");
+        self.interface.push(v);
+        self.lane_flag = Some(v);
     }
 
     /// Declares a capability once.
@@ -251,9 +299,16 @@ impl ModuleCx {
             return t;
         }
         let n = self.const_u32(len);
-        // A fresh id, not rspirv's deduplicating `type_array`: that would hand back an array
-        // type decorated with `ArrayStride` (the launch block's `uint[32]`), which Vulkan
-        // forbids for Function and Workgroup storage.
+        let t = self.fresh_array(elem, n);
+        self.types.insert(TypeKey::Array(elem, len), t);
+        t
+    }
+
+    /// A new array type `elem[len]` (`len` the id of a constant or specialization constant).
+    /// A fresh id, not rspirv's deduplicating `type_array`: that would hand back an array
+    /// type decorated with `ArrayStride` (the launch block's `uint[32]`), which Vulkan
+    /// forbids for Function and Workgroup storage.
+    fn fresh_array(&mut self, elem: Word, len: Word) -> Word {
         let t = self.b.id();
         self.b
             .module_mut()
@@ -262,9 +317,8 @@ impl ModuleCx {
                 spirv::Op::TypeArray,
                 None,
                 Some(t),
-                vec![SpvOperand::IdRef(elem), SpvOperand::IdRef(n)],
+                vec![SpvOperand::IdRef(elem), SpvOperand::IdRef(len)],
             ));
-        self.types.insert(TypeKey::Array(elem, len), t);
         t
     }
 

@@ -18,9 +18,7 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use super::ops_float::FKind;
-use crate::ir::{
-    AddrSpace, Address, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand,
-};
+use crate::ir::{AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand};
 use crate::layout::locks;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
 
@@ -71,10 +69,14 @@ fn supported(op: Opcode, space: AddrSpace, a: AtomOp, ty: DataType) -> bool {
     }
 }
 
-/// The SPIR-V scope of a PISA scope (omitted: `.gpu`).
-fn spv_scope(s: Option<MemScope>) -> Scope {
+/// The SPIR-V scope of a PISA scope (omitted: `.gpu`). `.subgroup` is `Subgroup` only in
+/// code whose PISA sub-groups are hardware sub-groups (or clusters of one); where lanes are
+/// numbered by linear local id a PISA sub-group may span several hardware ones, so it is
+/// `Workgroup` (spec-notes §60).
+fn spv_scope(s: Option<MemScope>, lanes: super::LaneNumbering) -> Scope {
     match s {
-        Some(MemScope::Subgroup) => Scope::Subgroup,
+        Some(MemScope::Subgroup) if lanes == super::LaneNumbering::Hardware => Scope::Subgroup,
+        Some(MemScope::Subgroup) => Scope::Workgroup,
         Some(MemScope::Workgroup) => Scope::Workgroup,
         Some(MemScope::Gpu | MemScope::System) | None => Scope::Device,
     }
@@ -137,26 +139,35 @@ impl<'a> FnCx<'a> {
             bits | BOTH_MEMORIES
         };
         Ok(MemSync {
-            scope: spv_scope(scope),
+            scope: spv_scope(scope, self.subgroups.lanes),
             sem,
         })
     }
 
-    /// Evaluates the address operand of an atomic to the width of `space`'s addresses.
-    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<Word> {
+    /// The space an atomic in `space` accesses (a generic address that provably points into
+    /// one space is an access to it) and its address operand, evaluated to the width of that
+    /// space's addresses.
+    fn atomic_address(&mut self, op: &Operand, space: AddrSpace) -> EResult<(Word, AddrSpace)> {
         let Operand::Addr(addr) = *op else {
             return Err(self.err("expected an address operand"));
         };
-        let abits = match space.mem_space() {
-            Some(m) => m.address_bits(),
-            None => 64,
+        let declared = match space.mem_space() {
+            Some(m) => Space::Mem(m),
+            None => Space::Generic,
         };
-        let a = self.eval_address(&addr)?;
-        let Address { bits, .. } = addr;
-        if bits != abits {
-            return self.resize(a, bits, abits);
-        }
-        Ok(a)
+        let (abits, space) = match self.resolve_space(declared, &addr) {
+            Space::Mem(m) => {
+                let concrete = match m {
+                    MemSpace::Global => AddrSpace::Global,
+                    MemSpace::Const => AddrSpace::Const,
+                    MemSpace::Shared => AddrSpace::Shared,
+                    MemSpace::Private => AddrSpace::Private,
+                };
+                (m.address_bits(), concrete)
+            }
+            Space::Generic => (64, space),
+        };
+        Ok((self.eval_address_as(&addr, abits)?, space))
     }
 
     /// Runs `access` on the concrete space of an atomic's address (dispatching a generic
@@ -351,7 +362,7 @@ impl<'a> FnCx<'a> {
         } else {
             s0
         };
-        let addr = self.atomic_address(&inst.ops[1], space)?;
+        let (addr, space) = self.atomic_address(&inst.ops[1], space)?;
         let native = match (kind, op) {
             (_, A::Cas) => Some(Native::Cas(s0, s1)),
             (Some(_), _) => None,
@@ -511,7 +522,9 @@ impl<'a> FnCx<'a> {
             q.order
         };
         if seq_cst {
-            let scope = self.m.const_u32(spv_scope(q.scope) as u32);
+            let scope = self
+                .m
+                .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
             let sem = self
                 .m
                 .const_u32((MemorySemantics::SEQUENTIALLY_CONSISTENT | BOTH_MEMORIES).bits());
@@ -519,7 +532,7 @@ impl<'a> FnCx<'a> {
         }
         if inst.op == Opcode::Ld {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
-            let addr = self.atomic_address(&inst.ops[1], space)?;
+            let (addr, space) = self.atomic_address(&inst.ops[1], space)?;
             let vt = self.atomic_value_type(w);
             let v = self.in_space(space, addr, vt, |cx, ms, a| {
                 if ms == MemSpace::Private {
@@ -533,7 +546,7 @@ impl<'a> FnCx<'a> {
             return self.write_atomic_value(&inst.ops[0], w, v);
         }
         let sync = self.atomic_sync(order, q.scope, Access::Store)?;
-        let addr = self.atomic_address(&inst.ops[0], space)?;
+        let (addr, space) = self.atomic_address(&inst.ops[0], space)?;
         let value = self.read_atomic_value(&inst.ops[1], w)?;
         let vt = self.atomic_value_type(w);
         self.in_space(space, addr, vt, |cx, ms, a| {
@@ -567,7 +580,9 @@ impl<'a> FnCx<'a> {
             Some(AddrSpace::Shared) => MemorySemantics::WORKGROUP_MEMORY,
             _ => BOTH_MEMORIES,
         };
-        let scope = self.m.const_u32(spv_scope(q.scope) as u32);
+        let scope = self
+            .m
+            .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
         let sem = self.m.const_u32((bits | storage).bits());
         self.m.b.memory_barrier(scope, sem).map_err(bug)
     }

@@ -6,7 +6,7 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use crate::ir::{AddrSpace, Bits, DataType, Inst, MemSpace, Opcode, Operand, RegType};
-use crate::layout::{function_address, generic, launch};
+use crate::layout::{function_address, generic};
 use rspirv::spirv::{self, Word};
 
 impl FnCx<'_> {
@@ -120,6 +120,16 @@ impl FnCx<'_> {
         }
     }
 
+    /// The `.index` of a static `extract` or `insert`.
+    fn static_index(&self, inst: &Inst) -> EResult<u32> {
+        inst.q.index.map(u32::from).ok_or_else(|| {
+            self.err(format!(
+                "internal error: `{}` without its index",
+                inst.op.as_str()
+            ))
+        })
+    }
+
     /// `extract` and `insert`, static and `.dynamic`.
     pub fn extract_insert(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
@@ -141,7 +151,7 @@ impl FnCx<'_> {
                 self.store_elem_dyn(dst, idx, v)
             }
             (Opcode::Extract, false) => {
-                let index = q.index.unwrap_or(0) as u32;
+                let index = self.static_index(inst)?;
                 match self.reg_ty(dst) {
                     RegType::Vector(_, n) => {
                         for i in 0..n as u32 {
@@ -157,7 +167,7 @@ impl FnCx<'_> {
                 }
             }
             _ => {
-                let index = q.index.unwrap_or(0) as u32;
+                let index = self.static_index(inst)?;
                 match self.reg_ty(src) {
                     RegType::Vector(_, n) => {
                         for i in 0..n as u32 {
@@ -304,15 +314,12 @@ impl FnCx<'_> {
         if q.space == Some(AddrSpace::Param) {
             return self.load_param(&data, &addr, w, count);
         }
-        let space = self.access_space(q);
+        let space = self.resolve_space(self.access_space(q), &addr);
         let abits = match space {
             Space::Mem(m) => m.address_bits(),
             Space::Generic => 64,
         };
-        let mut a = self.eval_address(&addr)?;
-        if addr.bits != abits {
-            a = self.resize(a, addr.bits, abits)?;
-        }
+        let a = self.eval_address_as(&addr, abits)?;
         for i in 0..count {
             let ai = self.addr_add(a, abits, (i * w / 8) as u64)?;
             if inst.op == Opcode::Ld {
@@ -358,21 +365,50 @@ impl FnCx<'_> {
         let (_, size) = self.f.param_layout();
         let off = self.eval_address(addr)?;
         let off = self.resize(off, addr.bits, 32)?;
-        let (space, base) = if launch::params_inline(size) {
-            (WordSpace::Push, launch::INLINE_PARAMS)
+        let l = self.layout.launch;
+        let buffer = if l.params_inline(size) {
+            None
         } else {
-            let b = self.launch_u64(launch::PARAM_BUFFER)?;
-            (WordSpace::Global(b), 0)
+            Some(self.launch_u64(l.params)?)
         };
+        let base = if buffer.is_some() { 0 } else { l.params };
         let u32t = self.m.uint(32);
         let k = self.m.const_u32(base);
         let off = self.m.b.i_add(u32t, None, off, k).map_err(bug)?;
         for i in 0..count {
             let a = self.addr_add(off, 32, (i * w / 8) as u64)?;
-            let v = self.word_arena_load(space, a, w)?;
+            let v = match buffer {
+                Some(b) => self.word_arena_load(WordSpace::Global(b), a, w)?,
+                // A 64-bit argument that is not 8-aligned in the block (`.align 4`) spans
+                // two 64-bit words: read it as two 32-bit halves.
+                None if w == 64 && !self.param_aligned8(addr, base + i * 8) => {
+                    let lo = self.launch_load(a, 32)?;
+                    let a4 = self.addr_add(a, 32, 4)?;
+                    let hi = self.launch_load(a4, 32)?;
+                    self.pair_to_u64(lo, hi)?
+                }
+                None => self.launch_load(a, w)?,
+            };
             self.write_part(data, i, count, w, v)?;
         }
         Ok(())
+    }
+
+    /// Whether the `.param` address `addr`, `extra` bytes further in the launch block, is
+    /// a constant multiple of 8 (an offset in a register is not known to be).
+    fn param_aligned8(&self, addr: &crate::ir::Address, extra: u32) -> bool {
+        use crate::ir::{AddrBase, AddrOffset};
+        let AddrBase::Param(p) = addr.base else {
+            return false;
+        };
+        let offset = match addr.offset {
+            AddrOffset::None => 0,
+            AddrOffset::Imm(k) => k as i128,
+            AddrOffset::Reg(_) => return false,
+        };
+        let (offs, _) = self.f.param_layout();
+        let param = offs.get(p.0 as usize).copied().unwrap_or(0) as i128;
+        (param + offset + extra as i128) % 8 == 0
     }
 
     /// `barrier.workgroup`: an `OpControlBarrier` at work-group scope that also orders
@@ -415,7 +451,7 @@ impl FnCx<'_> {
         let callee = &self.module.functions[f.0 as usize];
         if callee.body.is_none() {
             return Err(self.err(format!(
-                "call of imported function `@{}`: linking modules is not supported yet",
+                "call of `@{}`, which has no body (an import the program was not linked with)",
                 callee.name
             )));
         }

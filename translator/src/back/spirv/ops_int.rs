@@ -453,7 +453,10 @@ impl FnCx<'_> {
                 let s: Vec<Word> = (1..=3)
                     .map(|i| self.read_uint(&inst.ops[i], 32))
                     .collect::<EResult<_>>()?;
-                let r = self.bfn(q.bfn.unwrap_or(0), s[0], s[1], s[2])?;
+                let Some(table) = q.bfn else {
+                    return Err(self.err("internal error: `bfn` without its operation"));
+                };
+                let r = self.bfn(table, s[0], s[1], s[2])?;
                 self.write_uint(&inst.ops[0], 32, r)
             }
             Opcode::Bfrev => {

@@ -73,7 +73,6 @@ impl FloatBits {
 impl FnCx<'_> {
     /// Lowers `shfl`, `ired`, `fred` and `redfirstidx`.
     pub fn subgroup_inst(&mut self, inst: &Inst) -> EResult {
-        self.m.subgroup_users.insert(self.fid.0);
         self.m.capability(Capability::GroupNonUniform);
         self.m.capability(Capability::GroupNonUniformBallot);
         match inst.op {

@@ -1,167 +1,190 @@
-//! The structurizer: turns a reducible [`Cfg`] into a tree of structured constructs that
-//! maps one-to-one onto SPIR-V selection and loop constructs.
+//! The structurizer: turns a reducible [`Cfg`] into a structured program, a flat sequence of
+//! [`Event`]s in which labelled blocks, loops and one-armed branches open and close like
+//! brackets, and which maps one-to-one onto SPIR-V selection and loop constructs.
 //!
 //! The method follows Ramsey, "Beyond Relooper" (ICFP 2022): walk the dominator tree; a
 //! block with two or more forward predecessors (a *merge* block) becomes the label at the
-//! end of a [`Node::Block`] wrapped around the code of its immediate dominator, and every
-//! jump to it is a [`Node::Break`]; a loop header becomes a [`Node::Loop`] and every back
-//! edge a [`Node::Continue`]; every other block is placed inline where its only predecessor
-//! branches to it. One change for GPUs: a block that leaves a loop is *hoisted* after the
-//! loop (it becomes a merge label outside the loop) even when it has a single predecessor,
-//! so that the work-items of a loop reconverge when they leave it, before anything that
-//! follows the loop (a barrier, a sub-group operation) runs.
+//! end of a labelled block wrapped around the code of its immediate dominator, and every
+//! jump to it is a [`Event::Break`]; a loop header opens a loop and every back edge is a
+//! [`Event::Continue`]; every other block is placed inline where its only predecessor
+//! branches to it ([`Cfg::placement`]). A block that leaves a loop is *hoisted* after the
+//! loop even when it has a single predecessor, so that the work-items of a loop reconverge
+//! when they leave it, before anything that follows the loop (a barrier, a sub-group
+//! operation) runs; the innermost such exit is fused with the loop. Neither arm of a
+//! two-way branch falls through, so the branch is one-armed: the arm with fewer events goes
+//! inside, the other follows, and branches nest O(log n) deep. (Blocks with many merges are
+//! sequenced before this, see `cfg::junctions`.)
+//!
+//! The walk keeps its own stack of pending steps, so it runs in O(blocks + edges) steps and
+//! constant call depth whatever the shape. Every reachable block's code appears exactly
+//! once: nothing is duplicated.
 //!
 //! Must not: emit SPIR-V or look inside instructions.
 
-use super::cfg::{BlockId, Cfg, Cond, Term};
+use super::cfg::{BlockId, Cfg, Cond, Placement, Term};
 use crate::ir::Operand;
 
-/// A structured construct.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Node {
+/// One step of a structured program, in program order.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Event {
     /// The straight-line code of a block.
     Code(BlockId),
-    /// A labelled block; `Break(label)` jumps to the end of it.
-    Block {
-        /// The merge block that follows (breaks target it).
-        label: BlockId,
-        /// Contents.
-        body: Vec<Node>,
-    },
-    /// A loop; `Continue(header)` jumps back to its start.
-    Loop {
+    /// Opens a labelled block; a [`Event::Break`] with this label jumps to its end.
+    BeginBlock(BlockId),
+    /// Closes the labelled block: control continues at the merge block of that label.
+    EndBlock(BlockId),
+    /// Opens the loop headed by `header`; a [`Event::Continue`] with it jumps back. With an
+    /// `exit`, the loop is also the labelled block of that label (its innermost hoisted
+    /// exit), so that breaking to it is leaving the loop.
+    BeginLoop {
         /// The loop header.
         header: BlockId,
-        /// Contents.
-        body: Vec<Node>,
+        /// The label of the block the loop is fused with.
+        exit: Option<BlockId>,
     },
-    /// A two-way branch; neither arm falls through (each ends in a jump or return).
-    If {
+    /// Closes the loop (and its fused block: control continues at `exit`).
+    EndLoop {
+        /// The loop header.
+        header: BlockId,
+        /// The label of the block the loop is fused with.
+        exit: Option<BlockId>,
+    },
+    /// Opens a one-armed branch taken when `cond` (negated when `negate`) holds. The arm
+    /// never falls through; the other arm of the two-way branch follows [`Event::EndIf`].
+    BeginIf {
         /// The condition.
         cond: Cond,
-        /// When true.
-        then: Vec<Node>,
-        /// When false.
-        els: Vec<Node>,
+        /// Take the arm when the condition is false.
+        negate: bool,
     },
-    /// Jump to the end of the enclosing `Block` labelled so.
+    /// Closes the one-armed branch.
+    EndIf,
+    /// Jumps to the end of the enclosing labelled block with this label.
     Break(BlockId),
-    /// Jump to the start of the enclosing `Loop` with this header.
+    /// Jumps to the start of the enclosing loop with this header.
     Continue(BlockId),
-    /// Return, with an optional value.
+    /// Returns, with an optional value.
     Return(Option<Operand>),
 }
 
-struct Ctx<'a> {
-    cfg: &'a Cfg,
-    /// Emission parent of each block (the immediate dominator, or the header a loop exit is
-    /// hoisted to).
-    parent: Vec<BlockId>,
-    /// Whether a block is only ever reached by `Break` (merge or hoisted).
-    labelled: Vec<bool>,
-    /// Emission children of each block, in reverse post-order.
-    children: Vec<Vec<BlockId>>,
+/// A step still to take.
+enum Step {
+    /// The events of the emission subtree rooted at a block.
+    Tree(BlockId),
+    /// The events of the edge `from -> to`.
+    Edge(BlockId, BlockId),
+    /// One event.
+    Emit(Event),
 }
 
-/// Structures a reducible CFG.
-pub fn structurize(cfg: &Cfg) -> Vec<Node> {
-    let n = cfg.blocks.len();
-    let mut parent = vec![usize::MAX; n];
-    let mut labelled = vec![false; n];
-    for &b in cfg.rpo.iter().skip(1) {
-        let idom = cfg.idom[b];
-        let mut p = idom;
-        let mut hoisted = false;
-        // Outermost loop that contains the idom but not b: hoist b to its header.
-        let mut h = idom;
-        // Walk up the dominator tree from the idom looking at loop headers.
-        loop {
-            if cfg.loops[h].is_some() && cfg.in_loop(h, idom) && !cfg.in_loop(h, b) {
-                p = h;
-                hoisted = true;
-            }
-            if h == 0 {
-                break;
-            }
-            h = cfg.idom[h];
+/// Structures a reducible CFG. Fails (with an internal error message) only if the CFG's
+/// analyses contradict each other.
+pub fn structurize(cfg: &Cfg) -> Result<Vec<Event>, String> {
+    let rpo = cfg.rpo();
+    let placement = cfg.placement();
+    let (start, merges) = placement.merges(rpo);
+    let Placement { parent, labelled } = placement;
+    // Events of each emission subtree, to put the lighter arm of a branch inside it: arms
+    // nested inside branches then halve at each level, so branches nest O(log n) deep.
+    let edge_size = |size: &[u64], from: BlockId, to: BlockId| {
+        if cfg.is_back_edge(from, to) || labelled[to] {
+            1
+        } else {
+            size[to]
         }
-        parent[b] = p;
-        let forward_preds = cfg.preds[b]
-            .iter()
-            .filter(|&&q| !cfg.is_back_edge(q, b))
-            .count();
-        labelled[b] = hoisted || forward_preds >= 2;
-    }
-    let mut children = vec![Vec::new(); n];
-    for &b in cfg.rpo.iter().skip(1) {
-        children[parent[b]].push(b);
-    }
-    let cx = Ctx {
-        cfg,
-        parent,
-        labelled,
-        children,
     };
-    cx.do_tree(0)
-}
-
-impl Ctx<'_> {
-    fn do_tree(&self, x: BlockId) -> Vec<Node> {
-        let merges: Vec<BlockId> = self.children[x]
-            .iter()
-            .copied()
-            .filter(|&c| self.labelled[c])
-            .collect();
-        if self.cfg.loops[x].is_some() {
-            let (inside, outside): (Vec<BlockId>, Vec<BlockId>) =
-                merges.into_iter().partition(|&c| self.cfg.in_loop(x, c));
-            let looped = vec![Node::Loop {
-                header: x,
-                body: self.node_within(x, &inside),
-            }];
-            self.wrap(looped, &outside)
-        } else {
-            self.node_within(x, &merges)
+    let mut size = vec![0u64; cfg.blocks.len()];
+    for &x in rpo.iter().rev() {
+        let ms = &merges[start[x]..start[x + 1]];
+        let mut s = 3 + ms.iter().map(|&m| 2 + size[m]).sum::<u64>();
+        s += match cfg.blocks[x].term {
+            Term::Jump(t) => edge_size(&size, x, t),
+            Term::Branch { then, els, .. } => {
+                2 + edge_size(&size, x, then) + edge_size(&size, x, els)
+            }
+            Term::Return(_) => 1,
+        };
+        size[x] = s;
+    }
+    let mut out = Vec::with_capacity(3 * rpo.len());
+    let mut steps = vec![Step::Tree(0)];
+    let mut placed = 0usize;
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Emit(e) => out.push(e),
+            Step::Edge(from, to) => {
+                if cfg.is_back_edge(from, to) {
+                    out.push(Event::Continue(to));
+                } else if labelled[to] {
+                    out.push(Event::Break(to));
+                } else if parent[to] == from {
+                    steps.push(Step::Tree(to));
+                } else {
+                    return Err(format!(
+                        "internal error: block {to} is neither a merge nor placed after block {from}"
+                    ));
+                }
+            }
+            Step::Tree(x) => {
+                placed += 1;
+                // Ramsey's nesting, the merges in ascending reverse post-order (the first is
+                // the innermost block): [outside merges opened] [loop opened] [inside merges
+                // opened] code, terminator, {close inside merge, its tree}, [loop closed],
+                // {close outside merge, its tree}. A loop's merges outside it wrap the loop,
+                // the innermost of them fused with it.
+                let ms = &merges[start[x]..start[x + 1]];
+                let is_loop = cfg.is_loop_header(x);
+                let inside = |m: &&BlockId| !is_loop || cfg.in_loop(x, **m);
+                let outside = |m: &&BlockId| is_loop && !cfg.in_loop(x, **m);
+                let exit = ms.iter().find(outside).copied();
+                for &m in ms.iter().rev().filter(outside) {
+                    if Some(m) != exit {
+                        out.push(Event::BeginBlock(m));
+                    }
+                }
+                if is_loop {
+                    out.push(Event::BeginLoop { header: x, exit });
+                }
+                for &m in ms.iter().rev().filter(inside) {
+                    out.push(Event::BeginBlock(m));
+                }
+                out.push(Event::Code(x));
+                // The rest, pushed last-first.
+                for &m in ms.iter().rev().filter(outside) {
+                    steps.push(Step::Tree(m));
+                    if Some(m) != exit {
+                        steps.push(Step::Emit(Event::EndBlock(m)));
+                    }
+                }
+                if is_loop {
+                    steps.push(Step::Emit(Event::EndLoop { header: x, exit }));
+                }
+                for &m in ms.iter().rev().filter(inside) {
+                    steps.push(Step::Tree(m));
+                    steps.push(Step::Emit(Event::EndBlock(m)));
+                }
+                match cfg.blocks[x].term {
+                    Term::Jump(t) => steps.push(Step::Edge(x, t)),
+                    Term::Branch { cond, then, els } => {
+                        // Neither arm falls through: the lighter one goes inside a one-armed
+                        // branch, the heavier one follows it.
+                        let negate = edge_size(&size, x, els) < edge_size(&size, x, then);
+                        let (inner, after) = if negate { (els, then) } else { (then, els) };
+                        steps.push(Step::Edge(x, after));
+                        steps.push(Step::Emit(Event::EndIf));
+                        steps.push(Step::Edge(x, inner));
+                        steps.push(Step::Emit(Event::BeginIf { cond, negate }));
+                    }
+                    Term::Return(v) => steps.push(Step::Emit(Event::Return(v))),
+                }
+            }
         }
     }
-
-    /// Wraps `inner` in blocks for `ys` (ascending RPO: the first is innermost), each
-    /// followed by its own tree.
-    fn wrap(&self, inner: Vec<Node>, ys: &[BlockId]) -> Vec<Node> {
-        let mut seq = inner;
-        for &y in ys {
-            let mut out = vec![Node::Block {
-                label: y,
-                body: seq,
-            }];
-            out.extend(self.do_tree(y));
-            seq = out;
-        }
-        seq
+    if placed != rpo.len() {
+        return Err(format!(
+            "internal error: the structured program places {placed} of {} blocks",
+            rpo.len()
+        ));
     }
-
-    fn node_within(&self, x: BlockId, ys: &[BlockId]) -> Vec<Node> {
-        let mut inner = vec![Node::Code(x)];
-        match self.cfg.blocks[x].term {
-            Term::Jump(t) => inner.extend(self.do_branch(x, t)),
-            Term::Branch { cond, then, els } => inner.push(Node::If {
-                cond,
-                then: self.do_branch(x, then),
-                els: self.do_branch(x, els),
-            }),
-            Term::Return(v) => inner.push(Node::Return(v)),
-        }
-        self.wrap(inner, ys)
-    }
-
-    fn do_branch(&self, from: BlockId, to: BlockId) -> Vec<Node> {
-        if self.cfg.is_back_edge(from, to) {
-            vec![Node::Continue(to)]
-        } else if self.labelled[to] {
-            vec![Node::Break(to)]
-        } else {
-            debug_assert_eq!(self.parent[to], from);
-            self.do_tree(to)
-        }
-    }
+    Ok(out)
 }

@@ -261,8 +261,11 @@ fn initializer(cx: &mut Ctx<'_, '_>, elems: &[InitElem<'_>]) -> Option<(Vec<Init
                     );
                     None
                 } else {
+                    // prog-2 §2.5.1: "Hexadecimal literals are zero-extended, while decimal
+                    // literals are sign-extended to 64 bits. Resulting value is then truncated
+                    // to the size of the initializer element." (spec-notes §19)
                     match parse_int(value.text) {
-                        Some(l) if l.fits(bits) => Some(InitItem::Value {
+                        Some(l) if l.fits(64) => Some(InitItem::Value {
                             size: (bits / 8) as u8,
                             value: l.bits(bits) as u64,
                         }),
@@ -270,8 +273,8 @@ fn initializer(cx: &mut Ctx<'_, '_>, elems: &[InitElem<'_>]) -> Option<(Vec<Init
                             cx.error(
                                 value.span,
                                 format!(
-                                    "initializer value `{}` does not fit in .{}",
-                                    value.text, size.text
+                                    "initializer value `{}` does not fit in 64 bits",
+                                    value.text
                                 ),
                             );
                             None
@@ -284,13 +287,6 @@ fn initializer(cx: &mut Ctx<'_, '_>, elems: &[InitElem<'_>]) -> Option<(Vec<Init
                     ok = false;
                     continue;
                 };
-                if bits != 64 {
-                    cx.error(
-                        size.span,
-                        "a symbol initializer must be `.64b` (addresses are 64-bit)",
-                    );
-                    ok = false;
-                }
                 let off = match offset {
                     Some(n) => match parse_int(n.text) {
                         Some(l) if l.fits(64) => l.as_i64(),

@@ -15,7 +15,7 @@ use crate::back::spirv::function::{bug, EResult, FnCx};
 use crate::back::spirv::module::Scalar;
 use crate::back::spirv::ops_int::Elems;
 use crate::ir::{CmpOp, DataType, Inst, Opcode, RoundingMode};
-use rspirv::spirv::Word;
+use rspirv::spirv::{GlslStd450Op as GLOp, Word};
 use smallvec::SmallVec;
 
 impl FnCx<'_> {
@@ -62,67 +62,316 @@ impl FnCx<'_> {
                 )))
             }
         };
-        let minmax = matches!(inst.op, Opcode::Fmin | Opcode::Fmax);
         let mut srcs: SmallVec<[Elems; 3]> = SmallVec::new();
         for i in 1..=nsrc {
-            srcs.push(self.float_elems(k, inst, i, n, q.ftz)?);
+            let mut raw = self.elems(inst, i, k.bits(), n)?;
+            if q.ftz {
+                for r in raw.iter_mut() {
+                    *r = self.flush(k, *r)?;
+                }
+            }
+            srcs.push(raw);
         }
-        let cb = k.compute_bits();
+        // The sign of an exactly zero sum is recomputed from the addends' bits only where the
+        // driver could fold `x + 0.0 → x` (spec-notes §44), or where `.rd` needs it.
+        let addends: &[usize] = match inst.op {
+            Opcode::Fadd | Opcode::Fsub => &[1, 2],
+            Opcode::Fmad => &[3],
+            _ => &[],
+        };
+        let zero_fix = mode == RoundingMode::Rd
+            || addends.iter().any(|&i| {
+                let packed_imm = n > 1 && matches!(inst.ops[i], crate::ir::Operand::Imm(_));
+                packed_imm || self.may_be_constant_zero(&inst.ops[i], k.bits())
+            });
         let mut out = Elems::new();
         for e in 0..n as usize {
             let s: Elems = srcs.iter().map(|v| v[e]).collect();
-            // Every `fmad` is emulated (one rounding, no fused device operation).
-            let native = minmax || (mode == RoundingMode::Re && inst.op != Opcode::Fmad);
-            if k == FKind::F64 && !native {
-                let r = match inst.op {
-                    Opcode::Fadd | Opcode::Fsub => self.df_directed(inst.op, &s, mode)?,
-                    _ => self.df_exact(inst.op, &s, mode)?,
-                };
-                out.push(self.finish_float(k, r, q.ftz, q.dsat)?);
-                continue;
+            let mut b = self.arith_bits(k, inst.op, &s, mode, q.nanp, zero_fix)?;
+            if q.dsat {
+                let f = self.to_float(k, b)?;
+                let f = self.dsat(k, f)?;
+                b = self.from_float(k, f)?;
             }
-            if !native && (k != FKind::F32 || mode != RoundingMode::Re) {
-                // Exact or round-to-odd f64, rounded once to the type.
-                let mut v = self.odd_f64(inst.op, &s, mode)?;
-                if q.dsat {
-                    v = self.dsat(FKind::F64, v)?;
-                }
-                let mut b = self.round_f64_to(k, v, mode, Overflow::Ieee)?;
-                if q.ftz {
-                    b = self.flush(k, b)?;
-                }
-                out.push(b);
-                continue;
+            if q.ftz {
+                b = self.flush(k, b)?;
             }
-            let r = match inst.op {
-                // The sign of a zero sum from the operands' bits: lavapipe folds `x + 0.0`
-                // to `x` (spec-notes §44).
-                Opcode::Fadd => {
-                    let r = self.m.fadd(cb, s[0], s[1])?;
-                    self.zero_sign_w(cb, r, s[0], s[1], mode)?
-                }
-                Opcode::Fsub => {
-                    let r = self.m.fsub(cb, s[0], s[1])?;
-                    let ft = self.m.f(cb);
-                    let nb = self.m.b.f_negate(ft, None, s[1]).map_err(bug)?;
-                    self.zero_sign_w(cb, r, s[0], nb, mode)?
-                }
-                Opcode::Fmul => self.m.fmul(cb, s[0], s[1])?,
-                Opcode::Fdiv => self.m.fdiv(cb, s[0], s[1])?,
-                Opcode::Fmad => {
-                    // .f to nearest: the odd f64 converted by the device (to nearest).
-                    let v = self.odd_f64(Opcode::Fmad, &s, mode)?;
-                    self.m.fconv(32, v)?
-                }
-                Opcode::Fsqrt => self.m.glsl(k.compute_bits(), 31, &[s[0]])?,
-                Opcode::Fmin | Opcode::Fmax => {
-                    self.fmin_max(k, s[0], s[1], inst.op == Opcode::Fmax, q.nanp)?
-                }
-                _ => unreachable!("filtered above"),
-            };
-            out.push(self.finish_float(k, r, q.ftz, q.dsat)?);
+            out.push(b);
         }
         self.dst_elems(inst, k.bits(), &out)
+    }
+
+    /// `op` (`fadd fsub fmul fdiv fsqrt fmad fmin fmax`) on raw operand bits `s` of kind `k`,
+    /// rounded once in `mode`; raw result bits. The way is chosen from the float model
+    /// ([`crate::FloatModel`], spec-notes §55): the device's IEEE operation where one exists
+    /// (add, subtract and multiply to nearest; every `.df` operation to nearest except
+    /// `fmad`), a fused `Fma`, an exact `f64` computation, or integers.
+    fn arith_bits(
+        &mut self,
+        k: FKind,
+        op: Opcode,
+        s: &[Word],
+        mode: RoundingMode,
+        nanp: bool,
+        zero_fix: bool,
+    ) -> EResult<Word> {
+        let cb = k.compute_bits();
+        let fast = self.m.float.fast_math;
+        if op == Opcode::Fmad && mode == RoundingMode::Re && !fast {
+            if let Some(r) = self.fused_fmad(k, s)? {
+                return Ok(r);
+            }
+        }
+        if matches!(op, Opcode::Fdiv | Opcode::Fsqrt)
+            && k == FKind::F32
+            && self.m.float.fused_fma.f32
+            && !fast
+        {
+            return self.fused_div_sqrt(op, s, mode);
+        }
+        let mut f = Elems::new();
+        for &x in s {
+            f.push(self.to_float(k, x)?);
+        }
+        if matches!(op, Opcode::Fmin | Opcode::Fmax) {
+            let r = self.fmin_max(k, f[0], f[1], op == Opcode::Fmax, nanp)?;
+            return self.from_float(k, r);
+        }
+        if k == FKind::F64 {
+            let native = mode == RoundingMode::Re && op != Opcode::Fmad;
+            let r = if native || (fast && op != Opcode::Fmad) {
+                self.native_arith(64, op, &f, mode, zero_fix)?
+            } else if fast {
+                self.m.glsl(64, GLOp::Fma as u32, &[f[0], f[1], f[2]])?
+            } else {
+                match op {
+                    Opcode::Fadd | Opcode::Fsub => {
+                        let r = self.sum_directed(k, op, &f, mode, zero_fix)?;
+                        return Ok(r);
+                    }
+                    _ => self.df_exact(op, &f, mode)?,
+                }
+            };
+            return self.from_float(k, r);
+        }
+        // `.f`, `.hf`, `.bf`, computed in f32.
+        if fast {
+            let r = if op == Opcode::Fmad {
+                self.m.glsl(32, GLOp::Fma as u32, &[f[0], f[1], f[2]])?
+            } else {
+                self.native_arith(32, op, &f, RoundingMode::Re, zero_fix)?
+            };
+            return self.from_float(k, r);
+        }
+        let near = mode == RoundingMode::Re;
+        match op {
+            // Correctly rounded by the device (Vulkan: add, subtract and multiply are IEEE);
+            // to nearest, the f32 result rounds innocuously to 16 bits (spec-notes §28).
+            Opcode::Fadd | Opcode::Fsub | Opcode::Fmul if near => {
+                let r = self.native_arith(cb, op, &f, mode, zero_fix)?;
+                self.from_float(k, r)
+            }
+            Opcode::Fadd | Opcode::Fsub => self.sum_directed(k, op, &f, mode, zero_fix),
+            // A product of two `.hf` values is exact in f32.
+            Opcode::Fmul if k == FKind::Half => {
+                let p = self.m.fmul(32, f[0], f[1])?;
+                self.round_float_to(FKind::F32, k, p, mode, Overflow::Ieee)
+            }
+            Opcode::Fmad if k == FKind::Half => self.fmad_half(&f, mode, zero_fix),
+            Opcode::Fmad if k == FKind::F32 && near && self.f64_allowed() => {
+                self.fmad_f64(&f, zero_fix)
+            }
+            // A quotient or root of `f32` values that is not an `f32` is at least 2^-49
+            // relative from every `f32` midpoint, beyond the error of the device's `f64`
+            // division or root: converting it to nearest is the correctly rounded result.
+            Opcode::Fdiv | Opcode::Fsqrt if near && k == FKind::F32 && self.f64_allowed() => {
+                let mut x = Elems::new();
+                for &v in f.iter() {
+                    x.push(self.m.fconv(64, v)?);
+                }
+                let r = self.native_arith(64, op, &x, mode, false)?;
+                let r = self.m.fconv(32, r)?;
+                self.from_float(k, r)
+            }
+            _ if self.f64_allowed() => {
+                let v = self.odd_f64(op, &f, mode)?;
+                self.round_f64_to(k, v, mode, Overflow::Ieee)
+            }
+            _ => {
+                // The float64 model would compute this with a few `f64` operations.
+                self.m.f64_would_help |= !self.m.float.fused_fma.f32;
+                self.exact_op(k, op, s, mode)
+            }
+        }
+    }
+
+    /// `fmad` to nearest as one `Fma` where the model says the device fuses it for `k`'s
+    /// width (`.hf` computed in `f16`, which needs `shaderFloat16`); `None` otherwise (`.bf`
+    /// has no SPIR-V type of its own). The kernel then needs `fusedFmaFloatN`.
+    fn fused_fmad(&mut self, k: FKind, s: &[Word]) -> EResult<Option<Word>> {
+        let fused = self.m.float.fused_fma;
+        let w = match k {
+            FKind::F32 if fused.f32 => 32,
+            FKind::F64 if fused.f64 => 64,
+            FKind::Half if fused.f16 => 16,
+            _ => return Ok(None),
+        };
+        let mut f = Elems::new();
+        for &x in s {
+            f.push(self.m.float(w, x)?);
+        }
+        let r = self.fused_fma(w, f[0], f[1], f[2])?;
+        Ok(Some(self.m.bits(w, r)?))
+    }
+
+    /// Whether exact `.f`/`.hf`/`.bf` results may be computed in `f64`: the model allows it
+    /// and `Fma` is not fused (a fused device computes them without `Float64`).
+    fn f64_allowed(&self) -> bool {
+        self.m.float.float64 && !self.m.float.fused_fma.f32
+    }
+
+    /// The device's own `op` on `w`-bit compute floats, rounded to nearest; with `zero_fix`,
+    /// sums get the sign of an exact zero from the operands' bits (spec-notes §44).
+    fn native_arith(
+        &mut self,
+        w: u32,
+        op: Opcode,
+        f: &[Word],
+        mode: RoundingMode,
+        zero_fix: bool,
+    ) -> EResult<Word> {
+        Ok(match op {
+            Opcode::Fadd => {
+                let r = self.m.fadd(w, f[0], f[1])?;
+                self.zero_sign_if(zero_fix, w, r, f[0], f[1], mode)?
+            }
+            Opcode::Fsub => {
+                let r = self.m.fsub(w, f[0], f[1])?;
+                if zero_fix {
+                    let ft = self.m.f(w);
+                    let nb = self.m.b.f_negate(ft, None, f[1]).map_err(bug)?;
+                    self.zero_sign_w(w, r, f[0], nb, mode)?
+                } else {
+                    r
+                }
+            }
+            Opcode::Fmul => self.m.fmul(w, f[0], f[1])?,
+            Opcode::Fdiv => self.m.fdiv(w, f[0], f[1])?,
+            Opcode::Fsqrt => self.m.glsl(w, GLOp::Sqrt as u32, &[f[0]])?,
+            Opcode::Fmad => {
+                let p = self.m.fmul(w, f[0], f[1])?;
+                self.m.fadd(w, p, f[2])?
+            }
+            _ => return Err(self.err(format!("`{}` has no native form", op.as_str()))),
+        })
+    }
+
+    /// `fadd`/`fsub` in a directed mode (or `.rna`) on compute values of `k`: TwoSum gives
+    /// the exact error of the nearest sum. `.f` and `.df` step once from it (the sign of the
+    /// error decides); `.hf`/`.bf` round the sum made odd once more to the type.
+    fn sum_directed(
+        &mut self,
+        k: FKind,
+        op: Opcode,
+        f: &[Word],
+        mode: RoundingMode,
+        zero_fix: bool,
+    ) -> EResult<Word> {
+        let w = k.compute_bits();
+        let ft = self.m.f(w);
+        let b = if op == Opcode::Fsub {
+            self.m.b.f_negate(ft, None, f[1]).map_err(bug)?
+        } else {
+            f[1]
+        };
+        let (sum, err) = self.two_sum(w, f[0], b)?;
+        let fin_a = self.finite(f[0])?;
+        let fin_b = self.finite(b)?;
+        let fin = self.m.land(fin_a, fin_b)?;
+        let sinf = self.m.isinf(sum)?;
+        let ov = self.m.land(sinf, fin)?;
+        if matches!(k, FKind::F32 | FKind::F64) {
+            let r = self.direct(w, sum, err, mode, Some(ov))?;
+            let r = self.zero_sign_if(zero_fix, w, r, f[0], b, mode)?;
+            return self.from_float(k, r);
+        }
+        let v = self.to_odd(32, sum, err)?;
+        let v = self.zero_sign_if(zero_fix, 32, v, f[0], b, mode)?;
+        let r = self.round_float_to(FKind::F32, k, v, mode, Overflow::Ieee)?;
+        // A finite sum beyond f32's range (only `.bf` reaches it) overflows `k` too.
+        let ovr = self.overflow_bits(k, sum, mode)?;
+        let t = self.m.u(k.bits());
+        self.m.select(t, ov, ovr, r)
+    }
+
+    /// Whether a compute float is finite.
+    fn finite(&mut self, x: Word) -> EResult<Word> {
+        let i = self.m.isinf(x)?;
+        let n = self.m.isnan(x)?;
+        let s = self.m.lor(i, n)?;
+        self.m.lnot(s)
+    }
+
+    /// What a finite result of the sign of `x` too large for `k` becomes in `mode` (IEEE):
+    /// infinity when the mode rounds away from zero, else the largest finite value.
+    fn overflow_bits(&mut self, k: FKind, x: Word, mode: RoundingMode) -> EResult<Word> {
+        let w = k.bits();
+        let m = &mut *self.m;
+        let zero = m.kf(32, 0.0);
+        let neg = m.flt(x, zero)?;
+        let away = match mode {
+            RoundingMode::Re | RoundingMode::Rna => m.const_bool(true),
+            RoundingMode::Rz => m.const_bool(false),
+            RoundingMode::Ru => m.lnot(neg)?,
+            RoundingMode::Rd => neg,
+        };
+        let t = m.u(w);
+        let inf = m.ku(w, k.exp_mask());
+        let max = m.ku(w, k.exp_mask() - 1);
+        let mag = m.select(t, away, inf, max)?;
+        let sb = m.ku(w, k.sign_mask());
+        let z = m.ku(w, 0);
+        let s = m.select(t, neg, sb, z)?;
+        m.or(w, mag, s)
+    }
+
+    /// `fmad.hf` in any mode: the product of two `.hf` values is exact in f32, TwoSum gives
+    /// the sum's exact error, and the sum made odd rounds once to `.hf`.
+    fn fmad_half(&mut self, f: &[Word], mode: RoundingMode, zero_fix: bool) -> EResult<Word> {
+        let p = self.m.fmul(32, f[0], f[1])?;
+        let (sum, err) = self.two_sum(32, p, f[2])?;
+        let v = self.to_odd(32, sum, err)?;
+        let v = self.zero_sign_if(zero_fix, 32, v, p, f[2], mode)?;
+        self.round_float_to(FKind::F32, FKind::Half, v, mode, Overflow::Ieee)
+    }
+
+    /// `fmad.f` to nearest through `f64` where `Fma` is not fused: the product of two `f32`
+    /// is exact in `f64` and the sum is rounded to nearest `f64`. Converting that to `f32`
+    /// is the correctly rounded result unless the `f64` sum sits exactly on an `f32`
+    /// midpoint it was rounded onto (its low 28 bits are then zero): only those lanes take
+    /// a branch that computes the sum's exact error (TwoSum) and rounds it to odd first.
+    fn fmad_f64(&mut self, f: &[Word], zero_fix: bool) -> EResult<Word> {
+        let mut x = Elems::new();
+        for &v in f {
+            x.push(self.m.fconv(64, v)?);
+        }
+        let p = self.m.fmul(64, x[0], x[1])?;
+        let sum = self.m.fadd(64, p, x[2])?;
+        let sum = self.zero_sign_if(zero_fix, 64, sum, p, x[2], RoundingMode::Re)?;
+        let r = self.m.fconv(32, sum)?;
+        let bits = self.m.bits(64, sum)?;
+        let low = self.m.ku(64, (1u64 << 28) - 1);
+        let low = self.m.and(64, bits, low)?;
+        let z = self.m.ku(64, 0);
+        let suspect = self.m.ieq(low, z)?;
+        let ft = self.m.f(32);
+        let r = self.if_value(suspect, ft, r, |cx| {
+            let (s2, e) = cx.two_sum(64, p, x[2])?;
+            let v = cx.to_odd(64, s2, e)?;
+            let v = cx.zero_sign_if(zero_fix, 64, v, p, x[2], RoundingMode::Re)?;
+            cx.m.fconv(32, v)
+        })?;
+        self.from_float(FKind::F32, r)
     }
 
     /// `op` on compute floats `s` (`f32`) as an `f64` that is exact or rounded to odd, so
@@ -148,14 +397,14 @@ impl FnCx<'_> {
                     x[1]
                 };
                 let (sum, err) = self.two_sum(64, x[0], b)?;
-                let v = self.to_odd(sum, err)?;
+                let v = self.to_odd(64, sum, err)?;
                 self.zero_sign(v, x[0], b, mode)?
             }
             Opcode::Fmul => self.m.fmul(64, x[0], x[1])?,
             Opcode::Fmad => {
                 let p = self.m.fmul(64, x[0], x[1])?;
                 let (sum, err) = self.two_sum(64, p, x[2])?;
-                let v = self.to_odd(sum, err)?;
+                let v = self.to_odd(64, sum, err)?;
                 self.zero_sign(v, p, x[2], mode)?
             }
             Opcode::Fdiv => {
@@ -186,6 +435,23 @@ impl FnCx<'_> {
         self.zero_sign_w(64, v, a, b, mode)
     }
 
+    /// [`FnCx::zero_sign_w`] when `fix`, else `v`.
+    fn zero_sign_if(
+        &mut self,
+        fix: bool,
+        w: u32,
+        v: Word,
+        a: Word,
+        b: Word,
+        mode: RoundingMode,
+    ) -> EResult<Word> {
+        if fix {
+            self.zero_sign_w(w, v, a, b, mode)
+        } else {
+            Ok(v)
+        }
+    }
+
     /// [`FnCx::zero_sign`] on `w`-bit floats.
     fn zero_sign_w(
         &mut self,
@@ -212,45 +478,45 @@ impl FnCx<'_> {
         m.select(ft, is0, z, v)
     }
 
-    /// `.df` `fadd`/`fsub` in a directed mode or `.rna`: the nearest sum stepped by the sign
-    /// of its exact TwoSum error.
-    fn df_directed(&mut self, op: Opcode, s: &[Word], mode: RoundingMode) -> EResult<Word> {
-        let dt = self.m.f(64);
-        let b = if op == Opcode::Fsub {
-            self.m.b.f_negate(dt, None, s[1]).map_err(bug)?
-        } else {
-            s[1]
-        };
-        let (sum, err) = self.two_sum(64, s[0], b)?;
-        let ia = self.m.isinf(s[0])?;
-        let ib = self.m.isinf(b)?;
-        let na = self.m.isnan(s[0])?;
-        let nb = self.m.isnan(b)?;
-        let special = self.m.lor(ia, ib)?;
-        let nan = self.m.lor(na, nb)?;
-        let special = self.m.lor(special, nan)?;
-        let finite = self.m.lnot(special)?;
-        let sinf = self.m.isinf(sum)?;
-        let ov = self.m.land(sinf, finite)?;
-        let r = self.direct_f64(sum, err, mode, Some(ov))?;
-        self.zero_sign(r, s[0], b, mode)
-    }
 
-    /// `fmul.full.hf`/`.bf`: the product of two 16-bit values, rounded once to `.f`.
+    /// `fmul.full.hf`/`.bf`: the product of two 16-bit values, rounded once to `.f`. A
+    /// `.hf` product is exact in f32; a `.bf` one (whose exponent range is f32's) is rounded
+    /// from its exact integer form, zeros, infinities and NaNs from the device's product.
     fn fmul_full(&mut self, inst: &Inst, k: FKind) -> EResult {
         let q = &inst.q;
-        if !matches!(k, FKind::Half | FKind::Bf16) || k.bits() != 16 {
+        if !matches!(k, FKind::Half | FKind::Bf16) {
             return Err(self.err("`fmul.full` needs .hf or .bf"));
         }
-        let a = self.read_float(k, &inst.ops[1], q.ftz)?;
-        let b = self.read_float(k, &inst.ops[2], q.ftz)?;
-        let a = self.m.fconv(64, a)?;
-        let b = self.m.fconv(64, b)?;
-        let mut p = self.m.fmul(64, a, b)?;
-        if q.dsat {
-            p = self.dsat(FKind::F64, p)?;
+        let mut bits = [0; 2];
+        for (i, b) in bits.iter_mut().enumerate() {
+            *b = self.read_uint(&inst.ops[i + 1], 16)?;
+            if q.ftz {
+                *b = self.flush(k, *b)?;
+            }
         }
-        let mut r = self.round_f64_to(FKind::F32, p, q.rounding(), Overflow::Ieee)?;
+        let a = self.to_float(k, bits[0])?;
+        let b = self.to_float(k, bits[1])?;
+        let p = self.m.fmul(32, a, b)?;
+        let mut r = self.from_float(FKind::F32, p)?;
+        if k == FKind::Bf16 && !self.m.float.fast_math {
+            let pa = self.unpack(k, bits[0])?;
+            let pb = self.unpack(k, bits[1])?;
+            let w = self.exact_mul(k, &pa, &pb)?;
+            let exact = self.pack_wide(FKind::F32, &w, q.rounding())?;
+            let m = &mut *self.m;
+            let special = m.lor(pa.zero, pb.zero)?;
+            let inf = m.lor(pa.inf, pb.inf)?;
+            let nan = m.lor(pa.nan, pb.nan)?;
+            let special = m.lor(special, inf)?;
+            let special = m.lor(special, nan)?;
+            let t = m.u(32);
+            r = m.select(t, special, r, exact)?;
+        }
+        if q.dsat {
+            let f = self.to_float(FKind::F32, r)?;
+            let f = self.dsat(FKind::F32, f)?;
+            r = self.from_float(FKind::F32, f)?;
+        }
         if q.ftz {
             r = self.flush(FKind::F32, r)?;
         }

@@ -296,13 +296,8 @@ impl FnCx<'_> {
         }
         let x = self.flush(from, x)?;
         let f = self.to_float(from, x)?;
-        let v = if from == FKind::F64 {
-            f
-        } else {
-            self.m.fconv(64, f)?
-        };
         let ov = if dsat { Overflow::Sat } else { Overflow::Inf };
-        let b = self.round_f64_to(to, v, mode, ov)?;
+        let b = self.round_float_to(from, to, f, mode, ov)?;
         if ftz {
             self.flush(to, b)
         } else {
@@ -330,11 +325,9 @@ impl FnCx<'_> {
     }
 
     /// A `w`-bit integer (`signed` or not) as raw bits of `to`, rounded in `mode`; overflow
-    /// gives infinity, or the largest finite value with `dsat`.
-    ///
-    /// Integers of up to 32 bits are exact in `f64`. A 64-bit integer is `hi * 2^32 + lo`
-    /// with both parts exact in `f64`: their TwoSum gives the nearest `f64` and its exact
-    /// error, hence the round-to-odd `f64` (narrower types) or the directed `f64` result.
+    /// gives infinity, or the largest finite value with `dsat`. Integers whose every value
+    /// is exact in `to` use the device's conversion; the others are rounded in integers
+    /// ([`FnCx::exact_int_to_float`]).
     fn int_to_float(
         &mut self,
         x: Word,
@@ -344,52 +337,21 @@ impl FnCx<'_> {
         mode: RoundingMode,
         dsat: bool,
     ) -> EResult<Word> {
-        let dt = self.m.f(64);
-        let (v, err) = if w <= 32 {
-            let x = if signed {
-                self.sresize(x, w, 32)?
-            } else {
-                self.resize(x, w, 32)?
-            };
-            let v = if signed {
-                self.m.b.convert_s_to_f(dt, None, x).map_err(bug)?
-            } else {
-                self.m.b.convert_u_to_f(dt, None, x).map_err(bug)?
-            };
-            (v, None)
-        } else {
-            let k32 = self.m.ku(64, 32);
-            let hi = if signed {
-                self.m.sar(64, x, k32)?
-            } else {
-                self.m.shr(64, x, k32)?
-            };
-            let hi = self.resize(hi, 64, 32)?;
-            let lo = self.resize(x, 64, 32)?;
-            let hf = if signed {
-                self.m.b.convert_s_to_f(dt, None, hi).map_err(bug)?
-            } else {
-                self.m.b.convert_u_to_f(dt, None, hi).map_err(bug)?
-            };
-            let lf = self.m.b.convert_u_to_f(dt, None, lo).map_err(bug)?;
-            let scale = self.m.kf(64, 4294967296.0);
-            let hs = self.m.fmul(64, hf, scale)?;
-            let (s, e) = self.two_sum(64, hs, lf)?;
-            (s, Some(e))
-        };
-        if to == FKind::F64 {
-            // Never overflows; only a 64-bit source can be inexact.
-            let r = match err {
-                Some(e) => self.direct_f64(v, e, mode, None)?,
-                None => v,
-            };
-            return self.m.bits(64, r);
+        if w > to.precision() {
+            return self.exact_int_to_float(x, w, signed, to, mode, dsat);
         }
-        let v = match err {
-            Some(e) => self.to_odd(v, e)?,
-            None => v,
+        let cw = if w > 32 { 64 } else { 32 };
+        let x = if signed {
+            self.sresize(x, w, cw)?
+        } else {
+            self.resize(x, w, cw)?
         };
-        let ov = if dsat { Overflow::Sat } else { Overflow::Inf };
-        self.round_f64_to(to, v, mode, ov)
+        let ft = self.ftype(to);
+        let f = if signed {
+            self.m.b.convert_s_to_f(ft, None, x).map_err(bug)?
+        } else {
+            self.m.b.convert_u_to_f(ft, None, x).map_err(bug)?
+        };
+        self.from_float(to, f)
     }
 }

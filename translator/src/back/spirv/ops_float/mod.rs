@@ -2,15 +2,19 @@
 //!
 //! Values travel as raw bits in integer registers; arithmetic bit-casts them to floats.
 //! `.hf` and `.bf` values are widened exactly to `f32` to compute. Every float operation is
-//! decorated `NoContraction`. By concern: [`arith`] (isa-2 arithmetic, comparisons),
-//! [`convert`] (isa-4 conversions), [`round`] (exact rounding in every mode), [`soft64`] (exact `.df` products, quotients,
-//! roots and `fmad` in integers),
-//! [`transcendental`] (`fsin fcos fexp2 flog2 ftanh frcp frsqrt`) and [`emit`] (one-line
-//! instruction emitters).
+//! decorated `NoContraction`. What a lowering may assume of the device is the module's
+//! [`crate::FloatModel`] (spec-notes §55). By concern: [`arith`] (isa-2 arithmetic,
+//! comparisons), [`convert`] (isa-4 conversions), [`round`] (exact rounding in every mode),
+//! [`exact`] (exact `.f`/`.hf`/`.bf` results in integers), [`fused`] (division and roots
+//! corrected with a fused `Fma`), [`soft64`] (exact `.df`
+//! products, quotients, roots and `fmad` in integers), [`transcendental`] (`fsin fcos fexp2
+//! flog2 ftanh frcp frsqrt`) and [`emit`] (one-line instruction emitters).
 
 mod arith;
 mod convert;
 mod emit;
+mod exact;
+mod fused;
 mod round;
 mod soft64;
 mod transcendental;

@@ -65,17 +65,17 @@ impl FnCx<'_> {
         Ok((s, e))
     }
 
-    /// Round-to-odd of `s + e` where `s = RN(s + e)` (`f64`): when `e` is not zero and `s`
-    /// has an even last bit, `s` moves one unit toward `s + e`. Infinite or NaN `s` (whose
-    /// `e` is NaN) is left as is.
-    pub fn to_odd(&mut self, s: Word, e: Word) -> EResult<Word> {
+    /// Round-to-odd of `s + e` where `s = RN(s + e)` (`w`-bit floats): when `e` is not zero
+    /// and `s` has an even last bit, `s` moves one unit toward `s + e`. Infinite or NaN `s`
+    /// (whose `e` is NaN) is left as is.
+    pub fn to_odd(&mut self, w: u32, s: Word, e: Word) -> EResult<Word> {
         let m = &mut *self.m;
-        let zero = m.kf(64, 0.0);
+        let zero = m.kf(w, 0.0);
         let inexact = m.fne(e, zero)?;
-        let sb = m.bits(64, s)?;
-        let one = m.ku(64, 1);
-        let lsb = m.and(64, sb, one)?;
-        let z = m.ku(64, 0);
+        let sb = m.bits(w, s)?;
+        let one = m.ku(w, 1);
+        let lsb = m.and(w, sb, one)?;
+        let z = m.ku(w, 0);
         let even = m.ieq(lsb, z)?;
         let fix = m.land(inexact, even)?;
         // Away from zero (bits + 1) when e has the sign of s, else toward zero (bits - 1).
@@ -83,17 +83,15 @@ impl FnCx<'_> {
         let spos = m.fgt(s, zero)?;
         let bt = m.bool_t();
         let away = m.b.logical_equal(bt, None, epos, spos).map_err(bug)?;
-        let up = m.iadd(64, sb, one)?;
-        let down = m.isub(64, sb, one)?;
-        let u64t = m.u(64);
-        let moved = m.select(u64t, away, up, down)?;
-        let r = m.select(u64t, fix, moved, sb)?;
-        m.float(64, r)
+        let up = m.iadd(w, sb, one)?;
+        let down = m.isub(w, sb, one)?;
+        let ut = m.u(w);
+        let moved = m.select(ut, away, up, down)?;
+        let r = m.select(ut, fix, moved, sb)?;
+        m.float(w, r)
     }
 
-    /// Rounds the `f64` value `v` to `k` (`.f`, `.hf` or `.bf`) in `mode`, exactly, with
-    /// integer arithmetic; returns the raw bits (`k.bits()` wide). NaNs keep their sign and
-    /// the top of their payload and become quiet. `v` must be exact or rounded to odd.
+    /// Rounds the `f64` value `v` to `k` (`.f`, `.hf` or `.bf`); see [`FnCx::round_float_to`].
     pub fn round_f64_to(
         &mut self,
         k: FKind,
@@ -101,41 +99,59 @@ impl FnCx<'_> {
         mode: RoundingMode,
         overflow: Overflow,
     ) -> EResult<Word> {
-        debug_assert!(k != FKind::F64);
+        self.round_float_to(FKind::F64, k, v, mode, overflow)
+    }
+
+    /// Rounds the value `v` of the compute float of `from` (`f64` or `f32`) to the narrower
+    /// `to` in `mode`, exactly, with integer arithmetic on its bits; returns the raw bits
+    /// (`to.bits()` wide). NaNs keep their sign and the top of their payload and become quiet.
+    /// `v` must be exact or rounded to odd (at least two bits more precise than `to`).
+    pub fn round_float_to(
+        &mut self,
+        from: FKind,
+        to: FKind,
+        v: Word,
+        mode: RoundingMode,
+        overflow: Overflow,
+    ) -> EResult<Word> {
+        debug_assert!(matches!(from, FKind::F32 | FKind::F64) && to.bits() < from.bits());
+        let w = from.bits();
+        let b = self.m.bits(w, v)?;
+        let b = self.resize(b, w, 64)?;
+        let fbs = from.precision() as u64 - 1;
         let m = &mut *self.m;
         let u64t = m.u(64);
-        let b = m.bits(64, v)?;
-        let k52 = m.ku(64, 52);
-        let k63 = m.ku(64, 63);
-        let sign = m.shr(64, b, k63)?;
+        let kfb = m.ku(64, fbs);
+        let ksign = m.ku(64, w as u64 - 1);
+        let sign = m.shr(64, b, ksign)?;
         let zero = m.ku(64, 0);
         let one = m.ku(64, 1);
         let neg = m.ine(sign, zero)?;
-        let absmask = m.ku(64, !(1u64 << 63));
+        let absmask = m.ku(64, (1u64 << (w - 1)) - 1);
         let a = m.and(64, b, absmask)?;
-        let e = m.shr(64, a, k52)?;
-        let fracmask = m.ku(64, (1u64 << 52) - 1);
+        let e = m.shr(64, a, kfb)?;
+        let fracmask = m.ku(64, (1u64 << fbs) - 1);
         let frac = m.and(64, a, fracmask)?;
         let e_is0 = m.ieq(e, zero)?;
-        let implicit = m.ku(64, 1u64 << 52);
+        let implicit = m.ku(64, 1u64 << fbs);
         let imp = m.select(u64t, e_is0, zero, implicit)?;
         let sig = m.or(64, frac, imp)?;
         let e1 = m.select(u64t, e_is0, one, e)?;
-        // te = e1 - 1023 + bias: the biased exponent in k (signed, as u64 bits).
-        let off = m.ku(64, (k.bias() - 1023) as u64);
+        // te = e1 - from's bias + to's bias: the biased exponent in `to` (signed, as u64 bits).
+        let off = m.ku(64, (to.bias() - from.bias()) as u64);
         let te = m.iadd(64, e1, off)?;
-        let r = self.round_sig(k, neg, te, sig, 52, mode, overflow)?;
+        let r = self.round_sig(to, neg, te, sig, fbs, mode, overflow)?;
         let m = &mut *self.m;
-        let fb = k.precision() as u64 - 1;
-        let inf_bits = (2 * k.bias() as u64 + 1) << fb;
+        let fb = to.precision() as u64 - 1;
+        let inf_bits = (2 * to.bias() as u64 + 1) << fb;
         let infb = m.ku(64, inf_bits);
         let maxb = m.ku(64, inf_bits - 1);
         // Infinities and NaNs.
-        let k7ff = m.ku(64, 0x7FF);
-        let special = m.ieq(e, k7ff)?;
+        let emax = m.ku(64, 2 * from.bias() as u64 + 1);
+        let special = m.ieq(e, emax)?;
         let fnz = m.ine(frac, zero)?;
         let is_nan = m.land(special, fnz)?;
-        let sh = m.ku(64, 52 - fb);
+        let sh = m.ku(64, fbs - fb);
         let payload = m.shr(64, frac, sh)?;
         let qn = m.ku(64, inf_bits | (1u64 << (fb - 1)));
         let nan = m.or(64, payload, qn)?;
@@ -146,11 +162,10 @@ impl FnCx<'_> {
         };
         let sp = m.select(u64t, is_nan, nan, infv)?;
         let r = m.select(u64t, special, sp, r)?;
-        let w = k.bits() as u64;
-        let sshift = m.ku(64, w - 1);
+        let sshift = m.ku(64, to.bits() as u64 - 1);
         let sbit = m.shl(64, sign, sshift)?;
         let r = m.or(64, r, sbit)?;
-        self.resize(r, 64, k.bits())
+        self.resize(r, 64, to.bits())
     }
 
     /// Rounds the exact magnitude `sig * 2^(te - bias - lead)` to `k` in `mode` with integer
@@ -242,11 +257,12 @@ impl FnCx<'_> {
     }
 
     /// The result of a directed (or ties-away) mode from `s = RN(x)` and the exact error
-    /// `e = x - s` (`f64`; `e` NaN or `s` infinite leave `s`, except for an overflow,
-    /// `overflowed`, which becomes the largest finite value in the modes rounding toward
-    /// zero).
-    pub fn direct_f64(
+    /// `e = x - s` (`w`-bit floats; `e` NaN or `s` infinite leave `s`, except for an
+    /// overflow, `overflowed`, which becomes the largest finite value in the modes rounding
+    /// toward zero).
+    pub fn direct(
         &mut self,
+        w: u32,
         s: Word,
         e: Word,
         mode: RoundingMode,
@@ -256,10 +272,10 @@ impl FnCx<'_> {
             return Ok(s);
         }
         let m = &mut *self.m;
-        let u64t = m.u(64);
-        let zero = m.kf(64, 0.0);
-        let sb = m.bits(64, s)?;
-        let one = m.ku(64, 1);
+        let ut = m.u(w);
+        let zero = m.kf(w, 0.0);
+        let sb = m.bits(w, s)?;
+        let one = m.ku(w, 1);
         let epos = m.fgt(e, zero)?;
         let eneg = m.flt(e, zero)?;
         let spos = m.fgt(s, zero)?;
@@ -282,24 +298,24 @@ impl FnCx<'_> {
             RoundingMode::Rna => {
                 // A tie that RN broke toward the even neighbour nearer zero: |e| is half
                 // the distance from |s| to the next float away from zero.
-                let absmask = m.ku(64, !(1u64 << 63));
-                let ab = m.and(64, sb, absmask)?;
-                let nb = m.iadd(64, ab, one)?;
-                let an = m.float(64, ab)?;
-                let nf = m.float(64, nb)?;
-                let ulp = m.fsub(64, nf, an)?;
-                let halfk = m.kf(64, 0.5);
-                let hu = m.fmul(64, ulp, halfk)?;
-                let ae = m.glsl(64, 4, &[e])?;
+                let absmask = m.ku(w, (1u64 << (w - 1)) - 1);
+                let ab = m.and(w, sb, absmask)?;
+                let nb = m.iadd(w, ab, one)?;
+                let an = m.float(w, ab)?;
+                let nf = m.float(w, nb)?;
+                let ulp = m.fsub(w, nf, an)?;
+                let halfk = m.kf(w, 0.5);
+                let hu = m.fmul(w, ulp, halfk)?;
+                let ae = m.glsl(w, 4, &[e])?;
                 let tie = m.feq(ae, hu)?;
                 (m.land(tie, same_e_s)?, m.const_bool(true))
             }
             RoundingMode::Re => unreachable!("returned above"),
         };
-        let up = m.iadd(64, sb, one)?;
-        let down = m.isub(64, sb, one)?;
-        let moved = m.select(u64t, away, up, down)?;
-        let mut r = m.select(u64t, step, moved, sb)?;
+        let up = m.iadd(w, sb, one)?;
+        let down = m.isub(w, sb, one)?;
+        let moved = m.select(ut, away, up, down)?;
+        let mut r = m.select(ut, step, moved, sb)?;
         if let Some(ov) = overflowed {
             let toward = match mode {
                 RoundingMode::Rz => m.const_bool(true),
@@ -308,9 +324,9 @@ impl FnCx<'_> {
                 _ => m.const_bool(false),
             };
             let t = m.land(ov, toward)?;
-            let maxed = m.isub(64, sb, one)?;
-            r = m.select(u64t, t, maxed, r)?;
+            let maxed = m.isub(w, sb, one)?;
+            r = m.select(ut, t, maxed, r)?;
         }
-        m.float(64, r)
+        m.float(w, r)
     }
 }

@@ -23,27 +23,12 @@
 //! integer path for IEEE's sign of an exact zero sum.
 
 use super::emit::Emit;
+use super::exact::{Parts, ZERO_EXP};
 use super::round::Overflow;
 use super::FKind;
 use crate::back::spirv::function::{bug, EResult, FnCx};
 use crate::ir::{Opcode, RoundingMode};
 use rspirv::spirv::Word;
-
-/// A finite binary64 operand: `m * 2^(e - 52)`, `m` normalized to bit 52 (0 for a zero).
-struct Unpacked {
-    /// The sign bit (`u64` 0 or 1).
-    sign: Word,
-    /// The significand (`u64`).
-    m: Word,
-    /// The unbiased exponent of bit 52 (`u64`, signed).
-    e: Word,
-    /// Whether the operand is ±0 (`bool`).
-    zero: Word,
-}
-
-/// The exponent given to a zero operand of `fmad`: far below any nonzero value, so that
-/// alignment shifts it out entirely.
-const ZERO_EXP: i64 = -100_000;
 
 impl FnCx<'_> {
     /// `op` (`fmul fdiv fsqrt fmad`) on `f64` values `s`, correctly rounded in `mode`.
@@ -115,68 +100,10 @@ impl FnCx<'_> {
         m.select(dt, special, native, exact)
     }
 
-    /// Position of the highest set bit of a nonzero `u64`.
-    fn msb64(&mut self, x: Word) -> EResult<Word> {
-        let m = &mut *self.m;
-        let u32t = m.u(32);
-        let k32 = m.ku(64, 32);
-        let hi = m.shr(64, x, k32)?;
-        let hi = m.b.u_convert(u32t, None, hi).map_err(bug)?;
-        let lo = m.b.u_convert(u32t, None, x).map_err(bug)?;
-        let glsl = m.glsl;
-        let find = |m: &mut crate::back::spirv::module::ModuleCx, v: Word| {
-            m.b.ext_inst(u32t, None, glsl, 75, [rspirv::dr::Operand::IdRef(v)])
-                .map_err(bug)
-        };
-        let mh = find(m, hi)?;
-        let ml = find(m, lo)?;
-        let z = m.ku(32, 0);
-        let hnz = m.ine(hi, z)?;
-        let k32w = m.ku(32, 32);
-        let mh = m.iadd(32, mh, k32w)?;
-        let r = m.select(u32t, hnz, mh, ml)?;
-        let u64t = m.u(64);
-        m.b.u_convert(u64t, None, r).map_err(bug)
-    }
-
-    /// Unpacks a finite `f64` (its zeros get `e` = [`ZERO_EXP`]).
-    fn unpack64(&mut self, x: Word) -> EResult<Unpacked> {
+    /// Unpacks a finite `f64` ([`FnCx::unpack`] of its bits).
+    fn unpack64(&mut self, x: Word) -> EResult<Parts> {
         let b = self.m.bits(64, x)?;
-        let m = &mut *self.m;
-        let u64t = m.u(64);
-        let k63 = m.ku(64, 63);
-        let sign = m.shr(64, b, k63)?;
-        let k52 = m.ku(64, 52);
-        let ef = m.shr(64, b, k52)?;
-        let k7ff = m.ku(64, 0x7FF);
-        let ef = m.and(64, ef, k7ff)?;
-        let fm = m.ku(64, (1u64 << 52) - 1);
-        let frac = m.and(64, b, fm)?;
-        let zero = m.ku(64, 0);
-        let den = m.ieq(ef, zero)?;
-        let imp = m.ku(64, 1u64 << 52);
-        let withimp = m.or(64, frac, imp)?;
-        let sig = m.select(u64t, den, frac, withimp)?;
-        let one = m.ku(64, 1);
-        let ef = m.select(u64t, den, one, ef)?;
-        let bias = m.ku(64, 1023);
-        let e0 = m.isub(64, ef, bias)?;
-        let is0 = m.ieq(sig, zero)?;
-        let safe = m.select(u64t, is0, imp, sig)?;
-        let p = self.msb64(safe)?;
-        let m = &mut *self.m;
-        let k52 = m.ku(64, 52);
-        let sh = m.isub(64, k52, p)?;
-        let sig = m.shl(64, sig, sh)?;
-        let e = m.isub(64, e0, sh)?;
-        let ze = m.ku(64, ZERO_EXP as u64);
-        let e = m.select(u64t, is0, ze, e)?;
-        Ok(Unpacked {
-            sign,
-            m: sig,
-            e,
-            zero: is0,
-        })
+        self.unpack(FKind::F64, b)
     }
 
     /// The 128-bit product of two `u64` as `(hi, lo)`.

@@ -1,386 +1,295 @@
-//! `fsin fcos fexp2 flog2 ftanh frcp frsqrt` for `.f`, `.hf` and `.bf` (and packed forms).
+//! `fsin fcos fexp2 flog2 ftanh frcp frsqrt` for `.f`, `.hf` and `.bf` (and packed forms),
+//! in `f32` and 32/64-bit integer arithmetic only: no `Float64`, no fused multiply-add, no
+//! GLSL.std.450 transcendental (spec-notes §47).
 //!
-//! The value is widened exactly to `f64`, the function is evaluated there with this
-//! module's own range reductions and polynomials (relative error about 2^-50, far inside
-//! the 2^-24 of an `f32` ULP), and the `f64` result is rounded once to nearest into the type
-//! with [`FnCx::round_f64_to`]. The results are therefore within 0.5 ULP plus about 2^-26
-//! ULP of the exact values, like the reference interpreter's (spec-notes §47; measured in
-//! `docs/float-accuracy.md`). No GLSL.std.450 transcendental is used (their accuracy is not
-//! guaranteed and they have no `f64` forms). The only `.df` form, `frsqrt.fast.df`, is
-//! [`FnCx::rsqrt_df`] (integer square root and residual, within 0.5 ULP + 2^-49 ULP).
+//! Every function is evaluated on the `f32` compute value with IEEE `f32` additions and
+//! multiplications (each rounded once, `NoContraction`), bit manipulation and integer
+//! arithmetic, so that its result is the same on every conformant Vulkan device; the
+//! results are within isa-2's bounds, measured over all 2^32 inputs (`docs/float-accuracy.md`).
+//! `.hf`/`.bf` round that `f32` result once more to nearest even ([`FnCx::from_float`]).
+//! The only `.df` form, `frsqrt.fast.df`, is [`FnCx::rsqrt_df`] (integer square root and
+//! residual).
 //!
-//! Range reductions: `exp2` splits off the nearest integer (exact) and scales with `Ldexp`;
-//! `log2` splits the exponent and uses `atanh` of `(m-1)/(m+1)`; `sin`/`cos` use a
-//! three-part Cody–Waite reduction by pi/2 below 2^24, and above it a Payne–Hanek reduction
-//! in integer arithmetic with 256 bits of 2/pi (exact for every `f32`).
+//! By concern: [`trig`] (`sin`/`cos`: Cody–Waite and Payne–Hanek reductions), [`exp_log`]
+//! (`exp2`, `log2`, `tanh`); this file holds the dispatch, `rcp`/`rsqrt` and the helpers
+//! they share: Horner evaluation, rounding to an integer with the 1.5·2^23 shift,
+//! exponent/significand split and the exact scaling by 2^n into denormals.
+//! The polynomial coefficients are minimax approximations rounded to `f32`, computed by
+//! `scripts/remez.py`.
+
+mod exp_log;
+mod trig;
 
 use super::emit::Emit;
-use super::round::Overflow;
 use super::FKind;
 use crate::back::spirv::function::{bug, EResult, FnCx};
-use crate::ir::{Inst, Opcode, RoundingMode};
+use crate::ir::{Inst, Opcode};
 use rspirv::spirv::Word;
 
-/// 2/pi's fraction bits, 32 a word, after a zero word (the integer part).
-const TWO_OVER_PI: [u32; 10] = [
-    0, 0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab,
-    0xdebbc561, 0xb7246e3a,
-];
-/// pi/2 in three parts: 28 bits, 28 bits, 53 bits (Cody–Waite).
-const PIO2: [u64; 3] = [0x3ff921fb54000000, 0x3e110b4610000000, 0x3c5a62633145c06e];
+/// 1.5·2^23: `RN(v + MAGIC) - MAGIC` is `v` rounded to the nearest integer (ties to even)
+/// for `|v| < 2^22`, and the low bits of `RN(v + MAGIC)` are that integer.
+const MAGIC: u32 = 0x4B40_0000;
+/// `f32` quiet bit.
+const QUIET: u64 = 0x40_0000;
+/// `f32` infinity bits.
+const INF: u64 = 0x7F80_0000;
+/// `f32` canonical quiet NaN.
+const QNAN: u64 = 0x7FC0_0000;
 
 impl FnCx<'_> {
     /// Lowers a transcendental or reciprocal instruction.
     pub fn transcendental(&mut self, inst: &Inst, k: FKind, n: u32) -> EResult {
-        if k == FKind::F64 {
-            if inst.op != Opcode::Frsqrt {
-                return Err(self.err(format!(
-                    "`{}.df` is not supported by the SPIR-V back end: no double-precision implementation within the specified ULP bound (spec-notes §47)",
-                    inst.op.as_str()
-                )));
-            }
-            let xs = self.float_elems(k, inst, 1, n, inst.q.ftz)?;
-            let mut out = Vec::new();
-            for x in xs {
-                let r = self.rsqrt_df(x)?;
-                out.push(self.finish_float(k, r, inst.q.ftz, false)?);
-            }
-            return self.dst_elems(inst, k.bits(), &out);
+        if k == FKind::F64 && inst.op != Opcode::Frsqrt {
+            return Err(self.err(format!(
+                "`{}.df` is not supported by the SPIR-V back end: no double-precision implementation within the specified ULP bound (spec-notes §47)",
+                inst.op.as_str()
+            )));
         }
         let ftz = inst.q.ftz;
         let xs = self.float_elems(k, inst, 1, n, ftz)?;
         let mut out = Vec::new();
         for x in xs {
+            if k == FKind::F64 {
+                let r = self.rsqrt_df(x)?;
+                out.push(self.finish_float(k, r, ftz, false)?);
+                continue;
+            }
             let r = match inst.op {
-                Opcode::Fsin => self.sin_cos(x, false)?,
-                Opcode::Fcos => self.sin_cos(x, true)?,
-                Opcode::Fexp2 => {
-                    let x = self.m.fconv(64, x)?;
-                    self.exp2_f64(x)?
-                }
-                Opcode::Flog2 => {
-                    let x = self.m.fconv(64, x)?;
-                    self.log2_f64(x)?
-                }
-                Opcode::Ftanh => {
-                    let x = self.m.fconv(64, x)?;
-                    self.tanh_f64(x)?
-                }
-                Opcode::Frcp => {
-                    let one = self.m.kf(32, 1.0);
-                    self.odd_f64(Opcode::Fdiv, &[one, x], RoundingMode::Re)?
-                }
-                Opcode::Frsqrt => {
-                    let x = self.m.fconv(64, x)?;
-                    let s = self.m.glsl(64, 31, &[x])?;
-                    let one = self.m.kf(64, 1.0);
-                    self.m.fdiv(64, one, s)?
-                }
+                Opcode::Fsin => self.sin_cos_f32(x, false)?,
+                Opcode::Fcos => self.sin_cos_f32(x, true)?,
+                Opcode::Fexp2 => self.exp2_f32(x)?,
+                Opcode::Flog2 => self.log2_f32(x)?,
+                Opcode::Ftanh => self.tanh_f32(x)?,
+                Opcode::Frcp => self.rcp_f32(x)?,
+                Opcode::Frsqrt => self.rsqrt_f32(x)?,
                 _ => return Err(self.err("not a transcendental instruction")),
             };
-            let mut b = self.round_f64_to(k, r, RoundingMode::Re, Overflow::Ieee)?;
-            if ftz {
-                b = self.flush(k, b)?;
-            }
-            out.push(b);
+            out.push(self.finish_float(k, r, ftz, false)?);
         }
         self.dst_elems(inst, k.bits(), &out)
     }
 
-    /// Horner evaluation of `c[0] + c[1] z + c[2] z^2 + ...` in `f64`.
-    fn horner(&mut self, z: Word, c: &[f64]) -> EResult<Word> {
-        let mut acc = self.m.kf(64, c[c.len() - 1]);
+    /// The `f32` constant with bits `b`.
+    fn kbits(&mut self, b: u32) -> Word {
+        let t = self.m.f(32);
+        self.m.const_of(t, 32, b as u64)
+    }
+
+    /// Horner evaluation of `c[0] + c[1] v + c[2] v^2 + ...` (`f32`, coefficients as bits).
+    fn horner32(&mut self, v: Word, c: &[u32]) -> EResult<Word> {
+        let mut acc = self.kbits(c[c.len() - 1]);
         for &ci in c[..c.len() - 1].iter().rev() {
-            let t = self.m.fmul(64, acc, z)?;
-            let k = self.m.kf(64, ci);
-            acc = self.m.fadd(64, t, k)?;
+            let t = self.m.fmul(32, acc, v)?;
+            let k = self.kbits(ci);
+            acc = self.m.fadd(32, t, k)?;
         }
         Ok(acc)
     }
 
-    /// `2^x` in `f64` (`x` any `f64`; results below 2^-1100 are 0, above 2^1100 infinite).
-    pub fn exp2_f64(&mut self, x: Word) -> EResult<Word> {
-        let lo = self.m.kf(64, -1100.0);
-        let hi = self.m.kf(64, 1100.0);
-        let xc = self.m.glsl(64, 43, &[x, lo, hi])?; // FClamp
-        let n = self.m.glsl(64, 2, &[xc])?; // RoundEven
-        let f = self.m.fsub(64, xc, n)?;
-        let ln2 = self.m.kf(64, std::f64::consts::LN_2);
-        let y = self.m.fmul(64, f, ln2)?;
-        // e^y on |y| <= ln2/2: Taylor to degree 13 (remainder below 2^-58).
-        let mut c = [0f64; 14];
-        let mut fact = 1f64;
-        for (i, ci) in c.iter_mut().enumerate() {
-            if i > 0 {
-                fact *= i as f64;
-            }
-            *ci = 1.0 / fact;
-        }
-        let p = self.horner(y, &c)?;
-        let i32t = self.m.u(32);
-        let ni = self.m.b.convert_f_to_s(i32t, None, n).map_err(bug)?;
-        let r = self.m.glsl(64, 53, &[p, ni])?; // Ldexp
-        let nan = self.m.isnan(x)?;
-        let dt = self.m.f(64);
-        self.m.select(dt, nan, x, r)
+    /// `v` (`f32`, `|v| < 2^22`) rounded to the nearest integer, ties to even: the integer
+    /// as an `f32` and as a `u32` (two's complement), exactly.
+    fn nearest_int32(&mut self, v: Word) -> EResult<(Word, Word)> {
+        let magic = self.kbits(MAGIC);
+        let s = self.m.fadd(32, v, magic)?;
+        let nf = self.m.fsub(32, s, magic)?;
+        let sb = self.m.bits(32, s)?;
+        let mb = self.m.ku(32, MAGIC as u64);
+        let ni = self.m.isub(32, sb, mb)?;
+        Ok((nf, ni))
     }
 
-    /// `log2(x)` in `f64` for `x` widened from a narrower type (never an `f64` denormal).
-    fn log2_f64(&mut self, x: Word) -> EResult<Word> {
+    /// The `f32` `v` with its low 12 significand bits cleared: 12 significant bits, so
+    /// that the product of two such values is exact.
+    fn hi12(&mut self, v: Word) -> EResult<Word> {
+        let b = self.m.bits(32, v)?;
+        let mask = self.m.ku(32, 0xFFFF_F000);
+        let h = self.m.and(32, b, mask)?;
+        self.m.float(32, h)
+    }
+
+    /// Splits the bits `ab` of a positive finite non-zero `f32` (denormals included) into
+    /// the bits of its significand `m` in [1, 2) and its exponent `e` (`u32`, signed):
+    /// `ab = m·2^e`. A denormal's significand is normalized by converting it to `f32`
+    /// (exact below 2^24), whose exponent counts its leading zeros.
+    fn split_exp(&mut self, ab: Word) -> EResult<(Word, Word)> {
         let m = &mut *self.m;
-        let dt = m.f(64);
-        let b = m.bits(64, x)?;
-        let k52 = m.ku(64, 52);
-        let e = m.shr(64, b, k52)?;
-        let emask = m.ku(64, 0x7FF);
-        let e = m.and(64, e, emask)?;
-        let fm = m.ku(64, (1u64 << 52) - 1);
-        let f = m.and(64, b, fm)?;
-        let onee = m.ku(64, 1023u64 << 52);
-        let mb = m.or(64, f, onee)?;
-        let mant = m.float(64, mb)?;
-        let sqrt2 = m.kf(64, std::f64::consts::SQRT_2);
-        let big = m.fgt(mant, sqrt2)?;
-        let halfk = m.kf(64, 0.5);
-        let mh = m.fmul(64, mant, halfk)?;
-        let mant = m.select(dt, big, mh, mant)?;
-        let i64t = m.u(64);
-        let ef = m.b.convert_s_to_f(dt, None, e).map_err(bug)?;
-        let _ = i64t;
-        let bias = m.kf(64, 1023.0);
-        let ef = m.fsub(64, ef, bias)?;
-        let one = m.kf(64, 1.0);
-        let ef1 = m.fadd(64, ef, one)?;
-        let ef = m.select(dt, big, ef1, ef)?;
-        let num = m.fsub(64, mant, one)?;
-        let den = m.fadd(64, mant, one)?;
-        let s = m.fdiv(64, num, den)?;
-        let z = m.fmul(64, s, s)?;
-        let c: Vec<f64> = (0..12).map(|i| 1.0 / (2 * i + 1) as f64).collect();
-        let p = self.horner(z, &c)?;
-        let m = &mut *self.m;
-        let at = m.fmul(64, s, p)?;
-        let k = m.kf(64, 2.0 / std::f64::consts::LN_2);
-        let l = m.fmul(64, at, k)?;
-        let r = m.fadd(64, ef, l)?;
-        // Specials: NaN, negative (NaN), zero (-inf), +inf.
-        let zero = m.kf(64, 0.0);
-        let qnan = m.kf(64, f64::NAN);
-        let ninf = m.kf(64, f64::NEG_INFINITY);
-        let is0 = m.feq(x, zero)?;
-        let neg = m.flt(x, zero)?;
-        let inf = m.isinf(x)?;
-        let nan = m.isnan(x)?;
-        let r = m.select(dt, inf, x, r)?;
-        let r = m.select(dt, is0, ninf, r)?;
-        let r = m.select(dt, neg, qnan, r)?;
-        m.select(dt, nan, x, r)
-    }
-
-    /// `tanh(x)` in `f64`: `expm1(2|x|) / (expm1(2|x|) + 2)` by series below 1/2,
-    /// `1 - 2 / (2^(2|x| log2 e) + 1)` up to 10, 1 beyond; the sign of `x` restored.
-    fn tanh_f64(&mut self, x: Word) -> EResult<Word> {
-        let dt = self.m.f(64);
-        let ax = self.m.glsl(64, 4, &[x])?; // FAbs
-        let two = self.m.kf(64, 2.0);
-        let y = self.m.fmul(64, ax, two)?;
-        // expm1(y) = y (1 + y/2 + y^2/6 + ...), y <= 1: degree 18 (remainder below 2^-60).
-        let mut c = [0f64; 19];
-        let mut fact = 1f64;
-        for (i, ci) in c.iter_mut().enumerate() {
-            fact *= (i + 1) as f64;
-            *ci = 1.0 / fact;
-        }
-        let p = self.horner(y, &c)?;
-        let em = self.m.fmul(64, y, p)?;
-        let d = self.m.fadd(64, em, two)?;
-        let small = self.m.fdiv(64, em, d)?;
-        let l2e = self.m.kf(64, std::f64::consts::LOG2_E);
-        let t = self.m.fmul(64, y, l2e)?;
-        let ex = self.exp2_f64(t)?;
-        let one = self.m.kf(64, 1.0);
-        let d = self.m.fadd(64, ex, one)?;
-        let q = self.m.fdiv(64, two, d)?;
-        let mid = self.m.fsub(64, one, q)?;
-        let half = self.m.kf(64, 0.5);
-        let ten = self.m.kf(64, 10.0);
-        let is_small = self.m.flt(ax, half)?;
-        let is_big = self.m.fgt(ax, ten)?;
-        let r = self.m.select(dt, is_small, small, mid)?;
-        let r = self.m.select(dt, is_big, one, r)?;
-        // copysign(r, x)
-        let rb = self.m.bits(64, r)?;
-        let xb = self.m.bits(64, x)?;
-        let sm = self.m.ku(64, 1u64 << 63);
-        let sx = self.m.and(64, xb, sm)?;
-        let rb = self.m.or(64, rb, sx)?;
-        let r = self.m.float(64, rb)?;
-        let nan = self.m.isnan(x)?;
-        self.m.select(dt, nan, x, r)
-    }
-
-    /// `sin` or `cos` of the `f32` compute float `x`, as an `f64`.
-    fn sin_cos(&mut self, x32: Word, cos: bool) -> EResult<Word> {
-        let dt = self.m.f(64);
-        let u32t = self.m.u(32);
-        let x = self.m.fconv(64, x32)?;
-        let ax = self.m.glsl(64, 4, &[x])?;
-        // Cody–Waite below 2^24: k = nearest(|x| 2/pi), r = |x| - k pi/2 in three parts.
-        let tpi = self.m.kf(64, std::f64::consts::FRAC_2_PI);
-        let t = self.m.fmul(64, ax, tpi)?;
-        let kf = self.m.glsl(64, 2, &[t])?;
-        let mut r = ax;
-        for part in PIO2 {
-            let p = self.m.kf(64, f64::from_bits(part));
-            let kp = self.m.fmul(64, kf, p)?;
-            r = self.m.fsub(64, r, kp)?;
-        }
-        let lim = self.m.kf(64, 8_388_608.0 * 2.0);
-        let lim_ok = self.m.flt(ax, lim)?;
-        // Out of range (NaN, infinity, big): a safe value for ConvertFToU, not used.
-        let kc = self.m.kf(64, 0.0);
-        let kf_safe = self.m.select(dt, lim_ok, kf, kc)?;
-        let ki = self.m.b.convert_f_to_u(u32t, None, kf_safe).map_err(bug)?;
-        let three = self.m.ku(32, 3);
-        let q_cw = self.m.and(32, ki, three)?;
-        let (q_ph, r_ph) = self.payne_hanek(x32)?;
-        let r = self.m.select(dt, lim_ok, r, r_ph)?;
-        let q = self.m.select(u32t, lim_ok, q_cw, q_ph)?;
-        // Polynomials on |r| <= pi/4 (a little beyond at rounding boundaries).
-        let z = self.m.fmul(64, r, r)?;
-        let mut sc = [0f64; 10];
-        let mut cc = [0f64; 10];
-        let mut fact = 1f64;
-        for i in 1..=19u32 {
-            fact *= i as f64;
-            let sign = if (i / 2) % 2 == 0 { 1.0 } else { -1.0 };
-            if i % 2 == 1 {
-                sc[(i / 2) as usize] = sign / fact;
-            } else {
-                cc[(i / 2) as usize] = sign / fact;
-            }
-        }
-        cc[0] = 1.0;
-        let ps = self.horner(z, &sc)?;
-        let s = self.m.fmul(64, r, ps)?;
-        let c = self.horner(z, &cc)?;
-        let ns = self.m.b.f_negate(dt, None, s).map_err(bug)?;
-        let nc = self.m.b.f_negate(dt, None, c).map_err(bug)?;
-        // sin: q=0 s, 1 c, 2 -s, 3 -c; cos: q=0 c, 1 -s, 2 -c, 3 s.
-        let vals = if cos { [c, ns, nc, s] } else { [s, c, ns, nc] };
-        let mut res = vals[3];
-        for (i, &v) in vals.iter().enumerate().take(3).rev() {
-            let ki = self.m.ku(32, i as u64);
-            let is = self.m.ieq(q, ki)?;
-            res = self.m.select(dt, is, v, res)?;
-        }
-        if !cos {
-            // sin(-x) = -sin(x), also for zeros.
-            let rb = self.m.bits(64, res)?;
-            let xb = self.m.bits(64, x)?;
-            let sm = self.m.ku(64, 1u64 << 63);
-            let sx = self.m.and(64, xb, sm)?;
-            let rb = self.m.xor(64, rb, sx)?;
-            res = self.m.float(64, rb)?;
-        }
-        let inf = self.m.isinf(x)?;
-        let qnan = self.m.kf(64, f64::NAN);
-        let res = self.m.select(dt, inf, qnan, res)?;
-        let nan = self.m.isnan(x)?;
-        self.m.select(dt, nan, x, res)
-    }
-
-    /// Payne–Hanek reduction of `|x|` (`f32` compute float, `|x| >= 2^24`): the quadrant
-    /// (`u32`, 0..3) and the remainder in radians (`f64`, within pi/4), from the exact
-    /// product of the 24-bit significand with a 128-bit window of 2/pi's bits.
-    fn payne_hanek(&mut self, x32: Word) -> EResult<(Word, Word)> {
-        let m = &mut *self.m;
-        let u64t = m.u(64);
         let u32t = m.u(32);
-        let dt = m.f(64);
-        let xb = m.bits(32, x32)?;
+        let f32t = m.f(32);
+        let min_normal = m.ku(32, 0x80_0000);
+        let den = m.ult(ab, min_normal)?;
+        let df = m.b.convert_u_to_f(f32t, None, ab).map_err(bug)?;
+        let db = m.bits(32, df)?;
+        let src = m.select(u32t, den, db, ab)?;
+        let k_den = m.ku(32, 127 + 149);
+        let k_norm = m.ku(32, 127);
+        let off = m.select(u32t, den, k_den, k_norm)?;
         let k23 = m.ku(32, 23);
-        let e = m.shr(32, xb, k23)?;
-        let kff = m.ku(32, 0xFF);
-        let e = m.and(32, e, kff)?;
+        let eb = m.shr(32, src, k23)?;
+        let e = m.isub(32, eb, off)?;
         let fm = m.ku(32, 0x7F_FFFF);
-        let mant = m.and(32, xb, fm)?;
+        let frac = m.and(32, src, fm)?;
+        let one = m.ku(32, 0x3F80_0000);
+        let mb = m.or(32, frac, one)?;
+        Ok((mb, e))
+    }
+
+    /// The bits of `r·2^n` for the bits `rb` of a positive normal `f32` and a signed `n`
+    /// (`u32`), rounded to nearest even into the denormals; beyond the largest finite
+    /// exponent, infinity.
+    fn scale_bits(&mut self, rb: Word, n: Word) -> EResult<Word> {
+        let m = &mut *self.m;
+        let k23 = m.ku(32, 23);
+        let er = m.shr(32, rb, k23)?;
+        let e2 = m.iadd(32, er, n)?;
+        let normal_bits = self.add_exponent(rb, n)?;
+        let m = &mut *self.m;
+        let k255 = m.ku(32, 255);
+        let over = m.sge(e2, k255)?;
+        let one = m.ku(32, 1);
+        let normal = m.sge(e2, one)?;
+        let fm = m.ku(32, 0x7F_FFFF);
+        let frac = m.and(32, rb, fm)?;
         let imp = m.ku(32, 0x80_0000);
-        let mant = m.or(32, mant, imp)?;
-        let mant = m.b.u_convert(u64t, None, mant).map_err(bug)?;
-        // x = mant 2^s with s = e - 150 >= 1; window starts at bit offset s + 30 of the
-        // table (the leading zero word stands for 2/pi's integer part). Clamp for small
-        // inputs, whose result is not used.
-        let k151 = m.ku(32, 151);
-        let lo = m.ult(e, k151)?;
-        let e = m.select(u32t, lo, k151, e)?;
-        let k120 = m.ku(32, 120); // e - 150 + 30
-        let off = m.isub(32, e, k120)?;
-        let k5 = m.ku(32, 5);
-        let wi = m.shr(32, off, k5)?;
+        let mant = m.or(32, frac, imp)?;
+        // Denormal: the significand shifted right by 1 - e2 (at most 31), rounded.
+        let s = m.isub(32, one, e2)?;
         let k31 = m.ku(32, 31);
-        let sh = m.and(32, off, k31)?;
-        let k32 = m.ku(32, 32);
-        let rsh = m.isub(32, k32, sh)?;
-        let mask32 = m.ku(64, 0xFFFF_FFFF);
-        let mut words = Vec::new();
-        for j in 0..4u64 {
-            // pair = table[wi + j] << 32 | table[wi + j + 1], by a chain of selects.
-            let kj = m.ku(32, j);
-            let idx = m.iadd(32, wi, kj)?;
-            let mut pair = m.ku(64, 0);
-            for i in 0..TWO_OVER_PI.len() - 1 {
-                let v = (TWO_OVER_PI[i] as u64) << 32 | TWO_OVER_PI[i + 1] as u64;
-                let kv = m.ku(64, v);
-                let ki = m.ku(32, i as u64);
-                let is = m.ieq(idx, ki)?;
-                pair = m.select(u64t, is, kv, pair)?;
-            }
-            let rsh64 = m.b.u_convert(u64t, None, rsh).map_err(bug)?;
-            let w = m.shr(64, pair, rsh64)?;
-            words.push(m.and(64, w, mask32)?);
-        }
-        let p: Vec<Word> = words
-            .iter()
-            .map(|&w| m.b.i_mul(u64t, None, mant, w).map_err(bug))
-            .collect::<EResult<_>>()?;
-        let k32l = m.ku(64, 32);
-        let c3 = m.shr(64, p[3], k32l)?;
-        let t2 = m.iadd(64, p[2], c3)?;
-        let c2 = m.shr(64, t2, k32l)?;
-        let t1 = m.iadd(64, p[1], c2)?;
-        let c1 = m.shr(64, t1, k32l)?;
-        let t0 = m.iadd(64, p[0], c1)?;
-        let k30 = m.ku(64, 30);
-        let qq = m.shr(64, t0, k30)?;
-        let k3 = m.ku(64, 3);
-        let qq = m.and(64, qq, k3)?;
-        let fmask = m.ku(64, 0x3FFF_FFFF);
-        let fh = m.and(64, t0, fmask)?;
-        let fh = m.shl(64, fh, k32l)?;
-        let t1l = m.and(64, t1, mask32)?;
-        let fr = m.or(64, fh, t1l)?;
-        let t2l = m.and(64, t2, mask32)?;
-        // Round the quadrant to nearest: a fraction of 1/2 or more counts from the next one.
-        let halfb = m.ku(64, 1u64 << 61);
-        let up = m.uge(fr, halfb)?;
-        let one = m.ku(64, 1);
-        let qn = m.iadd(64, qq, one)?;
-        let qq = m.select(u64t, up, qn, qq)?;
-        let qq = m.and(64, qq, k3)?;
-        let full = m.ku(64, 1u64 << 62);
-        let frn = m.isub(64, fr, full)?;
-        let fr = m.select(u64t, up, frn, fr)?;
-        let frf = m.b.convert_s_to_f(dt, None, fr).map_err(bug)?;
-        let lof = m.b.convert_u_to_f(dt, None, t2l).map_err(bug)?;
-        let s62 = m.kf(64, 2f64.powi(-62));
-        let s94 = m.kf(64, 2f64.powi(-94));
-        let a = m.fmul(64, frf, s62)?;
-        let b = m.fmul(64, lof, s94)?;
-        let turns = m.fadd(64, a, b)?;
-        let pio2 = m.kf(64, std::f64::consts::FRAC_PI_2);
-        let r = m.fmul(64, turns, pio2)?;
-        let q = m.b.u_convert(u32t, None, qq).map_err(bug)?;
-        Ok((q, r))
+        let s = self.min_u(s, k31)?;
+        let kept = self.m.shr(32, mant, s)?;
+        let den = self.round_shifted_dyn(mant, kept, s)?;
+        let r = self.sel(32, normal, normal_bits, den)?;
+        let inf = self.m.ku(32, INF);
+        self.sel(32, over, inf, r)
+    }
+
+    /// `b + (n << 23)`: the `f32` bits `b` times 2^n (`n` signed), while that stays normal.
+    fn add_exponent(&mut self, b: Word, n: Word) -> EResult<Word> {
+        let k23 = self.m.ku(32, 23);
+        let nsh = self.m.shl(32, n, k23)?;
+        self.m.iadd(32, b, nsh)
+    }
+
+    /// The result bits `rb` of a function of `x` (`f32`), except a NaN `x`, which gives
+    /// itself made quiet (as the reference interpreter does); returns the `f32`.
+    fn nan_passes(&mut self, x: Word, rb: Word) -> EResult<Word> {
+        let nan = self.m.isnan(x)?;
+        let xb = self.m.bits(32, x)?;
+        let q = self.m.ku(32, QUIET);
+        let xq = self.m.or(32, xb, q)?;
+        let r = self.sel(32, nan, xq, rb)?;
+        self.m.float(32, r)
+    }
+
+    /// `1/d` for a normal `f32` `d` whose reciprocal is normal, within 0.5 ULP + 2^-10
+    /// ULP: a seed `y0` (`OpFDiv`; any value within 2^-12 relative will do) cut to 12
+    /// bits, the residual `e = 1 - d·y0` computed exactly (`d` split into two 12-bit
+    /// halves: both partial products and the first difference are exact, the second is
+    /// below 2^-10 and its rounding below 2^-35), then `y0 (1 + e + e^2)` (the `e^3` left
+    /// out is below 2^-32 relative).
+    fn recip_core(&mut self, d: Word) -> EResult<Word> {
+        let one = self.m.kf(32, 1.0);
+        let seed = self.m.fdiv(32, one, d)?;
+        let y0 = self.hi12(seed)?;
+        let dh = self.hi12(d)?;
+        let m = &mut *self.m;
+        let dl = m.fsub(32, d, dh)?;
+        let p1 = m.fmul(32, dh, y0)?;
+        let p2 = m.fmul(32, dl, y0)?;
+        let e1 = m.fsub(32, one, p1)?;
+        let e = m.fsub(32, e1, p2)?;
+        let ee = m.fmul(32, e, e)?;
+        let s = m.fadd(32, e, ee)?;
+        let c = m.fmul(32, y0, s)?;
+        m.fadd(32, y0, c)
+    }
+
+    /// `frcp`: `1/x` within 0.5 ULP + 2^-10 ULP for normal results and 0.75 ULP for
+    /// denormal ones ([`FnCx::recip_core`] on the significand in [1, 2), scaled by
+    /// [`FnCx::scale_bits`]); `1/±0 = ±inf`, `1/±inf = ±0`.
+    fn rcp_f32(&mut self, x: Word) -> EResult<Word> {
+        let xb = self.m.bits(32, x)?;
+        let absm = self.m.ku(32, 0x7FFF_FFFF);
+        let ab = self.m.and(32, xb, absm)?;
+        let sm = self.m.ku(32, 0x8000_0000);
+        let sign = self.m.and(32, xb, sm)?;
+        let (mb, e) = self.split_exp(ab)?;
+        let mf = self.m.float(32, mb)?;
+        let y = self.recip_core(mf)?;
+        let yb = self.m.bits(32, y)?;
+        let zero = self.m.ku(32, 0);
+        let ne = self.m.isub(32, zero, e)?;
+        let r = self.scale_bits(yb, ne)?;
+        let m = &mut *self.m;
+        let is0 = m.ieq(ab, zero)?;
+        let inf = m.ku(32, INF);
+        let isinf = m.ieq(ab, inf)?;
+        let r = self.sel(32, is0, inf, r)?;
+        let r = self.sel(32, isinf, zero, r)?;
+        let r = self.m.or(32, r, sign)?;
+        self.nan_passes(x, r)
+    }
+
+    /// `frsqrt`: `1/sqrt(x)` within 0.5 ULP + 2^-9 ULP. `x = m·2^e` with `e` even and `m`
+    /// in [1, 4); a seed `y0` (`InverseSqrt`; any value within 2^-12 relative will do) cut
+    /// to 12 bits; the residual `e = 1 - m·y0^2` exactly (`y0^2` is exact, and `m` and
+    /// `y0^2` split into 12-bit halves give four exact partial products); then
+    /// `y0 (1 + e/2 + 3e^2/8)` and the exponent `-e/2` added to the bits (never denormal
+    /// nor infinite). `-0` gives `-inf`, `+0` `+inf`, `+inf` `+0`, other negative values
+    /// the canonical NaN.
+    fn rsqrt_f32(&mut self, x: Word) -> EResult<Word> {
+        let xb = self.m.bits(32, x)?;
+        let (mb, e) = self.split_exp(xb)?;
+        let m = &mut *self.m;
+        // Odd exponent: m·2 in [2, 4), e - 1.
+        let one = m.ku(32, 1);
+        let odd = m.and(32, e, one)?;
+        let k23 = m.ku(32, 23);
+        let add = m.shl(32, odd, k23)?;
+        let mb = m.iadd(32, mb, add)?;
+        let e = m.isub(32, e, odd)?;
+        let mf = m.float(32, mb)?;
+        let seed = m.glsl(32, 32, &[mf])?; // InverseSqrt
+        let y0 = self.hi12(seed)?;
+        let mh = self.hi12(mf)?;
+        let s = self.m.fmul(32, y0, y0)?;
+        let sh = self.hi12(s)?;
+        let m = &mut *self.m;
+        let ml = m.fsub(32, mf, mh)?;
+        let sl = m.fsub(32, s, sh)?;
+        let onef = m.kf(32, 1.0);
+        let p = m.fmul(32, mh, sh)?;
+        let r = m.fsub(32, onef, p)?;
+        let p = m.fmul(32, mh, sl)?;
+        let r = m.fsub(32, r, p)?;
+        let p = m.fmul(32, ml, sh)?;
+        let r = m.fsub(32, r, p)?;
+        let p = m.fmul(32, ml, sl)?;
+        let ee = m.fsub(32, r, p)?;
+        let c38 = m.kf(32, 0.375);
+        let half = m.kf(32, 0.5);
+        let t = m.fmul(32, ee, c38)?;
+        let t = m.fadd(32, t, half)?;
+        let t = m.fmul(32, ee, t)?;
+        let t = m.fmul(32, y0, t)?;
+        let y = m.fadd(32, y0, t)?;
+        let yb = m.bits(32, y)?;
+        let h = m.sar(32, e, one)?;
+        let nsh = m.shl(32, h, k23)?;
+        let r = m.isub(32, yb, nsh)?;
+        // Specials: ±0, +inf, negative.
+        let zero = m.ku(32, 0);
+        let negz = m.ku(32, 0x8000_0000);
+        let inf = m.ku(32, INF);
+        let ninf = m.ku(32, INF | 0x8000_0000);
+        let qnan = m.ku(32, QNAN);
+        let is_pz = m.ieq(xb, zero)?;
+        let is_nz = m.ieq(xb, negz)?;
+        let is_inf = m.ieq(xb, inf)?;
+        let neg = m.uge(xb, negz)?;
+        let r = self.sel(32, neg, qnan, r)?;
+        let r = self.sel(32, is_inf, zero, r)?;
+        let r = self.sel(32, is_pz, inf, r)?;
+        let r = self.sel(32, is_nz, ninf, r)?;
+        self.nan_passes(x, r)
     }
 }

@@ -1,0 +1,193 @@
+"""Kernel arguments: how Python values become the bytes of ``.param`` parameters.
+
+A kernel's parameters are known only by their sizes (PISA's ``.param[N]``), so each value is
+encoded for the size of its parameter:
+
+* a NumPy array is uploaded into a fresh device buffer whose 8-byte device address is the
+  parameter; after the dispatch the buffer is copied back into the array, unless the array is
+  read-only or wrapped in :class:`In` (:class:`Out` skips the upload instead);
+* a :class:`~pisa_vk.Buffer` or :class:`~pisa_vk.Symbol` passes its device address (no copy);
+* a NumPy scalar (``np.float32(2)``, ``np.uint64(7)``) passes its bytes; its size must be the
+  parameter's;
+* a Python ``int`` is the parameter's size in two's complement (it must fit, signed or not);
+  a Python ``float`` is an IEEE float of the parameter's size (2, 4 or 8 bytes);
+* ``bytes`` are the parameter's bytes as they are (for struct-like ``.param[N]``).
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+import struct
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from .errors import ArgumentError
+
+
+class _Direction:
+    """An array with an explicit copy direction (see :class:`In`, :class:`Out`, :class:`InOut`)."""
+
+    upload = True
+    download = True
+
+    def __init__(self, array: np.ndarray):
+        if not isinstance(array, np.ndarray):
+            raise TypeError(f"{type(self).__name__}() takes a NumPy array, not {type(array).__name__}")
+        if self.download and not array.flags.writeable:
+            raise ValueError(
+                f"{type(self).__name__}() of a read-only array: the kernel's results cannot be copied back"
+            )
+        self.array = array
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(<{self.array.dtype} array {self.array.shape}>)"
+
+
+class In(_Direction):
+    """An array the kernel only reads: uploaded, never copied back."""
+
+    download = False
+
+
+class Out(_Direction):
+    """An array the kernel only writes: not uploaded (the device buffer starts zeroed), copied
+    back after the dispatch."""
+
+    upload = False
+
+
+class InOut(_Direction):
+    """An array uploaded and copied back: what a writable array gets without a wrapper."""
+
+
+def device_layout(array: np.ndarray) -> np.ndarray:
+    """``array`` as the device sees it: C-contiguous and little-endian (a copy only when
+    needed)."""
+    dtype = array.dtype
+    if dtype.hasobject:
+        raise ArgumentError(f"an array of dtype {dtype} (Python objects) has no device representation")
+    if dtype.byteorder == ">":
+        dtype = dtype.newbyteorder("<")
+    device = np.ascontiguousarray(array, dtype=dtype)
+    # ascontiguousarray makes a 0-d array 1-d; keep the shape so results copy back.
+    return device if device.shape == array.shape else device.reshape(array.shape)
+
+
+def as_bytes(array: np.ndarray) -> np.ndarray:
+    """The bytes of a C-contiguous array, as a flat ``uint8`` view of the same memory."""
+    return array.reshape(-1).view(np.uint8)
+
+
+def encode_scalar(value: Any, size: int, what: str) -> bytes:
+    """The bytes of the scalar ``value`` for a ``.param[size]``; ``what`` names the argument in
+    errors."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        raw = bytes(value)
+        if len(raw) != size:
+            raise ArgumentError(f"{what} is .param[{size}], but {len(raw)} bytes were given")
+        return raw
+    if isinstance(value, np.generic):
+        item = np.asarray(value)
+        if item.dtype.hasobject or item.dtype.itemsize != size:
+            raise ArgumentError(
+                f"{what} is .param[{size}], but a {item.dtype} scalar is {item.dtype.itemsize} bytes"
+            )
+        return device_layout(item).tobytes()
+    if isinstance(value, float):
+        return _encode_float(value, size, what)
+    try:
+        integer = operator.index(value)
+    except TypeError:
+        raise ArgumentError(
+            f"{what} is .param[{size}]: a {type(value).__name__} cannot be passed "
+            "(give a NumPy array, a Buffer, a Symbol, a NumPy scalar, an int, a float or bytes)"
+        ) from None
+    if not -(1 << (8 * size - 1)) <= integer < (1 << (8 * size)):
+        raise ArgumentError(f"{what} is .param[{size}]: {integer} does not fit in {8 * size} bits")
+    return (integer % (1 << (8 * size))).to_bytes(size, "little")
+
+
+def _encode_float(value: float, size: int, what: str) -> bytes:
+    if size == 8:
+        return struct.pack("<d", value)
+    if size == 4:
+        try:
+            return struct.pack("<f", value)
+        except OverflowError:
+            raise ArgumentError(f"{what} is .param[4]: {value!r} overflows a 32-bit float") from None
+    if size == 2:
+        with np.errstate(over="ignore"):
+            half = np.float16(value)
+        if math.isfinite(value) and not np.isfinite(half):
+            raise ArgumentError(f"{what} is .param[2]: {value!r} overflows a 16-bit float")
+        return half.astype("<f2").tobytes()
+    raise ArgumentError(
+        f"{what} is .param[{size}]: a float is 2, 4 or 8 bytes (pass a NumPy scalar or bytes)"
+    )
+
+
+class Staging:
+    """The device buffers of one kernel call: uploads the array arguments, encodes every
+    argument, and copies results back after the dispatch. An array passed twice (by the same
+    object) gets one buffer, so the kernel sees one memory."""
+
+    def __init__(self, native_context):
+        self._ctx = native_context
+        # id(array) -> [array, device copy, native buffer, upload, download]
+        self._arrays: Dict[int, list] = {}
+
+    def encode(self, params, args) -> List[bytes]:
+        """The parameter bytes of ``args`` for ``params`` (``Param`` tuples), uploading arrays."""
+        from ._buffer import Buffer
+        from ._module import Symbol
+
+        # Each argument is its bytes, or the array whose device address it will be.
+        plan: List[Any] = []
+        for index, (param, value) in enumerate(zip(params, args, strict=True)):
+            what = f"argument {index} (%{param.name})"
+            pointer = isinstance(value, (np.ndarray, _Direction, Buffer, Symbol))
+            if pointer and param.size != 8:
+                raise ArgumentError(
+                    f"{what} is .param[{param.size}]; an array, Buffer or Symbol passes an "
+                    "8-byte device address"
+                )
+            if isinstance(value, (np.ndarray, _Direction)):
+                array, up, down = _direction(value)
+                entry = self._arrays.setdefault(id(array), [array, None, None, False, False])
+                entry[3] |= up
+                entry[4] |= down
+                plan.append(array)
+            elif isinstance(value, (Buffer, Symbol)):
+                plan.append(struct.pack("<Q", value.address))
+            else:
+                plan.append(encode_scalar(value, param.size, what))
+        for entry in self._arrays.values():
+            device = device_layout(entry[0])
+            native = self._ctx.buffer(device.nbytes)
+            if entry[3]:
+                native.write(as_bytes(device))
+            entry[1], entry[2] = device, native
+        return [
+            struct.pack("<Q", self._arrays[id(p)][2].address) if isinstance(p, np.ndarray) else p
+            for p in plan
+        ]
+
+    def copy_back(self) -> None:
+        """Copies the device buffers of the arrays to copy back into them."""
+        for array, device, native, _, download in self._arrays.values():
+            if not download:
+                continue
+            if device is array:  # already contiguous and little-endian: read in place
+                native.read_into(as_bytes(array))
+            else:
+                native.read_into(as_bytes(device))
+                array[...] = device
+
+
+def _direction(value) -> Tuple[np.ndarray, bool, bool]:
+    """``(array, upload, download)`` of an array argument."""
+    if isinstance(value, _Direction):
+        return value.array, value.upload, value.download
+    return value, True, bool(value.flags.writeable)

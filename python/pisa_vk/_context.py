@@ -1,0 +1,95 @@
+"""``Context``: a Vulkan device, and what is made on it (modules, buffers)."""
+
+from __future__ import annotations
+
+import os
+from typing import Iterable, List, Optional, Tuple, Union
+
+import numpy as np
+
+from . import _native
+from ._args import as_bytes, device_layout
+from ._buffer import Buffer
+from ._module import Module
+
+#: A module of a program: a path (``str`` without ``;`` or newline, or ``os.PathLike``), PISA
+#: source text (a ``str`` with a ``;`` or a newline: every program has ``.version ...;``), or a
+#: ``(name, text)`` pair (``name`` is what diagnostics call it).
+Program = Union[str, "os.PathLike[str]", Tuple[str, str]]
+
+
+def _is_source(text: str) -> bool:
+    return "\n" in text or ";" in text
+
+
+def _source(item: Program, position: int) -> Tuple[str, str]:
+    """``(name, text)`` of one module of a program; ``position`` (1-based) names inline text."""
+    if isinstance(item, tuple):
+        name, text = item
+        return str(name), str(text)
+    if isinstance(item, str) and _is_source(item):
+        return ("<source>" if position == 1 else f"<source {position}>"), item
+    if isinstance(item, (str, os.PathLike)):
+        path = os.fspath(item)
+        with open(path, encoding="utf-8") as f:
+            return path, f.read()
+    raise TypeError(f"a module is a path, PISA source text or a (name, text) pair, not {type(item).__name__}")
+
+
+class Context:
+    """A device to run PISA kernels on.
+
+    ``Context()`` opens the default device (``PISA_VK_DEVICE`` when set, an index or a name
+    substring; else the best one: discrete GPU > integrated > CPU), ``Context(0)`` the first
+    of :meth:`devices`, ``Context("llvmpipe")`` the first whose name contains the text. Every
+    device feature pisa-vk can use is enabled, for modules loaded later.
+    """
+
+    def __init__(self, device: Union[None, int, str] = None):
+        self._native = _native.Context(device)
+
+    @staticmethod
+    def devices() -> List[dict]:
+        """Every Vulkan device of the machine (dicts like :attr:`device`)."""
+        return _native.Context.devices()
+
+    @property
+    def device(self) -> dict:
+        """The device in use: ``name``, ``type`` (``"discrete"``, ``"integrated"``, ``"cpu"``,
+        ...), ``driver``, ``api_version``, ``subgroup_size`` and compute limits."""
+        return self._native.device
+
+    def load(self, program: Program, *, linked: Iterable[Program] = (), name: Optional[str] = None) -> Module:
+        """Translates and loads a PISA program: ``program`` and the modules ``linked`` with it
+        (``.export``/``.import`` resolved across them), each a path, source text or a
+        ``(name, text)`` pair. ``name`` renames inline source in diagnostics. Raises
+        :class:`CompileError` with the rendered diagnostics when the program is invalid."""
+        items = [program, *linked]
+        sources = [_source(item, k + 1) for k, item in enumerate(items)]
+        if name is not None:
+            sources[0] = (name, sources[0][1])
+        native = self._native.load(sources)
+        return Module(self, native, " + ".join(n for n, _ in sources))
+
+    def buffer(self, array) -> Buffer:
+        """A device buffer holding a copy of ``array`` (its shape and dtype)."""
+        array = np.asarray(array)
+        device = device_layout(array)
+        buf = Buffer(self._native.buffer(device.nbytes), array.shape, device.dtype)
+        buf._native.write(as_bytes(device))
+        return buf
+
+    def zeros(self, shape, dtype=np.float32) -> Buffer:
+        """A zero-filled device buffer of ``shape`` and ``dtype``."""
+        dtype = np.dtype(dtype)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return Buffer(self._native.buffer(nbytes), shape, dtype)
+
+    def validation_messages(self) -> List[str]:
+        """Takes the Khronos validation layer's messages since the last call (only with
+        ``PISA_VK_VALIDATION=1``; empty otherwise)."""
+        return self._native.validation_messages()
+
+    def __repr__(self) -> str:
+        return f"<pisa_vk.Context {self.device['name']!r}>"

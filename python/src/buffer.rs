@@ -1,0 +1,50 @@
+//! `Buffer`: device memory holding bytes (the host API's `Buffer<u8>`); its device address is
+//! what a kernel's pointer parameter receives. The Python `pisa_vk.Buffer` adds shape and dtype.
+
+use crate::bytes::Bytes;
+use crate::errors::to_py;
+use pyo3::prelude::*;
+
+/// A zero-initialized device buffer of `nbytes` bytes.
+#[pyclass(frozen, module = "pisa_vk._native")]
+pub struct Buffer {
+    pub(crate) inner: pisa_vk::Buffer<u8>,
+}
+
+#[pymethods]
+impl Buffer {
+    /// The device address (what a `.param[8]` pointer parameter receives).
+    #[getter]
+    fn address(&self) -> u64 {
+        self.inner.device_address()
+    }
+
+    /// The size in bytes.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.inner.len()
+    }
+
+    /// Overwrites the whole buffer with the bytes of `data` (exactly `nbytes` of them).
+    fn write(&self, data: &Bound<'_, PyAny>) -> PyResult<()> {
+        let data = Bytes::get(data, false)?;
+        self.inner.write(data.as_slice()).map_err(to_py)
+    }
+
+    /// Copies the whole buffer into the writable, contiguous `out` (exactly `nbytes` long).
+    fn read_into(&self, out: &Bound<'_, PyAny>) -> PyResult<()> {
+        let mut out = Bytes::get(out, true)?;
+        let out = out.as_mut_slice();
+        if out.len() != self.inner.len() {
+            return Err(to_py(pisa_vk::Error::SizeMismatch {
+                what: "Buffer.read_into".into(),
+                expected: self.inner.len() as u64,
+                got: out.len() as u64,
+            }));
+        }
+        self.inner
+            .raw()
+            .read(0, out)
+            .map_err(|e| to_py(pisa_vk::Error::Runtime(e)))
+    }
+}

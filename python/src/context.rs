@@ -1,0 +1,99 @@
+//! `Context`: one Vulkan device (the host API's `Context`), the maker of modules and buffers.
+
+use crate::buffer::Buffer;
+use crate::errors::to_py;
+use crate::module::Module;
+use pisa_vk::{DeviceInfo, DeviceSelector};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// A device to run PISA kernels on.
+#[pyclass(frozen, module = "pisa_vk._native")]
+pub struct Context {
+    inner: pisa_vk::Context,
+}
+
+#[pymethods]
+impl Context {
+    /// Opens `device`: `None` for the default (`PISA_VK_DEVICE`, else the best device), an
+    /// `int` for an index of `Context.devices()`, a `str` for a name substring.
+    #[new]
+    #[pyo3(signature = (device=None))]
+    fn new(py: Python<'_>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Context> {
+        let selector = match device {
+            None => DeviceSelector::Default,
+            Some(d) if d.is_instance_of::<pyo3::types::PyBool>() => {
+                return Err(PyTypeError::new_err("device must be None, an int or a str"))
+            }
+            Some(d) => match (d.extract::<usize>(), d.extract::<String>()) {
+                (Ok(i), _) => DeviceSelector::Index(i),
+                (_, Ok(s)) => DeviceSelector::NameContains(s),
+                _ => {
+                    return Err(PyTypeError::new_err(
+                        "device must be None, an int (index) or a str (name substring)",
+                    ))
+                }
+            },
+        };
+        let inner = py
+            .detach(|| pisa_vk::Context::with_device(selector))
+            .map_err(to_py)?;
+        Ok(Context { inner })
+    }
+
+    /// Every Vulkan device of the machine, as dicts (see `device`).
+    #[staticmethod]
+    fn devices<'py>(py: Python<'py>) -> PyResult<Vec<Bound<'py, PyDict>>> {
+        let infos = py.detach(pisa_vk::Context::devices).map_err(to_py)?;
+        infos.iter().map(|i| device_dict(py, i)).collect()
+    }
+
+    /// The device in use: name, type, driver, Vulkan version and compute limits.
+    #[getter]
+    fn device<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        device_dict(py, self.inner.info())
+    }
+
+    /// Translates the modules `[(name, text), ...]`, links them into one program and loads
+    /// it (GIL released meanwhile). `name` is what diagnostics call the file.
+    fn load(&self, py: Python<'_>, sources: Vec<(String, String)>) -> PyResult<Module> {
+        let refs: Vec<(&str, &str)> = sources
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        let inner = py
+            .detach(|| pisa_vk::Module::from_sources(&self.inner, &refs))
+            .map_err(to_py)?;
+        Ok(Module { inner })
+    }
+
+    /// A zero-initialized device buffer of `nbytes` bytes.
+    fn buffer(&self, nbytes: usize) -> PyResult<Buffer> {
+        let inner = self.inner.zeroed::<u8>(nbytes).map_err(to_py)?;
+        Ok(Buffer { inner })
+    }
+
+    /// Takes the validation-layer messages reported since the last call (empty unless
+    /// `PISA_VK_VALIDATION=1`).
+    fn validation_messages(&self) -> Vec<String> {
+        self.inner.validation_messages()
+    }
+}
+
+/// A device's description as a dict.
+fn device_dict<'py>(py: Python<'py>, i: &DeviceInfo) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("index", i.index)?;
+    d.set_item("name", &i.name)?;
+    d.set_item("type", format!("{:?}", i.device_type).to_lowercase())?;
+    d.set_item("driver", &i.driver_name)?;
+    d.set_item("driver_info", &i.driver_info)?;
+    d.set_item("api_version", i.api_version)?;
+    d.set_item("subgroup_size", i.subgroup_size)?;
+    d.set_item("max_workgroup_size", i.max_workgroup_size)?;
+    d.set_item("max_workgroup_invocations", i.max_workgroup_invocations)?;
+    d.set_item("max_workgroup_count", i.max_workgroup_count)?;
+    d.set_item("max_shared_memory", i.max_shared_memory)?;
+    Ok(d)
+}

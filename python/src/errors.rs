@@ -1,0 +1,61 @@
+//! Host-API errors as Python exceptions of `pisa_vk.errors` (defined in Python so that they
+//! can derive from both `PisaError` and the matching built-in: `TypeError`, `LookupError`...).
+//!
+//! The message is the host API's `Display` text: for invalid PISA the rendered diagnostics
+//! (`file:line:col: error: ...`, the source line, a caret), which `CompileError` also holds
+//! one by one in `errors`.
+
+use pisa_vk::Error;
+use pyo3::exceptions::{PyOSError, PyRuntimeError};
+use pyo3::prelude::*;
+
+/// The Python exception for `e`.
+pub fn to_py(e: Error) -> PyErr {
+    Python::attach(|py| exception(py, &e).unwrap_or_else(|why| why))
+}
+
+/// The `pisa_vk.errors` class that stands for `e`.
+fn class_name(e: &Error) -> &'static str {
+    use pisa_runtime::Error as Rt;
+    #[allow(unreachable_patterns)] // a variant added to the host API falls back to PisaError
+    match e {
+        Error::Invalid(_) => "CompileError",
+        Error::ArgumentCount { .. } | Error::ArgumentSize { .. } => "ArgumentError",
+        Error::UnknownKernel { .. } | Error::UnknownSymbol(_) | Error::AmbiguousSymbol { .. } => {
+            "NotFoundError"
+        }
+        Error::SizeMismatch { .. } => "SizeError",
+        Error::Launch { .. } | Error::Runtime(Rt::InvalidArgument(_)) => "LaunchError",
+        Error::Runtime(Rt::Timeout { .. }) => "KernelTimeout",
+        Error::Runtime(_) => "DeviceError",
+        _ => "PisaError",
+    }
+}
+
+fn exception(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
+    if let Error::Io { path, source } = e {
+        let errno = source.raw_os_error().unwrap_or(0);
+        return Ok(PyOSError::new_err((errno, source.to_string(), path.clone())));
+    }
+    let errors = py.import("pisa_vk.errors")?;
+    let class = errors.getattr(class_name(e))?;
+    let value = match e {
+        Error::Invalid(d) => {
+            let each: Vec<(String, usize, usize, String)> = d
+                .errors
+                .iter()
+                .map(|x| {
+                    let (file, line, col) = d.position(x.span);
+                    (file.to_string(), line, col, x.message.clone())
+                })
+                .collect();
+            class.call1((e.to_string(), each))?
+        }
+        _ => class.call1((e.to_string(),))?,
+    };
+    if value.is_instance_of::<pyo3::exceptions::PyBaseException>() {
+        Ok(PyErr::from_value(value))
+    } else {
+        Ok(PyRuntimeError::new_err(e.to_string()))
+    }
+}

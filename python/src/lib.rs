@@ -1,0 +1,25 @@
+//! `pisa_vk._native`: the thin pyo3 layer between the Python package `pisa_vk` and the Rust
+//! host API (crate `pisa-vk`).
+//!
+//! Everything here maps one host-API call to one Python method and moves bytes: no PISA
+//! semantics, no NumPy, no argument typing. The Python package (`pisa_vk/*.py`) turns NumPy
+//! arrays and Python scalars into the bytes of kernel parameters and buffers, and builds the
+//! public classes on top of these. Device work (translation, pipeline creation, dispatch) runs
+//! with the GIL released, so other Python threads go on meanwhile.
+
+mod buffer;
+mod bytes;
+mod context;
+mod errors;
+mod module;
+
+use pyo3::prelude::*;
+
+/// The native half of `pisa_vk`: `Context`, `Module`, `Buffer` over the Rust host API.
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<context::Context>()?;
+    m.add_class::<module::Module>()?;
+    m.add_class::<buffer::Buffer>()?;
+    Ok(())
+}

@@ -1,0 +1,141 @@
+"""Errors are Python exceptions: invalid PISA raises CompileError with the rendered diagnostic
+(file:line:col, the source line, a caret); misuse raises the matching PisaError."""
+
+import time
+
+import numpy as np
+import pytest
+from conftest import lcg_power
+
+import pisa_vk
+
+BAD = """.version 0.1;
+.target 100;
+.kernel @k(.param[8] %out) {
+  .reg .32b %x;
+  iadd.32b %x, %x, %nope;
+  frobnicate.32b %x;
+}
+"""
+
+
+def test_invalid_program_raises_the_rendered_diagnostics(ctx):
+    with pytest.raises(pisa_vk.CompileError) as info:
+        ctx.load(BAD, name="bad.pisa")
+    e = info.value
+    text = str(e)
+    assert text == e.diagnostics
+    lines = text.splitlines()
+    # every error: file:line:col: error: message, then the source line and a caret under it
+    first = lines.index(next(line for line in lines if line.startswith("bad.pisa:5:")))
+    assert lines[first].startswith("bad.pisa:5:20: error:") and "%nope" in lines[first]
+    assert lines[first + 2] == "5 |   iadd.32b %x, %x, %nope;"
+    assert lines[first + 3] == "  |                    ^^^^^"
+    assert any(x.startswith("bad.pisa:6:3: error:") and "frobnicate" in x for x in lines)
+    assert "6 |   frobnicate.32b %x;" in lines
+    assert [(d.file, d.line, d.column) for d in e.errors] == [("bad.pisa", 5, 20), ("bad.pisa", 6, 3)]
+    assert str(e.errors[1]).startswith("bad.pisa:6:3: error: ")
+
+
+def test_inline_source_gets_a_placeholder_name(ctx):
+    with pytest.raises(pisa_vk.CompileError, match=r"^<source>:2:9: error: "):
+        ctx.load(".version 0.1;\n.target 999;\n")
+
+
+def test_link_errors_name_both_files(ctx):
+    main = ("main.pisa", """.version 0.1;
+.target 100;
+.import .global .align 4 @table[8];
+.kernel @k() {
+  return;
+}
+""")
+    lib = ("lib.pisa", """.version 0.1;
+.target 100;
+.export .global .align 4 @table[16] = { .zero 16 };
+""")
+    with pytest.raises(pisa_vk.CompileError) as info:
+        ctx.load(main, linked=[lib])
+    text = str(info.value)
+    assert "main.pisa:3:26: error: imported variable `@table`" in text
+    assert "lib.pisa:3:26: note: exported here" in text
+
+
+def test_unresolved_import_is_refused(ctx, examples):
+    with pytest.raises(pisa_vk.CompileError, match="clamp.pisa:9:.*error: .*@clamp"):
+        ctx.load(examples / "linked" / "clamp.pisa")
+
+
+def test_missing_file_is_file_not_found(ctx, tmp_path):
+    with pytest.raises(FileNotFoundError) as info:
+        ctx.load(tmp_path / "missing.pisa")
+    assert info.value.filename == str(tmp_path / "missing.pisa")
+    with pytest.raises(TypeError):
+        ctx.load(42)
+
+
+def test_launch_errors(ctx, kernels):
+    spin = ctx.load(kernels / "spin.pisa").kernel("spin")
+    out = np.zeros(1, np.uint32)
+    for grid, block, message in [
+        (1, 0, "block .* at least 1"),
+        (-1, 1, "grid .* at least 0"),
+        ((1, 1, 1, 1), 1, "1 to 3 dimensions"),
+        ("x", 1, "grid must be an int"),
+        (1, 1_000_000, "work-group size|maxComputeWorkGroup|limit"),
+        (2**40, 1, "too many"),
+    ]:
+        with pytest.raises((pisa_vk.LaunchError, pisa_vk.DeviceError), match=message):
+            spin(grid, block, out, 1)
+    assert out[0] == 0  # nothing ran, nothing was copied back
+
+
+def test_unknown_kernel_lists_the_kernels(ctx, kernels):
+    module = ctx.load(kernels / "symbols.pisa")
+    with pytest.raises(pisa_vk.NotFoundError, match=r"no kernel `nope` in the module \(kernels: bump\)"):
+        module.kernel("nope")
+
+
+def test_errors_are_pisa_errors_and_builtins():
+    assert issubclass(pisa_vk.ArgumentError, TypeError)
+    assert issubclass(pisa_vk.NotFoundError, LookupError)
+    assert issubclass(pisa_vk.LaunchError, ValueError)
+    assert issubclass(pisa_vk.KernelTimeout, TimeoutError)
+    for cls in (pisa_vk.CompileError, pisa_vk.ArgumentError, pisa_vk.NotFoundError,
+                pisa_vk.SizeError, pisa_vk.DeviceError, pisa_vk.LaunchError):
+        assert issubclass(cls, pisa_vk.PisaError)
+
+
+def test_bad_device_selector():
+    with pytest.raises(pisa_vk.DeviceError, match="no Vulkan device matches"):
+        pisa_vk.Context("no such device, surely")
+    with pytest.raises(TypeError):
+        pisa_vk.Context(1.5)
+
+
+def test_a_dispatch_past_the_timeout_raises_kernel_timeout(monkeypatch, spin, kernels):
+    monkeypatch.setenv("PISA_VK_TIMEOUT", "0.2")
+    ctx = pisa_vk.Context()  # reads PISA_VK_TIMEOUT when it is made
+    ctx.validation_messages()  # drop what context creation reported (as conftest's ctx does)
+    kernel = ctx.load(kernels / "spin.pisa").kernel("spin")
+    out = np.zeros(1, np.uint32)
+    n = spin.iterations(1.5)  # well past the 0.2 s timeout, even if the machine speeds up
+    start = time.perf_counter()
+    message = r"did not finish within 0\.2\d* s \(PISA_VK_TIMEOUT\)"
+    with pytest.raises(pisa_vk.KernelTimeout, match=message) as info:
+        kernel(1, 1, out, n)
+    assert isinstance(info.value, TimeoutError)
+    assert time.perf_counter() - start < 1.2
+    assert out[0] == 0  # nothing copied back
+    # The kernel goes on to its end on the device (about 1.5 s); until then dispatches time out
+    # at once, then the context works again.
+    deadline = time.perf_counter() + 30
+    while True:
+        try:
+            kernel(1, 1, out, 1000)
+            break
+        except pisa_vk.KernelTimeout:
+            assert time.perf_counter() < deadline, "the context stayed busy for 30 s"
+            time.sleep(0.25)
+    assert out[0] == lcg_power(1000)
+    assert ctx.validation_messages() == []

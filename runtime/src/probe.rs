@@ -1,0 +1,190 @@
+//! What a device's floating point really does, found by running it: whether its SPIR-V
+//! `Fma` (GLSL.std.450) rounds once (fused) or twice (a product, then a sum) for each float
+//! width. Vulkan does not say, and a translator that knows it can lower PISA's single-rounding
+//! `fmad` to one `Fma` on fused devices (lavapipe's `Fma`, for one, is not fused).
+//!
+//! The probe is a tiny compute shader per width that reads `a`, `b`, `c` from a buffer (so
+//! nothing can be folded at compile time) and writes `Fma(a, b, c)`. The inputs make the
+//! two answers differ: `a = b = 1 + 2^-k` has the exact product `1 + 2^(1-k) + 2^-2k`, whose
+//! last term is lost when the product is rounded on its own (it is at most half an ULP of 1),
+//! and `c = -(1 + 2^(1-k))` cancels the rest: a fused `Fma` returns `2^-2k`, an unfused one 0.
+//! The SPIR-V is assembled here with rspirv (the runtime knows SPIR-V, not PISA).
+
+use crate::buffer::Buffer;
+use crate::error::Error;
+use crate::pipeline::PipelineDesc;
+use crate::Context;
+use rspirv::dr::{Builder, Operand};
+use rspirv::spirv::{self, Word};
+
+/// Per float width, whether the device's `Fma` rounds once.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct FusedFma {
+    /// Half precision (needs `shaderFloat16`; false when the context did not enable it).
+    pub f16: bool,
+    /// Single precision.
+    pub f32: bool,
+    /// Double precision (needs `shaderFloat64`; false when the context did not enable it).
+    pub f64: bool,
+}
+
+impl FusedFma {
+    /// The names of the widths set in `required` that `self` lacks, as kernels' features
+    /// name them (`fusedFmaFloat32`).
+    pub fn missing(&self, required: &FusedFma) -> Vec<&'static str> {
+        [
+            (required.f16 && !self.f16, "fusedFmaFloat16"),
+            (required.f32 && !self.f32, "fusedFmaFloat32"),
+            (required.f64 && !self.f64, "fusedFmaFloat64"),
+        ]
+        .into_iter()
+        .filter_map(|(lacks, name)| lacks.then_some(name))
+        .collect()
+    }
+
+    /// Whether no width is set.
+    pub fn is_empty(&self) -> bool {
+        !(self.f16 || self.f32 || self.f64)
+    }
+}
+
+/// The probe inputs for a float of `width` bits: raw bits of `a` (= `b`), `c`, and of the
+/// fused result (the unfused result is +0).
+fn inputs(width: u32) -> (u64, u64, u64) {
+    match width {
+        // 1 + 2^-6, -(1 + 2^-5), 2^-12.
+        16 => (0x3C10, 0xBC20, 0x0C00),
+        // 1 + 2^-12, -(1 + 2^-11), 2^-24.
+        32 => (0x3F80_0800, 0xBF80_1000, 0x3380_0000),
+        // 1 + 2^-27, -(1 + 2^-26), 2^-54.
+        _ => (0x3FF0_0000_1000_0000, 0xBFF0_0000_2000_0000, 0x3C90_0000_0000_0000),
+    }
+}
+
+/// The probe shader for `width`-bit floats: entry point `main`, local size 1, the buffer's
+/// address in the first 8 bytes of push constants; reads `a b c` (consecutive `width`-bit
+/// values) and writes `Fma(a, b, c)` after them.
+pub fn fma_probe_module(width: u32) -> Vec<u32> {
+    let mut b = Builder::new();
+    b.set_version(1, 5);
+    b.capability(spirv::Capability::Shader);
+    b.capability(spirv::Capability::PhysicalStorageBufferAddresses);
+    b.capability(spirv::Capability::Int64);
+    match width {
+        16 => {
+            b.capability(spirv::Capability::Float16);
+            b.capability(spirv::Capability::StorageBuffer16BitAccess);
+        }
+        64 => b.capability(spirv::Capability::Float64),
+        _ => {}
+    }
+    let glsl = b.ext_inst_import("GLSL.std.450");
+    b.memory_model(
+        spirv::AddressingModel::PhysicalStorageBuffer64,
+        spirv::MemoryModel::GLSL450,
+    );
+    let void = b.type_void();
+    let u64t = b.type_int(64, 0);
+    let ft = b.type_float(width, None);
+    let bytes = width / 8;
+    // struct { T a, b, c, r; } behind a physical pointer.
+    let st = b.type_struct([ft, ft, ft, ft]);
+    b.decorate(st, spirv::Decoration::Block, []);
+    for i in 0..4 {
+        b.member_decorate(
+            st,
+            i,
+            spirv::Decoration::Offset,
+            [Operand::LiteralBit32(i * bytes)],
+        );
+    }
+    let pst = b.type_pointer(None, spirv::StorageClass::PhysicalStorageBuffer, st);
+    let pft = b.type_pointer(None, spirv::StorageClass::PhysicalStorageBuffer, ft);
+    let pc = b.type_struct([u64t]);
+    b.decorate(pc, spirv::Decoration::Block, []);
+    b.member_decorate(pc, 0, spirv::Decoration::Offset, [Operand::LiteralBit32(0)]);
+    let ppc = b.type_pointer(None, spirv::StorageClass::PushConstant, pc);
+    let pu64 = b.type_pointer(None, spirv::StorageClass::PushConstant, u64t);
+    let launch = b.variable(ppc, None, spirv::StorageClass::PushConstant, None);
+    let u32t = b.type_int(32, 0);
+    let k: [Word; 4] = [0, 1, 2, 3].map(|i| b.constant_bit32(u32t, i));
+    let fn_ty = b.type_function(void, []);
+    let main = b
+        .begin_function(void, None, spirv::FunctionControl::NONE, fn_ty)
+        .expect("probe: function");
+    b.begin_block(None).expect("probe: block");
+    let pa = b
+        .access_chain(pu64, None, launch, [k[0]])
+        .expect("probe: access");
+    let addr = b.load(u64t, None, pa, None, []).expect("probe: load");
+    let base = b.convert_u_to_ptr(pst, None, addr).expect("probe: ptr");
+    let aligned = Some(spirv::MemoryAccess::ALIGNED);
+    let mut vals = Vec::new();
+    for &i in &k[..3] {
+        let p = b.access_chain(pft, None, base, [i]).expect("probe: access");
+        let v = b
+            .load(ft, None, p, aligned, [Operand::LiteralBit32(bytes)])
+            .expect("probe: load");
+        vals.push(Operand::IdRef(v));
+    }
+    let fma = spirv::GlslStd450Op::Fma as u32;
+    let r = b.ext_inst(ft, None, glsl, fma, vals).expect("probe: fma");
+    let pr = b.access_chain(pft, None, base, [k[3]]).expect("probe: access");
+    b.store(pr, r, aligned, [Operand::LiteralBit32(bytes)])
+        .expect("probe: store");
+    b.ret().expect("probe: return");
+    b.end_function().expect("probe: end");
+    b.entry_point(spirv::ExecutionModel::GLCompute, main, "main", [launch]);
+    b.execution_mode(main, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+    use rspirv::binary::Assemble;
+    b.module().assemble()
+}
+
+/// Runs the probe for `width` on `ctx`: whether its `Fma` returned the fused result.
+fn probe_width(ctx: &Context, width: u32) -> Result<bool, Error> {
+    let spirv = fma_probe_module(width);
+    let mut required = crate::FeatureSet {
+        buffer_device_address: true,
+        int64: true,
+        ..crate::FeatureSet::default()
+    };
+    required.float16 = width == 16;
+    required.storage_buffer_16bit = width == 16;
+    required.float64 = width == 64;
+    let pipeline = ctx.create_pipeline(&PipelineDesc {
+        spirv: &spirv,
+        entry_point: "main",
+        local_size: [1, 1, 1],
+        push_constant_size: 8,
+        required_subgroup_size: None,
+        require_full_subgroups: false,
+        required_features: required,
+        name_for_errors: "the fused-Fma probe",
+        shared_memory_size: 0,
+        specialization: &[],
+    })?;
+    let bytes = (width / 8) as usize;
+    let buf: Buffer = ctx.create_buffer(4 * bytes as u64)?;
+    let (ab, c, fused) = inputs(width);
+    let mut data = Vec::new();
+    for v in [ab, ab, c, 0x5555_5555_5555_5555] {
+        data.extend_from_slice(&v.to_le_bytes()[..bytes]);
+    }
+    buf.write(0, &data)?;
+    ctx.dispatch(&pipeline, &buf.device_address().to_le_bytes(), [1, 1, 1])?;
+    let mut out = vec![0u8; bytes];
+    buf.read(3 * bytes as u64, &mut out)?;
+    let mut word = [0u8; 8];
+    word[..bytes].copy_from_slice(&out);
+    Ok(u64::from_le_bytes(word) == fused)
+}
+
+/// Probes every width the context can run (`shaderFloat16`/`shaderFloat64` enabled).
+pub(crate) fn probe(ctx: &Context) -> Result<FusedFma, Error> {
+    let enabled = ctx.enabled_features();
+    Ok(FusedFma {
+        f16: enabled.float16 && enabled.storage_buffer_16bit && probe_width(ctx, 16)?,
+        f32: probe_width(ctx, 32)?,
+        f64: enabled.float64 && probe_width(ctx, 64)?,
+    })
+}

@@ -1,0 +1,3 @@
+//! Code shared by the translator's integration tests.
+
+pub mod cfg_gen;
