@@ -7,7 +7,10 @@
 //!
 //! `pisa-difftest [--generator V] --count 10000 --seed 1 [--threads N] [--stop-after K]`
 //! (`--generator 1`, the default, is the generator of the campaigns recorded before
-//! version 2 existed; `--check-only N [--generator V]` checks N programs with the front end).
+//! version 2 existed; `--generator 3` splits version 2's programs into two linked modules;
+//! `--check-only N [--generator V]` checks N programs with the front end and the linker).
+//! Programs are translated as `Module::from_source` translates them on the device (its float
+//! model, unless `PISA_CONFORMANCE_FLOAT` names one); the summary names the model.
 
 use pisa_conformance::generator::{run_case_stats, Kind, GENERATOR_VERSIONS};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
@@ -74,6 +77,9 @@ fn main() {
     }
     pisa_conformance::lavapipe_without_avx512();
     let device = pisa_conformance::context().info().name.clone();
+    let float = pisa_conformance::generator::options()
+        .float
+        .unwrap_or_default();
     let start = Instant::now();
     let next = AtomicU64::new(0);
     let ran = AtomicU64::new(0);
@@ -125,6 +131,7 @@ fn main() {
             .map(|v| format!(", GALLIUM_OVERRIDE_CPU_CAPS={v}"))
             .unwrap_or_default()
     );
+    println!("float model:            {float:?}");
     println!(
         "static instructions:    {}",
         static_insts.load(Ordering::Relaxed)

@@ -81,6 +81,23 @@ pub fn suite_options(options: &Options) -> Options {
     options
 }
 
+/// The translator options of runs that exercise what users get (the differential
+/// generator): [`pisa_vk::device_options`] of the test context, as `Module::from_source`
+/// translates: the device's float model ([`pisa_vk::device_float_model`]; lavapipe: float64),
+/// unless `PISA_CONFORMANCE_FLOAT` or [`with_float_model`] chooses one ([`float_model`];
+/// `portable` is then the portable model), and what the device offers (denormal
+/// preservation, maximal reconvergence).
+pub fn user_options() -> Options {
+    let chosen = FLOAT_MODEL.with(|m| m.get()).is_some()
+        || std::env::var_os("PISA_CONFORMANCE_FLOAT").is_some_and(|v| !v.is_empty());
+    let options = Options {
+        float: chosen.then(|| float_model().unwrap_or_default()),
+        ..Options::default()
+    };
+    pisa_vk::device_options(context(), &options)
+        .unwrap_or_else(|e| panic!("the device's translator options: {e}"))
+}
+
 /// [`translate`] with options.
 pub fn translate_with(src: &str, options: &Options) -> Translation {
     translate_linked(&[("test.pisa", src)], options)

@@ -18,13 +18,18 @@
 //! recorded campaigns up to 2026-12 (integer, float, vector and memory instructions,
 //! if/else, loops, two-entry irreducible cycles, direct and indirect calls); version 2 adds
 //! what [`wide`] describes, drawing from the random stream only where version 1 does not,
-//! so every version-1 program stays what it was. Running and minimizing: [`run`].
+//! so every version-1 program stays what it was. Version 3 is version 2's program of the
+//! same seed split into a library and a kernel module linked into one program ([`linked`]).
+//! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod linked;
 mod run;
 mod wide;
+
+pub use linked::Split;
 
 pub use run::*;
 
@@ -40,7 +45,7 @@ const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
 
 /// The newest generator version (versions are 1..=this).
-pub const GENERATOR_VERSIONS: u32 = 2;
+pub const GENERATOR_VERSIONS: u32 = 3;
 
 /// One line of a generated program.
 #[derive(Clone, Debug)]
@@ -60,10 +65,21 @@ pub struct Line {
 pub struct Program {
     /// The lines, joined by newlines.
     pub lines: Vec<Line>,
+    /// Version 3: how the program is split into two linked modules.
+    pub split: Option<Split>,
 }
 
 impl Program {
-    /// The PISA text.
+    /// The modules `(file name, text)` of the program, in link order: one, or two for
+    /// version 3.
+    pub fn sources(&self) -> Vec<(String, String)> {
+        match &self.split {
+            None => vec![(linked::KERNEL_FILE.to_string(), self.text())],
+            Some(s) => linked::sources(self, s),
+        }
+    }
+
+    /// The PISA text of the whole program as one module (version 3: before the split).
     pub fn text(&self) -> String {
         let mut s = String::new();
         for l in &self.lines {
@@ -110,6 +126,7 @@ impl Program {
             return None;
         }
         Some(Program {
+            split: self.split.clone(),
             lines: self
                 .lines
                 .iter()
@@ -125,6 +142,7 @@ impl Program {
 
     fn without_group(&self, g: usize) -> Program {
         Program {
+            split: self.split.clone(),
             lines: self
                 .lines
                 .iter()
@@ -176,7 +194,7 @@ struct Gen {
     loops: usize,
     in_kernel: bool,
     funcs: Vec<Func>,
-    /// The generator version (1 or 2).
+    /// The generator version (1 to 3; 3 generates what 2 does, then splits it).
     version: u32,
 }
 
@@ -1047,7 +1065,11 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
         g.function_table();
     }
     g.kernel();
-    Program { lines: g.lines }
+    let split = (version >= 3).then(|| linked::split(seed, &g.lines));
+    Program {
+        lines: g.lines,
+        split,
+    }
 }
 
 /// Input words for the program of `seed`: integer and floating-point edge values mixed with

@@ -28,7 +28,8 @@ pub struct Mismatch {
     pub seed: u64,
     /// What kind of failure.
     pub kind: Kind,
-    /// The minimized program text.
+    /// The minimized program: comments (what failed, how to rerun it, the inputs), then its
+    /// module text; for two modules, each after a `// ---- FILE ----` line.
     pub program: String,
     /// A description (first differing word, or the error).
     pub detail: String,
@@ -50,14 +51,15 @@ impl std::fmt::Display for Mismatch {
     }
 }
 
-/// Front-end check only: the rendered diagnostics of the program of `seed` (generator
-/// `version`), if refused.
+/// Front-end check only (and the link, for several modules): the rendered diagnostics of
+/// the program of `seed` (generator `version`), if refused.
 pub fn check_only(version: u32, seed: u64) -> Option<String> {
-    let file = Arc::new(pisa_translator::SourceFile::new(
-        "diff.pisa",
-        &generate_version(version, seed).text(),
-    ));
-    pisa_translator::check(&file).err().map(|d| d.render())
+    let files: Vec<_> = generate_version(version, seed)
+        .sources()
+        .iter()
+        .map(|(name, text)| Arc::new(pisa_translator::SourceFile::new(name, text)))
+        .collect();
+    pisa_translator::link(&files).err().map(|d| d.render())
 }
 
 /// Outcome of one execution of a program.
@@ -72,9 +74,27 @@ fn job(input: &[u64]) -> pisa_vk::reference::Job {
     crate::io_job(input, IN_PER, OUT_PER, LOCAL)
 }
 
-fn device_run(src: &str, input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
-    crate::lavapipe_without_avx512();
-    crate::device_job("diff.pisa", src, &Default::default(), &job(input))
+/// The translator options of every generated program: what `Module::from_source` uses on
+/// the test device ([`crate::user_options`]: the device's float model unless
+/// `PISA_CONFORMANCE_FLOAT` chooses one), computed once.
+pub fn options() -> &'static pisa_translator::Options {
+    static OPTIONS: std::sync::OnceLock<pisa_translator::Options> = std::sync::OnceLock::new();
+    OPTIONS.get_or_init(|| {
+        crate::lavapipe_without_avx512();
+        crate::user_options()
+    })
+}
+
+/// The sources `(file, text)` as the harness takes them.
+fn refs(sources: &[(String, String)]) -> Vec<(&str, &str)> {
+    sources
+        .iter()
+        .map(|(n, t)| (n.as_str(), t.as_str()))
+        .collect()
+}
+
+fn device_run(sources: &[(String, String)], input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
+    crate::device_job_linked(&refs(sources), options(), &job(input))
         .map(|out| out.words(0))
         .map_err(|e| match e {
             crate::DeviceFailure::Translate(m) => (Kind::Translate, m),
@@ -82,12 +102,12 @@ fn device_run(src: &str, input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
         })
 }
 
-fn reference_run(src: &str, input: &[u64]) -> Result<Vec<u64>, String> {
+fn reference_run(sources: &[(String, String)], input: &[u64]) -> Result<Vec<u64>, String> {
     let config = pisa_reference::Config {
         subgroup_size: 32,
         step_limit: 1 << 22,
     };
-    crate::reference_job("diff.pisa", src, &job(input), config).map(|out| out.words(0))
+    crate::reference_job_linked(&refs(sources), &job(input), config).map(|out| out.words(0))
 }
 
 /// The fields of output word `j` of a work-item (what `store_all` writes there): name,
@@ -165,12 +185,13 @@ fn describe(dev: &[u64], reference: &[u64]) -> Option<String> {
     Some(s)
 }
 
-fn execute(src: &str, input: &[u64]) -> Outcome {
-    let reference = match reference_run(src, input) {
+fn execute(p: &Program, input: &[u64]) -> Outcome {
+    let sources = p.sources();
+    let reference = match reference_run(&sources, input) {
         Ok(r) => r,
         Err(e) => return Outcome::Differ(Kind::Reference, e),
     };
-    let dev = match device_run(src, input) {
+    let dev = match device_run(&sources, input) {
         Ok(d) => d,
         Err((k, e)) => return Outcome::Differ(k, e),
     };
@@ -209,12 +230,12 @@ pub fn minimize(p: &Program, input: &[u64], kind: &Kind) -> (Program, String) {
             .and_then(|s| s.split(" word ").nth(1))
             .map(str::to_string)
     };
-    let first = match execute(&p.text(), input) {
+    let first = match execute(p, input) {
         Outcome::Differ(_, d) => d,
         Outcome::Same => String::new(),
     };
     let want = slot(&first);
-    let fails = |q: &Program| match execute(&q.text(), input) {
+    let fails = |q: &Program| match execute(q, input) {
         Outcome::Differ(k, d) if &k == kind && (*kind != Kind::Mismatch || slot(&d) == want) => {
             Some(d)
         }
@@ -300,20 +321,11 @@ pub fn run_case_version(version: u32, seed: u64) -> Result<(), Mismatch> {
     run_case_stats(version, seed).map(|_| ())
 }
 
-/// Runs the program of `seed` (generator `version`) once, without minimizing or writing
-/// anything: what differs first, if anything.
-pub fn first_difference(version: u32, seed: u64) -> Option<(Kind, String)> {
-    match execute(&generate_version(version, seed).text(), &inputs(seed)) {
-        Outcome::Same => None,
-        Outcome::Differ(kind, detail) => Some((kind, detail)),
-    }
-}
-
 /// [`run_case_version`] returning statistics.
 pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
     let p = generate_version(version, seed);
     let input = inputs(seed);
-    match execute(&p.text(), &input) {
+    match execute(&p, &input) {
         Outcome::Same => Ok(CaseStats {
             static_instructions: p.static_instructions(),
             dynamic_instructions: p.dynamic_instructions() * ITEMS as u64,
@@ -331,6 +343,19 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
             let dir = dir.canonicalize().unwrap_or(dir);
             let stem = dir.join(format!("failure-{version}-{seed}"));
             let (pisa, bin) = (stem.with_extension("pisa"), stem.with_extension("in"));
+            // the kernel module in `pisa` (after the comments), a library in `.lib.pisa`
+            let modules: Vec<(std::path::PathBuf, String)> = min
+                .sources()
+                .into_iter()
+                .map(|(name, text)| match name.as_str() {
+                    super::linked::KERNEL_FILE => (pisa.clone(), text),
+                    other => (stem.with_extension(other), text),
+                })
+                .collect();
+            let files: Vec<String> = modules
+                .iter()
+                .map(|(p, _)| p.display().to_string())
+                .collect();
             let mut program = String::new();
             for l in format!("pisa-difftest --generator {version} seed {seed}: {kind:?}: {detail}")
                 .lines()
@@ -346,7 +371,7 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
             let run = format!(
                 "pisa-vk run {} --kernel k --grid {ITEMS} --block {LOCAL} --arg 'u64[{}]' \
                  --arg 'u64[]@{}'",
-                pisa.display(),
+                files.join(" "),
                 ITEMS * OUT_PER,
                 bin.display()
             );
@@ -364,12 +389,23 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
                 let words: Vec<String> = c.iter().map(|x| format!("{x:#x}")).collect();
                 let _ = writeln!(program, "//   {}", words.join(" "));
             }
-            program.push_str(&min.text());
             let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-            let path = std::fs::write(&bin, bytes)
-                .and_then(|_| std::fs::write(&pisa, &program))
-                .ok()
-                .map(|_| pisa);
+            let mut written = std::fs::write(&bin, bytes);
+            let mut shown = String::new();
+            for (path, text) in &modules {
+                let file = if *path == pisa {
+                    format!("{program}{text}")
+                } else {
+                    text.clone()
+                };
+                if modules.len() > 1 {
+                    let _ = writeln!(shown, "// ---- {} ----", path.display());
+                }
+                shown.push_str(&file);
+                written = written.and_then(|_| std::fs::write(path, &file));
+            }
+            let program = shown;
+            let path = written.ok().map(|_| pisa);
             Err(Mismatch {
                 version,
                 seed,

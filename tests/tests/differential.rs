@@ -7,54 +7,22 @@
 //! ([`pisa_conformance::lavapipe_without_avx512`], docs/spec-notes.md §56).
 //!
 //! Longer campaigns: `cargo run --release -p pisa-conformance --bin pisa-difftest --
-//! --generator 2 --count 5000 --seed S`; their record is in docs/conformance.md.
+//! --generator 3 --count 5000 --seed S`; their record is in docs/conformance.md.
+//!
+//! Generated programs are translated as `Module::from_source` translates them on the test
+//! device (`pisa_conformance::user_options`: its float model, lavapipe's float64, unless
+//! `PISA_CONFORMANCE_FLOAT` names one).
 
-use pisa_conformance::generator::{
-    first_difference, generate_version, run_case_version, GENERATOR_VERSIONS,
-};
+use pisa_conformance::generator::{generate_version, run_case_version, GENERATOR_VERSIONS};
 use pisa_conformance::{device_job, lavapipe_without_avx512, reference_job};
 use pisa_vk::reference::{Data, Job};
 
-/// Programs of the fixed sets that show a known failure, by generator version and seed,
-/// with text that the failure's kind and description (`Mismatch: work-item ...`) contain.
-/// They run without minimizing: a known program that passes, or fails otherwise, fails the
-/// test (remove it here when its bug is fixed). Generator 1's seven float seeds (37 45 53
-/// 72 121 190 195) pass since spec-notes §44.
-const KNOWN: &[(u32, u64, &str)] = &[
-    // a conditional branch whose two targets are one block (`goto.cond %p, L; L:`): the
-    // structurizer of main at 30ab317 places that block in both arms of a selection, so a
-    // barrier after it runs in divergent control flow (each arm's work-items meet alone)
-    (2, 0, DUPLICATED),
-    (2, 5, DUPLICATED),
-    (2, 9, DUPLICATED),
-    (2, 44, DUPLICATED),
-    (2, 54, DUPLICATED),
-    (2, 56, DUPLICATED),
-    (2, 60, DUPLICATED),
-    (2, 83, DUPLICATED),
-    // an irreducible cycle inside a loop: the translator of main at 30ab317 fails with
-    // "internal error: jump target not in scope"
-    (2, 4, JUMP_TARGET),
-    (2, 6, JUMP_TARGET),
-    (2, 26, JUMP_TARGET),
-    (2, 33, JUMP_TARGET),
-    (2, 36, JUMP_TARGET),
-    (2, 47, JUMP_TARGET),
-    (2, 49, JUMP_TARGET),
-    (2, 51, JUMP_TARGET),
-    (2, 62, JUMP_TARGET),
-    (2, 76, JUMP_TARGET),
-    (2, 77, JUMP_TARGET),
-    (2, 80, JUMP_TARGET),
-    (2, 89, JUMP_TARGET),
-];
-
-const DUPLICATED: &str = "Mismatch: ";
-const JUMP_TARGET: &str = "jump target not in scope";
-
-/// Programs per generator version in the fixed set (about 20 per second in a debug build on
-/// lavapipe with 2 cores).
-const FIXED: [u64; 2] = [200, 100];
+/// Programs per generator version in the fixed set (about one a second in a debug build on
+/// lavapipe with 2 cores). Generator 2's seeds 0-99 include the 21 that showed two bugs of
+/// the control-flow lowering before main's rewrite (a branch whose two targets are one block
+/// followed by a barrier: seeds 0 5 9 44 54 56 60 83; an irreducible cycle in a loop,
+/// "jump target not in scope": seeds 4 6 26 33 36 47 49 51 62 76 77 80 89).
+const FIXED: [u64; 3] = [200, 100, 60];
 
 /// Campaign failures replayed as they were generated (generator version, seed); each has a
 /// hand-checked program below.
@@ -67,22 +35,8 @@ fn run_all(cases: impl Iterator<Item = (u32, u64)>) {
     let mut ran = 0;
     for (version, seed) in cases {
         ran += 1;
-        match KNOWN.iter().find(|(v, s, _)| (*v, *s) == (version, seed)) {
-            Some((_, _, what)) => match first_difference(version, seed) {
-                Some((kind, detail)) if format!("{kind:?}: {detail}").contains(what) => {}
-                Some((kind, detail)) => failures.push(format!(
-                    "generator {version} seed {seed}: known to fail with \"{what}\", fails \
-                     otherwise: {kind:?}: {detail}"
-                )),
-                None => failures.push(format!(
-                    "generator {version} seed {seed} passes: remove it from KNOWN"
-                )),
-            },
-            None => {
-                if let Err(m) = run_case_version(version, seed) {
-                    failures.push(m.to_string());
-                }
-            }
+        if let Err(m) = run_case_version(version, seed) {
+            failures.push(m.to_string());
         }
     }
     eprintln!("{ran} programs in {:.1}s", start.elapsed().as_secs_f64());
@@ -99,6 +53,12 @@ fn fixed_seeds_of_generator_2_agree_bit_for_bit() {
     run_all((0..FIXED[1]).map(|s| (2, s)));
 }
 
+/// Generator 3: generator 2's programs of the same seeds, split into two linked modules.
+#[test]
+fn fixed_seeds_of_generator_3_agree_bit_for_bit() {
+    run_all((0..FIXED[2]).map(|s| (3, s)));
+}
+
 #[test]
 fn campaign_failures_agree_bit_for_bit() {
     run_all(CAMPAIGN_FAILURES.iter().copied());
@@ -109,7 +69,7 @@ fn generation_is_deterministic_and_in_size() {
     for version in 1..=GENERATOR_VERSIONS {
         for seed in 0..50 {
             let a = generate_version(version, seed);
-            assert_eq!(a.text(), generate_version(version, seed).text());
+            assert_eq!(a.sources(), generate_version(version, seed).sources());
             let n = a.static_instructions();
             assert!(
                 (60..900).contains(&n),
@@ -123,16 +83,75 @@ fn generation_is_deterministic_and_in_size() {
 /// the text of its first programs (FNV-1a over seeds 0..20), taken at commit 30ab317.
 #[test]
 fn generator_1_programs_are_unchanged() {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for seed in 0..20 {
-        for b in generate_version(1, seed).text().bytes() {
-            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    let h = digest(1);
     assert_eq!(h, GENERATOR_1_DIGEST, "generator 1 changed: {h:#x}");
 }
 
 const GENERATOR_1_DIGEST: u64 = 0xb07d_09ed_13a3_8e9d;
+
+/// Generator 2's programs are those of its recorded fixed sets and campaigns: a digest of
+/// seeds 0..20, taken when generator 3 was added.
+#[test]
+fn generator_2_programs_are_unchanged() {
+    let h = digest(2);
+    assert_eq!(h, GENERATOR_2_DIGEST, "generator 2 changed: {h:#x}");
+}
+
+const GENERATOR_2_DIGEST: u64 = 0xb4bb_0de4_539f_c816;
+
+/// FNV-1a over the text of the programs of seeds 0..20 of generator `version`.
+fn digest(version: u32) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for seed in 0..20 {
+        for b in generate_version(version, seed).text().bytes() {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Generator 3's program of a seed is generator 2's, split: two modules (the kernel's and a
+/// library) that link, whose lines are generator 2's plus `.import` declarations and
+/// `.export` prefixes, with something crossing the modules in most programs.
+#[test]
+fn generator_3_splits_generator_2_into_two_linked_modules() {
+    let mut crossing = 0;
+    for seed in 0..50 {
+        let two = generate_version(2, seed);
+        let three = generate_version(3, seed);
+        assert_eq!(
+            two.text(),
+            three.text(),
+            "seed {seed}: generator 2's program"
+        );
+        let sources = three.sources();
+        assert_eq!(sources.len(), 2, "seed {seed}");
+        let refs: Vec<(&str, &str)> = sources
+            .iter()
+            .map(|(n, t)| (n.as_str(), t.as_str()))
+            .collect();
+        pisa_conformance::link_sources(&refs);
+        let mut lines: Vec<&str> = Vec::new();
+        for (_, text) in &sources {
+            for l in text.lines() {
+                if l.starts_with(".import ") {
+                    crossing += 1;
+                } else if !l.starts_with(".version") && !l.starts_with(".target") {
+                    lines.push(l.trim_start_matches(".export "));
+                }
+            }
+        }
+        let text = two.text();
+        let mut want: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.starts_with(".version") && !l.starts_with(".target"))
+            .collect();
+        lines.sort_unstable();
+        want.sort_unstable();
+        assert_eq!(lines, want, "seed {seed}: {text}");
+    }
+    assert!(crossing >= 50, "only {crossing} imports in 50 programs");
+}
 
 /// The header of the hand-checked programs below: `%pin` is the common input (eight words),
 /// `%pout` the work-item's 20 output words, as in the generated programs.
