@@ -47,6 +47,27 @@ const SLOT: u64 = 32;
 /// The newest generator version (versions are 1..=this).
 pub const GENERATOR_VERSIONS: u32 = 3;
 
+/// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
+/// it, the register, and whether it loads.
+struct Access {
+    w: u32,
+    off: u64,
+    r: &'static str,
+    ld: bool,
+}
+
+impl Access {
+    /// The instruction in `space` at `addr` (what goes between the brackets).
+    fn at(&self, space: &str, addr: &str) -> String {
+        let (w, r) = (self.w, self.r);
+        if self.ld {
+            format!("ld.{space}.{w}b {r}, [{addr}];")
+        } else {
+            format!("st.{space}.{w}b [{addr}], {r};")
+        }
+    }
+}
+
 /// One line of a generated program.
 #[derive(Clone, Debug)]
 pub struct Line {
@@ -605,19 +626,21 @@ impl Gen {
         }
     }
 
-    fn mem_op(&mut self) {
+    /// A random load or store of a pool register (width, offset, register, direction drawn
+    /// in that order).
+    fn access(&mut self) -> Access {
         let w = self.pick(&[8u32, 16, 32, 64]);
         let bytes = (w / 8) as u64;
-        let off = self.rng.random_range(0..(32 / bytes)) * bytes;
+        let off = self.rng.random_range(0..(SLOT / bytes)) * bytes;
         let r = self.reg(w);
         let ld = self.rng.random_bool(0.5);
-        let acc = |space: &str, addr: String| {
-            if ld {
-                format!("ld.{space}.{w}b {r}, [{addr}];")
-            } else {
-                format!("st.{space}.{w}b [{addr}], {r};")
-            }
-        };
+        Access { w, off, r, ld }
+    }
+
+    fn mem_op(&mut self) {
+        let a = self.access();
+        let (off, ld) = (a.off, a.ld);
+        let acc = |space: &str, addr: String| a.at(space, &addr);
         match self.rng.random_range(0..6) {
             0 => {
                 let off = off + 32 * self.rng.random_range(0..2);

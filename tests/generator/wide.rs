@@ -236,18 +236,9 @@ impl Gen {
     /// Generic addresses into every space: global scratch and `.const` data through
     /// `ld`/`st.generic`, shared and private addresses cast there and back, `isaddr`.
     fn generic_op(&mut self) {
-        let w = self.pick(&[8u32, 16, 32, 64]);
-        let bytes = (w / 8) as u64;
-        let off = self.rng.random_range(0..SLOT / bytes) * bytes;
-        let r = self.reg(w);
-        let ld = self.rng.random_bool(0.5);
-        let acc = |space: &str, addr: String| {
-            if ld {
-                format!("ld.{space}.{w}b {r}, [{addr}];")
-            } else {
-                format!("st.{space}.{w}b [{addr}], {r};")
-            }
-        };
+        let a = self.access();
+        let (w, off, r) = (a.w, a.off, a.r);
+        let acc = |space: &str, addr: String| a.at(space, &addr);
         match self.rng.random_range(0..6) {
             0 => {
                 self.emit("addrcast.generic.global %ga, %pout;");
