@@ -198,6 +198,79 @@ pub fn sources(p: &Program, s: &Split) -> Vec<(String, String)> {
 mod tests {
     use super::*;
 
+    fn program(texts: &[&str]) -> Program {
+        Program {
+            lines: texts
+                .iter()
+                .map(|t| Line {
+                    text: t.to_string(),
+                    groups: Vec::new(),
+                    main: false,
+                    weight: 1,
+                })
+                .collect(),
+            split: None,
+        }
+    }
+
+    #[test]
+    fn items_used_across_modules_are_exported_and_imported_both_ways() {
+        // @f0 in the library, used by the kernel module's @f1 and its table @FT; @f1 (kernel
+        // module) used by the library's @f2; @G exported though nobody else uses it.
+        let p = program(&[
+            ".version 0.1;\n.target 100;",
+            ".global .align 16 @G[64];",
+            ".function .32b @f0(.reg .64b %a0, .reg .32b %a1) {",
+            "return %a1;",
+            "}",
+            ".function .32b @f1(.reg .64b %a0, .reg .32b %a1) {",
+            "call %w0, @f0(%a0, %a1);",
+            "}",
+            ".function .64b @f2(.reg .64b %a0, .reg .32b %a1) {",
+            "call %w0, @f1(%a0, %a1);",
+            "}",
+            ".const .align 8 @FT[8] = { .64b @f0 };",
+            ".kernel @k(.param[8] %out, .param[8] %in) {",
+            "addrof.64b %gg, @G;",
+            "}",
+        ]);
+        let split = Split {
+            library_first: false,
+            in_library: ["f0", "f2"].map(String::from).into(),
+            exported: ["G", "k"].map(String::from).into(),
+        };
+        let sources = sources(&p, &split);
+        assert_eq!(sources[0].0, KERNEL_FILE);
+        assert_eq!(
+            sources[0].1,
+            ".version 0.1;\n.target 100;\n\
+             .import .function .32b @f0(.reg .64b, .reg .32b);\n\
+             .export .global .align 16 @G[64];\n\
+             .export .function .32b @f1(.reg .64b %a0, .reg .32b %a1) {\n\
+             call %w0, @f0(%a0, %a1);\n}\n\
+             .const .align 8 @FT[8] = { .64b @f0 };\n\
+             .kernel @k(.param[8] %out, .param[8] %in) {\naddrof.64b %gg, @G;\n}\n"
+        );
+        assert_eq!(sources[1].0, LIBRARY_FILE);
+        assert_eq!(
+            sources[1].1,
+            ".version 0.1;\n.target 100;\n\
+             .import .function .32b @f1(.reg .64b, .reg .32b);\n\
+             .export .function .32b @f0(.reg .64b %a0, .reg .32b %a1) {\nreturn %a1;\n}\n\
+             .function .64b @f2(.reg .64b %a0, .reg .32b %a1) {\n\
+             call %w0, @f1(%a0, %a1);\n}\n"
+        );
+        let flipped = Split {
+            library_first: true,
+            ..split
+        };
+        let names: Vec<String> = super::sources(&p, &flipped)
+            .into_iter()
+            .map(|s| s.0)
+            .collect();
+        assert_eq!(names, [LIBRARY_FILE, KERNEL_FILE]);
+    }
+
     #[test]
     fn imports_copy_the_signature_or_declaration() {
         assert_eq!(
