@@ -8,7 +8,9 @@
 //! `pisa-difftest [--generator V] --count 10000 --seed 1 [--threads N] [--stop-after K]`
 //! (`--generator 1`, the default, is the generator of the campaigns recorded before
 //! version 2 existed; `--generator 3` splits version 2's programs into two linked modules;
-//! `--check-only N [--generator V]` checks N programs with the front end and the linker).
+//! `--check-only N [--generator V]` checks N programs with the front end and the linker;
+//! `--current FILE` writes each seed to FILE before running it, so that a campaign script
+//! can name the program that aborted the process, as an LLVM error in lavapipe does).
 //! Programs are translated as `Module::from_source` translates them on the device (its float
 //! model, unless `PISA_CONFORMANCE_FLOAT` names one); the summary names the model.
 
@@ -24,10 +26,16 @@ fn main() {
     let mut stop_after = usize::MAX;
     let mut version = 1u32;
     let mut check_only = None;
+    let mut current: Option<String> = None;
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
         let v = args.get(i + 1).and_then(|s| s.parse::<u64>().ok());
+        if args[i] == "--current" && i + 1 < args.len() {
+            current = Some(args[i + 1].clone());
+            i += 2;
+            continue;
+        }
         match (args[i].as_str(), v) {
             ("--count", Some(v)) => count = v,
             ("--seed", Some(v)) => seed = v,
@@ -40,7 +48,7 @@ fn main() {
             _ => {
                 eprintln!(
                     "usage: pisa-difftest [--generator 1..={GENERATOR_VERSIONS}] [--count N] \
-                     [--seed S] [--threads T] [--stop-after K] | --check-only N"
+                     [--seed S] [--threads T] [--stop-after K] [--current FILE] | --check-only N"
                 );
                 std::process::exit(2);
             }
@@ -95,6 +103,10 @@ fn main() {
                     break;
                 }
                 let case = seed.wrapping_add(k);
+                if let Some(path) = &current {
+                    // what a crash of the driver (an abort in its compiler) leaves behind
+                    let _ = std::fs::write(path, format!("{case}\n"));
+                }
                 match run_case_stats(version, case) {
                     Ok(st) => {
                         static_insts.fetch_add(st.static_instructions as u64, Ordering::Relaxed);
