@@ -315,3 +315,44 @@ fn seed_9103400_bfi_on_a_conditional_path() {
     want[9] = 0xcc07_bc00 << 32;
     check_by_hand(decls, body, input, want);
 }
+
+/// Campaign seeds 40005480 and 40006438 (generator 3; generator 2 too), reduced by hand: an
+/// atomic float sum of memory holding -0 and an addend that the driver knows to be +0 (`xor`
+/// of a register with itself; `isaddr.global` of a shared address, which the translator
+/// resolves to 0). IEEE 754 §6.3: an exact zero sum is +0 in round-to-nearest unless both
+/// addends are -0, so only the last `.f` case stays -0; lavapipe folded `x + 0.0 → x` and
+/// gave -0 in the first three before `fatom` recomputed the sign (spec-notes §44).
+#[test]
+fn seeds_40005480_and_40006438_atomic_sum_of_minus_zero_and_a_folded_zero() {
+    lavapipe_without_avx512();
+    let src = ".version 0.1;\n.target 100;\n\
+        .kernel @k(.param[8] %out, .param[8] %in) {\n\
+        .reg .64b %po, %pi, %ga;\n.reg .32b %x, %z, %zi, %o, %m;\n.reg .16b %h, %hz, %ho;\n\
+        .shared .align 8 @S[8];\n\
+        ld.param.64b %po, [%out];\nld.param.64b %pi, [%in];\n\
+        ld.global.32b %x, [%pi];\nxor.32b %z, %x, %x;\n\
+        addrcast.generic.shared %ga, @S;\nisaddr.global %zi, %ga;\n\
+        mov.32b %m, 0x80000000;\n\
+        st.global.32b [%po], %m;\nfatom.global.add.f %o, [%po], %z;\n\
+        st.global.32b [%po + 4], %m;\nfatom.global.add.f %o, [%po + 4], %zi;\n\
+        st.global.32b [%po + 8], %m;\nfatom.global.sub.f %o, [%po + 8], %m;\n\
+        st.global.32b [%po + 12], %m;\nfatom.global.add.f %o, [%po + 12], %m;\n\
+        mov.16b %h, 0x8000;\nst.shared.16b [@S], %h;\n\
+        trunc.16b.32b %hz, %x;\nxor.16b %hz, %hz, %hz;\n\
+        fatom.generic.add.hf %ho, [%ga], %hz;\n\
+        ld.shared.16b %h, [@S];\nst.global.16b [%po + 16], %h;\n}\n";
+    let job = Job::new("k", 1u64, 1u64)
+        .arg(Data::Buffer(vec![0; 20]))
+        .arg(Data::Buffer(0x1234_5678u32.to_le_bytes().to_vec()));
+    // -0 + +0, -0 + +0, -0 - -0: +0; -0 + -0: -0; .hf -0 + +0: +0
+    let want: Vec<u8> = [0u32, 0, 0, 0x8000_0000, 0]
+        .iter()
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    let device = device_job("zero.pisa", src, &Default::default(), &job)
+        .unwrap_or_else(|e| panic!("device: {e}"));
+    let reference = reference_job("zero.pisa", src, &job, Default::default())
+        .unwrap_or_else(|e| panic!("reference: {e}"));
+    assert_eq!(device.buffers[0], want, "device");
+    assert_eq!(reference.buffers[0], want, "reference");
+}

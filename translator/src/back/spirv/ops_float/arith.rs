@@ -232,7 +232,7 @@ impl FnCx<'_> {
 
     /// The device's own `op` on `w`-bit compute floats, rounded to nearest; with `zero_fix`,
     /// sums get the sign of an exact zero from the operands' bits (spec-notes §44).
-    fn native_arith(
+    pub(in crate::back::spirv) fn native_arith(
         &mut self,
         w: u32,
         op: Opcode,
@@ -477,7 +477,6 @@ impl FnCx<'_> {
         let z = m.float(w, sgn)?;
         m.select(ft, is0, z, v)
     }
-
 
     /// `fmul.full.hf`/`.bf`: the product of two 16-bit values, rounded once to `.f`. A
     /// `.hf` product is exact in f32; a `.bf` one (whose exponent range is f32's) is rounded
