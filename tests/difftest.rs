@@ -1,10 +1,20 @@
 //! `pisa-difftest`: a long differential campaign. Generates random valid PISA programs,
 //! runs each on the Vulkan device and on the CPU reference, and reports every difference
-//! (minimized, written to `target/difftest/failure-SEED.pisa`).
+//! (minimized, written to `target/difftest/failure-V-SEED.pisa` with the inputs in
+//! `failure-V-SEED.in`, the differing value named, and the `pisa-vk run` lines that rerun
+//! it). lavapipe runs without AVX-512 code generation unless `GALLIUM_OVERRIDE_CPU_CAPS` is
+//! set (docs/spec-notes.md §56).
 //!
-//! `pisa-difftest --count 10000 --seed 1 [--threads N] [--stop-after K]`
+//! `pisa-difftest [--generator V] --count 10000 --seed 1 [--threads N] [--stop-after K]`
+//! (`--generator 1`, the default, is the generator of the campaigns recorded before
+//! version 2 existed; `--generator 3` splits version 2's programs into two linked modules;
+//! `--check-only N [--generator V]` checks N programs with the front end and the linker;
+//! `--current FILE` writes each seed to FILE before running it, so that a campaign script
+//! can name the program that aborted the process, as an LLVM error in lavapipe does).
+//! Programs are translated as `Module::from_source` translates them on the device (its float
+//! model, unless `PISA_CONFORMANCE_FLOAT` names one); the summary names the model.
 
-use pisa_conformance::generator::{run_case_stats, Kind};
+use pisa_conformance::generator::{run_case_stats, Kind, GENERATOR_VERSIONS};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Mutex;
 use std::time::Instant;
@@ -14,12 +24,42 @@ fn main() {
     let mut seed = 1u64;
     let mut threads = 1usize;
     let mut stop_after = usize::MAX;
+    let mut version = 1u32;
+    let mut check_only = None;
+    let mut current: Option<String> = None;
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("--check-only") {
+    let mut i = 0;
+    while i < args.len() {
+        let v = args.get(i + 1).and_then(|s| s.parse::<u64>().ok());
+        if args[i] == "--current" && i + 1 < args.len() {
+            current = Some(args[i + 1].clone());
+            i += 2;
+            continue;
+        }
+        match (args[i].as_str(), v) {
+            ("--count", Some(v)) => count = v,
+            ("--seed", Some(v)) => seed = v,
+            ("--threads", Some(v)) => threads = v.max(1) as usize,
+            ("--stop-after", Some(v)) => stop_after = v as usize,
+            ("--check-only", Some(v)) => check_only = Some(v),
+            ("--generator", Some(v)) if (1..=GENERATOR_VERSIONS as u64).contains(&v) => {
+                version = v as u32
+            }
+            _ => {
+                eprintln!(
+                    "usage: pisa-difftest [--generator 1..={GENERATOR_VERSIONS}] [--count N] \
+                     [--seed S] [--threads T] [--stop-after K] [--current FILE] | --check-only N"
+                );
+                std::process::exit(2);
+            }
+        }
+        i += 2;
+    }
+    if let Some(n) = check_only {
         // front-end validity of many generated programs: distinct first error lines
         let mut seen = std::collections::BTreeMap::new();
-        for s in 0..args[1].parse::<u64>().unwrap() {
-            if let Some(e) = pisa_conformance::generator::check_only(s) {
+        for s in seed..seed + n {
+            if let Some(e) = pisa_conformance::generator::check_only(version, s) {
                 let key: String = e
                     .lines()
                     .next()
@@ -34,25 +74,20 @@ fn main() {
         for (k, (s, e)) in &seen {
             println!("seed {s}: {k}\n{e}");
         }
+        println!(
+            "{n} programs of generator {version} checked, {} distinct errors",
+            seen.len()
+        );
+        if !seen.is_empty() {
+            std::process::exit(1);
+        }
         return;
     }
-    let mut i = 0;
-    while i < args.len() {
-        let v = args.get(i + 1).and_then(|s| s.parse::<u64>().ok());
-        match (args[i].as_str(), v) {
-            ("--count", Some(v)) => count = v,
-            ("--seed", Some(v)) => seed = v,
-            ("--threads", Some(v)) => threads = v.max(1) as usize,
-            ("--stop-after", Some(v)) => stop_after = v as usize,
-            _ => {
-                eprintln!(
-                    "usage: pisa-difftest [--count N] [--seed S] [--threads T] [--stop-after K]"
-                );
-                std::process::exit(2);
-            }
-        }
-        i += 2;
-    }
+    pisa_conformance::lavapipe_without_avx512();
+    let device = pisa_conformance::context().info().name.clone();
+    let float = pisa_conformance::generator::options()
+        .float
+        .unwrap_or_default();
     let start = Instant::now();
     let next = AtomicU64::new(0);
     let ran = AtomicU64::new(0);
@@ -68,7 +103,11 @@ fn main() {
                     break;
                 }
                 let case = seed.wrapping_add(k);
-                match run_case_stats(case) {
+                if let Some(path) = &current {
+                    // what a crash of the driver (an abort in its compiler) leaves behind
+                    let _ = std::fs::write(path, format!("{case}\n"));
+                }
+                match run_case_stats(version, case) {
                     Ok(st) => {
                         static_insts.fetch_add(st.static_instructions as u64, Ordering::Relaxed);
                         dyn_insts.fetch_add(st.dynamic_instructions, Ordering::Relaxed);
@@ -94,7 +133,17 @@ fn main() {
     let n = ran.load(Ordering::Relaxed);
     let f = failures.into_inner().unwrap();
     let count_of = |k: Kind| f.iter().filter(|(_, x)| *x == k).count();
-    println!("programs:               {n} (seeds {seed}..)");
+    println!(
+        "programs:               {n} (generator {version}, seeds {seed}..{})",
+        seed + count
+    );
+    println!(
+        "device:                 {device}{}",
+        std::env::var("GALLIUM_OVERRIDE_CPU_CAPS")
+            .map(|v| format!(", GALLIUM_OVERRIDE_CPU_CAPS={v}"))
+            .unwrap_or_default()
+    );
+    println!("float model:            {float:?}");
     println!(
         "static instructions:    {}",
         static_insts.load(Ordering::Relaxed)

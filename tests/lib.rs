@@ -3,9 +3,13 @@
 //! the machine (lavapipe in CI) through the public host API.
 //!
 //! Tests compare device results with values computed independently: hand-derived
-//! expectations or the CPU reference interpreter (`pisa-reference`).
+//! expectations or the CPU reference interpreter (`pisa-reference`). Every run on both goes
+//! through [`pisa_vk::reference`] ([`device_job`], [`reference_job`]): one launch and one
+//! argument packing for the device and the reference, and the validation layer's messages
+//! checked after every device run.
 
 use pisa_translator::{Options, SourceFile, Translation};
+use pisa_vk::reference::{self, Data, Job, Outputs};
 use pisa_vk::{Context, Module};
 use std::sync::{Arc, OnceLock};
 
@@ -67,6 +71,33 @@ pub fn with_float_model<R>(model: pisa_translator::FloatModel, f: impl FnOnce() 
     r
 }
 
+/// `options` with [`float_model`] where they leave [`Options::float`] unset: what every
+/// translation of the suite uses.
+pub fn suite_options(options: &Options) -> Options {
+    let mut options = options.clone();
+    if options.float.is_none() {
+        options.float = float_model();
+    }
+    options
+}
+
+/// The translator options of runs that exercise what users get (the differential
+/// generator): [`pisa_vk::device_options`] of the test context, as `Module::from_source`
+/// translates: the device's float model ([`pisa_vk::device_float_model`]; lavapipe: float64),
+/// unless `PISA_CONFORMANCE_FLOAT` or [`with_float_model`] chooses one ([`float_model`];
+/// `portable` is then the portable model), and what the device offers (denormal
+/// preservation, maximal reconvergence).
+pub fn user_options() -> Options {
+    let chosen = FLOAT_MODEL.with(|m| m.get()).is_some()
+        || std::env::var_os("PISA_CONFORMANCE_FLOAT").is_some_and(|v| !v.is_empty());
+    let options = Options {
+        float: chosen.then(|| float_model().unwrap_or_default()),
+        ..Options::default()
+    };
+    pisa_vk::device_options(context(), &options)
+        .unwrap_or_else(|e| panic!("the device's translator options: {e}"))
+}
+
 /// [`translate`] with options.
 pub fn translate_with(src: &str, options: &Options) -> Translation {
     translate_linked(&[("test.pisa", src)], options)
@@ -91,11 +122,7 @@ pub fn link_sources(sources: &[(&str, &str)]) -> pisa_translator::Program {
 /// [`translate_with`] of a program of several modules `(name, text)`, linked into one SPIR-V
 /// module (what `Module::from_sources` loads), checked with the validator.
 pub fn translate_linked(sources: &[(&str, &str)], options: &Options) -> Translation {
-    let mut options = options.clone();
-    if options.float.is_none() {
-        options.float = float_model();
-    }
-    let t = match pisa_translator::compile_linked(&source_files(sources), &options) {
+    let t = match pisa_translator::compile_linked(&source_files(sources), &suite_options(options)) {
         Ok(t) => t,
         Err(d) => panic!("translation failed:\n{}", d.render()),
     };
@@ -116,24 +143,60 @@ pub fn disassemble(words: &[u32]) -> String {
         .unwrap_or_default()
 }
 
+/// The CPU feature level lavapipe generates code for in differential runs: AVX-512 off
+/// (docs/spec-notes.md §56). LLVM's x86 back end (15.0.6 in Debian 12's Mesa, and every
+/// release before the fix of llvm-project issue 157929) emits a merge-masked `vpternlogd`
+/// with a broadcast constant operand and the truth table of the operands before it commuted
+/// them, so a bit-field insert (`(a & ~m) | (b & m)`) in divergent code computes
+/// `b ? m : a` instead: a driver miscompile of correct SPIR-V, seen as `bfi` mismatches.
+pub const LAVAPIPE_CPU_CAPS: &str = "avx";
+
+/// Makes lavapipe generate code without AVX-512 ([`LAVAPIPE_CPU_CAPS`] in
+/// `GALLIUM_OVERRIDE_CPU_CAPS`) for this process, unless that variable is set already (set it
+/// empty to run with every CPU feature). Only effective before the first Vulkan call of the
+/// process, so it panics once the test context exists without it; says on stderr what it did.
+pub fn lavapipe_without_avx512() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        const VAR: &str = "GALLIUM_OVERRIDE_CPU_CAPS";
+        if let Some(v) = std::env::var_os(VAR) {
+            eprintln!("note: {VAR}={} (set by the caller)", v.to_string_lossy());
+            return;
+        }
+        assert!(
+            CTX.get().is_none(),
+            "lavapipe_without_avx512 after the device context was created"
+        );
+        // Set before any Vulkan call of this process: Mesa reads it once, when it loads.
+        std::env::set_var(VAR, LAVAPIPE_CPU_CAPS);
+        eprintln!(
+            "note: {VAR}={LAVAPIPE_CPU_CAPS}: lavapipe without AVX-512 (LLVM vpternlog \
+             miscompile, docs/spec-notes.md §56)"
+        );
+    });
+}
+
+static CTX: OnceLock<Context> = OnceLock::new();
+
 /// The shared device context of the test process (lavapipe in CI). Validation-layer
 /// messages are checked by [`check_validation`].
 pub fn context() -> &'static Context {
-    static CTX: OnceLock<Context> = OnceLock::new();
     CTX.get_or_init(|| {
         Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"))
     })
 }
 
 /// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything for the
-/// shared context.
+/// shared context's Vulkan calls made by this thread (each test runs on its own thread, so a
+/// message is never blamed on another test).
 pub fn check_validation() {
     check_validation_of(context());
 }
 
-/// Panics if the validation layer reported anything for `ctx`.
+/// Panics if the validation layer reported anything for `ctx`'s Vulkan calls made by this
+/// thread.
 pub fn check_validation_of(ctx: &Context) {
-    let msgs = ctx.validation_messages();
+    let msgs = ctx.thread_validation_messages();
     assert!(
         msgs.is_empty(),
         "validation layer messages:\n{}",
@@ -207,6 +270,83 @@ pub fn f32_inputs(extra: &[u32], seed: u64, random: usize) -> Vec<u64> {
         .collect()
 }
 
+/// Why a [`device_job`] failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeviceFailure {
+    /// The translator refused the module, or spirv-val rejected its SPIR-V.
+    Translate(String),
+    /// Loading or running it failed, or the validation layer reported something.
+    Run(String),
+}
+
+impl std::fmt::Display for DeviceFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DeviceFailure::Translate(m) | DeviceFailure::Run(m) => f.write_str(m),
+        }
+    }
+}
+
+/// Translates `src` (named `name` in diagnostics) with `options` ([`suite_options`]),
+/// validates the SPIR-V, loads it on the test device and runs `job` there
+/// ([`reference::on_device`]: validation messages of this thread are an error).
+pub fn device_job(
+    name: &str,
+    src: &str,
+    options: &Options,
+    job: &Job,
+) -> Result<Outputs, DeviceFailure> {
+    device_job_linked(&[(name, src)], options, job)
+}
+
+/// [`device_job`] of a program of several modules `(name, text)`, linked into one.
+pub fn device_job_linked(
+    sources: &[(&str, &str)],
+    options: &Options,
+    job: &Job,
+) -> Result<Outputs, DeviceFailure> {
+    let files = source_files(sources);
+    let t = pisa_translator::compile_linked(&files, &suite_options(options))
+        .map_err(|d| DeviceFailure::Translate(d.render()))?;
+    validate(&t.spirv).map_err(|e| {
+        DeviceFailure::Translate(format!("spirv-val: {e}\n{}", disassemble(&t.spirv)))
+    })?;
+    let m = Module::from_translation(context(), &pisa_vk::program_name(&files), Arc::new(t))
+        .map_err(|e| DeviceFailure::Run(format!("load: {e}")))?;
+    reference::on_device(&m, job).map_err(|e| DeviceFailure::Run(e.to_string()))
+}
+
+/// Checks `src` (named `name`) with the front end and runs `job` on the reference
+/// interpreter with `config` ([`reference::on_reference`]).
+pub fn reference_job(
+    name: &str,
+    src: &str,
+    job: &Job,
+    config: pisa_reference::Config,
+) -> Result<Outputs, String> {
+    reference_job_linked(&[(name, src)], job, config)
+}
+
+/// [`reference_job`] of a program of several modules `(name, text)`, linked into one.
+pub fn reference_job_linked(
+    sources: &[(&str, &str)],
+    job: &Job,
+    config: pisa_reference::Config,
+) -> Result<Outputs, String> {
+    let program = pisa_translator::link(&source_files(sources)).map_err(|d| d.render())?;
+    reference::on_reference(&program.module, job, config).map_err(|e| e.to_string())
+}
+
+/// The job of the `@k(%out, %in)` kernels of these tests: `input.len() / in_per` work-items
+/// in work-groups of `local`, `%in` the input words, `%out` `out_per` zero words per
+/// work-item.
+pub fn io_job(input: &[u64], in_per: usize, out_per: usize, local: u64) -> Job {
+    let n = input.len() / in_per.max(1);
+    Job::new("k", n as u64, local)
+        .arg(Data::zero_words(n * out_per))
+        .arg(Data::words(input))
+}
+
 /// [`run_u64`] on the CPU reference interpreter (sub-groups of `subgroup_size`).
 pub fn reference_u64(
     src: &str,
@@ -216,33 +356,18 @@ pub fn reference_u64(
     local: u64,
     subgroup_size: u32,
 ) -> Vec<u64> {
-    let file = Arc::new(SourceFile::new("test.pisa", src));
-    let module =
-        pisa_translator::check(&file).unwrap_or_else(|d| panic!("invalid:\n{}", d.render()));
-    let mut m = pisa_reference::Machine::new(pisa_reference::Config {
+    let config = pisa_reference::Config {
         subgroup_size,
         ..Default::default()
-    });
-    let loaded = m
-        .load(&module)
-        .unwrap_or_else(|e| panic!("reference load: {e}"));
-    let n = input.len() / in_per.max(1);
-    let inb = m.alloc((input.len() * 8).max(8) as u64, 16);
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    m.write(inb, &bytes).expect("write input");
-    let outb = m.alloc((n * out_per * 8).max(8) as u64, 16);
-    m.write(outb, &vec![0; n * out_per * 8])
-        .expect("zero output");
-    let mut args = outb.to_le_bytes().to_vec();
-    args.extend(inb.to_le_bytes());
-    let launch = pisa_reference::Launch::linear(n as u64, local as u32);
-    m.dispatch(&loaded, "k", &launch, &args)
-        .unwrap_or_else(|e| panic!("reference dispatch: {e}"));
-    let mut out = vec![0u8; n * out_per * 8];
-    m.read(outb, &mut out).expect("read output");
-    out.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect()
+    };
+    reference_job(
+        "test.pisa",
+        src,
+        &io_job(input, in_per, out_per, local),
+        config,
+    )
+    .unwrap_or_else(|e| panic!("reference: {e}\n{src}"))
+    .words(0)
 }
 
 /// Runs `src` on the device and on the reference and asserts that every output word agrees
@@ -314,6 +439,130 @@ pub fn is_nan_bits(bits: u64, width: u32) -> bool {
     }
 }
 
+/// A binary floating-point format by its field widths (sign, `exponent` bits, `fraction`
+/// bits), for the approximate comparisons of [`ulp_distance`] and [`ulp_error`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FloatFormat {
+    /// Exponent bits.
+    pub exponent: u32,
+    /// Fraction (trailing significand) bits.
+    pub fraction: u32,
+}
+
+impl FloatFormat {
+    /// bfloat16 (`.bf`).
+    pub const BF16: FloatFormat = FloatFormat {
+        exponent: 8,
+        fraction: 7,
+    };
+    /// IEEE binary16 (`.hf`).
+    pub const F16: FloatFormat = FloatFormat {
+        exponent: 5,
+        fraction: 10,
+    };
+    /// IEEE binary32 (`.f`).
+    pub const F32: FloatFormat = FloatFormat {
+        exponent: 8,
+        fraction: 23,
+    };
+    /// IEEE binary64 (`.df`).
+    pub const F64: FloatFormat = FloatFormat {
+        exponent: 11,
+        fraction: 52,
+    };
+
+    /// Bits of a value.
+    pub fn bits(self) -> u32 {
+        1 + self.exponent + self.fraction
+    }
+
+    fn sign(self) -> u64 {
+        1 << (self.exponent + self.fraction)
+    }
+
+    /// Whether the low bits of `x` have the all-ones exponent, and then whether their
+    /// fraction is 0 (an infinity) or not (a NaN).
+    fn special(self, x: u64) -> Option<bool> {
+        let ones = (1 << self.exponent) - 1;
+        ((x >> self.fraction) & ones == ones).then_some(x & mask(self.fraction) == 0)
+    }
+
+    /// Whether the low bits of `x` are a NaN.
+    pub fn is_nan(self, x: u64) -> bool {
+        self.special(x) == Some(false)
+    }
+
+    /// Whether the low bits of `x` are an infinity.
+    pub fn is_infinite(self, x: u64) -> bool {
+        self.special(x) == Some(true)
+    }
+
+    /// The unit in the last place of the format at the finite value `v` (the spacing of
+    /// the format's numbers of `v`'s binade; the smallest denormal below the normals).
+    pub fn ulp_at(self, v: f64) -> f64 {
+        let bias = (1i32 << (self.exponent - 1)) - 1;
+        let e = if v.abs() < 2f64.powi(1 - bias) {
+            1 - bias
+        } else {
+            (v.abs().log2().floor() as i32).min(bias)
+        };
+        2f64.powi(e - self.fraction as i32)
+    }
+}
+
+/// How many units in the last place of `format` separate the results `a` and `b` (its low
+/// bits) of an approximate instruction: `Some(0)` when they are the same bits or both NaN;
+/// `None` when no tolerance may accept them: a NaN against a number, an infinity against
+/// anything else, or values of different signs (-0 and +0 included).
+pub fn ulp_distance(format: FloatFormat, a: u64, b: u64) -> Option<u64> {
+    let m = mask(format.bits());
+    let (a, b) = (a & m, b & m);
+    if a == b || (format.is_nan(a) && format.is_nan(b)) {
+        return Some(0);
+    }
+    let sign = format.sign();
+    if format.is_nan(a)
+        || format.is_nan(b)
+        || format.is_infinite(a)
+        || format.is_infinite(b)
+        || (a ^ b) & sign != 0
+    {
+        return None;
+    }
+    // same sign, both finite: the magnitudes are ordered like their bit patterns
+    Some((a & !sign).abs_diff(b & !sign))
+}
+
+/// Whether `a` and `b` agree within `ulps` ([`ulp_distance`]; 0: same bits or both NaN).
+pub fn within_ulps(format: FloatFormat, a: u64, b: u64, ulps: u64) -> bool {
+    ulp_distance(format, a, b).is_some_and(|u| u <= ulps)
+}
+
+/// The error of the result `got` (a value of `format`, as `f64`) from the real value
+/// `exact`, in units in the last place of `format` at `exact`: 0 when equal (zeros of one
+/// sign, infinities of one sign, or both NaN), infinite when no bound may accept it (a NaN
+/// against a number, an infinity against anything else, a different sign — -0 against +0
+/// included).
+pub fn ulp_error(format: FloatFormat, got: f64, exact: f64) -> f64 {
+    if got.is_nan() || exact.is_nan() {
+        return if got.is_nan() && exact.is_nan() {
+            0.0
+        } else {
+            f64::INFINITY
+        };
+    }
+    if got.is_sign_negative() != exact.is_sign_negative() {
+        return f64::INFINITY;
+    }
+    if got == exact {
+        return 0.0;
+    }
+    if got.is_infinite() || exact.is_infinite() {
+        return f64::INFINITY;
+    }
+    (got - exact).abs() / format.ulp_at(exact)
+}
+
 /// Runs kernel `k` of `src` once per element of `input` (one work-item each, work-groups
 /// of `local`), with `%out` and `%in` pointing at `u64` buffers of `input.len() * out_per`
 /// and `input.len() * in_per` elements; returns the output buffer.
@@ -330,15 +579,12 @@ pub fn run_u64_with(
     local: u64,
     options: &Options,
 ) -> Vec<u64> {
-    let m = load_with(src, options);
-    let ctx = context();
-    let n = input.len() / in_per.max(1);
-    let inb = ctx.buffer_from(input).expect("input buffer");
-    let out = ctx.zeroed::<u64>(n * out_per).expect("output buffer");
-    m.dispatch("k", n as u64, local, &[(&out).into(), (&inb).into()])
-        .unwrap_or_else(|e| panic!("dispatch failed: {e}"));
-    check_validation();
-    out.read().expect("read back")
+    let job = io_job(input, in_per, out_per, local);
+    match device_job("test.pisa", src, options, &job) {
+        Ok(out) => out.words(0),
+        Err(DeviceFailure::Translate(e)) => panic!("translation failed:\n{e}\n{src}"),
+        Err(DeviceFailure::Run(e)) => panic!("device run failed: {e}\n{src}"),
+    }
 }
 
 /// Edge values of a `bits`-wide integer (0, 1, 2, -1, min, max, alternating bits, ...)
@@ -488,6 +734,14 @@ pub fn pairs(a: &[u64], b: &[u64]) -> Vec<Vec<u64>> {
 pub mod generator;
 pub mod matrix;
 
+/// Says that `test` skipped its checks and why, on the process's standard error itself (not
+/// through `eprintln!`, which the test harness captures and shows only for failures), so
+/// the skip is visible in every `cargo test` run as a line starting with `SKIPPED`.
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}
+
 /// Whether this process is the child that [`rerun_at_16_lanes`] started.
 pub fn is_16_lane_child() -> bool {
     std::env::var_os("PISA_SUBGROUP_CHILD").is_some()
@@ -495,10 +749,15 @@ pub fn is_16_lane_child() -> bool {
 
 /// Runs the calling test binary again with lavapipe's 16-lane sub-groups
 /// (`LP_NATIVE_VECTOR_WIDTH=512`; never 1024, where lavapipe claims 32 lanes but its
-/// ballots and reductions see 16) and asserts that all `tests` of it pass there. Does
-/// nothing on another device, whose sub-group width that variable does not set.
+/// ballots and reductions see 16) and asserts that all `tests` of it pass there. On another
+/// device, whose sub-group width that variable does not set, says it skipped ([`skipped`]).
 pub fn rerun_at_16_lanes(tests: usize) {
-    if !context().info().name.to_lowercase().contains("llvmpipe") {
+    let name = &context().info().name;
+    if !name.to_lowercase().contains("llvmpipe") {
+        skipped(
+            "whole_suite_at_16_lanes",
+            &format!("{name} is not lavapipe: its sub-group width cannot be set to 16"),
+        );
         return;
     }
     let exe = std::env::current_exe().expect("test binary");

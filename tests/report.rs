@@ -1,5 +1,6 @@
 //! `pisa-conformance-report`: runs the conformance matrix and writes `docs/conformance.md`
-//! (the path is relative to the workspace root, or given as the only argument).
+//! (the path is relative to the workspace root, or given as the only argument), keeping its
+//! hand-kept record of differential campaigns.
 
 use pisa_conformance::matrix::{self, report};
 use std::process::ExitCode;
@@ -10,7 +11,10 @@ fn main() -> ExitCode {
         .unwrap_or_else(|| format!("{}/../{}", env!("CARGO_MANIFEST_DIR"), report::PATH));
     let rows = matrix::run();
     let text = report::markdown(&rows);
-    if let Err(e) = std::fs::write(&path, text) {
+    // the hand-kept record of campaigns at the end stays as it is
+    let committed = std::fs::read_to_string(&path).unwrap_or_default();
+    let (_, campaigns) = report::split(&committed);
+    if let Err(e) = std::fs::write(&path, format!("{text}{campaigns}")) {
         eprintln!("pisa-conformance-report: cannot write {path}: {e}");
         return ExitCode::FAILURE;
     }

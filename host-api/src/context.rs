@@ -168,4 +168,10 @@ impl Context {
     pub fn validation_messages(&self) -> Vec<String> {
         self.rt.validation_messages()
     }
+
+    /// The validation-layer messages raised by the calling thread's Vulkan calls since the
+    /// last time it took them (other threads' messages stay for them).
+    pub fn thread_validation_messages(&self) -> Vec<String> {
+        self.rt.thread_validation_messages()
+    }
 }

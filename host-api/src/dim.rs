@@ -139,6 +139,13 @@ pub struct Launch {
 }
 
 impl Launch {
+    /// `%workdim`: the dimensions given for the global or the local size, at least 1 (what
+    /// the device gets and what the reference interpreter gets through
+    /// `pisa_vk::reference`).
+    pub fn work_dim(&self) -> u32 {
+        self.global.dims.max(self.local.dims).clamp(1, 3)
+    }
+
     /// `global` work-items in work-groups of `local`, without a global offset.
     pub fn new(global: impl Into<Dim3>, local: impl Into<Dim3>) -> Launch {
         Launch {

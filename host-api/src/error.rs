@@ -170,6 +170,10 @@ pub enum Error {
     /// another stream).
     #[error("{0}")]
     Mismatch(String),
+    /// The validation layer reported these messages for the calling thread's run
+    /// ([`reference::on_device`](crate::reference::on_device)).
+    #[error("validation layer messages:\n{}", .0.join("\n"))]
+    Validation(Vec<String>),
     /// A launch configuration the kernel or the device cannot run: a work-group size of 0,
     /// beyond the device's limits or other than `.reqd_work_group_size`, and every other
     /// launch-size problem.
@@ -206,7 +210,8 @@ impl Error {
             Error::Invalid(_)
             | Error::Runtime(_)
             | Error::Reference(_)
-            | Error::MemoryViolation(_) => false,
+            | Error::MemoryViolation(_)
+            | Error::Validation(_) => false,
         }
     }
 }

@@ -40,6 +40,8 @@ mod error;
 mod launch;
 pub mod memcheck;
 mod module;
+#[cfg(feature = "reference")]
+pub mod reference;
 pub mod stream;
 mod symbol;
 

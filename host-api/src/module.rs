@@ -545,8 +545,7 @@ impl Module {
             &self.arena.device_address().to_le_bytes(),
         );
         put(&mut push, l.printf_buffer, &0u64.to_le_bytes());
-        let work_dim = launch.global.dims.max(launch.local.dims).max(1);
-        put(&mut push, l.work_dim, &work_dim.to_le_bytes());
+        put(&mut push, l.work_dim, &launch.work_dim().to_le_bytes());
         for d in 0..3 {
             let at = |slot: Option<u32>, size: u32| slot.map(|s| s + size * d as u32);
             put(

@@ -12,7 +12,16 @@ fn load_dispatch_drop_cycles_keep_the_heap_flat() {
     for i in 0..150 {
         leak_check::cycle(&ctx, i).unwrap();
     }
-    let Some(before) = heap_in_use() else { return };
+    let Some(before) = heap_in_use() else {
+        // the test harness shows `eprintln!` only for failures: say it on stderr itself
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED load_dispatch_drop_cycles_keep_the_heap_flat: no heap statistic \
+             (mallinfo2) on this platform"
+        );
+        return;
+    };
     for i in 150..450 {
         leak_check::cycle(&ctx, i).unwrap();
     }

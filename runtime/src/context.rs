@@ -608,6 +608,12 @@ impl Context {
         self.shared.instance.drain_messages()
     }
 
+    /// [`Context::validation_messages`] raised by the calling thread's Vulkan calls only, so
+    /// that concurrent users of one context (parallel tests) each get their own messages.
+    pub fn thread_validation_messages(&self) -> Vec<String> {
+        self.shared.instance.drain_thread_messages()
+    }
+
     /// Number of pipelines held by the in-memory pipeline cache.
     pub fn cached_pipelines(&self) -> usize {
         self.pipelines.len()

@@ -3,7 +3,8 @@
 //! The loader is opened at run time (`ash::Entry::load`), so a machine without Vulkan gets an
 //! [`Error::NoVulkan`] with an installation hint instead of a failure to start. With validation
 //! on, `VK_LAYER_KHRONOS_validation` and `VK_EXT_debug_utils` are enabled and every warning or
-//! error message is collected for [`Context::validation_messages`](crate::Context).
+//! error message is collected for [`Context::validation_messages`](crate::Context), with the
+//! thread whose Vulkan call raised it (the layer reports synchronously, in the calling thread).
 
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::{Arc, Mutex};
@@ -15,8 +16,9 @@ use crate::error::{Error, VkResultExt};
 /// The name of the Khronos validation layer.
 pub(crate) const VALIDATION_LAYER: &CStr = c"VK_LAYER_KHRONOS_validation";
 
-/// Where the debug messenger puts the messages it keeps.
-pub(crate) type MessageSink = Mutex<Vec<String>>;
+/// Where the debug messenger puts the messages it keeps, each with the thread whose Vulkan
+/// call raised it.
+pub(crate) type MessageSink = Mutex<Vec<(std::thread::ThreadId, String)>>;
 
 /// An installed debug messenger and the sink its callback writes to.
 pub(crate) struct Messenger {
@@ -166,10 +168,26 @@ impl InstanceOwner {
 
     /// Takes every message collected so far (empty when validation is off).
     pub fn drain_messages(&self) -> Vec<String> {
-        match &self.messenger {
-            Some(m) => std::mem::take(&mut *m.sink.lock().unwrap_or_else(|e| e.into_inner())),
-            None => Vec::new(),
-        }
+        self.drain_where(|_| true)
+    }
+
+    /// Takes the messages raised by Vulkan calls of the calling thread; other threads'
+    /// messages stay for their own drain.
+    pub fn drain_thread_messages(&self) -> Vec<String> {
+        let me = std::thread::current().id();
+        self.drain_where(|t| t == me)
+    }
+
+    fn drain_where(&self, take: impl Fn(std::thread::ThreadId) -> bool) -> Vec<String> {
+        let Some(m) = &self.messenger else {
+            return Vec::new();
+        };
+        let mut sink = m.sink.lock().unwrap_or_else(|e| e.into_inner());
+        let (taken, kept) = std::mem::take(&mut *sink)
+            .into_iter()
+            .partition::<Vec<_>, _>(|(t, _)| take(*t));
+        *sink = kept;
+        taken.into_iter().map(|(_, line)| line).collect()
     }
 }
 
@@ -269,7 +287,9 @@ unsafe extern "system" fn debug_callback(
         } else {
             format!("[{level} {kind}] {id}: {msg}")
         };
-        sink.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+        sink.lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((std::thread::current().id(), line));
     });
     vk::FALSE
 }

@@ -27,6 +27,12 @@ impl Fmt {
         }
     }
 
+    /// The format's field widths.
+    pub fn format(self) -> crate::FloatFormat {
+        let (exponent, fraction) = self.fields();
+        crate::FloatFormat { exponent, fraction }
+    }
+
     /// (exponent bits, fraction bits).
     fn fields(self) -> (u32, u32) {
         match self {
@@ -332,29 +338,12 @@ impl Cmp {
     }
 }
 
+/// Whether every element of the words agrees within `ulps` ([`crate::within_ulps`]: same
+/// bits or both NaN, else finite values of one sign that many ULPs apart at most).
 fn lanes_agree(fmt: Fmt, d: u64, r: u64, ulps: u64) -> bool {
     let bits = fmt.bits();
-    let per_word = 64 / bits;
-    let m = crate::mask(bits);
-    (0..per_word).all(|i| {
-        let (a, b) = ((d >> (i * bits)) & m, (r >> (i * bits)) & m);
-        if a == b || (fmt.is_nan(a) && fmt.is_nan(b)) {
-            return true;
-        }
-        if ulps == 0 || fmt.is_nan(a) || fmt.is_nan(b) {
-            return false;
-        }
-        // distance on the line of ordered values (sign-magnitude to offset binary)
-        let sign = 1u64 << (bits - 1);
-        let ord = |x: u64| -> i128 {
-            if x & sign != 0 {
-                -((x & !sign) as i128)
-            } else {
-                x as i128
-            }
-        };
-        (ord(a) - ord(b)).unsigned_abs() <= ulps as u128
-    })
+    let format = fmt.format();
+    (0..64 / bits).all(|i| crate::within_ulps(format, d >> (i * bits), r >> (i * bits), ulps))
 }
 
 /// A fixed-seed generator for the inputs of one matrix row (seeded by its text, so that

@@ -34,6 +34,8 @@ fn vector_add() {
         .map(|i| i as f32 * 0.5 + (1000.0 - i as f32))
         .collect();
     assert_eq!(bc.read().unwrap(), want);
+    // the validation layer reported nothing for this test's Vulkan calls
+    pisa_conformance::check_validation();
 }
 
 #[test]
@@ -57,6 +59,8 @@ fn saxpy_is_fused() {
     for (g, w) in got.iter().zip(&want) {
         assert_eq!(g.to_bits(), w.to_bits(), "got {g:e}, want {w:e}");
     }
+    // the validation layer reported nothing for this test's Vulkan calls
+    pisa_conformance::check_validation();
 }
 
 #[test]
@@ -83,6 +87,8 @@ fn shared_memory_reduction_with_barriers() {
         .map(|c| c.iter().fold(0u32, |a, &b| a.wrapping_add(b)))
         .collect();
     assert_eq!(bs.read().unwrap(), want);
+    // the validation layer reported nothing for this test's Vulkan calls
+    pisa_conformance::check_validation();
 }
 
 #[path = "../../examples/host_api.rs"]

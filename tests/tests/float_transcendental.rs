@@ -34,17 +34,22 @@ fn kernel(inst: &str, bits: u32) -> String {
     )
 }
 
-/// Distance in representable values between two floats of a format whose sign bit is
-/// `sign` (both non-NaN).
+/// ULPs between two results whose sign bit is `sign` ([`pisa_conformance::ulp_distance`]);
+/// `u64::MAX` when no bound may accept them (an infinity against anything else, different
+/// signs: -0 against +0 included). A 16-bit value counts as infinite when it is one in
+/// binary16 or in bfloat16.
 fn ulps(a: u64, b: u64, sign: u64) -> u64 {
-    let key = |x: u64| -> i64 {
-        if x & sign != 0 {
-            -((x & (sign - 1)) as i64)
-        } else {
-            x as i64
-        }
+    use pisa_conformance::{ulp_distance, FloatFormat};
+    let formats: &[FloatFormat] = match sign {
+        s if s == 1 << 63 => &[FloatFormat::F64],
+        s if s == 1 << 31 => &[FloatFormat::F32],
+        _ => &[FloatFormat::F16, FloatFormat::BF16],
     };
-    (key(a) - key(b)).unsigned_abs()
+    formats
+        .iter()
+        .map(|f| ulp_distance(*f, a, b).unwrap_or(u64::MAX))
+        .max()
+        .unwrap_or(u64::MAX)
 }
 
 fn f32_inputs(n: usize, seed: u64) -> Vec<u64> {
@@ -139,7 +144,11 @@ fn within_bound(func: &str, x: f64, want: f64, e: f64, ulp: f64) -> bool {
 fn check_single(func: &str, ftz: &str, inputs: &[u64]) -> (f64, u64) {
     // `.ftz` comes right after the opcode (`frsqrt.ftz.fast.f`).
     let (op, rest) = func.split_once('.').map_or((func, ""), |(o, r)| (o, r));
-    let rest = if rest.is_empty() { String::new() } else { format!(".{rest}") };
+    let rest = if rest.is_empty() {
+        String::new()
+    } else {
+        format!(".{rest}")
+    };
     let src = kernel(&format!("{op}{ftz}{rest}.f"), 32);
     let dev = run_u64(&src, inputs, 1, 1, 64);
     let reference = reference_u64(&src, inputs, 1, 1, 64, 32);
@@ -153,12 +162,18 @@ fn check_single(func: &str, ftz: &str, inputs: &[u64]) -> (f64, u64) {
         let want = exact(func, xf as f64);
         let (df, rf) = (f32::from_bits(d), f32::from_bits(r));
         if !rf.is_finite() || rf == 0.0 || !df.is_finite() || df == 0.0 {
-            assert_eq!(d, r, "{func}{ftz}.f {x:#x}: device {d:#x}, reference {r:#x}");
+            assert_eq!(
+                d, r,
+                "{func}{ftz}.f {x:#x}: device {d:#x}, reference {r:#x}"
+            );
             continue;
         }
         if !ftz.is_empty() && want.abs() < f32::MIN_POSITIVE as f64 {
             // A result that rounds near the denormals may flush on one side only.
-            assert!(ulps(d as u64, r as u64, 1 << 31) <= 1, "{func}{ftz}.f {x:#x}");
+            assert!(
+                ulps(d as u64, r as u64, 1 << 31) <= 1,
+                "{func}{ftz}.f {x:#x}"
+            );
             continue;
         }
         let ulp = f32_ulp(want);
@@ -194,7 +209,10 @@ fn single_precision_within_the_bound_of_the_exact_value() {
     for f in FUNCS {
         for ftz in ["", ".ftz"] {
             let (e, x) = check_single(f, ftz, &xs);
-            eprintln!("{f}{ftz}.f: max {e:.6} ULP (at {x:#x}) over {} inputs", xs.len());
+            eprintln!(
+                "{f}{ftz}.f: max {e:.6} ULP (at {x:#x}) over {} inputs",
+                xs.len()
+            );
         }
     }
 }
@@ -219,7 +237,10 @@ fn half_and_bfloat16_every_input_within_the_bound() {
                 let (got, rv) = (format.value(d), format.value(r));
                 differ += usize::from(d != r);
                 if !rv.is_finite() || rv == 0.0 || !got.is_finite() || got == 0.0 {
-                    assert_eq!(d, r, "{f}.{ty} {x:#06x}: device {d:#06x}, reference {r:#06x}");
+                    assert_eq!(
+                        d, r,
+                        "{f}.{ty} {x:#06x}: device {d:#06x}, reference {r:#06x}"
+                    );
                     continue;
                 }
                 for (who, v) in [("device", got), ("reference", rv)] {
@@ -286,13 +307,14 @@ impl Format16 {
         2f64.powi(e - self.fraction)
     }
 
-    /// Error of `got` from the real `want`, in ULPs of the format at `want`.
+    /// Error of `got` from the real `want`, in ULPs of the format at `want`
+    /// ([`pisa_conformance::ulp_error`]: infinite for a different sign or an infinity).
     fn ulp_error(&self, got: f64, want: f64) -> f64 {
-        if got == want {
-            0.0
-        } else {
-            (got - want).abs() / self.ulp(want)
-        }
+        let format = pisa_conformance::FloatFormat {
+            exponent: if self.fraction == 7 { 8 } else { 5 },
+            fraction: self.fraction as u32,
+        };
+        pisa_conformance::ulp_error(format, got, want)
     }
 }
 
@@ -384,19 +406,10 @@ fn exact(func: &str, x: f64) -> f64 {
     }
 }
 
-/// Error of the `f32` `got` from the real `want`, in ULPs of `f32` at `want`.
+/// Error of the `f32` `got` from the real `want`, in ULPs of `f32` at `want`
+/// ([`pisa_conformance::ulp_error`]: infinite for a different sign or an infinity).
 fn ulp_error(got: f32, want: f64) -> f64 {
-    if got as f64 == want {
-        return 0.0;
-    }
-    let a = want.abs();
-    let e = if a < f32::MIN_POSITIVE as f64 {
-        -149
-    } else {
-        a.log2().floor() as i32 - 23
-    };
-    let e = if a >= f32::MAX as f64 { 127 - 23 } else { e };
-    (got as f64 - want).abs() / 2f64.powi(e)
+    pisa_conformance::ulp_error(pisa_conformance::FloatFormat::F32, got as f64, want)
 }
 
 /// Every `f32` input of `func` on the device, in 256 dispatches of 2^24 work-items (the
@@ -435,13 +448,21 @@ fn every_input(func: &str) -> (f64, u32) {
                         let want = exact(func, xf as f64);
                         let df = f32::from_bits(d);
                         if want.is_nan() {
-                            let canonical = if xf.is_nan() { x | 0x40_0000 } else { 0x7FC0_0000 };
+                            let canonical = if xf.is_nan() {
+                                x | 0x40_0000
+                            } else {
+                                0x7FC0_0000
+                            };
                             assert_eq!(d, canonical, "{func}.f {x:#x}");
                             continue;
                         }
                         if (want as f32).is_infinite() || want == 0.0 {
                             assert_eq!(df, want as f32, "{func}.f {x:#x}");
-                            assert_eq!(df.is_sign_negative(), want.is_sign_negative(), "{func}.f {x:#x}");
+                            assert_eq!(
+                                df.is_sign_negative(),
+                                want.is_sign_negative(),
+                                "{func}.f {x:#x}"
+                            );
                             continue;
                         }
                         let e = ulp_error(df, want);

@@ -342,7 +342,7 @@ fn run_reference(
         global_size: l.global.size,
         local_size: local,
         global_offset: l.offset,
-        work_dim: l.global.dims.max(l.local.dims),
+        work_dim: l.work_dim(),
     };
     machine
         .dispatch(&loaded, &req.kernel, &rl, &block)

@@ -367,3 +367,12 @@ impl<'a> PipelineDescExt<'a> for PipelineDesc<'a> {
         PipelineDesc { local_size, ..self }
     }
 }
+
+/// Says that `test` skipped (part of) its checks and why, on the process's standard error
+/// itself (the test harness captures `eprintln!` and shows it only for failures), so that
+/// every `cargo test` run shows the skip as a line starting with `SKIPPED`.
+#[allow(dead_code)]
+pub fn skipped(test: &str, why: &str) {
+    use std::io::Write as _;
+    let _ = writeln!(std::io::stderr(), "SKIPPED {test}: {why}");
+}

@@ -19,7 +19,9 @@ use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use super::ops_float::FKind;
-use crate::ir::{AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand};
+use crate::ir::{
+    AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand, RoundingMode,
+};
 use crate::layout::locks;
 use crate::memcheck::AccessKind;
 use rspirv::spirv::{Decoration, MemorySemantics, Scope, Word};
@@ -476,13 +478,25 @@ impl<'a> FnCx<'a> {
         if let (Some(k), A::Add | A::Sub | A::Min | A::Max) = (kind, op) {
             let a = self.to_float(k, old)?;
             let b = self.to_float(k, s0)?;
-            let ft = self.m.ty(Scalar::F(k.compute_bits()));
             let r = match op {
-                A::Add => self.m.b.f_add(ft, None, a, b).map_err(bug)?,
-                A::Sub => self.m.b.f_sub(ft, None, a, b).map_err(bug)?,
-                _ => self.fmin_max(k, a, b, op == A::Max, false)?,
+                // A sum always recomputes the sign of an exact zero from the operands' bits:
+                // the driver folds `x + 0.0 → x` wherever it can prove the operand +0, through
+                // more than constants.rs sees (`xor r, r`, a statically resolved `isaddr`), and
+                // the atomic's cost dwarfs the fix-up (spec-notes §44).
+                A::Add | A::Sub => {
+                    let op = if op == A::Add {
+                        Opcode::Fadd
+                    } else {
+                        Opcode::Fsub
+                    };
+                    self.native_arith(k.compute_bits(), op, &[a, b], RoundingMode::Re, true)?
+                }
+                _ => {
+                    let r = self.fmin_max(k, a, b, op == A::Max, false)?;
+                    self.m.b.decorate(r, Decoration::NoContraction, []);
+                    r
+                }
             };
-            self.m.b.decorate(r, Decoration::NoContraction, []);
             return self.from_float(k, r);
         }
         let b = &mut self.m.b;

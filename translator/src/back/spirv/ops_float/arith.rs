@@ -232,7 +232,7 @@ impl FnCx<'_> {
 
     /// The device's own `op` on `w`-bit compute floats, rounded to nearest; with `zero_fix`,
     /// sums get the sign of an exact zero from the operands' bits (spec-notes §44).
-    fn native_arith(
+    pub(in crate::back::spirv) fn native_arith(
         &mut self,
         w: u32,
         op: Opcode,

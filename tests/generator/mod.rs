@@ -13,11 +13,25 @@
 //! with integer instructions (any NaN becomes the canonical quiet NaN of its type), so that a
 //! choice between NaNs that the spec leaves open never shows up as a difference; everything
 //! is compared bit for bit.
+//!
+//! A program is named by a generator version and a seed. Version 1 is the generator of the
+//! recorded campaigns up to 2026-12 (integer, float, vector and memory instructions,
+//! if/else, loops, two-entry irreducible cycles, direct and indirect calls); version 2 adds
+//! what [`wide`] describes, drawing from the random stream only where version 1 does not,
+//! so every version-1 program stays what it was. Version 3 is version 2's program of the
+//! same seed split into a library and a kernel module linked into one program ([`linked`]).
+//! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use std::fmt::Write as _;
-use std::sync::Arc;
+
+mod linked;
+mod run;
+mod wide;
+
+pub use linked::Split;
+
+pub use run::*;
 
 /// Work-items per dispatch and per work-group.
 pub const ITEMS: usize = 16;
@@ -29,6 +43,30 @@ pub const IN_PER: usize = 8;
 pub const OUT_PER: usize = 20;
 const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
+
+/// The newest generator version (versions are 1..=this).
+pub const GENERATOR_VERSIONS: u32 = 3;
+
+/// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
+/// it, the register, and whether it loads.
+struct Access {
+    w: u32,
+    off: u64,
+    r: &'static str,
+    ld: bool,
+}
+
+impl Access {
+    /// The instruction in `space` at `addr` (what goes between the brackets).
+    fn at(&self, space: &str, addr: &str) -> String {
+        let (w, r) = (self.w, self.r);
+        if self.ld {
+            format!("ld.{space}.{w}b {r}, [{addr}];")
+        } else {
+            format!("st.{space}.{w}b [{addr}], {r};")
+        }
+    }
+}
 
 /// One line of a generated program.
 #[derive(Clone, Debug)]
@@ -48,10 +86,21 @@ pub struct Line {
 pub struct Program {
     /// The lines, joined by newlines.
     pub lines: Vec<Line>,
+    /// Version 3: how the program is split into two linked modules.
+    pub split: Option<Split>,
 }
 
 impl Program {
-    /// The PISA text.
+    /// The modules `(file name, text)` of the program, in link order: one, or two for
+    /// version 3.
+    pub fn sources(&self) -> Vec<(String, String)> {
+        match &self.split {
+            None => vec![(linked::KERNEL_FILE.to_string(), self.text())],
+            Some(s) => linked::sources(self, s),
+        }
+    }
+
+    /// The PISA text of the whole program as one module (version 3: before the split).
     pub fn text(&self) -> String {
         let mut s = String::new();
         for l in &self.lines {
@@ -98,6 +147,7 @@ impl Program {
             return None;
         }
         Some(Program {
+            split: self.split.clone(),
             lines: self
                 .lines
                 .iter()
@@ -113,6 +163,7 @@ impl Program {
 
     fn without_group(&self, g: usize) -> Program {
         Program {
+            split: self.split.clone(),
             lines: self
                 .lines
                 .iter()
@@ -164,6 +215,8 @@ struct Gen {
     loops: usize,
     in_kernel: bool,
     funcs: Vec<Func>,
+    /// The generator version (1 to 3; 3 generates what 2 does, then splits it).
+    version: u32,
 }
 
 fn regs(w: u32) -> &'static [&'static str] {
@@ -573,19 +626,21 @@ impl Gen {
         }
     }
 
-    fn mem_op(&mut self) {
+    /// A random load or store of a pool register (width, offset, register, direction drawn
+    /// in that order).
+    fn access(&mut self) -> Access {
         let w = self.pick(&[8u32, 16, 32, 64]);
         let bytes = (w / 8) as u64;
-        let off = self.rng.random_range(0..(32 / bytes)) * bytes;
+        let off = self.rng.random_range(0..(SLOT / bytes)) * bytes;
         let r = self.reg(w);
         let ld = self.rng.random_bool(0.5);
-        let acc = |space: &str, addr: String| {
-            if ld {
-                format!("ld.{space}.{w}b {r}, [{addr}];")
-            } else {
-                format!("st.{space}.{w}b [{addr}], {r};")
-            }
-        };
+        Access { w, off, r, ld }
+    }
+
+    fn mem_op(&mut self) {
+        let a = self.access();
+        let (off, ld) = (a.off, a.ld);
+        let acc = |space: &str, addr: String| a.at(space, &addr);
         match self.rng.random_range(0..6) {
             0 => {
                 let off = off + 32 * self.rng.random_range(0..2);
@@ -630,14 +685,22 @@ impl Gen {
         }
     }
 
-    fn call_op(&mut self) {
+    /// A random function defined so far, with a destination of its return width and two
+    /// argument registers; `None` before the first function.
+    fn callee(&mut self) -> Option<(String, &'static str, &'static str, &'static str)> {
         if self.funcs.is_empty() {
-            return self.int_op();
+            return None;
         }
         let i = self.rng.random_range(0..self.funcs.len());
         let (name, ret) = (self.funcs[i].name.clone(), self.funcs[i].ret);
         let d = self.reg(ret);
-        let (a, b) = (self.reg(64), self.reg(32));
+        Some((name, d, self.reg(64), self.reg(32)))
+    }
+
+    fn call_op(&mut self) {
+        let Some((name, d, a, b)) = self.callee() else {
+            return self.int_op();
+        };
         if self.rng.random_bool(0.5) {
             self.emit_main(format!("call {d}, @{name}({a}, {b});"));
         } else {
@@ -649,6 +712,10 @@ impl Gen {
     /// One unit (a deletable group).
     fn unit(&mut self) {
         self.open();
+        if self.version >= 2 && self.rng.random_bool(0.2) {
+            self.wide_unit();
+            return self.close();
+        }
         let k = self.rng.random_range(0..100);
         if !self.in_kernel {
             if k < 70 {
@@ -682,6 +749,10 @@ impl Gen {
     /// A sequence of `n` statements: units and (depth permitting) control flow.
     fn block(&mut self, n: usize) {
         for _ in 0..n {
+            if self.version >= 2 && self.rng.random_bool(0.08) {
+                self.wide_control();
+                continue;
+            }
             let k = self.rng.random_range(0..100);
             if self.depth < 2 && k < 10 {
                 self.if_else();
@@ -844,9 +915,15 @@ impl Gen {
             ".function .{ret}b @{name}(.reg .64b %a0, .reg .32b %a1) {{"
         ));
         self.emit(POOL_DECLS);
+        if self.version >= 2 {
+            self.emit(wide::WIDE_DECLS);
+        }
         self.emit(".reg .64b %a2;");
         self.emit("zext.64b.32b %a2, %a1;");
         self.init_pool(&["%a0", "%a2"]);
+        if self.version >= 2 {
+            self.wide_prologue();
+        }
         let n = self.rng.random_range(2..8);
         for _ in 0..n {
             self.unit();
@@ -886,9 +963,21 @@ impl Gen {
         self.in_kernel = true;
         self.emit(".kernel @k(.param[8] %out, .param[8] %in) {");
         self.emit(POOL_DECLS);
+        if self.version >= 2 {
+            self.emit(wide::WIDE_DECLS);
+            self.emit(wide::WIDE_KERNEL_DECLS);
+        }
         self.emit(".reg .64b %pin, %pout, %off;\n.reg .32b %gid, %gsz, %lid, %item;");
         self.emit(".private .align 16 @P[64];");
-        self.emit(&format!(".shared .align 16 @S[{}];", SLOT * LOCAL));
+        let group_words = if self.version >= 2 {
+            wide::GROUP_BYTES
+        } else {
+            0
+        };
+        self.emit(&format!(
+            ".shared .align 16 @S[{}];",
+            SLOT * LOCAL + group_words
+        ));
         self.emit("mov.32b %gid, %groupid.x;");
         self.emit("mov.32b %gsz, %enqueuedlocalsize.x;");
         self.emit("mov.32b %lid, %localid.x;");
@@ -917,6 +1006,10 @@ impl Gen {
             self.emit(format!("iadd.32b %sa, %sb, {};", 8 * j));
             self.emit(format!("st.shared.64b [@S + %sa], %d{};", (j + 2) % 6));
         }
+        if self.version >= 2 {
+            self.wide_prologue();
+            self.wide_kernel_prologue();
+        }
         let parts = self.rng.random_range(1..4);
         for part in 0..parts {
             let n = self.rng.random_range(6..16);
@@ -939,6 +1032,9 @@ impl Gen {
                 self.emit("barrier.workgroup;");
                 self.close();
             }
+            if self.version >= 2 && self.rng.random_bool(0.5) {
+                self.group_atomics(part);
+            }
         }
         self.store_all();
         if self.rng.random_bool(0.4) {
@@ -956,8 +1052,17 @@ impl Gen {
     }
 }
 
-/// Generates the program of `seed`.
+/// Generates the program of `seed` with generator version 1.
 pub fn generate(seed: u64) -> Program {
+    generate_version(1, seed)
+}
+
+/// Generates the program of `seed` with generator `version` (1..=[`GENERATOR_VERSIONS`]).
+pub fn generate_version(version: u32, seed: u64) -> Program {
+    assert!(
+        (1..=GENERATOR_VERSIONS).contains(&version),
+        "generator version {version}: versions are 1 to {GENERATOR_VERSIONS}"
+    );
     let mut g = Gen {
         rng: StdRng::seed_from_u64(seed),
         lines: Vec::new(),
@@ -969,14 +1074,25 @@ pub fn generate(seed: u64) -> Program {
         loops: 0,
         in_kernel: false,
         funcs: Vec::new(),
+        version,
     };
     g.emit(".version 0.1;\n.target 100;");
+    if version >= 2 {
+        g.wide_module_data();
+    }
     let nf = g.rng.random_range(0..3);
     for i in 0..nf {
         g.function(i);
     }
+    if version >= 2 {
+        g.function_table();
+    }
     g.kernel();
-    Program { lines: g.lines }
+    let split = (version >= 3).then(|| linked::split(seed, &g.lines));
+    Program {
+        lines: g.lines,
+        split,
+    }
 }
 
 /// Input words for the program of `seed`: integer and floating-point edge values mixed with
@@ -1038,330 +1154,4 @@ pub fn inputs(seed: u64) -> Vec<u64> {
             _ => rng.random_range(-1000.0f64..1000.0).to_bits(),
         })
         .collect()
-}
-
-/// Why a case failed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Kind {
-    /// Both sides ran and an output word differs.
-    Mismatch,
-    /// The translator refused the program or spirv-val rejected the module.
-    Translate,
-    /// The device failed to load or run it.
-    Device,
-    /// The reference refused it (a generator bug: the program is not valid).
-    Reference,
-}
-
-/// A failed case: the (minimized) program and what went wrong.
-#[derive(Debug, Clone)]
-pub struct Mismatch {
-    /// The seed.
-    pub seed: u64,
-    /// What kind of failure.
-    pub kind: Kind,
-    /// The minimized program text.
-    pub program: String,
-    /// A description (first differing word, or the error).
-    pub detail: String,
-    /// Where the program was written.
-    pub path: Option<std::path::PathBuf>,
-}
-
-impl std::fmt::Display for Mismatch {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "seed {}: {:?}: {}\n{}{}",
-            self.seed,
-            self.kind,
-            self.detail,
-            self.path
-                .as_ref()
-                .map(|p| format!("written to {}\n", p.display()))
-                .unwrap_or_default(),
-            self.program
-        )
-    }
-}
-
-/// Front-end check only: the rendered diagnostics of the program of `seed`, if refused.
-pub fn check_only(seed: u64) -> Option<String> {
-    let file = Arc::new(pisa_translator::SourceFile::new(
-        "diff.pisa",
-        &generate(seed).text(),
-    ));
-    pisa_translator::check(&file).err().map(|d| d.render())
-}
-
-/// Outcome of one execution of a program.
-enum Outcome {
-    Same,
-    Differ(Kind, String),
-}
-
-fn device_run(src: &str, input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
-    device_run_with(src, input, &Default::default())
-}
-
-/// Runs a generated program (`ITEMS` work-items in groups of `LOCAL`, [`inputs`] as input)
-/// on the device, translated with `options`: its output words.
-pub fn device_run_with(
-    src: &str,
-    input: &[u64],
-    options: &pisa_translator::Options,
-) -> Result<Vec<u64>, (Kind, String)> {
-    let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", src));
-    let t = pisa_translator::compile(&file, options)
-        .map_err(|d| (Kind::Translate, d.render()))?;
-    crate::validate(&t.spirv).map_err(|e| (Kind::Translate, format!("spirv-val: {e}")))?;
-    let ctx = crate::context();
-    let m = pisa_vk::Module::from_translation(ctx, "diff.pisa", Arc::new(t))
-        .map_err(|e| (Kind::Device, format!("load: {e}")))?;
-    let inb = ctx
-        .buffer_from(input)
-        .map_err(|e| (Kind::Device, e.to_string()))?;
-    let out = ctx
-        .zeroed::<u64>(ITEMS * OUT_PER)
-        .map_err(|e| (Kind::Device, e.to_string()))?;
-    m.dispatch("k", ITEMS as u64, LOCAL, &[(&out).into(), (&inb).into()])
-        .map_err(|e| (Kind::Device, format!("dispatch: {e}")))?;
-    out.read().map_err(|e| (Kind::Device, e.to_string()))
-}
-
-fn reference_run(src: &str, input: &[u64]) -> Result<Vec<u64>, String> {
-    let file = Arc::new(pisa_translator::SourceFile::new("diff.pisa", src));
-    let module = pisa_translator::check(&file).map_err(|d| d.render())?;
-    let mut m = pisa_reference::Machine::new(pisa_reference::Config {
-        subgroup_size: 32,
-        step_limit: 1 << 22,
-    });
-    let loaded = m.load(&module).map_err(|e| e.to_string())?;
-    let inb = m.alloc((input.len() * 8) as u64, 16);
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    m.write(inb, &bytes).map_err(|e| e.to_string())?;
-    let outb = m.alloc((ITEMS * OUT_PER * 8) as u64, 16);
-    m.write(outb, &vec![0; ITEMS * OUT_PER * 8])
-        .map_err(|e| e.to_string())?;
-    let mut args = outb.to_le_bytes().to_vec();
-    args.extend(inb.to_le_bytes());
-    let launch = pisa_reference::Launch::linear(ITEMS as u64, LOCAL as u32);
-    m.dispatch(&loaded, "k", &launch, &args)
-        .map_err(|e| e.to_string())?;
-    let mut out = vec![0u8; ITEMS * OUT_PER * 8];
-    m.read(outb, &mut out).map_err(|e| e.to_string())?;
-    Ok(out
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-        .collect())
-}
-
-/// Names the output word `j` of a work-item.
-fn word_name(j: usize) -> &'static str {
-    const NAMES: [&str; OUT_PER] = [
-        "%d0",
-        "%d1",
-        "%d2",
-        "%d3",
-        "%d4",
-        "%d5",
-        "%v0.xy",
-        "%v0.zw",
-        "%u0",
-        "%w0|%w1",
-        "%w2|%w3",
-        "%w4|%w5",
-        "%k0|%k1",
-        "%q0|%q1",
-        "%h0..%h3",
-        "%c0 %c1 %p0 %p1 %p2",
-        "scratch0",
-        "scratch1",
-        "scratch2",
-        "scratch3",
-    ];
-    NAMES[j]
-}
-
-fn execute(src: &str, input: &[u64]) -> Outcome {
-    let reference = match reference_run(src, input) {
-        Ok(r) => r,
-        Err(e) => return Outcome::Differ(Kind::Reference, e),
-    };
-    let dev = match device_run(src, input) {
-        Ok(d) => d,
-        Err((k, e)) => return Outcome::Differ(k, e),
-    };
-    for (i, (d, r)) in dev.iter().zip(&reference).enumerate() {
-        if d != r {
-            return Outcome::Differ(
-                Kind::Mismatch,
-                format!(
-                    "work-item {} word {} ({}): device {d:#018x}, reference {r:#018x}",
-                    i / OUT_PER,
-                    i % OUT_PER,
-                    word_name(i % OUT_PER)
-                ),
-            );
-        }
-    }
-    Outcome::Same
-}
-
-/// Replaces the `k`-th source operand (not the destination) of an instruction line.
-fn replace_operand(text: &str, k: usize, with: &str) -> Option<String> {
-    let t = text.trim_end_matches(';');
-    let (mn, rest) = t.split_once(' ')?;
-    let mut ops: Vec<String> = rest.split(", ").map(|s| s.to_string()).collect();
-    if mn.starts_with("call") {
-        return None;
-    }
-    let idx = 1 + k;
-    let op = ops.get(idx)?;
-    if !op.starts_with('%') || op.contains('[') || op.contains('(') {
-        return None;
-    }
-    ops[idx] = with.to_string();
-    Some(format!("{mn} {};", ops.join(", ")))
-}
-
-/// Minimizes `p` while `input` still gives a failure of `kind`.
-pub fn minimize(p: &Program, input: &[u64], kind: &Kind) -> (Program, String) {
-    // the same kind of failure, and for a mismatch in the same output word of a work-item
-    let slot = |d: &str| {
-        d.split(" (")
-            .next()
-            .and_then(|s| s.split(" word ").nth(1))
-            .map(str::to_string)
-    };
-    let first = match execute(&p.text(), input) {
-        Outcome::Differ(_, d) => d,
-        Outcome::Same => String::new(),
-    };
-    let want = slot(&first);
-    let fails = |q: &Program| match execute(&q.text(), input) {
-        Outcome::Differ(k, d) if &k == kind && (*kind != Kind::Mismatch || slot(&d) == want) => {
-            Some(d)
-        }
-        _ => None,
-    };
-    let mut best = p.clone();
-    let mut detail = first.clone();
-    // delete groups, outermost first, until nothing more can go
-    loop {
-        let mut progress = false;
-        for g in best.groups() {
-            let q = best.without_group(g);
-            if q.lines.len() == best.lines.len() {
-                continue;
-            }
-            if let Some(d) = fails(&q) {
-                best = q;
-                detail = d;
-                progress = true;
-            } else if let Some(q) = best.unwrapped(g) {
-                if let Some(d) = fails(&q) {
-                    best = q;
-                    detail = d;
-                    progress = true;
-                }
-            }
-        }
-        if !progress {
-            break;
-        }
-    }
-    // replace register sources by constants
-    for i in 0..best.lines.len() {
-        if !best.lines[i].main {
-            continue;
-        }
-        for k in 0..3 {
-            for c in ["0", "1"] {
-                if let Some(t) = replace_operand(&best.lines[i].text, k, c) {
-                    let mut q = best.clone();
-                    q.lines[i].text = t;
-                    if let Some(d) = fails(&q) {
-                        best = q;
-                        detail = d;
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    (best, detail)
-}
-
-/// Where failures are written: `target/difftest` (under `CARGO_TARGET_DIR` if set).
-pub fn failure_dir() -> std::path::PathBuf {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| {
-            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("..")
-                .join("target")
-        });
-    target.join("difftest")
-}
-
-/// Statistics of one passing case.
-#[derive(Debug, Clone, Copy, Default)]
-pub struct CaseStats {
-    /// Instructions in the program text.
-    pub static_instructions: usize,
-    /// Upper bound of instructions executed on the device (all work-items).
-    pub dynamic_instructions: u64,
-}
-
-/// Generates, runs and compares the program of `seed`; on a failure the program is
-/// minimized and written to `target/difftest/failure-SEED.pisa`.
-pub fn run_case(seed: u64) -> Result<(), Mismatch> {
-    run_case_stats(seed).map(|_| ())
-}
-
-/// [`run_case`] returning statistics.
-pub fn run_case_stats(seed: u64) -> Result<CaseStats, Mismatch> {
-    let p = generate(seed);
-    let input = inputs(seed);
-    match execute(&p.text(), &input) {
-        Outcome::Same => Ok(CaseStats {
-            static_instructions: p.static_instructions(),
-            dynamic_instructions: p.dynamic_instructions() * ITEMS as u64,
-        }),
-        Outcome::Differ(kind, first) => {
-            let minimize_it = std::env::var_os("PISA_DIFFTEST_NO_MINIMIZE").is_none();
-            let (min, detail) =
-                if minimize_it && (kind == Kind::Mismatch || kind == Kind::Translate) {
-                    minimize(&p, &input, &kind)
-                } else {
-                    (p.clone(), first.clone())
-                };
-            let mut program = String::new();
-            for l in format!("pisa-difftest seed {seed}: {kind:?}: {detail}").lines() {
-                let _ = writeln!(program, "// {l}");
-            }
-            let _ = writeln!(
-                program,
-                "// inputs ({ITEMS} work-items x {IN_PER} words, local size {LOCAL}):"
-            );
-            for c in input.chunks(IN_PER) {
-                let words: Vec<String> = c.iter().map(|x| format!("{x:#x}")).collect();
-                let _ = writeln!(program, "//   {}", words.join(" "));
-            }
-            program.push_str(&min.text());
-            let dir = failure_dir();
-            let path = std::fs::create_dir_all(&dir).ok().and_then(|_| {
-                let path = dir.join(format!("failure-{seed}.pisa"));
-                std::fs::write(&path, &program).ok().map(|_| path)
-            });
-            Err(Mismatch {
-                seed,
-                kind,
-                program,
-                detail,
-                path,
-            })
-        }
-    }
 }

@@ -1,0 +1,310 @@
+//! One kernel run with host data — a [`Job`] — executed on a Vulkan device ([`on_device`]) or
+//! on the CPU reference interpreter ([`on_reference`]) with exactly the same launch and the
+//! same argument block, so that the two can be compared bit for bit.
+//!
+//! Both executors resolve the work-group size the same way ([`Job::launch`]: the given size,
+//! else the kernel's `.reqd_work_group_size`, else 1), pack the arguments with
+//! [`pack_args`](crate::pack_args) from the kernel's `.param` layout, pass `%workdim` as
+//! [`Launch::work_dim`], write the `.host_access` globals of [`Job::sets`] before the
+//! dispatch, and return the final bytes of every buffer argument and `.host_access` global.
+//! The device executor also takes the validation layer's messages for the calling thread
+//! and fails with [`Error::Validation`] when there are any, so every run through it is
+//! checked (with `PISA_VK_VALIDATION=1`; without the layer there are no messages).
+//! `pisa-vk run --device reference` and the conformance tests use this module.
+
+use crate::{Arg, Dim3, Error, Launch, Module, Result};
+use pisa_translator::ir;
+
+/// One argument of a [`Job`]: a scalar `.param`, or a buffer whose address is the `.param`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Data {
+    /// The bytes of a scalar `.param`.
+    Scalar(Vec<u8>),
+    /// The initial bytes of a buffer (its final bytes come back in [`Outputs::buffers`]).
+    Buffer(Vec<u8>),
+}
+
+impl Data {
+    /// A buffer holding `words` little-endian.
+    pub fn words(words: &[u64]) -> Data {
+        Data::Buffer(words.iter().flat_map(|w| w.to_le_bytes()).collect())
+    }
+
+    /// A buffer of `n` zero words.
+    pub fn zero_words(n: usize) -> Data {
+        Data::Buffer(vec![0; n * 8])
+    }
+}
+
+/// A kernel run: the kernel, the NDRange, the arguments and the globals to set first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Job {
+    /// The kernel's name (without `@`).
+    pub kernel: String,
+    /// Global size in work-items.
+    pub global: Dim3,
+    /// Work-group size; `None`: the kernel's `.reqd_work_group_size`, else 1.
+    pub local: Option<Dim3>,
+    /// `%globaloffset`.
+    pub offset: [u64; 3],
+    /// The arguments, in `.param` order.
+    pub args: Vec<Data>,
+    /// `.host_access` (or module variable) names and the bytes written to them before the
+    /// dispatch; each must be exactly the variable's size.
+    pub sets: Vec<(String, Vec<u8>)>,
+}
+
+impl Job {
+    /// A run of `kernel` over `global` work-items in work-groups of `local`, without
+    /// arguments yet.
+    pub fn new(kernel: &str, global: impl Into<Dim3>, local: impl Into<Dim3>) -> Job {
+        Job {
+            kernel: kernel.trim_start_matches('@').to_string(),
+            global: global.into(),
+            local: Some(local.into()),
+            offset: [0; 3],
+            args: Vec::new(),
+            sets: Vec::new(),
+        }
+    }
+
+    /// Adds an argument.
+    pub fn arg(mut self, data: Data) -> Job {
+        self.args.push(data);
+        self
+    }
+
+    /// The launch of this run for a kernel whose `.reqd_work_group_size` is `reqd`.
+    pub fn launch(&self, reqd: Option<[u32; 3]>) -> Launch {
+        let local = self.local.unwrap_or(match reqd {
+            Some(r) => Dim3 {
+                size: r.map(u64::from),
+                dims: 3,
+            },
+            None => Dim3::from(1u64),
+        });
+        Launch {
+            global: self.global,
+            local,
+            offset: self.offset,
+        }
+    }
+}
+
+/// What a run leaves.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outputs {
+    /// The final bytes of each [`Data::Buffer`] argument, in argument order.
+    pub buffers: Vec<Vec<u8>>,
+    /// The final bytes of each `.host_access` global, by `.host_access` name, in module
+    /// order.
+    pub globals: Vec<(String, Vec<u8>)>,
+}
+
+impl Outputs {
+    /// Buffer `i` (among the buffer arguments) as little-endian 64-bit words.
+    pub fn words(&self, i: usize) -> Vec<u64> {
+        self.buffers[i]
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    }
+}
+
+/// A buffer's allocation: at least one byte, so that an empty buffer still has an address.
+fn allocation(bytes: &[u8]) -> Vec<u8> {
+    if bytes.is_empty() {
+        vec![0]
+    } else {
+        bytes.to_vec()
+    }
+}
+
+/// The `.param` bytes of `args`, each buffer placed by `place` (its initial bytes, at least
+/// one, in; its address and a handle out), and the handles of the buffers with their sizes.
+fn place_args<B>(
+    args: &[Data],
+    mut place: impl FnMut(&[u8]) -> Result<(u64, B)>,
+) -> Result<(Vec<Arg>, Vec<(B, usize)>)> {
+    let mut out = Vec::new();
+    let mut buffers = Vec::new();
+    for data in args {
+        match data {
+            Data::Scalar(bytes) => out.push(Arg::bytes(bytes.clone())),
+            Data::Buffer(bytes) => {
+                let (addr, handle) = place(&allocation(bytes))?;
+                out.push(Arg::bytes(addr.to_le_bytes().to_vec()));
+                buffers.push((handle, bytes.len()));
+            }
+        }
+    }
+    Ok((out, buffers))
+}
+
+/// Runs `job` on the device of `module`, then takes the validation layer's messages raised
+/// by this thread (module loading included, when it happened on this thread since its last
+/// check): any message is an [`Error::Validation`].
+pub fn on_device(module: &Module, job: &Job) -> Result<Outputs> {
+    let outputs = on_device_unchecked(module, job);
+    let messages = module.context().thread_validation_messages();
+    if !messages.is_empty() {
+        return Err(Error::Validation(messages));
+    }
+    outputs
+}
+
+/// Runs `job` on the device of `module` without looking at the validation layer's messages:
+/// for a caller that reports every message of its context itself (`pisa-vk run`).
+pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
+    let ctx = module.context();
+    let reqd = module
+        .reflection()
+        .kernel(&job.kernel)
+        .and_then(|k| k.reqd_work_group_size);
+    for (name, bytes) in &job.sets {
+        module.symbol(name)?.write(bytes)?;
+    }
+    let (args, buffers) = place_args(&job.args, |bytes| {
+        let b = ctx.buffer_from(bytes)?;
+        Ok((b.device_address(), b))
+    })?;
+    module.dispatch_launch(&job.kernel, &job.launch(reqd), &args)?;
+    let mut out = Outputs::default();
+    for (b, len) in buffers {
+        let mut bytes = b.read()?;
+        bytes.truncate(len);
+        out.buffers.push(bytes);
+    }
+    for g in &module.reflection().globals {
+        if let Some(name) = &g.host_access {
+            out.globals
+                .push((name.clone(), module.symbol(name)?.read::<u8>()?));
+        }
+    }
+    Ok(out)
+}
+
+/// Runs `job` on a fresh reference [`Machine`](pisa_reference::Machine) with `config`, for
+/// the checked `module` (the front end's output: [`pisa_translator::check`]).
+pub fn on_reference(
+    module: &ir::Module,
+    job: &Job,
+    config: pisa_reference::Config,
+) -> Result<Outputs> {
+    let rt = |e: pisa_reference::Error| Error::Reference(e.to_string());
+    let kernel = module
+        .functions
+        .iter()
+        .find(|f| f.is_kernel() && f.name == job.kernel && f.body.is_some())
+        .ok_or_else(|| Error::UnknownKernel {
+            name: job.kernel.clone(),
+            available: module
+                .functions
+                .iter()
+                .filter(|f| f.is_kernel() && f.body.is_some())
+                .map(|f| f.name.clone())
+                .collect(),
+        })?;
+    let mut machine = pisa_reference::Machine::new(config);
+    let loaded = machine.load(module).map_err(rt)?;
+    for (name, bytes) in &job.sets {
+        let sym = loaded
+            .symbol(name)
+            .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
+        if sym.size != bytes.len() as u64 {
+            return Err(Error::SizeMismatch {
+                what: format!("`{name}`"),
+                expected: sym.size,
+                got: bytes.len() as u64,
+            });
+        }
+        machine.write(sym.address, bytes).map_err(rt)?;
+    }
+    let (args, buffers) = place_args(&job.args, |bytes| {
+        let addr = machine.alloc(bytes.len() as u64, 16);
+        machine.write(addr, bytes).map_err(rt)?;
+        Ok((addr, addr))
+    })?;
+    let (params, size) = pisa_translator::reflect::params_of(kernel);
+    let block = crate::pack_args(&kernel.name, &params, size, &args)?;
+    let l = job.launch(kernel.attrs.reqd_work_group_size);
+    let launch = pisa_reference::Launch {
+        global_size: l.global.size,
+        local_size: l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX)),
+        global_offset: l.offset,
+        work_dim: l.work_dim(),
+    };
+    machine
+        .dispatch(&loaded, &job.kernel, &launch, &block)
+        .map_err(|e| match e {
+            pisa_reference::Error::InvalidLaunch { what } => Error::Launch {
+                kernel: job.kernel.clone(),
+                message: what,
+            },
+            e => rt(e),
+        })?;
+    let mut out = Outputs::default();
+    for (addr, len) in buffers {
+        let mut b = vec![0u8; len];
+        machine.read(addr, &mut b).map_err(rt)?;
+        out.buffers.push(b);
+    }
+    for g in &module.globals {
+        if let Some(name) = &g.host_access {
+            if let Some(sym) = loaded.symbol(name) {
+                let mut b = vec![0u8; sym.size as usize];
+                machine.read(sym.address, &mut b).map_err(rt)?;
+                out.globals.push((name.clone(), b));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_work_group_size_defaults_to_the_required_one_then_to_1() {
+        let mut job = Job::new("k", 64u64, 8u64);
+        assert_eq!(job.launch(Some([4, 2, 1])).local, Dim3::from(8u64));
+        job.local = None;
+        assert_eq!(
+            job.launch(Some([4, 2, 1])).local,
+            Dim3 {
+                size: [4, 2, 1],
+                dims: 3
+            }
+        );
+        assert_eq!(job.launch(None).local, Dim3::from(1u64));
+        // a 1-D grid with a 3-D required size is a 3-D launch on both sides
+        assert_eq!(job.launch(Some([4, 2, 1])).work_dim(), 3);
+        assert_eq!(job.launch(None).work_dim(), 1);
+    }
+
+    #[test]
+    fn the_reference_returns_buffers_in_argument_order() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .kernel @k(.param[8] %a, .param[4] %x, .param[8] %b) {\n\
+            .reg .64b %pa, %pb;\n.reg .32b %v;\n\
+            ld.param.64b %pa, [%a];\nld.param.64b %pb, [%b];\nld.param.32b %v, [%x];\n\
+            st.global.32b [%pa], %v;\niadd.32b %v, %v, 1;\nst.global.32b [%pb], %v;\n}\n";
+        let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
+        let module = pisa_translator::check(&file).expect("valid");
+        let job = Job::new("k", 1u64, 1u64)
+            .arg(Data::Buffer(vec![0; 4]))
+            .arg(Data::Scalar(41u32.to_le_bytes().to_vec()))
+            .arg(Data::Buffer(vec![0; 4]));
+        let out = on_reference(&module, &job, pisa_reference::Config::default()).expect("runs");
+        assert_eq!(
+            out.buffers,
+            vec![41u32.to_le_bytes().to_vec(), 42u32.to_le_bytes().to_vec()]
+        );
+        let unknown = Job::new("nope", 1u64, 1u64);
+        assert!(matches!(
+            on_reference(&module, &unknown, pisa_reference::Config::default()),
+            Err(Error::UnknownKernel { .. })
+        ));
+    }
+}
