@@ -706,3 +706,28 @@ fn checked_runs_report_a_bad_access_at_its_line_and_exit_3_as_the_reference_does
     assert_eq!(first_lines(&rerr), first_lines(&err));
     assert!(rerr.contains("work-item [0, 0, 0]"), "{rerr}");
 }
+
+/// `--set` of a `.const` global is refused on the device and on the reference alike (exit 2):
+/// constant memory is read-only from the host (`Symbol::write`, `Error::ReadOnly`).
+#[test]
+fn set_of_a_const_global_is_refused_on_every_device() {
+    let src = ".version 0.1;\n.target 100;\n\
+        .const .align 4 .host_access(\"table\") @table[4] = { .32b 7 };\n\
+        .kernel @k(.param[8] %out) {\n  .reg .64b %p;\n  .reg .32b %v;\n\
+        ld.param.64b %p, [%out];\n  ld.const.32b %v, [@table];\n  st.global.32b [%p], %v;\n}\n";
+    for device in ["vulkan", "reference"] {
+        let args = [
+            "run", "-", "--kernel", "k", "--arg", "u32[1]", "--set", "table=u32:1", "--device",
+            device,
+        ];
+        let args: Vec<&str> = if device == "vulkan" {
+            args[..args.len() - 2].to_vec()
+        } else {
+            args.to_vec()
+        };
+        let out = pisa_vk(&args, Some(src));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{device}: {err}");
+        assert!(err.contains("cannot write symbol `table`") && err.contains("`.const`"), "{device}: {err}");
+    }
+}
