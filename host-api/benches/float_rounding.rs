@@ -63,8 +63,8 @@ fn bench(c: &mut Criterion) {
                 float: Some(model),
                 ..Options::default()
             };
-            let m = Module::from_source_with(&ctx, "fp.pisa", &kernel(mode), &options)
-                .expect("valid");
+            let m =
+                Module::from_source_with(&ctx, "fp.pisa", &kernel(mode), &options).expect("valid");
             m.dispatch("k", ITEMS, 64u64, &[(&buf).into()])
                 .expect("warm-up");
             group.bench_function(format!("{name}/{mode}"), |b| {

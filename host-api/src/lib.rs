@@ -29,9 +29,9 @@
 
 #![warn(missing_docs)]
 
+pub mod args;
 #[cfg(feature = "cli")]
 pub mod argspec;
-pub mod args;
 mod buffer;
 mod context;
 mod device;

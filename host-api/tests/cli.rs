@@ -253,7 +253,14 @@ fn run_prints_json_with_buffers_and_globals() {
 
 /// The arguments of a run of examples/scale.pisa over 1..=5 with factor 3, then `extra`.
 fn scale_args<'a>(extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec!["run", "examples/scale.pisa", "--kernel", "scale", "--grid", "5"];
+    let mut args = vec![
+        "run",
+        "examples/scale.pisa",
+        "--kernel",
+        "scale",
+        "--grid",
+        "5",
+    ];
     args.extend(["--block", "2", "--arg", "u32[]:1,2,3,4,5", "--arg", "u32:5"]);
     args.extend(extra);
     args
@@ -277,9 +284,16 @@ fn run_prints_and_writes_only_what_is_selected() {
                 "globals": [{"name": "last_count", "type": "u32", "values": [5]}]}),
             "{device:?}"
         );
-        let want: Vec<u8> = [3u32, 6, 9, 12, 15].iter().flat_map(|v| v.to_le_bytes()).collect();
+        let want: Vec<u8> = [3u32, 6, 9, 12, 15]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect();
         assert_eq!(std::fs::read(&buf).unwrap(), want, "{device:?}");
-        assert_eq!(std::fs::read(&glob).unwrap(), 5u32.to_le_bytes(), "{device:?}");
+        assert_eq!(
+            std::fs::read(&glob).unwrap(),
+            5u32.to_le_bytes(),
+            "{device:?}"
+        );
 
         // Text: a chosen type, a global typed by its `--set`, a buffer, in argument order.
         let mut args = scale_args(&["--print", "scale_factor", "--print", "0:i16"]);
@@ -317,7 +331,10 @@ fn wrong_selections_are_usage_errors() {
              globals: scale_factor, last_count",
         ),
         (&["--print", "0:f33"], "`f33` is not a type"),
-        (&["--print", "last_count:f64"], "last_count holds 4 bytes, not a whole number of f64"),
+        (
+            &["--print", "last_count:f64"],
+            "last_count holds 4 bytes, not a whole number of f64",
+        ),
         (&["--out", "0"], "--out 0: expected SEL=PATH"),
     ];
     for (extra, want) in cases {
@@ -328,7 +345,11 @@ fn wrong_selections_are_usage_errors() {
             }
             let out = pisa_vk(&args, None);
             assert_eq!(out.status.code(), Some(2), "{extra:?} {device:?}");
-            assert!(text(&out.stderr).contains(want), "{extra:?}: {}", text(&out.stderr));
+            assert!(
+                text(&out.stderr).contains(want),
+                "{extra:?}: {}",
+                text(&out.stderr)
+            );
         }
     }
 }
@@ -717,7 +738,15 @@ fn set_of_a_const_global_is_refused_on_every_device() {
         ld.param.64b %p, [%out];\n  ld.const.32b %v, [@table];\n  st.global.32b [%p], %v;\n}\n";
     for device in ["vulkan", "reference"] {
         let args = [
-            "run", "-", "--kernel", "k", "--arg", "u32[1]", "--set", "table=u32:1", "--device",
+            "run",
+            "-",
+            "--kernel",
+            "k",
+            "--arg",
+            "u32[1]",
+            "--set",
+            "table=u32:1",
+            "--device",
             device,
         ];
         let args: Vec<&str> = if device == "vulkan" {
@@ -728,6 +757,9 @@ fn set_of_a_const_global_is_refused_on_every_device() {
         let out = pisa_vk(&args, Some(src));
         let err = text(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{device}: {err}");
-        assert!(err.contains("cannot write symbol `table`") && err.contains("`.const`"), "{device}: {err}");
+        assert!(
+            err.contains("cannot write symbol `table`") && err.contains("`.const`"),
+            "{device}: {err}"
+        );
     }
 }

@@ -48,7 +48,9 @@ fn translate_pipeline_creation_and_dispatch_open_spans() {
     tracing::subscriber::with_default(recorder, || {
         let module = Module::from_source(&ctx, "store.pisa", SRC).expect("valid");
         let out = ctx.zeroed::<u32>(1).unwrap();
-        module.dispatch("store", 1u64, 1u64, &[(&out).into()]).unwrap();
+        module
+            .dispatch("store", 1u64, 1u64, &[(&out).into()])
+            .unwrap();
         assert_eq!(out.read().unwrap(), [7]);
     });
     let spans = spans.lock().unwrap().clone();

@@ -495,7 +495,8 @@ impl Context {
     /// the caller (tens of milliseconds on lavapipe). Errors: [`Error::MissingFeatures`],
     /// [`Error::SharedMemory`], an invalid local size, [`Error::DeviceBusy`], Vulkan errors.
     pub fn create_pipeline(&self, desc: &PipelineDesc) -> Result<Arc<Pipeline>, Error> {
-        let _span = tracing::debug_span!("create_pipeline", kernel = desc.name_for_errors).entered();
+        let _span =
+            tracing::debug_span!("create_pipeline", kernel = desc.name_for_errors).entered();
         let need = desc.required_features.fused_fma;
         if !need.is_empty() {
             let lacks = self.fused_fma()?.missing(&need);

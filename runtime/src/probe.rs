@@ -57,7 +57,11 @@ fn inputs(width: u32) -> (u64, u64, u64) {
         // 1 + 2^-12, -(1 + 2^-11), 2^-24.
         32 => (0x3F80_0800, 0xBF80_1000, 0x3380_0000),
         // 1 + 2^-27, -(1 + 2^-26), 2^-54.
-        _ => (0x3FF0_0000_1000_0000, 0xBFF0_0000_2000_0000, 0x3C90_0000_0000_0000),
+        _ => (
+            0x3FF0_0000_1000_0000,
+            0xBFF0_0000_2000_0000,
+            0x3C90_0000_0000_0000,
+        ),
     }
 }
 
@@ -129,7 +133,9 @@ pub fn fma_probe_module(width: u32) -> Vec<u32> {
     }
     let fma = spirv::GlslStd450Op::Fma as u32;
     let r = b.ext_inst(ft, None, glsl, fma, vals).expect("probe: fma");
-    let pr = b.access_chain(pft, None, base, [k[3]]).expect("probe: access");
+    let pr = b
+        .access_chain(pft, None, base, [k[3]])
+        .expect("probe: access");
     b.store(pr, r, aligned, [Operand::LiteralBit32(bytes)])
         .expect("probe: store");
     b.ret().expect("probe: return");

@@ -105,7 +105,11 @@ pub fn device_run_with(
     input: &[u64],
     options: &pisa_translator::Options,
 ) -> Result<Vec<u64>, (Kind, String)> {
-    device_run_linked(&[("diff.pisa".to_string(), src.to_string())], input, options)
+    device_run_linked(
+        &[("diff.pisa".to_string(), src.to_string())],
+        input,
+        options,
+    )
 }
 
 fn device_run_linked(

@@ -204,8 +204,8 @@ fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
     assert_eq!(model.fused_fma, FloatWidths::default());
     assert_eq!(model.float64, ctx.enabled_features().float64);
     let t = translate_with(&fmad_kernel("f", 32), &fused());
-    let module = pisa_vk::Module::from_translation(ctx, "fused.pisa", std::sync::Arc::new(t))
-        .expect("load");
+    let module =
+        pisa_vk::Module::from_translation(ctx, "fused.pisa", std::sync::Arc::new(t)).expect("load");
     let err = module
         .prepare("k", 1u64)
         .expect_err("a fused-Fma module on an unfused device");
@@ -236,7 +236,9 @@ fn single_precision_fmad_is_rounded_once_in_every_model() {
     // 1 + 2^-22.
     let (a, b, c) = (0x3F80_0100u32, 0x337F_FE00u32, 0x3F80_0001u32);
     assert_eq!(
-        f32::from_bits(a).mul_add(f32::from_bits(b), f32::from_bits(c)).to_bits(),
+        f32::from_bits(a)
+            .mul_add(f32::from_bits(b), f32::from_bits(c))
+            .to_bits(),
         0x3F80_0001
     );
     let mut triples: Vec<[u32; 3]> = vec![
@@ -367,7 +369,10 @@ fn fused_division_and_root_are_correctly_rounded_in_every_mode() {
         emulated_fma: true,
         ..FloatModel::default()
     });
-    let t = translate_with(&fmad_kernel("f", 32).replace("fmad.f %d, %a, %b, %c", "fdiv.f %d, %a, %b"), &fused());
+    let t = translate_with(
+        &fmad_kernel("f", 32).replace("fmad.f %d, %a, %b, %c", "fdiv.f %d, %a, %b"),
+        &fused(),
+    );
     let asm = disassemble(&t.spirv);
     assert!(asm.matches("Fma").count() >= 5, "{asm}");
     assert!(!asm.contains("OpTypeFloat 64"));
@@ -388,11 +393,17 @@ fn fused_division_and_root_are_correctly_rounded_in_every_mode() {
                      ld.param.64b %pout, [%out];\niadd.64b %pout, %pout, %off;\n\
                      ld.global.32b %a, [%pin];\n{}\n{inst};\nst.global.32b [%pout], %d;",
                     8 * per,
-                    if per == 2 { "ld.global.32b %b, [%pin + 8];" } else { "" }
+                    if per == 2 {
+                        "ld.global.32b %b, [%pin + 8];"
+                    } else {
+                        ""
+                    }
                 ),
             );
             pisa_conformance::run_both_with(&src, input, per, 1, 64, &emulated, |d, r| {
-                d == r || (pisa_conformance::is_nan_bits(d, 32) && pisa_conformance::is_nan_bits(r, 32))
+                d == r
+                    || (pisa_conformance::is_nan_bits(d, 32)
+                        && pisa_conformance::is_nan_bits(r, 32))
             });
         }
     }

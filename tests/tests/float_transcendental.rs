@@ -366,12 +366,17 @@ fn fast_math_meets_vulkan_precision() {
                 continue; // overflow, underflow and denormal inputs: Vulkan leaves them open
             }
             if func == "ftanh" {
-                assert!(got.abs() <= 1.0 && (got == 0.0 || got.signum() == xf.signum()),
-                    "{func}.f {x:#x}: {got:e} is not tanh-like");
+                assert!(
+                    got.abs() <= 1.0 && (got == 0.0 || got.signum() == xf.signum()),
+                    "{func}.f {x:#x}: {got:e} is not tanh-like"
+                );
             }
             let e = ulp_error(got, want);
             if let Some(ok) = vulkan_precision(func, xf as f64, want, got) {
-                assert!(ok, "{func}.f {x:#x}: {got:e} against {want:e} breaks Vulkan's precision");
+                assert!(
+                    ok,
+                    "{func}.f {x:#x}: {got:e} against {want:e} breaks Vulkan's precision"
+                );
                 checked += 1;
                 if e > worst_bounded.0 {
                     worst_bounded = (e, x);

@@ -111,7 +111,11 @@ fn float_rows_agree_with_the_reference_in_every_float_model() {
         let rows = pisa_conformance::with_float_model(model, || matrix::run_rows(matrix::is_float));
         pisa_conformance::check_validation();
         let passed = rows.iter().filter(|r| r.status == Status::Pass).count();
-        eprintln!("{name}: {} float rows, {passed} pass, in {:.1?}", rows.len(), start.elapsed());
+        eprintln!(
+            "{name}: {} float rows, {passed} pass, in {:.1?}",
+            rows.len(),
+            start.elapsed()
+        );
         let failures: Vec<String> = rows
             .iter()
             .filter_map(|r| match &r.status {

@@ -269,11 +269,17 @@ fn host_access_symbols_read_write_and_errors() {
     let e = m.symbol("counter").unwrap().write(&[1u64]).unwrap_err();
     assert!(matches!(e, pisa_vk::Error::ElementSize { .. }), "{e:?}");
     let text = e.to_string();
-    assert!(text.contains("`counter`") && text.contains("u64 (8 bytes each)"), "{text}");
+    assert!(
+        text.contains("`counter`") && text.contains("u64 (8 bytes each)"),
+        "{text}"
+    );
     let e = m.symbol("counter").unwrap().write(&[1u32, 2]).unwrap_err();
     assert!(matches!(e, pisa_vk::Error::Length { .. }), "{e:?}");
     let text = e.to_string();
-    assert!(text.contains("`counter`") && text.contains("2 u32 (8 bytes) given"), "{text}");
+    assert!(
+        text.contains("`counter`") && text.contains("2 u32 (8 bytes) given"),
+        "{text}"
+    );
     assert!(matches!(
         m.dispatch("k", 1u64, 1u64, &[(&o).into()]),
         Err(pisa_vk::Error::ArgumentCount {

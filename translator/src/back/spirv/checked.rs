@@ -222,8 +222,7 @@ impl FnCx<'_> {
     /// the Private variable every function reads, and zeroes the work-item's count of
     /// violations ([`Pending`]).
     pub fn init_checks(&mut self) -> EResult {
-        let Some((var, count)) = self.m.checks.as_ref().map(|c| (c.block, c.pending.count))
-        else {
+        let Some((var, count)) = self.m.checks.as_ref().map(|c| (c.block, c.pending.count)) else {
             return Ok(());
         };
         let Some(slot) = self.layout.launch.check_block else {
@@ -712,11 +711,10 @@ impl FnCx<'_> {
             let total = cx.global_ptr(blk, 32)?;
             let scope = cx.m.const_u32(Scope::Device as u32);
             let sem = cx.m.const_u32(MemorySemantics::empty().bits());
-            let old = cx
-                .m
-                .b
-                .atomic_i_add(u32t, None, total, scope, sem, count)
-                .map_err(bug)?;
+            let old =
+                cx.m.b
+                    .atomic_i_add(u32t, None, total, scope, sem, count)
+                    .map_err(bug)?;
             let first = cx.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
             cx.if_then(first, |cx| {
                 for (at, var) in [
