@@ -184,6 +184,38 @@ pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     Ok(out)
 }
 
+/// Writes the `.host_access` globals `sets` (name, bytes) of `loaded` on the reference, with
+/// the device's rules ([`Symbol::write`](crate::Symbol::write)): an unknown name, a size
+/// that differs, or a `.const` variable (read-only from the host) is an error.
+pub fn write_sets(
+    machine: &mut pisa_reference::Machine,
+    loaded: &pisa_reference::LoadedModule,
+    sets: &[(String, Vec<u8>)],
+) -> Result<()> {
+    for (name, bytes) in sets {
+        let sym = loaded
+            .symbol(name)
+            .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
+        if sym.space == ir::MemSpace::Const {
+            return Err(Error::ReadOnly {
+                symbol: name.clone(),
+                space: sym.space.as_str().into(),
+            });
+        }
+        if sym.size != bytes.len() as u64 {
+            return Err(Error::SizeMismatch {
+                what: format!("`{name}`"),
+                expected: sym.size,
+                got: bytes.len() as u64,
+            });
+        }
+        machine
+            .write(sym.address, bytes)
+            .map_err(|e| Error::Reference(e.to_string()))?;
+    }
+    Ok(())
+}
+
 /// Runs `job` on a fresh reference [`Machine`](pisa_reference::Machine) with `config`, for
 /// the checked `module` (the front end's output: [`pisa_translator::check`]).
 pub fn on_reference(
@@ -207,19 +239,7 @@ pub fn on_reference(
         })?;
     let mut machine = pisa_reference::Machine::new(config);
     let loaded = machine.load(module).map_err(rt)?;
-    for (name, bytes) in &job.sets {
-        let sym = loaded
-            .symbol(name)
-            .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
-        if sym.size != bytes.len() as u64 {
-            return Err(Error::SizeMismatch {
-                what: format!("`{name}`"),
-                expected: sym.size,
-                got: bytes.len() as u64,
-            });
-        }
-        machine.write(sym.address, bytes).map_err(rt)?;
-    }
+    write_sets(&mut machine, &loaded, &job.sets)?;
     let (args, buffers) = place_args(&job.args, |bytes| {
         let addr = machine.alloc(bytes.len() as u64, 16);
         machine.write(addr, bytes).map_err(rt)?;

@@ -83,6 +83,8 @@ pub struct Symbol {
     pub address: u64,
     /// Its size in bytes.
     pub size: u64,
+    /// Its memory space (`.global` or `.const`: the host may write only the first).
+    pub space: ir::MemSpace,
 }
 
 /// A module loaded into a [`Machine`]: its variables are allocated and initialised.
@@ -108,6 +110,7 @@ impl LoadedModule {
         Some(Symbol {
             address,
             size: globals[index].size,
+            space: globals[index].space,
         })
     }
 

@@ -308,31 +308,7 @@ fn run_reference(
         ..Default::default()
     });
     let loaded = machine.load(module).map_err(rt)?;
-    for (name, bytes) in &req.sets {
-        let sym = loaded
-            .symbol(name)
-            .ok_or_else(|| Failure::from(pisa_vk::Error::UnknownSymbol(name.clone())))?;
-        // As on the device (`Symbol::write`): `.const` is read-only from the host.
-        let space = module
-            .globals
-            .iter()
-            .find(|g| g.host_access.as_deref() == Some(name.as_str()) || g.name == *name)
-            .map(|g| g.space);
-        if space == Some(pisa_translator::ir::MemSpace::Const) {
-            return Err(Failure::from(pisa_vk::Error::ReadOnly {
-                symbol: name.clone(),
-                space: "const".into(),
-            }));
-        }
-        if sym.size != bytes.len() as u64 {
-            return Err(Failure::from(pisa_vk::Error::SizeMismatch {
-                what: format!("--set {name}"),
-                expected: sym.size,
-                got: bytes.len() as u64,
-            }));
-        }
-        machine.write(sym.address, bytes).map_err(rt)?;
-    }
+    pisa_vk::reference::write_sets(&mut machine, &loaded, &req.sets)?;
     let mut args = Vec::new();
     let mut buffers = Vec::new();
     for (i, spec) in req.args.iter().enumerate() {
