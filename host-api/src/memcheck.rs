@@ -103,19 +103,11 @@ pub(crate) fn prepare<'m>(
     );
     // Entry 0 is the sentinel [0, 0): zeros already.
     for (i, a) in table.iter().enumerate() {
-        let at = block::TABLE + block::ENTRY_SIZE * (i as u64 + 1);
-        let mut end = a.start.saturating_add(a.size);
-        if matches!(
-            a.kind,
-            AllocationKind::Variable {
-                space: MemSpace::Const,
-                ..
-            }
-        ) {
-            end |= block::READ_ONLY;
-        }
-        put(&mut bytes, at, &a.start.to_le_bytes());
-        put(&mut bytes, at + 8, &end.to_le_bytes());
+        put_entry(&mut bytes, block::TABLE + block::ENTRY_SIZE * (i as u64 + 1), a);
+    }
+    // Unused hot entries stay [0, 0), which holds no access.
+    for (i, a) in hot_entries(&table, kernel, arg_block).into_iter().enumerate() {
+        put_entry(&mut bytes, block::HOT + block::ENTRY_SIZE * i as u64, a);
     }
     let buffer = rt.create_internal_buffer(bytes.len() as u64)?;
     buffer.write(0, &bytes)?;
@@ -129,6 +121,55 @@ pub(crate) fn prepare<'m>(
         launch: *launch,
         arg_block: arg_block.to_vec(),
     }))
+}
+
+/// The allocations of `table` that the 8-byte arguments of `kernel` in `arg_block` point
+/// into (else the one it points one past the end of: a kernel may index back from there), each once,
+/// in argument order, at most [`block::HOT_ENTRIES`]: the check block's hot entries.
+fn hot_entries<'t>(
+    table: &'t [Allocation],
+    kernel: &KernelInfo,
+    arg_block: &[u8],
+) -> Vec<&'t Allocation> {
+    let mut hot: Vec<&Allocation> = Vec::new();
+    for p in kernel.params.iter().filter(|p| p.size == 8) {
+        let at = p.offset as usize;
+        let Some(bytes) = arg_block.get(at..at + 8) else {
+            continue;
+        };
+        let value = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
+        let within = |a: &&Allocation, end_too: bool| {
+            a.start <= value && (value - a.start < a.size || end_too && value - a.start == a.size)
+        };
+        let holder = (table.iter().find(|a| within(a, false)))
+            .or_else(|| table.iter().find(|a| a.size > 0 && within(a, true)));
+        if let Some(a) = holder {
+            if !hot.iter().any(|h| std::ptr::eq(*h, a)) {
+                hot.push(a);
+            }
+        }
+        if hot.len() as u64 == block::HOT_ENTRIES {
+            break;
+        }
+    }
+    hot
+}
+
+/// Writes `a` as a table entry at byte `at`: its start, then its end with
+/// [`block::READ_ONLY`] for a `.const` variable.
+fn put_entry(bytes: &mut [u8], at: u64, a: &Allocation) {
+    let mut end = a.start.saturating_add(a.size);
+    if matches!(
+        a.kind,
+        AllocationKind::Variable {
+            space: MemSpace::Const,
+            ..
+        }
+    ) {
+        end |= block::READ_ONLY;
+    }
+    put(bytes, at, &a.start.to_le_bytes());
+    put(bytes, at + 8, &end.to_le_bytes());
 }
 
 fn put(bytes: &mut [u8], at: u64, v: &[u8]) {

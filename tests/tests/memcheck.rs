@@ -1180,3 +1180,88 @@ fn a_bad_access_in_a_linked_module_names_its_file() {
         "{dev}"
     );
 }
+
+/// `@k(%out, %b1, .., %b5)`: work-item `i` adds word `i` of `%b5` (odd `i`) or `%b1` (even
+/// `i`), of `%b4` and of `%b2`, and stores the sum at word `i` of `%out`. The check block's
+/// hot entries are the first four arguments' buffers (`%out`, `%b1`, `%b2`, `%b3`): the
+/// `%b4` load misses them on every work-item and the first load on the odd ones only, so
+/// both the search under a sub-group vote and its mix with hot hits run.
+const SIX_BUFFERS: &str = ".param[8] %out, .param[8] %b1, .param[8] %b2, .param[8] %b3, .param[8] %b4, .param[8] %b5";
+const SIX_BUFFERS_BODY: [&str; 22] = [
+    ".reg .64b %po, %p1, %p2, %p3, %p4, %p5, %off, %a;",
+    ".reg .32b %i, %odd, %x, %y;",
+    ".pred %q;",
+    "ld.param.64b %po, [%out];",
+    "ld.param.64b %p1, [%b1];",
+    "ld.param.64b %p2, [%b2];",
+    "ld.param.64b %p3, [%b3];",
+    "ld.param.64b %p4, [%b4];",
+    "ld.param.64b %p5, [%b5];",
+    "mov.32b %i, %localid.x;",
+    "umul.full.32b %off, %i, 4;",
+    "and.32b %odd, %i, 1;",
+    "ucmp.ne.32b %q, %odd, 0;",
+    "sel.64b %a, %p5, %p1, %q;",
+    "iadd.64b %a, %a, %off;",
+    "ld.global.32b %x, [%a];",
+    "iadd.64b %a, %p4, %off;",
+    "ld.global.32b %y, [%a];",
+    "iadd.32b %x, %x, %y;",
+    "iadd.64b %a, %p2, %off;",
+    "ld.global.32b %y, [%a];\niadd.32b %x, %x, %y;",
+    "iadd.64b %a, %po, %off;\nst.global.32b [%a], %x;",
+];
+
+/// Buffer `j` of [`SIX_BUFFERS`]: `words` words `1000 j + i`.
+fn numbered(j: u32, words: u32) -> A {
+    buf32(&(0..words).map(|i| 1000 * j + i).collect::<Vec<_>>())
+}
+
+#[test]
+fn buffers_past_the_hot_entries_are_found_by_the_search() {
+    let src = kernel(SIX_BUFFERS, &SIX_BUFFERS_BODY.join("\n"));
+    let mut args = vec![buf32(&[0; 16])];
+    args.extend((1..=5).map(|j| numbered(j, 16)));
+    let (after, v) = device(&src, 16, 16, &args);
+    assert!(v.is_none(), "{}", v.unwrap());
+    // By hand: (5000 + i or 1000 + i) + (4000 + i) + (2000 + i).
+    let expected: Vec<u8> = (0..16u32)
+        .map(|i| if i % 2 == 1 { 5000 } else { 1000 } + 4000 + 2000 + 3 * i)
+        .flat_map(|w| w.to_le_bytes())
+        .collect();
+    assert_eq!(after[0], expected);
+    assert!(reference(&src, 16, 16, &args).is_none());
+}
+
+#[test]
+fn a_bad_access_to_a_buffer_past_the_hot_entries_names_it() {
+    // %b5 holds 15 words: work-item 15's first load reads just past its end, through the
+    // search (the other odd work-items of its sub-group read %b5 in bounds, the even ones
+    // %b1 through a hot entry).
+    let src = kernel(SIX_BUFFERS, &SIX_BUFFERS_BODY.join("\n"));
+    let mut args = vec![buf32(&[0; 16])];
+    args.extend((1..=4).map(|j| numbered(j, 16)));
+    args.push(numbered(5, 15));
+    let line = 4 + SIX_BUFFERS_BODY
+        .iter()
+        .position(|l| *l == "ld.global.32b %x, [%a];")
+        .unwrap_or(0);
+    let v = expect(
+        &src,
+        16,
+        16,
+        &args,
+        Expect {
+            line,
+            text: "ld.global.32b %x, [%a]",
+            space: MemSpace::Global,
+            generic: false,
+            access: AccessKind::Load,
+            reason: Reason::OutOfBounds,
+            size: 4,
+            place: "just past the end of argument 5 `%b5` (60 bytes)",
+        },
+    );
+    assert_eq!(v.work_item.global, [15, 0, 0]);
+    assert_eq!(v.further, 0);
+}

@@ -45,9 +45,17 @@ pub mod block {
     /// `u32`: entries of the allocation table (at least 1: entry 0 is the sentinel
     /// `[0, 0)`, so that the binary search always finds a candidate).
     pub const TABLE_LEN: u64 = 48;
+    /// The *hot* entries: [`HOT_ENTRIES`] entries of the allocation table (same layout as
+    /// [`TABLE`]'s), the allocations the launch's kernel arguments point into, in argument
+    /// order, unused ones the empty `[0, 0)`. A checked `.global`/`.const` access tries them
+    /// first, with loads every work-item shares; only when a sub-group has an access outside
+    /// all of them does it search the table.
+    pub const HOT: u64 = 64;
+    /// Entries at [`HOT`].
+    pub const HOT_ENTRIES: u64 = 4;
     /// Start of the allocation table: entries of [`ENTRY_SIZE`] bytes, `u64 start` then
     /// `u64 end` (exclusive, with [`READ_ONLY`] set for `.const` variables), sorted by start.
-    pub const TABLE: u64 = 64;
+    pub const TABLE: u64 = HOT + HOT_ENTRIES * ENTRY_SIZE;
     /// Bytes of one table entry.
     pub const ENTRY_SIZE: u64 = 16;
     /// Flag in an entry's end: the device may not store there (a `.const` variable).

@@ -8,7 +8,9 @@
 //! its tag first, as the access itself does):
 //! - `.global` and `.const`: one allocation of the allocation table the host uploads with
 //!   each dispatch (the context's live buffers and each variable of the globals arena,
-//!   sorted by address), found by a binary search; no store or atomic into a `.const`
+//!   sorted by address): first the few the launch's arguments point into (the *hot*
+//!   entries, the same for every work-item), and only when a work-item of the sub-group
+//!   misses them all a binary search of the table; no store or atomic into a `.const`
 //!   variable;
 //! - `.shared`: the kernel's shared arena (specialization constant 3); `.private`: the
 //!   private arena;
@@ -33,7 +35,7 @@ use crate::calls::CallGraph;
 use crate::ir::{AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
 use crate::layout::{generic, ModuleLayout};
 use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
-use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
+use rspirv::spirv::{Capability, MemorySemantics, Scope, StorageClass, Word};
 
 /// Module-wide state of a checked translation.
 pub struct Checks {
@@ -475,13 +477,112 @@ impl FnCx<'_> {
         })
     }
 
-    /// `[addr, addr + bytes)` (u64 `addr` of space `s`) inside one entry of the allocation table: a
-    /// branch-free binary search for the last entry starting at or below `addr` (entry 0,
-    /// the sentinel `[0, 0)`, starts below everything), then one comparison with its end.
+    /// `[addr, addr + bytes)` (u64 `addr` of space `s`) inside one entry of the allocation
+    /// table. First the [hot entries](block::HOT) (the allocations of the launch's
+    /// arguments: the same loads for every work-item, a comparison each); then, only when
+    /// some work-item of the sub-group has missed them all (`OpGroupNonUniformAny`, a
+    /// branch every lane takes the same way, which lavapipe skips rather than masks), the
+    /// search of the whole table ([`FnCx::table_search`]).
     fn table_bounds(&mut self, addr: Word, a: &Access, s: MemSpace) -> EResult<Verdict> {
-        let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
+        let u64t = self.m.uint(64);
         let bt = self.m.ty(Scalar::Bool);
         let blk = self.check_block()?;
+        let n = self.m.const_uint(64, a.bytes as u64);
+        let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
+        let mut hit = self.m.const_bool(false);
+        let mut end_raw = self.m.const_uint(64, 0);
+        let hot = self.addr_add(blk, 64, block::HOT)?;
+        for k in 0..block::HOT_ENTRIES {
+            let k = self.m.const_u32(k as u32);
+            let (inside, raw) = self.entry_holds(hot, k, addr, last)?;
+            hit = self.m.b.logical_or(bt, None, hit, inside).map_err(bug)?;
+            end_raw = self.m.b.select(u64t, None, inside, raw, end_raw).map_err(bug)?;
+        }
+        let found_v = self.local_var(bt)?;
+        let end_v = self.local_var(u64t)?;
+        self.m.b.store(found_v, hit, None, []).map_err(bug)?;
+        self.m.b.store(end_v, end_raw, None, []).map_err(bug)?;
+        let miss = self.m.b.logical_not(bt, None, hit).map_err(bug)?;
+        self.m.capability(Capability::GroupNonUniformVote);
+        let scope = self.m.const_u32(Scope::Subgroup as u32);
+        let any_miss = self
+            .m
+            .b
+            .group_non_uniform_any(bt, None, scope, miss)
+            .map_err(bug)?;
+        self.if_then(any_miss, |cx| {
+            let (inside, raw) = cx.table_search(blk, addr, last)?;
+            let found = cx.m.b.logical_or(bt, None, hit, inside).map_err(bug)?;
+            let raw = cx.m.b.select(u64t, None, hit, end_raw, raw).map_err(bug)?;
+            cx.m.b.store(found_v, found, None, []).map_err(bug)?;
+            cx.m.b.store(end_v, raw, None, []).map_err(bug)
+        })?;
+        let found = self.m.b.load(bt, None, found_v, None, []).map_err(bug)?;
+        let end_raw = self.m.b.load(u64t, None, end_v, None, []).map_err(bug)?;
+        let no_wrap = self
+            .m
+            .b
+            .u_greater_than_equal(bt, None, last, addr)
+            .map_err(bug)?;
+        let inside = self.m.b.logical_and(bt, None, found, no_wrap).map_err(bug)?;
+        let flag = self.m.const_uint(64, block::READ_ONLY);
+        let ro_bits = self
+            .m
+            .b
+            .bitwise_and(u64t, None, end_raw, flag)
+            .map_err(bug)?;
+        let zero64 = self.m.const_uint(64, 0);
+        let ro = self
+            .m
+            .b
+            .i_not_equal(bt, None, ro_bits, zero64)
+            .map_err(bug)?;
+        let writes = self.m.const_bool(a.kind != AccessKind::Load);
+        let read_only = self.m.b.logical_and(bt, None, ro, writes).map_err(bug)?;
+        let space = self.m.const_u32(code::space(s));
+        Ok(Verdict {
+            inside,
+            read_only,
+            space,
+        })
+    }
+
+    /// Whether entry `index` of the entries at `entries` holds `[addr, last)`, and the
+    /// entry's raw end (with its [`READ_ONLY`](block::READ_ONLY) flag). Wrapping is the
+    /// caller's to check.
+    fn entry_holds(
+        &mut self,
+        entries: Word,
+        index: Word,
+        addr: Word,
+        last: Word,
+    ) -> EResult<(Word, Word)> {
+        let u64t = self.m.uint(64);
+        let bt = self.m.ty(Scalar::Bool);
+        let start = self.table_word(entries, index, 0)?;
+        let raw = self.table_word(entries, index, 8)?;
+        let not_flag = self.m.const_uint(64, !block::READ_ONLY);
+        let end = self.m.b.bitwise_and(u64t, None, raw, not_flag).map_err(bug)?;
+        let after = self
+            .m
+            .b
+            .u_less_than_equal(bt, None, start, addr)
+            .map_err(bug)?;
+        let fits = self
+            .m
+            .b
+            .u_less_than_equal(bt, None, last, end)
+            .map_err(bug)?;
+        let inside = self.m.b.logical_and(bt, None, after, fits).map_err(bug)?;
+        Ok((inside, raw))
+    }
+
+    /// The search of the whole allocation table in the check block `blk`: a branch-free
+    /// binary search for the last entry starting at or below `addr` (entry 0, the sentinel
+    /// `[0, 0)`, starts below everything), then [`FnCx::entry_holds`] on it.
+    fn table_search(&mut self, blk: Word, addr: Word, last: Word) -> EResult<(Word, Word)> {
+        let u32t = self.m.uint(32);
+        let bt = self.m.ty(Scalar::Bool);
         let len_at = self.addr_add(blk, 64, block::TABLE_LEN)?;
         let len = self.global_load(len_at, 32)?;
         let table = self.addr_add(blk, 64, block::TABLE)?;
@@ -512,46 +613,7 @@ impl FnCx<'_> {
             })
         })?;
         let lo = self.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
-        let end_raw = self.table_word(table, lo, 8)?;
-        let flag = self.m.const_uint(64, block::READ_ONLY);
-        let ro_bits = self
-            .m
-            .b
-            .bitwise_and(u64t, None, end_raw, flag)
-            .map_err(bug)?;
-        let zero64 = self.m.const_uint(64, 0);
-        let ro = self
-            .m
-            .b
-            .i_not_equal(bt, None, ro_bits, zero64)
-            .map_err(bug)?;
-        let not_flag = self.m.const_uint(64, !block::READ_ONLY);
-        let end = self
-            .m
-            .b
-            .bitwise_and(u64t, None, end_raw, not_flag)
-            .map_err(bug)?;
-        let n = self.m.const_uint(64, a.bytes as u64);
-        let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
-        let no_wrap = self
-            .m
-            .b
-            .u_greater_than_equal(bt, None, last, addr)
-            .map_err(bug)?;
-        let fits = self
-            .m
-            .b
-            .u_less_than_equal(bt, None, last, end)
-            .map_err(bug)?;
-        let inside = self.m.b.logical_and(bt, None, no_wrap, fits).map_err(bug)?;
-        let writes = self.m.const_bool(a.kind != AccessKind::Load);
-        let read_only = self.m.b.logical_and(bt, None, ro, writes).map_err(bug)?;
-        let space = self.m.const_u32(code::space(s));
-        Ok(Verdict {
-            inside,
-            read_only,
-            space,
-        })
+        self.entry_holds(table, lo, addr, last)
     }
 
     /// The u64 at byte `at` of table entry `index`.
