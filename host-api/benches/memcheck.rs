@@ -5,6 +5,11 @@
 //! against a CPU computation before timing, both ways.
 //!
 //! `cargo bench -p pisa-vk --bench memcheck`
+//!
+//! Besides criterion's wall-clock figures, the bench prints a ratio per kernel that a busy
+//! machine disturbs less: the CPU time the process spends (lavapipe's worker threads run
+//! the kernel; `/proc/self/stat`, Linux only) over rounds that alternate unchecked and
+//! checked dispatches, median of the per-round ratios.
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use pisa_vk::{Context, Module, Options};
@@ -45,6 +50,57 @@ fn load(ctx: &Context, name: &str, src: &str, options: &Options, checked: bool) 
     m
 }
 
+/// Rounds of the CPU-time comparison.
+const ROUNDS: usize = 9;
+/// Wall-clock time each variant runs for in a round, at least (CPU time is counted in
+/// clock ticks of 10 ms).
+const ROUND_TIME: std::time::Duration = std::time::Duration::from_millis(400);
+
+/// CPU time of the process so far (user + system), in clock ticks; `None` off Linux.
+fn cpu_ticks() -> Option<u64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which may hold spaces) in parentheses.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line, 12 and 13 after the name.
+    Some(f.get(11)?.parse::<u64>().ok()? + f.get(12)?.parse::<u64>().ok()?)
+}
+
+/// Prints the median over [`ROUNDS`] of checked/unchecked CPU time, the variants
+/// interleaved (each run as often per round as the unchecked one takes to fill
+/// [`ROUND_TIME`]).
+fn cpu_ratio(name: &str, unchecked: &dyn Fn(), checked: &dyn Fn()) {
+    let t = std::time::Instant::now();
+    unchecked();
+    let one = t.elapsed().max(std::time::Duration::from_micros(100));
+    let per_round = (ROUND_TIME.as_secs_f64() / one.as_secs_f64()).ceil() as usize;
+    let mut ratios = Vec::new();
+    for _ in 0..ROUNDS {
+        let mut t = [0u64; 2];
+        for (i, run) in [unchecked, checked].into_iter().enumerate() {
+            let Some(start) = cpu_ticks() else {
+                println!("{name}: no CPU time on this system (no /proc/self/stat)");
+                return;
+            };
+            (0..per_round).for_each(|_| run());
+            t[i] = cpu_ticks().unwrap_or(start) - start;
+        }
+        if t[0] > 0 {
+            ratios.push(t[1] as f64 / t[0] as f64);
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    match ratios.get(ratios.len() / 2) {
+        Some(m) => println!(
+            "{name}: checked/unchecked CPU time, median of {} interleaved rounds of {per_round} dispatches each: {m:.2} (range {:.2}-{:.2})",
+            ratios.len(),
+            ratios[0],
+            ratios[ratios.len() - 1]
+        ),
+        None => println!("{name}: CPU time too short to compare"),
+    }
+}
+
 fn bench(c: &mut Criterion) {
     let ctx = Context::new().expect("a Vulkan device");
     let device = ctx.info().name.clone();
@@ -62,24 +118,24 @@ fn bench(c: &mut Criterion) {
         .zip(&ys)
         .map(|(a, b)| 2.0f32.mul_add(*a, *b))
         .collect();
-    for checked in [false, true] {
-        let m = load(&ctx, "saxpy.pisa", src, &Options::default(), checked);
-        let run = || {
-            let args = [
-                2.0f32.into(),
-                (&x).into(),
-                (&y).into(),
-                (SAXPY_N as u32).into(),
-            ];
+    let ms =
+        [false, true].map(|checked| load(&ctx, "saxpy.pisa", src, &Options::default(), checked));
+    let (x, y) = (&x, &y);
+    let runs = ms.each_ref().map(|m| {
+        move || {
+            let args = [2.0f32.into(), x.into(), y.into(), (SAXPY_N as u32).into()];
             m.dispatch("saxpy", SAXPY_N as u64, 256u64, &args)
                 .expect("saxpy");
-        };
+        }
+    });
+    for (checked, run) in [false, true].into_iter().zip(&runs) {
         y.write(&ys).expect("reset");
         run();
         assert_eq!(y.read().expect("y"), want, "saxpy checked={checked}");
         let name = if checked { "saxpy checked" } else { "saxpy" };
         g.bench_function(name, |b| b.iter(run));
     }
+    cpu_ratio("saxpy", &runs[0], &runs[1]);
 
     // matmul: 256 x 256, work-groups of 16 x 16.
     let src = include_str!("../../examples/matmul.pisa");
@@ -96,18 +152,23 @@ fn bench(c: &mut Criterion) {
                 (0..n).fold(0f32, |acc, k| av[r * n + k].mul_add(bv[k * n + col], acc));
         }
     }
-    for checked in [false, true] {
-        let m = load(&ctx, "matmul.pisa", src, &Options::default(), checked);
-        let run = || {
-            let args = [(&a).into(), (&b).into(), (&cm).into(), MATMUL_N.into()];
+    let ms =
+        [false, true].map(|checked| load(&ctx, "matmul.pisa", src, &Options::default(), checked));
+    let (a, b, cm) = (&a, &b, &cm);
+    let runs = ms.each_ref().map(|m| {
+        move || {
+            let args = [a.into(), b.into(), cm.into(), MATMUL_N.into()];
             m.dispatch("matmul", (n as u64, n as u64), (16u64, 16u64), &args)
                 .expect("matmul");
-        };
+        }
+    });
+    for (checked, run) in [false, true].into_iter().zip(&runs) {
         run();
         assert_eq!(cm.read().expect("c"), want, "matmul checked={checked}");
         let name = if checked { "matmul checked" } else { "matmul" };
         g.bench_function(name, |bch| bch.iter(run));
     }
+    cpu_ratio("matmul", &runs[0], &runs[1]);
 
     // reduction: examples/sum_reduce.pisa over 2^22 words, 256 work-groups of 256.
     let src = include_str!("../../examples/sum_reduce.pisa");
@@ -121,21 +182,26 @@ fn bench(c: &mut Criterion) {
     let input = ctx.buffer_from(&words).expect("input");
     let total = ctx.zeroed::<u32>(1).expect("total");
     let expect = words.iter().fold(0u32, |s, &w| s.wrapping_add(w));
-    for checked in [false, true] {
-        let m = load(
+    let ms = [false, true].map(|checked| {
+        load(
             &ctx,
             "sum_reduce.pisa",
             src,
             &Options::with_subgroup_size(width),
             checked,
-        );
-        let run = || {
+        )
+    });
+    let (input, total) = (&input, &total);
+    let runs = ms.each_ref().map(|m| {
+        move || {
             total.write(&[0]).expect("reset");
-            let args = [(&input).into(), (&total).into(), (SUM_N as u32).into()];
+            let args = [input.into(), total.into(), (SUM_N as u32).into()];
             m.dispatch("sum_reduce", 256u64 * 256, 256u64, &args)
                 .expect("reduce");
             total.read().expect("total")[0]
-        };
+        }
+    });
+    for (checked, run) in [false, true].into_iter().zip(&runs) {
         assert_eq!(run(), expect, "reduction checked={checked}");
         let name = if checked {
             "reduction checked"
@@ -144,6 +210,9 @@ fn bench(c: &mut Criterion) {
         };
         g.bench_function(name, |bch| bch.iter(run));
     }
+    cpu_ratio("reduction", &|| assert_eq!(runs[0](), expect), &|| {
+        assert_eq!(runs[1](), expect)
+    });
     g.finish();
 }
 

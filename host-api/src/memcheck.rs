@@ -103,10 +103,17 @@ pub(crate) fn prepare<'m>(
     );
     // Entry 0 is the sentinel [0, 0): zeros already.
     for (i, a) in table.iter().enumerate() {
-        put_entry(&mut bytes, block::TABLE + block::ENTRY_SIZE * (i as u64 + 1), a);
+        put_entry(
+            &mut bytes,
+            block::TABLE + block::ENTRY_SIZE * (i as u64 + 1),
+            a,
+        );
     }
     // Unused hot entries stay [0, 0), which holds no access.
-    for (i, a) in hot_entries(&table, kernel, arg_block).into_iter().enumerate() {
+    for (i, a) in hot_entries(&table, kernel, arg_block)
+        .into_iter()
+        .enumerate()
+    {
         put_entry(&mut bytes, block::HOT + block::ENTRY_SIZE * i as u64, a);
     }
     let buffer = rt.create_internal_buffer(bytes.len() as u64)?;

@@ -1186,7 +1186,8 @@ fn a_bad_access_in_a_linked_module_names_its_file() {
 /// hot entries are the first four arguments' buffers (`%out`, `%b1`, `%b2`, `%b3`): the
 /// `%b4` load misses them on every work-item and the first load on the odd ones only, so
 /// both the search under a sub-group vote and its mix with hot hits run.
-const SIX_BUFFERS: &str = ".param[8] %out, .param[8] %b1, .param[8] %b2, .param[8] %b3, .param[8] %b4, .param[8] %b5";
+const SIX_BUFFERS: &str =
+    ".param[8] %out, .param[8] %b1, .param[8] %b2, .param[8] %b3, .param[8] %b4, .param[8] %b5";
 const SIX_BUFFERS_BODY: [&str; 22] = [
     ".reg .64b %po, %p1, %p2, %p3, %p4, %p5, %off, %a;",
     ".reg .32b %i, %odd, %x, %y;",

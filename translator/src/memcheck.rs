@@ -48,7 +48,7 @@ pub mod block {
     /// The *hot* entries: [`HOT_ENTRIES`] entries of the allocation table (same layout as
     /// [`TABLE`]'s), the allocations the launch's kernel arguments point into, in argument
     /// order, unused ones the empty `[0, 0)`. A checked `.global`/`.const` access tries them
-    /// first, with loads every work-item shares; only when a sub-group has an access outside
+    /// first (each kernel copies them in its prologue); only when a sub-group has an access outside
     /// all of them does it search the table.
     pub const HOT: u64 = 64;
     /// Entries at [`HOT`].

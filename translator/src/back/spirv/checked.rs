@@ -9,9 +9,8 @@
 //! - `.global` and `.const`: one allocation of the allocation table the host uploads with
 //!   each dispatch (the context's live buffers and each variable of the globals arena,
 //!   sorted by address): first the few the launch's arguments point into (the *hot*
-//!   entries, the same for every work-item), and only when a work-item of the sub-group
-//!   misses them all a binary search of the table; no store or atomic into a `.const`
-//!   variable;
+//!   entries, the same for every work-item), and only for a work-item that misses them
+//!   all a binary search of the table; no store or atomic into a `.const` variable;
 //! - `.shared`: the kernel's shared arena (specialization constant 3); `.private`: the
 //!   private arena;
 //! - an address written `[@var]`, `[@var + reg]` or `[@var + imm]`: that variable alone, in
@@ -35,7 +34,7 @@ use crate::calls::CallGraph;
 use crate::ir::{AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
 use crate::layout::{generic, ModuleLayout};
 use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
-use rspirv::spirv::{Capability, MemorySemantics, Scope, StorageClass, Word};
+use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
 
 /// Module-wide state of a checked translation.
 pub struct Checks {
@@ -46,6 +45,21 @@ pub struct Checks {
     pub pending: Pending,
     /// The checked instructions, by the index the record carries.
     pub sites: Vec<Site>,
+    /// The check block's [hot entries](block::HOT), copied by each kernel's prologue.
+    /// Loaded there, in uniform control flow, they are one load per sub-group; at an
+    /// access, often under a divergent branch, lavapipe would load them lane by lane.
+    pub hot: Vec<HotEntry>,
+}
+
+/// `Private` copies of one hot entry of the check block.
+#[derive(Clone, Copy)]
+pub struct HotEntry {
+    /// `u64`: its start.
+    pub start: Word,
+    /// `u64`: its end, without the [`READ_ONLY`](block::READ_ONLY) flag.
+    pub end: Word,
+    /// `bool`: whether the flag was set.
+    pub read_only: Word,
 }
 
 /// `Private` variables holding a work-item's violations until its kernel returns: the
@@ -69,8 +83,18 @@ pub struct Pending {
     pub address: Word,
 }
 
-/// Declares the state of a checked translation in `m`.
-pub fn declare(m: &mut ModuleCx) {
+/// Declares the state of a checked translation of `module` in `m`: as many hot entries as
+/// the kernel with the most 8-byte parameters can fill (at most
+/// [`HOT_ENTRIES`](block::HOT_ENTRIES); the host fills them from those parameters).
+pub fn declare(m: &mut ModuleCx, module: &Module) {
+    let words = module
+        .functions
+        .iter()
+        .filter(|f| f.is_kernel())
+        .map(|f| f.params.iter().filter(|p| p.size == 8).count() as u64)
+        .max()
+        .unwrap_or(0)
+        .min(block::HOT_ENTRIES);
     let (u32t, u64t) = (m.uint(32), m.uint(64));
     let private = |m: &mut ModuleCx, t: Word, name: &str| {
         let p = m.ptr(StorageClass::Private, t);
@@ -87,10 +111,19 @@ pub fn declare(m: &mut ModuleCx) {
         size: private(m, u32t, "pisa_check_size"),
         address: private(m, u64t, "pisa_check_address"),
     };
+    let bt = m.ty(Scalar::Bool);
+    let hot = (0..words)
+        .map(|k| HotEntry {
+            start: private(m, u64t, &format!("pisa_check_hot{k}_start")),
+            end: private(m, u64t, &format!("pisa_check_hot{k}_end")),
+            read_only: private(m, bt, &format!("pisa_check_hot{k}_read_only")),
+        })
+        .collect();
     m.checks = Some(Checks {
         block,
         pending,
         sites: Vec::new(),
+        hot,
     });
 }
 
@@ -220,11 +253,16 @@ impl FnCx<'_> {
     }
 
     /// Kernel entry: copies the check block's address from the launch block
-    /// ([`LaunchLayout::check_block`](crate::layout::launch::LaunchLayout::check_block)) to
-    /// the Private variable every function reads, and zeroes the work-item's count of
-    /// violations ([`Pending`]).
+    /// ([`LaunchLayout::check_block`](crate::layout::launch::LaunchLayout::check_block)) and
+    /// its hot entries ([`Checks::hot`]) to the Private variables every function reads, and
+    /// zeroes the work-item's count of violations ([`Pending`]).
     pub fn init_checks(&mut self) -> EResult {
-        let Some((var, count)) = self.m.checks.as_ref().map(|c| (c.block, c.pending.count)) else {
+        let Some((var, count, hot)) = self
+            .m
+            .checks
+            .as_ref()
+            .map(|c| (c.block, c.pending.count, c.hot.clone()))
+        else {
             return Ok(());
         };
         let Some(slot) = self.layout.launch.check_block else {
@@ -232,6 +270,20 @@ impl FnCx<'_> {
         };
         let v = self.launch_u64(slot)?;
         self.m.b.store(var, v, None, []).map_err(bug)?;
+        for (k, e) in hot.into_iter().enumerate() {
+            let at = block::HOT + block::ENTRY_SIZE * k as u64;
+            let p = self.addr_add(v, 64, at)?;
+            let start = self.global_load(p, 64)?;
+            self.m.b.store(e.start, start, None, []).map_err(bug)?;
+            let p = self.addr_add(v, 64, at + 8)?;
+            let raw = self.global_load(p, 64)?;
+            let (end, read_only) = self.split_end(raw)?;
+            self.m.b.store(e.end, end, None, []).map_err(bug)?;
+            self.m
+                .b
+                .store(e.read_only, read_only, None, [])
+                .map_err(bug)?;
+        }
         let zero = self.m.const_u32(0);
         self.m.b.store(count, zero, None, []).map_err(bug)
     }
@@ -263,11 +315,7 @@ impl FnCx<'_> {
             variable,
             location: None,
         });
-        let code = self.check(&a)?;
-        let bt = self.m.ty(Scalar::Bool);
-        let zero = self.m.const_u32(0);
-        let ok = self.m.b.i_equal(bt, None, code, zero).map_err(bug)?;
-        self.note_violation(site, code, ok, &a)?;
+        let ok = self.check(&a, site)?;
         self.if_else(ok, access, skipped)
     }
 
@@ -299,9 +347,13 @@ impl FnCx<'_> {
         self.m.b.load(ty, None, result, None, []).map_err(bug)
     }
 
-    /// The record code of `a`: 0 when the access passes, else space, generic flag, reason
-    /// and access kind ([`code`]).
-    fn check(&mut self, a: &Access) -> EResult<Word> {
+    /// Whether `a` passes its check (bool). Only a work-item that fails it computes the
+    /// record code and notes the violation ([`FnCx::note_violation`]), in a branch: lavapipe
+    /// runs a divergent branch under a mask, but skips one that no work-item of the SIMD
+    /// group takes, so correct accesses do not pay for the record. (A sub-group vote
+    /// around it, to make the branch uniform, cost more than it saved: lavapipe votes lane
+    /// by lane.)
+    fn check(&mut self, a: &Access, site: u32) -> EResult<Word> {
         let (bits, generic) = match a.space {
             Space::Mem(s) => (s.address_bits(), a.origin.is_some()),
             Space::Generic => (64, true),
@@ -336,42 +388,39 @@ impl FnCx<'_> {
             }
             (_, Space::Generic) => self.generic_bounds(a)?,
         };
-        // reason: misaligned, else out of bounds, else read-only, else none (0)
         let u32t = self.m.uint(32);
+        let bt = self.m.ty(Scalar::Bool);
         let low = self.resize(a.addr, bits, 32)?;
         let mask = self.m.const_u32(a.align.max(1) - 1);
-        let bt = self.m.ty(Scalar::Bool);
         let off = self.m.b.bitwise_and(u32t, None, low, mask).map_err(bug)?;
         let zero = self.m.const_u32(0);
-        let misaligned = self.m.b.i_not_equal(bt, None, off, zero).map_err(bug)?;
-        let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
-            .map(|r| self.m.const_u32(r << code::REASON_SHIFT));
-        let r = self
+        let aligned = self.m.b.i_equal(bt, None, off, zero).map_err(bug)?;
+        let writable = self.m.b.logical_not(bt, None, v.read_only).map_err(bug)?;
+        let ok = self
             .m
             .b
-            .select(u32t, None, v.read_only, ro, zero)
+            .logical_and(bt, None, v.inside, writable)
             .map_err(bug)?;
-        let r = self.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
-        let reason = self
-            .m
-            .b
-            .select(u32t, None, misaligned, mis, r)
-            .map_err(bug)?;
-        let fixed =
-            code::access(a.kind) << code::ACCESS_SHIFT | if generic { code::GENERIC } else { 0 };
-        let fixed = self.m.const_u32(fixed);
-        let tagged = self
-            .m
-            .b
-            .bitwise_or(u32t, None, fixed, v.space)
-            .map_err(bug)?;
-        let tagged = self
-            .m
-            .b
-            .bitwise_or(u32t, None, tagged, reason)
-            .map_err(bug)?;
-        let bad = self.m.b.i_not_equal(bt, None, reason, zero).map_err(bug)?;
-        self.m.b.select(u32t, None, bad, tagged, zero).map_err(bug)
+        let ok = self.m.b.logical_and(bt, None, ok, aligned).map_err(bug)?;
+        let bad = self.m.b.logical_not(bt, None, ok).map_err(bug)?;
+        self.if_then(bad, |cx| {
+            // reason: misaligned, else out of bounds, else read-only, else none (0)
+            let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
+                .map(|r| cx.m.const_u32(r << code::REASON_SHIFT));
+            let r =
+                cx.m.b
+                    .select(u32t, None, v.read_only, ro, zero)
+                    .map_err(bug)?;
+            let r = cx.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
+            let reason = cx.m.b.select(u32t, None, aligned, r, mis).map_err(bug)?;
+            let fixed = code::access(a.kind) << code::ACCESS_SHIFT
+                | if generic { code::GENERIC } else { 0 };
+            let fixed = cx.m.const_u32(fixed);
+            let tagged = cx.m.b.bitwise_or(u32t, None, fixed, v.space).map_err(bug)?;
+            let code = cx.m.b.bitwise_or(u32t, None, tagged, reason).map_err(bug)?;
+            cx.note_violation(site, code, ok, a)
+        })?;
+        Ok(ok)
     }
 
     /// Whether an access of `space` through an address written relative to `v` is held to
@@ -479,10 +528,10 @@ impl FnCx<'_> {
 
     /// `[addr, addr + bytes)` (u64 `addr` of space `s`) inside one entry of the allocation
     /// table. First the [hot entries](block::HOT) (the allocations of the launch's
-    /// arguments: the same loads for every work-item, a comparison each); then, only when
-    /// some work-item of the sub-group has missed them all (`OpGroupNonUniformAny`, a
-    /// branch every lane takes the same way, which lavapipe skips rather than masks), the
-    /// search of the whole table ([`FnCx::table_search`]).
+    /// arguments, copied to Private variables by the kernel's prologue: two comparisons
+    /// each); then, only for a work-item that has missed them all, the search of the whole
+    /// table ([`FnCx::table_search`]), in a branch that lavapipe skips when no work-item of
+    /// the SIMD group takes it.
     fn table_bounds(&mut self, addr: Word, a: &Access, s: MemSpace) -> EResult<Verdict> {
         let u64t = self.m.uint(64);
         let bt = self.m.ty(Scalar::Bool);
@@ -490,52 +539,49 @@ impl FnCx<'_> {
         let n = self.m.const_uint(64, a.bytes as u64);
         let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
         let mut hit = self.m.const_bool(false);
-        let mut end_raw = self.m.const_uint(64, 0);
-        let hot = self.addr_add(blk, 64, block::HOT)?;
-        for k in 0..block::HOT_ENTRIES {
-            let k = self.m.const_u32(k as u32);
-            let (inside, raw) = self.entry_holds(hot, k, addr, last)?;
+        let mut ro = self.m.const_bool(false);
+        let hot = self
+            .m
+            .checks
+            .as_ref()
+            .map(|c| c.hot.clone())
+            .unwrap_or_default();
+        for e in hot {
+            let [start, end] = [e.start, e.end].map(|v| self.m.b.load(u64t, None, v, None, []));
+            let inside = self.entry_holds(start.map_err(bug)?, end.map_err(bug)?, addr, last)?;
             hit = self.m.b.logical_or(bt, None, hit, inside).map_err(bug)?;
-            end_raw = self.m.b.select(u64t, None, inside, raw, end_raw).map_err(bug)?;
+            if a.kind != AccessKind::Load {
+                let e_ro = self
+                    .m
+                    .b
+                    .load(bt, None, e.read_only, None, [])
+                    .map_err(bug)?;
+                ro = self.m.b.select(bt, None, inside, e_ro, ro).map_err(bug)?;
+            }
         }
         let found_v = self.local_var(bt)?;
-        let end_v = self.local_var(u64t)?;
+        let ro_v = self.local_var(bt)?;
         self.m.b.store(found_v, hit, None, []).map_err(bug)?;
-        self.m.b.store(end_v, end_raw, None, []).map_err(bug)?;
+        self.m.b.store(ro_v, ro, None, []).map_err(bug)?;
         let miss = self.m.b.logical_not(bt, None, hit).map_err(bug)?;
-        self.m.capability(Capability::GroupNonUniformVote);
-        let scope = self.m.const_u32(Scope::Subgroup as u32);
-        let any_miss = self
-            .m
-            .b
-            .group_non_uniform_any(bt, None, scope, miss)
-            .map_err(bug)?;
-        self.if_then(any_miss, |cx| {
-            let (inside, raw) = cx.table_search(blk, addr, last)?;
+        self.if_then(miss, |cx| {
+            let (inside, t_ro) = cx.table_search(blk, addr, last)?;
             let found = cx.m.b.logical_or(bt, None, hit, inside).map_err(bug)?;
-            let raw = cx.m.b.select(u64t, None, hit, end_raw, raw).map_err(bug)?;
+            let ro = cx.m.b.select(bt, None, hit, ro, t_ro).map_err(bug)?;
             cx.m.b.store(found_v, found, None, []).map_err(bug)?;
-            cx.m.b.store(end_v, raw, None, []).map_err(bug)
+            cx.m.b.store(ro_v, ro, None, []).map_err(bug)
         })?;
         let found = self.m.b.load(bt, None, found_v, None, []).map_err(bug)?;
-        let end_raw = self.m.b.load(u64t, None, end_v, None, []).map_err(bug)?;
+        let ro = self.m.b.load(bt, None, ro_v, None, []).map_err(bug)?;
         let no_wrap = self
             .m
             .b
             .u_greater_than_equal(bt, None, last, addr)
             .map_err(bug)?;
-        let inside = self.m.b.logical_and(bt, None, found, no_wrap).map_err(bug)?;
-        let flag = self.m.const_uint(64, block::READ_ONLY);
-        let ro_bits = self
+        let inside = self
             .m
             .b
-            .bitwise_and(u64t, None, end_raw, flag)
-            .map_err(bug)?;
-        let zero64 = self.m.const_uint(64, 0);
-        let ro = self
-            .m
-            .b
-            .i_not_equal(bt, None, ro_bits, zero64)
+            .logical_and(bt, None, found, no_wrap)
             .map_err(bug)?;
         let writes = self.m.const_bool(a.kind != AccessKind::Load);
         let read_only = self.m.b.logical_and(bt, None, ro, writes).map_err(bug)?;
@@ -547,22 +593,28 @@ impl FnCx<'_> {
         })
     }
 
-    /// Whether entry `index` of the entries at `entries` holds `[addr, last)`, and the
-    /// entry's raw end (with its [`READ_ONLY`](block::READ_ONLY) flag). Wrapping is the
-    /// caller's to check.
-    fn entry_holds(
-        &mut self,
-        entries: Word,
-        index: Word,
-        addr: Word,
-        last: Word,
-    ) -> EResult<(Word, Word)> {
+    /// A table entry's raw end split into the end and whether the
+    /// [`READ_ONLY`](block::READ_ONLY) flag is set.
+    fn split_end(&mut self, raw: Word) -> EResult<(Word, Word)> {
         let u64t = self.m.uint(64);
         let bt = self.m.ty(Scalar::Bool);
-        let start = self.table_word(entries, index, 0)?;
-        let raw = self.table_word(entries, index, 8)?;
         let not_flag = self.m.const_uint(64, !block::READ_ONLY);
-        let end = self.m.b.bitwise_and(u64t, None, raw, not_flag).map_err(bug)?;
+        let end = self
+            .m
+            .b
+            .bitwise_and(u64t, None, raw, not_flag)
+            .map_err(bug)?;
+        let flag = self.m.const_uint(64, block::READ_ONLY);
+        let bits = self.m.b.bitwise_and(u64t, None, raw, flag).map_err(bug)?;
+        let zero = self.m.const_uint(64, 0);
+        let read_only = self.m.b.i_not_equal(bt, None, bits, zero).map_err(bug)?;
+        Ok((end, read_only))
+    }
+
+    /// Whether the table entry `[start, end)` holds `[addr, last)`. Wrapping is the
+    /// caller's to check.
+    fn entry_holds(&mut self, start: Word, end: Word, addr: Word, last: Word) -> EResult<Word> {
+        let bt = self.m.ty(Scalar::Bool);
         let after = self
             .m
             .b
@@ -573,13 +625,13 @@ impl FnCx<'_> {
             .b
             .u_less_than_equal(bt, None, last, end)
             .map_err(bug)?;
-        let inside = self.m.b.logical_and(bt, None, after, fits).map_err(bug)?;
-        Ok((inside, raw))
+        self.m.b.logical_and(bt, None, after, fits).map_err(bug)
     }
 
     /// The search of the whole allocation table in the check block `blk`: a branch-free
     /// binary search for the last entry starting at or below `addr` (entry 0, the sentinel
-    /// `[0, 0)`, starts below everything), then [`FnCx::entry_holds`] on it.
+    /// `[0, 0)`, starts below everything), then [`FnCx::entry_holds`] on it; with whether
+    /// that entry is read-only.
     fn table_search(&mut self, blk: Word, addr: Word, last: Word) -> EResult<(Word, Word)> {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
@@ -613,7 +665,10 @@ impl FnCx<'_> {
             })
         })?;
         let lo = self.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
-        self.entry_holds(table, lo, addr, last)
+        let start = self.table_word(table, lo, 0)?;
+        let raw = self.table_word(table, lo, 8)?;
+        let (end, read_only) = self.split_end(raw)?;
+        Ok((self.entry_holds(start, end, addr, last)?, read_only))
     }
 
     /// The u64 at byte `at` of table entry `index`.
@@ -720,8 +775,8 @@ impl FnCx<'_> {
         self.m.b.load(u64t, None, var, None, []).map_err(bug)
     }
 
-    /// Counts a violation (`code` non-zero, `ok` false) of the work-item and, when it is
-    /// its first, keeps it ([`Pending`]): selects only, no branch.
+    /// Counts a violation (`ok` false; `code` its record code) of the work-item and, when
+    /// it is its first, keeps it ([`Pending`]): selects only, no branch.
     fn note_violation(&mut self, site: u32, code: Word, ok: Word, a: &Access) -> EResult {
         let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
             return Err(self.err("internal error: a check outside a checked translation"));

@@ -272,7 +272,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         m.declare_lane_flag();
     }
     if options.checked {
-        checked::declare(&mut m);
+        checked::declare(&mut m, module);
     }
     let sigs = signatures(&mut m, module);
     let mut errors = Vec::new();
