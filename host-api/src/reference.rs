@@ -6,11 +6,21 @@
 //! else the kernel's `.reqd_work_group_size`, else 1), pack the arguments with
 //! [`pack_args`](crate::pack_args) from the kernel's `.param` layout, pass `%workdim` as
 //! [`Launch::work_dim`], write the `.host_access` globals of [`Job::sets`] before the
-//! dispatch, and return the final bytes of every buffer argument and `.host_access` global.
-//! The device executor also takes the validation layer's messages for the calling thread
-//! and fails with [`Error::Validation`] when there are any, so every run through it is
-//! checked (with `PISA_VK_VALIDATION=1`; without the layer there are no messages).
-//! `pisa-vk run --device reference` and the conformance tests use this module.
+//! dispatch, and return the final bytes of every buffer argument and `.host_access` global
+//! ([`Outputs`]). A memory violation is an [`Error::MemoryViolation`] on both (located at its
+//! PISA line, its arguments named: [`memcheck::from_reference`](crate::memcheck::from_reference)
+//! on the reference).
+//!
+//! The device executor also takes the validation layer's messages raised by the calling
+//! thread and fails with [`Error::Validation`] when there are any, so every run through it is
+//! checked (with `PISA_VK_VALIDATION=1`; without the layer there are no messages), and a
+//! message is never blamed on a run of another thread. The one caller that reports the
+//! messages itself, `pisa-vk run` (it prints every message of its context, the module's and
+//! buffers' destruction included, and fails on errors only), uses [`on_device_unchecked`].
+//!
+//! Every device-and-reference comparison goes through this module: the conformance tests
+//! (`pisa_conformance::device_job`/`reference_job`), the conformance matrix, the differential
+//! generator, and both sides of `pisa-vk run` (`--device reference`).
 
 use crate::{Arg, Dim3, Error, Launch, Module, Result};
 use pisa_translator::ir;
@@ -91,14 +101,25 @@ impl Job {
     }
 }
 
+/// The final value of a `.host_access` global after a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Global {
+    /// Its `.host_access` name.
+    pub name: String,
+    /// The width in bytes of its elements (its initializer's value width; 1 without one):
+    /// how `pisa-vk run` prints it.
+    pub element_width: u8,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
 /// What a run leaves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outputs {
     /// The final bytes of each [`Data::Buffer`] argument, in argument order.
     pub buffers: Vec<Vec<u8>>,
-    /// The final bytes of each `.host_access` global, by `.host_access` name, in module
-    /// order.
-    pub globals: Vec<(String, Vec<u8>)>,
+    /// The final value of each `.host_access` global, in module order.
+    pub globals: Vec<Global>,
 }
 
 impl Outputs {
@@ -111,17 +132,8 @@ impl Outputs {
     }
 }
 
-/// A buffer's allocation: at least one byte, so that an empty buffer still has an address.
-fn allocation(bytes: &[u8]) -> Vec<u8> {
-    if bytes.is_empty() {
-        vec![0]
-    } else {
-        bytes.to_vec()
-    }
-}
-
-/// The `.param` bytes of `args`, each buffer placed by `place` (its initial bytes, at least
-/// one, in; its address and a handle out), and the handles of the buffers with their sizes.
+/// The `.param` bytes of `args`, each buffer placed by `place` (its initial bytes in; its
+/// address and a handle out), and the handles of the buffers with their sizes.
 fn place_args<B>(
     args: &[Data],
     mut place: impl FnMut(&[u8]) -> Result<(u64, B)>,
@@ -132,7 +144,7 @@ fn place_args<B>(
         match data {
             Data::Scalar(bytes) => out.push(Arg::bytes(bytes.clone())),
             Data::Buffer(bytes) => {
-                let (addr, handle) = place(&allocation(bytes))?;
+                let (addr, handle) = place(bytes)?;
                 out.push(Arg::bytes(addr.to_le_bytes().to_vec()));
                 buffers.push((handle, bytes.len()));
             }
@@ -154,7 +166,8 @@ pub fn on_device(module: &Module, job: &Job) -> Result<Outputs> {
 }
 
 /// Runs `job` on the device of `module` without looking at the validation layer's messages:
-/// for a caller that reports every message of its context itself (`pisa-vk run`).
+/// for a caller that takes every message of its context itself once the module is gone
+/// (`pisa-vk run`). Everything else runs through [`on_device`].
 pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     let ctx = module.context();
     let reqd = module
@@ -177,8 +190,11 @@ pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     }
     for g in &module.reflection().globals {
         if let Some(name) = &g.host_access {
-            out.globals
-                .push((name.clone(), module.symbol(name)?.read::<u8>()?));
+            out.globals.push(Global {
+                name: name.clone(),
+                element_width: g.element_width,
+                bytes: module.symbol(name)?.read::<u8>()?,
+            });
         }
     }
     Ok(out)
@@ -217,12 +233,13 @@ pub fn write_sets(
 }
 
 /// Runs `job` on a fresh reference [`Machine`](pisa_reference::Machine) with `config`, for
-/// the checked `module` (the front end's output: [`pisa_translator::check`]).
+/// the linked `program` ([`pisa_translator::link`]; its sources locate a memory violation).
 pub fn on_reference(
-    module: &ir::Module,
+    program: &pisa_translator::Program,
     job: &Job,
     config: pisa_reference::Config,
 ) -> Result<Outputs> {
+    let module = &program.module;
     let rt = |e: pisa_reference::Error| Error::Reference(e.to_string());
     let kernel = module
         .functions
@@ -241,6 +258,7 @@ pub fn on_reference(
     let loaded = machine.load(module).map_err(rt)?;
     write_sets(&mut machine, &loaded, &job.sets)?;
     let (args, buffers) = place_args(&job.args, |bytes| {
+        // an empty buffer has an address of its own too (guard bytes follow each allocation)
         let addr = machine.alloc(bytes.len() as u64, 16);
         machine.write(addr, bytes).map_err(rt)?;
         Ok((addr, addr))
@@ -261,6 +279,9 @@ pub fn on_reference(
                 kernel: job.kernel.clone(),
                 message: what,
             },
+            pisa_reference::Error::Memory(v) => Error::MemoryViolation(Box::new(
+                crate::memcheck::from_reference(*v, &program.sources, &params, &block),
+            )),
             e => rt(e),
         })?;
     let mut out = Outputs::default();
@@ -272,9 +293,13 @@ pub fn on_reference(
     for g in &module.globals {
         if let Some(name) = &g.host_access {
             if let Some(sym) = loaded.symbol(name) {
-                let mut b = vec![0u8; sym.size as usize];
-                machine.read(sym.address, &mut b).map_err(rt)?;
-                out.globals.push((name.clone(), b));
+                let mut bytes = vec![0u8; sym.size as usize];
+                machine.read(sym.address, &mut bytes).map_err(rt)?;
+                out.globals.push(Global {
+                    name: name.clone(),
+                    element_width: g.element_width(),
+                    bytes,
+                });
             }
         }
     }
@@ -311,20 +336,52 @@ mod tests {
             ld.param.64b %pa, [%a];\nld.param.64b %pb, [%b];\nld.param.32b %v, [%x];\n\
             st.global.32b [%pa], %v;\niadd.32b %v, %v, 1;\nst.global.32b [%pb], %v;\n}\n";
         let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
-        let module = pisa_translator::check(&file).expect("valid");
+        let program = pisa_translator::link(&[file]).expect("valid");
         let job = Job::new("k", 1u64, 1u64)
             .arg(Data::Buffer(vec![0; 4]))
             .arg(Data::Scalar(41u32.to_le_bytes().to_vec()))
             .arg(Data::Buffer(vec![0; 4]));
-        let out = on_reference(&module, &job, pisa_reference::Config::default()).expect("runs");
+        let out = on_reference(&program, &job, pisa_reference::Config::default()).expect("runs");
         assert_eq!(
             out.buffers,
             vec![41u32.to_le_bytes().to_vec(), 42u32.to_le_bytes().to_vec()]
         );
         let unknown = Job::new("nope", 1u64, 1u64);
         assert!(matches!(
-            on_reference(&module, &unknown, pisa_reference::Config::default()),
+            on_reference(&program, &unknown, pisa_reference::Config::default()),
             Err(Error::UnknownKernel { .. })
         ));
+    }
+
+    #[test]
+    fn the_reference_returns_globals_with_their_width_and_locates_a_violation() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .global .align 4 .host_access(\"g\") @g[8] = { .32b 7, .32b 9 };\n\
+            .kernel @k(.param[8] %a) {\n.reg .64b %p;\n.reg .32b %v;\n\
+            ld.param.64b %p, [%a];\nld.global.32b %v, [@g + 4];\n\
+            st.global.32b [%p + 4], %v;\n}\n";
+        let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
+        let program = pisa_translator::link(&[file]).expect("valid");
+        let config = pisa_reference::Config::default;
+        // a buffer of 8 bytes: the store at +4 is in it, the global keeps its width
+        let job = Job::new("k", 1u64, 1u64).arg(Data::Buffer(vec![0; 8]));
+        let out = on_reference(&program, &job, config()).expect("runs");
+        assert_eq!(out.buffers, vec![[0, 0, 0, 0, 9, 0, 0, 0].to_vec()]);
+        assert_eq!(
+            out.globals,
+            vec![Global {
+                name: "g".into(),
+                element_width: 4,
+                bytes: [7, 0, 0, 0, 9, 0, 0, 0].to_vec(),
+            }]
+        );
+        // a buffer of 4 bytes: the store is past its end, reported at its line
+        let job = Job::new("k", 1u64, 1u64).arg(Data::Buffer(vec![0; 4]));
+        match on_reference(&program, &job, config()) {
+            Err(Error::MemoryViolation(v)) => {
+                assert_eq!(v.site.location.as_ref().map(|l| l.line), Some(9), "{v:?}")
+            }
+            other => panic!("expected a memory violation, got {other:?}"),
+        }
     }
 }
