@@ -200,110 +200,144 @@ pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     Ok(out)
 }
 
-/// Writes the `.host_access` globals `sets` (name, bytes) of `loaded` on the reference, with
-/// the device's rules ([`Symbol::write`](crate::Symbol::write)): an unknown name, a size
-/// that differs, or a `.const` variable (read-only from the host) is an error.
-pub fn write_sets(
-    machine: &mut pisa_reference::Machine,
-    loaded: &pisa_reference::LoadedModule,
-    sets: &[(String, Vec<u8>)],
-) -> Result<()> {
-    for (name, bytes) in sets {
-        let sym = loaded
-            .symbol(name)
-            .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
-        if sym.space == ir::MemSpace::Const {
-            return Err(Error::ReadOnly {
-                symbol: name.clone(),
-                space: sym.space.as_str().into(),
-            });
-        }
-        if sym.size != bytes.len() as u64 {
-            return Err(Error::SizeMismatch {
-                what: format!("`{name}`"),
-                expected: sym.size,
-                got: bytes.len() as u64,
-            });
-        }
-        machine
-            .write(sym.address, bytes)
-            .map_err(|e| Error::Reference(e.to_string()))?;
-    }
-    Ok(())
+/// A reference [`Machine`](pisa_reference::Machine) with a linked program loaded, on which
+/// jobs run one after another ([`Reference::run`]): its globals keep their values from one
+/// job to the next, as a device [`Module`]'s do across [`on_device`] runs.
+pub struct Reference<'p> {
+    program: &'p pisa_translator::Program,
+    machine: pisa_reference::Machine,
+    loaded: pisa_reference::LoadedModule,
 }
 
-/// Runs `job` on a fresh reference [`Machine`](pisa_reference::Machine) with `config`, for
-/// the linked `program` ([`pisa_translator::link`]; its sources locate a memory violation).
+/// The error of the reference interpreter `e`.
+fn interpreter(e: pisa_reference::Error) -> Error {
+    Error::Reference(e.to_string())
+}
+
+impl<'p> Reference<'p> {
+    /// A fresh machine with `config` and the linked `program` ([`pisa_translator::link`]; its
+    /// sources locate a memory violation) loaded.
+    pub fn new(
+        program: &'p pisa_translator::Program,
+        config: pisa_reference::Config,
+    ) -> Result<Reference<'p>> {
+        let mut machine = pisa_reference::Machine::new(config);
+        let loaded = machine.load(&program.module).map_err(interpreter)?;
+        Ok(Reference {
+            program,
+            machine,
+            loaded,
+        })
+    }
+
+    /// Runs `job`: writes its `.host_access` globals, places its buffers in fresh
+    /// allocations, dispatches it and reads back buffers and `.host_access` globals.
+    pub fn run(&mut self, job: &Job) -> Result<Outputs> {
+        let module = &self.program.module;
+        let kernel = module
+            .functions
+            .iter()
+            .find(|f| f.is_kernel() && f.name == job.kernel && f.body.is_some())
+            .ok_or_else(|| Error::UnknownKernel {
+                name: job.kernel.clone(),
+                available: module
+                    .functions
+                    .iter()
+                    .filter(|f| f.is_kernel() && f.body.is_some())
+                    .map(|f| f.name.clone())
+                    .collect(),
+            })?;
+        self.write_sets(&job.sets)?;
+        let machine = &mut self.machine;
+        let (args, buffers) = place_args(&job.args, |bytes| {
+            // an empty buffer has an address of its own too (guard bytes follow each
+            // allocation)
+            let addr = machine.alloc(bytes.len() as u64, 16);
+            machine.write(addr, bytes).map_err(interpreter)?;
+            Ok((addr, addr))
+        })?;
+        let (params, size) = pisa_translator::reflect::params_of(kernel);
+        let block = crate::pack_args(&kernel.name, &params, size, &args)?;
+        let l = job.launch(kernel.attrs.reqd_work_group_size);
+        let launch = pisa_reference::Launch {
+            global_size: l.global.size,
+            local_size: l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX)),
+            global_offset: l.offset,
+            work_dim: l.work_dim(),
+        };
+        let sources = &self.program.sources;
+        machine
+            .dispatch(&self.loaded, &job.kernel, &launch, &block)
+            .map_err(|e| match e {
+                pisa_reference::Error::InvalidLaunch { what } => Error::Launch {
+                    kernel: job.kernel.clone(),
+                    message: what,
+                },
+                pisa_reference::Error::Memory(v) => Error::MemoryViolation(Box::new(
+                    crate::memcheck::from_reference(*v, sources, &params, &block),
+                )),
+                e => interpreter(e),
+            })?;
+        let mut out = Outputs::default();
+        for (addr, len) in buffers {
+            let mut b = vec![0u8; len];
+            machine.read(addr, &mut b).map_err(interpreter)?;
+            out.buffers.push(b);
+        }
+        for g in &module.globals {
+            if let Some(name) = &g.host_access {
+                if let Some(sym) = self.loaded.symbol(name) {
+                    let mut bytes = vec![0u8; sym.size as usize];
+                    machine.read(sym.address, &mut bytes).map_err(interpreter)?;
+                    out.globals.push(Global {
+                        name: name.clone(),
+                        element_width: g.element_width(),
+                        bytes,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes the `.host_access` globals `sets` (name, bytes) with the device's rules
+    /// ([`Symbol::write`](crate::Symbol::write)): an unknown name, a size that differs, or a
+    /// `.const` variable (read-only from the host) is an error.
+    fn write_sets(&mut self, sets: &[(String, Vec<u8>)]) -> Result<()> {
+        for (name, bytes) in sets {
+            let sym = self
+                .loaded
+                .symbol(name)
+                .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
+            if sym.space == ir::MemSpace::Const {
+                return Err(Error::ReadOnly {
+                    symbol: name.clone(),
+                    space: sym.space.as_str().into(),
+                });
+            }
+            if sym.size != bytes.len() as u64 {
+                return Err(Error::SizeMismatch {
+                    what: format!("`{name}`"),
+                    expected: sym.size,
+                    got: bytes.len() as u64,
+                });
+            }
+            self.machine
+                .write(sym.address, bytes)
+                .map_err(interpreter)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `job` on a fresh [`Reference`] machine with `config`, for the linked `program`
+/// ([`pisa_translator::link`]; its sources locate a memory violation).
 pub fn on_reference(
     program: &pisa_translator::Program,
     job: &Job,
     config: pisa_reference::Config,
 ) -> Result<Outputs> {
-    let module = &program.module;
-    let rt = |e: pisa_reference::Error| Error::Reference(e.to_string());
-    let kernel = module
-        .functions
-        .iter()
-        .find(|f| f.is_kernel() && f.name == job.kernel && f.body.is_some())
-        .ok_or_else(|| Error::UnknownKernel {
-            name: job.kernel.clone(),
-            available: module
-                .functions
-                .iter()
-                .filter(|f| f.is_kernel() && f.body.is_some())
-                .map(|f| f.name.clone())
-                .collect(),
-        })?;
-    let mut machine = pisa_reference::Machine::new(config);
-    let loaded = machine.load(module).map_err(rt)?;
-    write_sets(&mut machine, &loaded, &job.sets)?;
-    let (args, buffers) = place_args(&job.args, |bytes| {
-        // an empty buffer has an address of its own too (guard bytes follow each allocation)
-        let addr = machine.alloc(bytes.len() as u64, 16);
-        machine.write(addr, bytes).map_err(rt)?;
-        Ok((addr, addr))
-    })?;
-    let (params, size) = pisa_translator::reflect::params_of(kernel);
-    let block = crate::pack_args(&kernel.name, &params, size, &args)?;
-    let l = job.launch(kernel.attrs.reqd_work_group_size);
-    let launch = pisa_reference::Launch {
-        global_size: l.global.size,
-        local_size: l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX)),
-        global_offset: l.offset,
-        work_dim: l.work_dim(),
-    };
-    machine
-        .dispatch(&loaded, &job.kernel, &launch, &block)
-        .map_err(|e| match e {
-            pisa_reference::Error::InvalidLaunch { what } => Error::Launch {
-                kernel: job.kernel.clone(),
-                message: what,
-            },
-            pisa_reference::Error::Memory(v) => Error::MemoryViolation(Box::new(
-                crate::memcheck::from_reference(*v, &program.sources, &params, &block),
-            )),
-            e => rt(e),
-        })?;
-    let mut out = Outputs::default();
-    for (addr, len) in buffers {
-        let mut b = vec![0u8; len];
-        machine.read(addr, &mut b).map_err(rt)?;
-        out.buffers.push(b);
-    }
-    for g in &module.globals {
-        if let Some(name) = &g.host_access {
-            if let Some(sym) = loaded.symbol(name) {
-                let mut bytes = vec![0u8; sym.size as usize];
-                machine.read(sym.address, &mut bytes).map_err(rt)?;
-                out.globals.push(Global {
-                    name: name.clone(),
-                    element_width: g.element_width(),
-                    bytes,
-                });
-            }
-        }
-    }
-    Ok(out)
+    Reference::new(program, config)?.run(job)
 }
 
 #[cfg(test)]
@@ -383,5 +417,46 @@ mod tests {
             }
             other => panic!("expected a memory violation, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn globals_keep_their_values_from_one_job_to_the_next_on_one_machine() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .global .align 4 .host_access(\"n\") @n[4] = { .32b 5 };\n\
+            .kernel @bump() {\n.reg .32b %v;\n\
+            ld.global.32b %v, [@n];\niadd.32b %v, %v, 1;\nst.global.32b [@n], %v;\n}\n";
+        let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
+        let program = pisa_translator::link(&[file]).expect("valid");
+        let n = |out: &Outputs| out.globals[0].bytes.clone();
+        let job = Job::new("bump", 1u64, 1u64);
+        let mut machine =
+            Reference::new(&program, pisa_reference::Config::default()).expect("loads");
+        assert_eq!(n(&machine.run(&job).expect("runs")), 6u32.to_le_bytes());
+        assert_eq!(n(&machine.run(&job).expect("runs")), 7u32.to_le_bytes());
+        // a set is written before the dispatch; a fresh machine starts from the initializer
+        let set = Job {
+            sets: vec![("n".into(), 40u32.to_le_bytes().to_vec())],
+            ..job.clone()
+        };
+        assert_eq!(n(&machine.run(&set).expect("runs")), 41u32.to_le_bytes());
+        let fresh = on_reference(&program, &job, pisa_reference::Config::default());
+        assert_eq!(n(&fresh.expect("runs")), 6u32.to_le_bytes());
+        // the device's rules for a set: the variable's exact size, a known name
+        let short = Job {
+            sets: vec![("n".into(), vec![1])],
+            ..job.clone()
+        };
+        assert!(matches!(
+            machine.run(&short),
+            Err(Error::SizeMismatch { .. })
+        ));
+        let unknown = Job {
+            sets: vec![("m".into(), vec![0; 4])],
+            ..job
+        };
+        assert!(matches!(
+            machine.run(&unknown),
+            Err(Error::UnknownSymbol(_))
+        ));
     }
 }
