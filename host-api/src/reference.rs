@@ -215,7 +215,7 @@ fn interpreter(e: pisa_reference::Error) -> Error {
 }
 
 impl<'p> Reference<'p> {
-    /// A fresh machine with `config` and the linked `program` ([`pisa_translator::link`]; its
+    /// A fresh machine with `config` and the linked `program` ([`pisa_translator::link()`]; its
     /// sources locate a memory violation) loaded.
     pub fn new(
         program: &'p pisa_translator::Program,
@@ -331,7 +331,7 @@ impl<'p> Reference<'p> {
 }
 
 /// Runs `job` on a fresh [`Reference`] machine with `config`, for the linked `program`
-/// ([`pisa_translator::link`]; its sources locate a memory violation).
+/// ([`pisa_translator::link()`]; its sources locate a memory violation).
 pub fn on_reference(
     program: &pisa_translator::Program,
     job: &Job,
