@@ -334,7 +334,7 @@ pub fn reference_job_linked(
     config: pisa_reference::Config,
 ) -> Result<Outputs, String> {
     let program = pisa_translator::link(&source_files(sources)).map_err(|d| d.render())?;
-    reference::on_reference(&program.module, job, config).map_err(|e| e.to_string())
+    reference::on_reference(&program, job, config).map_err(|e| e.to_string())
 }
 
 /// The job of the `@k(%out, %in)` kernels of these tests: `input.len() / in_per` work-items

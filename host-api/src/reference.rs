@@ -6,11 +6,21 @@
 //! else the kernel's `.reqd_work_group_size`, else 1), pack the arguments with
 //! [`pack_args`](crate::pack_args) from the kernel's `.param` layout, pass `%workdim` as
 //! [`Launch::work_dim`], write the `.host_access` globals of [`Job::sets`] before the
-//! dispatch, and return the final bytes of every buffer argument and `.host_access` global.
-//! The device executor also takes the validation layer's messages for the calling thread
-//! and fails with [`Error::Validation`] when there are any, so every run through it is
-//! checked (with `PISA_VK_VALIDATION=1`; without the layer there are no messages).
-//! `pisa-vk run --device reference` and the conformance tests use this module.
+//! dispatch, and return the final bytes of every buffer argument and `.host_access` global
+//! ([`Outputs`]). A memory violation is an [`Error::MemoryViolation`] on both (located at its
+//! PISA line, its arguments named: [`memcheck::from_reference`](crate::memcheck::from_reference)
+//! on the reference).
+//!
+//! The device executor also takes the validation layer's messages raised by the calling
+//! thread and fails with [`Error::Validation`] when there are any, so every run through it is
+//! checked (with `PISA_VK_VALIDATION=1`; without the layer there are no messages), and a
+//! message is never blamed on a run of another thread. The one caller that reports the
+//! messages itself, `pisa-vk run` (it prints every message of its context, the module's and
+//! buffers' destruction included, and fails on errors only), uses [`on_device_unchecked`].
+//!
+//! Every device-and-reference comparison goes through this module: the conformance tests
+//! (`pisa_conformance::device_job`/`reference_job`), the conformance matrix, the differential
+//! generator, and both sides of `pisa-vk run` (`--device reference`).
 
 use crate::{Arg, Dim3, Error, Launch, Module, Result};
 use pisa_translator::ir;
@@ -91,14 +101,25 @@ impl Job {
     }
 }
 
+/// The final value of a `.host_access` global after a run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Global {
+    /// Its `.host_access` name.
+    pub name: String,
+    /// The width in bytes of its elements (its initializer's value width; 1 without one):
+    /// how `pisa-vk run` prints it.
+    pub element_width: u8,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+}
+
 /// What a run leaves.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Outputs {
     /// The final bytes of each [`Data::Buffer`] argument, in argument order.
     pub buffers: Vec<Vec<u8>>,
-    /// The final bytes of each `.host_access` global, by `.host_access` name, in module
-    /// order.
-    pub globals: Vec<(String, Vec<u8>)>,
+    /// The final value of each `.host_access` global, in module order.
+    pub globals: Vec<Global>,
 }
 
 impl Outputs {
@@ -111,17 +132,8 @@ impl Outputs {
     }
 }
 
-/// A buffer's allocation: at least one byte, so that an empty buffer still has an address.
-fn allocation(bytes: &[u8]) -> Vec<u8> {
-    if bytes.is_empty() {
-        vec![0]
-    } else {
-        bytes.to_vec()
-    }
-}
-
-/// The `.param` bytes of `args`, each buffer placed by `place` (its initial bytes, at least
-/// one, in; its address and a handle out), and the handles of the buffers with their sizes.
+/// The `.param` bytes of `args`, each buffer placed by `place` (its initial bytes in; its
+/// address and a handle out), and the handles of the buffers with their sizes.
 fn place_args<B>(
     args: &[Data],
     mut place: impl FnMut(&[u8]) -> Result<(u64, B)>,
@@ -132,7 +144,7 @@ fn place_args<B>(
         match data {
             Data::Scalar(bytes) => out.push(Arg::bytes(bytes.clone())),
             Data::Buffer(bytes) => {
-                let (addr, handle) = place(&allocation(bytes))?;
+                let (addr, handle) = place(bytes)?;
                 out.push(Arg::bytes(addr.to_le_bytes().to_vec()));
                 buffers.push((handle, bytes.len()));
             }
@@ -154,7 +166,8 @@ pub fn on_device(module: &Module, job: &Job) -> Result<Outputs> {
 }
 
 /// Runs `job` on the device of `module` without looking at the validation layer's messages:
-/// for a caller that reports every message of its context itself (`pisa-vk run`).
+/// for a caller that takes every message of its context itself once the module is gone
+/// (`pisa-vk run`). Everything else runs through [`on_device`].
 pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     let ctx = module.context();
     let reqd = module
@@ -177,108 +190,154 @@ pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
     }
     for g in &module.reflection().globals {
         if let Some(name) = &g.host_access {
-            out.globals
-                .push((name.clone(), module.symbol(name)?.read::<u8>()?));
+            out.globals.push(Global {
+                name: name.clone(),
+                element_width: g.element_width,
+                bytes: module.symbol(name)?.read::<u8>()?,
+            });
         }
     }
     Ok(out)
 }
 
-/// Writes the `.host_access` globals `sets` (name, bytes) of `loaded` on the reference, with
-/// the device's rules ([`Symbol::write`](crate::Symbol::write)): an unknown name, a size
-/// that differs, or a `.const` variable (read-only from the host) is an error.
-pub fn write_sets(
-    machine: &mut pisa_reference::Machine,
-    loaded: &pisa_reference::LoadedModule,
-    sets: &[(String, Vec<u8>)],
-) -> Result<()> {
-    for (name, bytes) in sets {
-        let sym = loaded
-            .symbol(name)
-            .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
-        if sym.space == ir::MemSpace::Const {
-            return Err(Error::ReadOnly {
-                symbol: name.clone(),
-                space: sym.space.as_str().into(),
-            });
-        }
-        if sym.size != bytes.len() as u64 {
-            return Err(Error::SizeMismatch {
-                what: format!("`{name}`"),
-                expected: sym.size,
-                got: bytes.len() as u64,
-            });
-        }
-        machine
-            .write(sym.address, bytes)
-            .map_err(|e| Error::Reference(e.to_string()))?;
-    }
-    Ok(())
+/// A reference [`Machine`](pisa_reference::Machine) with a linked program loaded, on which
+/// jobs run one after another ([`Reference::run`]): its globals keep their values from one
+/// job to the next, as a device [`Module`]'s do across [`on_device`] runs.
+pub struct Reference<'p> {
+    program: &'p pisa_translator::Program,
+    machine: pisa_reference::Machine,
+    loaded: pisa_reference::LoadedModule,
 }
 
-/// Runs `job` on a fresh reference [`Machine`](pisa_reference::Machine) with `config`, for
-/// the checked `module` (the front end's output: [`pisa_translator::check`]).
+/// The error of the reference interpreter `e`.
+fn interpreter(e: pisa_reference::Error) -> Error {
+    Error::Reference(e.to_string())
+}
+
+impl<'p> Reference<'p> {
+    /// A fresh machine with `config` and the linked `program` ([`pisa_translator::link()`]; its
+    /// sources locate a memory violation) loaded.
+    pub fn new(
+        program: &'p pisa_translator::Program,
+        config: pisa_reference::Config,
+    ) -> Result<Reference<'p>> {
+        let mut machine = pisa_reference::Machine::new(config);
+        let loaded = machine.load(&program.module).map_err(interpreter)?;
+        Ok(Reference {
+            program,
+            machine,
+            loaded,
+        })
+    }
+
+    /// Runs `job`: writes its `.host_access` globals, places its buffers in fresh
+    /// allocations, dispatches it and reads back buffers and `.host_access` globals.
+    pub fn run(&mut self, job: &Job) -> Result<Outputs> {
+        let module = &self.program.module;
+        let kernel = module
+            .functions
+            .iter()
+            .find(|f| f.is_kernel() && f.name == job.kernel && f.body.is_some())
+            .ok_or_else(|| Error::UnknownKernel {
+                name: job.kernel.clone(),
+                available: module
+                    .functions
+                    .iter()
+                    .filter(|f| f.is_kernel() && f.body.is_some())
+                    .map(|f| f.name.clone())
+                    .collect(),
+            })?;
+        self.write_sets(&job.sets)?;
+        let machine = &mut self.machine;
+        let (args, buffers) = place_args(&job.args, |bytes| {
+            // an empty buffer has an address of its own too (guard bytes follow each
+            // allocation)
+            let addr = machine.alloc(bytes.len() as u64, 16);
+            machine.write(addr, bytes).map_err(interpreter)?;
+            Ok((addr, addr))
+        })?;
+        let (params, size) = pisa_translator::reflect::params_of(kernel);
+        let block = crate::pack_args(&kernel.name, &params, size, &args)?;
+        let l = job.launch(kernel.attrs.reqd_work_group_size);
+        let launch = pisa_reference::Launch {
+            global_size: l.global.size,
+            local_size: l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX)),
+            global_offset: l.offset,
+            work_dim: l.work_dim(),
+        };
+        let sources = &self.program.sources;
+        machine
+            .dispatch(&self.loaded, &job.kernel, &launch, &block)
+            .map_err(|e| match e {
+                pisa_reference::Error::InvalidLaunch { what } => Error::Launch {
+                    kernel: job.kernel.clone(),
+                    message: what,
+                },
+                pisa_reference::Error::Memory(v) => Error::MemoryViolation(Box::new(
+                    crate::memcheck::from_reference(*v, sources, &params, &block),
+                )),
+                e => interpreter(e),
+            })?;
+        let mut out = Outputs::default();
+        for (addr, len) in buffers {
+            let mut b = vec![0u8; len];
+            machine.read(addr, &mut b).map_err(interpreter)?;
+            out.buffers.push(b);
+        }
+        for g in &module.globals {
+            if let Some(name) = &g.host_access {
+                if let Some(sym) = self.loaded.symbol(name) {
+                    let mut bytes = vec![0u8; sym.size as usize];
+                    machine.read(sym.address, &mut bytes).map_err(interpreter)?;
+                    out.globals.push(Global {
+                        name: name.clone(),
+                        element_width: g.element_width(),
+                        bytes,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Writes the `.host_access` globals `sets` (name, bytes) with the device's rules
+    /// ([`Symbol::write`](crate::Symbol::write)): an unknown name, a size that differs, or a
+    /// `.const` variable (read-only from the host) is an error.
+    fn write_sets(&mut self, sets: &[(String, Vec<u8>)]) -> Result<()> {
+        for (name, bytes) in sets {
+            let sym = self
+                .loaded
+                .symbol(name)
+                .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
+            if sym.space == ir::MemSpace::Const {
+                return Err(Error::ReadOnly {
+                    symbol: name.clone(),
+                    space: sym.space.as_str().into(),
+                });
+            }
+            if sym.size != bytes.len() as u64 {
+                return Err(Error::SizeMismatch {
+                    what: format!("`{name}`"),
+                    expected: sym.size,
+                    got: bytes.len() as u64,
+                });
+            }
+            self.machine
+                .write(sym.address, bytes)
+                .map_err(interpreter)?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `job` on a fresh [`Reference`] machine with `config`, for the linked `program`
+/// ([`pisa_translator::link()`]; its sources locate a memory violation).
 pub fn on_reference(
-    module: &ir::Module,
+    program: &pisa_translator::Program,
     job: &Job,
     config: pisa_reference::Config,
 ) -> Result<Outputs> {
-    let rt = |e: pisa_reference::Error| Error::Reference(e.to_string());
-    let kernel = module
-        .functions
-        .iter()
-        .find(|f| f.is_kernel() && f.name == job.kernel && f.body.is_some())
-        .ok_or_else(|| Error::UnknownKernel {
-            name: job.kernel.clone(),
-            available: module
-                .functions
-                .iter()
-                .filter(|f| f.is_kernel() && f.body.is_some())
-                .map(|f| f.name.clone())
-                .collect(),
-        })?;
-    let mut machine = pisa_reference::Machine::new(config);
-    let loaded = machine.load(module).map_err(rt)?;
-    write_sets(&mut machine, &loaded, &job.sets)?;
-    let (args, buffers) = place_args(&job.args, |bytes| {
-        let addr = machine.alloc(bytes.len() as u64, 16);
-        machine.write(addr, bytes).map_err(rt)?;
-        Ok((addr, addr))
-    })?;
-    let (params, size) = pisa_translator::reflect::params_of(kernel);
-    let block = crate::pack_args(&kernel.name, &params, size, &args)?;
-    let l = job.launch(kernel.attrs.reqd_work_group_size);
-    let launch = pisa_reference::Launch {
-        global_size: l.global.size,
-        local_size: l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX)),
-        global_offset: l.offset,
-        work_dim: l.work_dim(),
-    };
-    machine
-        .dispatch(&loaded, &job.kernel, &launch, &block)
-        .map_err(|e| match e {
-            pisa_reference::Error::InvalidLaunch { what } => Error::Launch {
-                kernel: job.kernel.clone(),
-                message: what,
-            },
-            e => rt(e),
-        })?;
-    let mut out = Outputs::default();
-    for (addr, len) in buffers {
-        let mut b = vec![0u8; len];
-        machine.read(addr, &mut b).map_err(rt)?;
-        out.buffers.push(b);
-    }
-    for g in &module.globals {
-        if let Some(name) = &g.host_access {
-            if let Some(sym) = loaded.symbol(name) {
-                let mut b = vec![0u8; sym.size as usize];
-                machine.read(sym.address, &mut b).map_err(rt)?;
-                out.globals.push((name.clone(), b));
-            }
-        }
-    }
-    Ok(out)
+    Reference::new(program, config)?.run(job)
 }
 
 #[cfg(test)]
@@ -311,20 +370,93 @@ mod tests {
             ld.param.64b %pa, [%a];\nld.param.64b %pb, [%b];\nld.param.32b %v, [%x];\n\
             st.global.32b [%pa], %v;\niadd.32b %v, %v, 1;\nst.global.32b [%pb], %v;\n}\n";
         let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
-        let module = pisa_translator::check(&file).expect("valid");
+        let program = pisa_translator::link(&[file]).expect("valid");
         let job = Job::new("k", 1u64, 1u64)
             .arg(Data::Buffer(vec![0; 4]))
             .arg(Data::Scalar(41u32.to_le_bytes().to_vec()))
             .arg(Data::Buffer(vec![0; 4]));
-        let out = on_reference(&module, &job, pisa_reference::Config::default()).expect("runs");
+        let out = on_reference(&program, &job, pisa_reference::Config::default()).expect("runs");
         assert_eq!(
             out.buffers,
             vec![41u32.to_le_bytes().to_vec(), 42u32.to_le_bytes().to_vec()]
         );
         let unknown = Job::new("nope", 1u64, 1u64);
         assert!(matches!(
-            on_reference(&module, &unknown, pisa_reference::Config::default()),
+            on_reference(&program, &unknown, pisa_reference::Config::default()),
             Err(Error::UnknownKernel { .. })
+        ));
+    }
+
+    #[test]
+    fn the_reference_returns_globals_with_their_width_and_locates_a_violation() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .global .align 4 .host_access(\"g\") @g[8] = { .32b 7, .32b 9 };\n\
+            .kernel @k(.param[8] %a) {\n.reg .64b %p;\n.reg .32b %v;\n\
+            ld.param.64b %p, [%a];\nld.global.32b %v, [@g + 4];\n\
+            st.global.32b [%p + 4], %v;\n}\n";
+        let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
+        let program = pisa_translator::link(&[file]).expect("valid");
+        let config = pisa_reference::Config::default;
+        // a buffer of 8 bytes: the store at +4 is in it, the global keeps its width
+        let job = Job::new("k", 1u64, 1u64).arg(Data::Buffer(vec![0; 8]));
+        let out = on_reference(&program, &job, config()).expect("runs");
+        assert_eq!(out.buffers, vec![[0, 0, 0, 0, 9, 0, 0, 0].to_vec()]);
+        assert_eq!(
+            out.globals,
+            vec![Global {
+                name: "g".into(),
+                element_width: 4,
+                bytes: [7, 0, 0, 0, 9, 0, 0, 0].to_vec(),
+            }]
+        );
+        // a buffer of 4 bytes: the store is past its end, reported at its line
+        let job = Job::new("k", 1u64, 1u64).arg(Data::Buffer(vec![0; 4]));
+        match on_reference(&program, &job, config()) {
+            Err(Error::MemoryViolation(v)) => {
+                assert_eq!(v.site.location.as_ref().map(|l| l.line), Some(9), "{v:?}")
+            }
+            other => panic!("expected a memory violation, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn globals_keep_their_values_from_one_job_to_the_next_on_one_machine() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .global .align 4 .host_access(\"n\") @n[4] = { .32b 5 };\n\
+            .kernel @bump() {\n.reg .32b %v;\n\
+            ld.global.32b %v, [@n];\niadd.32b %v, %v, 1;\nst.global.32b [@n], %v;\n}\n";
+        let file = std::sync::Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
+        let program = pisa_translator::link(&[file]).expect("valid");
+        let n = |out: &Outputs| out.globals[0].bytes.clone();
+        let job = Job::new("bump", 1u64, 1u64);
+        let mut machine =
+            Reference::new(&program, pisa_reference::Config::default()).expect("loads");
+        assert_eq!(n(&machine.run(&job).expect("runs")), 6u32.to_le_bytes());
+        assert_eq!(n(&machine.run(&job).expect("runs")), 7u32.to_le_bytes());
+        // a set is written before the dispatch; a fresh machine starts from the initializer
+        let set = Job {
+            sets: vec![("n".into(), 40u32.to_le_bytes().to_vec())],
+            ..job.clone()
+        };
+        assert_eq!(n(&machine.run(&set).expect("runs")), 41u32.to_le_bytes());
+        let fresh = on_reference(&program, &job, pisa_reference::Config::default());
+        assert_eq!(n(&fresh.expect("runs")), 6u32.to_le_bytes());
+        // the device's rules for a set: the variable's exact size, a known name
+        let short = Job {
+            sets: vec![("n".into(), vec![1])],
+            ..job.clone()
+        };
+        assert!(matches!(
+            machine.run(&short),
+            Err(Error::SizeMismatch { .. })
+        ));
+        let unknown = Job {
+            sets: vec![("m".into(), vec![0; 4])],
+            ..job
+        };
+        assert!(matches!(
+            machine.run(&unknown),
+            Err(Error::UnknownSymbol(_))
         ));
     }
 }

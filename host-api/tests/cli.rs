@@ -728,6 +728,56 @@ fn checked_runs_report_a_bad_access_at_its_line_and_exit_3_as_the_reference_does
     assert!(rerr.contains("work-item [0, 0, 0]"), "{rerr}");
 }
 
+/// An empty buffer argument (`u8[0]`) is an allocation of no bytes on the device and on the
+/// reference alike: both print it empty, and a store through it is reported past the end of
+/// an argument of 0 bytes.
+#[test]
+fn an_empty_buffer_has_no_bytes_on_every_device() {
+    let src = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %a, .param[8] %b) {\n\
+        .reg .64b %p;\n.reg .32b %v;\nld.param.64b %p, [%a];\nld.param.64b %p, [%b];\n\
+        mov.32b %v, 5;\nst.global.32b [%p], %v;\n}\n";
+    let report = |device: &str, second: &str| {
+        let mut args = vec![
+            "run", "-", "--kernel", "k", "--arg", "u8[0]", "--arg", second,
+        ];
+        args.extend(match device {
+            "reference" => ["--device", "reference"],
+            _ => ["--checked", "--json"],
+        });
+        pisa_vk(&args, Some(src))
+    };
+    for device in ["vulkan", "reference"] {
+        let ok = report(device, "u32[1]");
+        assert_eq!(ok.status.code(), Some(0), "{device}: {}", text(&ok.stderr));
+        let bad = report(device, "u8[0]");
+        let err = text(&bad.stderr);
+        assert_eq!(bad.status.code(), Some(3), "{device}: {err}");
+        assert!(
+            err.contains(": just past the end of argument 1 `%b` (0 bytes)\n"),
+            "{device}: {err}"
+        );
+    }
+    let printed = pisa_vk(
+        &[
+            "run",
+            "-",
+            "--kernel",
+            "k",
+            "--arg",
+            "u8[0]",
+            "--arg",
+            "u32[1]",
+            "--device",
+            "reference",
+        ],
+        Some(src),
+    );
+    assert_eq!(
+        text(&printed.stdout),
+        "arg 0 (u8[0]): \narg 1 (u32[1]): 5\n"
+    );
+}
+
 /// `--set` of a `.const` global is refused on the device and on the reference alike (exit 2):
 /// constant memory is read-only from the host (`Symbol::write`, `Error::ReadOnly`).
 #[test]

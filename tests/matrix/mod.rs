@@ -168,74 +168,46 @@ pub fn subgroup_width() -> u32 {
     crate::context().info().subgroup_size
 }
 
+/// The job of every matrix kernel `@k(%out, %in, %c)`: `LANES` work-items in one work-group,
+/// `%out` `out_per` zero words and `%in` the `input` words of each work-item, `%c` the
+/// bytes of [`PARAM`].
+fn job(input: &[u64], out_per: usize) -> pisa_vk::reference::Job {
+    crate::io_job(input, input.len() / LANES, out_per.max(1), LANES as u64)
+        .arg(pisa_vk::reference::Data::Scalar(PARAM.to_vec()))
+}
+
 /// Runs a module on the device: `LANES` work-items, `in_per`/`out_per` words each.
 fn device_run(src: &str, input: &[u64], out_per: usize, sub: bool) -> Result<Vec<u64>, String> {
     device_run_with(src, input, out_per, &options(sub))
 }
 
-/// [`device_run`] with translation options: what a kernel of [`kernels`] computes.
+/// [`device_run`] with translation options: what a kernel of [`kernels`] computes. Through
+/// the suite's harness ([`crate::device_job`]): spirv-val, and a validation-layer message of
+/// the run is an error of it.
 pub fn device_run_with(
     src: &str,
     input: &[u64],
     out_per: usize,
     options: &Options,
 ) -> Result<Vec<u64>, String> {
-    let file = Arc::new(SourceFile::new("matrix.pisa", src));
-    let t = pisa_translator::compile(&file, options).map_err(|d| d.render())?;
-    crate::validate(&t.spirv).map_err(|e| format!("spirv-val: {e}"))?;
-    let ctx = crate::context();
-    let m = pisa_vk::Module::from_translation(ctx, "matrix.pisa", Arc::new(t))
-        .map_err(|e| format!("load: {e}"))?;
-    let inb = ctx.buffer_from(input).map_err(|e| e.to_string())?;
-    let out = ctx
-        .zeroed::<u64>(LANES * out_per.max(1))
-        .map_err(|e| e.to_string())?;
-    m.dispatch(
-        "k",
-        LANES as u64,
-        LANES as u64,
-        &[
-            (&out).into(),
-            (&inb).into(),
-            pisa_vk::Arg::bytes(PARAM.to_vec()),
-        ],
-    )
-    .map_err(|e| format!("dispatch: {e}"))?;
-    out.read().map_err(|e| e.to_string())
+    crate::device_job("matrix.pisa", src, options, &job(input, out_per))
+        .map(|out| out.words(0))
+        .map_err(|e| e.to_string())
 }
 
-/// Runs a module on the reference interpreter, as [`device_run`].
+/// Runs a module on the reference interpreter, as [`device_run`] (sub-groups of the width
+/// [`options`] translates for).
 pub fn reference_run(
     src: &str,
     input: &[u64],
     out_per: usize,
     sub: bool,
 ) -> Result<Vec<u64>, String> {
-    let file = Arc::new(SourceFile::new("matrix.pisa", src));
-    let module = pisa_translator::check(&file).map_err(|d| d.render())?;
-    let mut m = pisa_reference::Machine::new(pisa_reference::Config {
+    let config = pisa_reference::Config {
         subgroup_size: options(sub).subgroup_size,
         step_limit: 1 << 24,
-    });
-    let loaded = m.load(&module).map_err(|e| e.to_string())?;
-    let inb = m.alloc((input.len() * 8).max(8) as u64, 16);
-    let bytes: Vec<u8> = input.iter().flat_map(|x| x.to_le_bytes()).collect();
-    m.write(inb, &bytes).map_err(|e| e.to_string())?;
-    let n = LANES * out_per.max(1) * 8;
-    let outb = m.alloc(n as u64, 16);
-    m.write(outb, &vec![0; n]).map_err(|e| e.to_string())?;
-    let mut args = outb.to_le_bytes().to_vec();
-    args.extend(inb.to_le_bytes());
-    args.extend(PARAM);
-    let launch = pisa_reference::Launch::linear(LANES as u64, LANES as u32);
-    m.dispatch(&loaded, "k", &launch, &args)
-        .map_err(|e| e.to_string())?;
-    let mut out = vec![0u8; n];
-    m.read(outb, &mut out).map_err(|e| e.to_string())?;
-    Ok(out
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect())
+    };
+    crate::reference_job("matrix.pisa", src, &job(input, out_per), config).map(|out| out.words(0))
 }
 
 /// The module text of each variant of `c` that the front end accepts (its first accepted

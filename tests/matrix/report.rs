@@ -73,11 +73,12 @@ optional one also \"absent\"; cache controls (hints) are absent or their first v
 end refuses (restrictions between qualifiers) are not PISA and are only counted below. Each
 remaining combination is translated (SPIR-V checked by spirv-val, Vulkan 1.2), run by 64
 work-items on the machine's Vulkan device (lavapipe in CI, under the Khronos validation
-layer) and on the CPU reference interpreter (`pisa-reference`), and every output bit is
-compared:
+layer) and on the CPU reference interpreter (`pisa-reference`), with the same launch and
+argument block (one harness, `pisa_vk::reference`), and every output bit is compared:
 
 * **pass**: every output bit agreed, for every case of the combination;
-* **fail**: some output differed, spirv-val rejected the module, or it did not run;
+* **fail**: some output differed, spirv-val rejected the module, or it did not run (an
+  error, or a message of the validation layer during its run);
 * **unsupported**: the translator refused it with a diagnostic (listed below).
 
 Inputs: per operand, the edge values of its type first (integers: 0, 1, 2, 3, -1, -2, min,

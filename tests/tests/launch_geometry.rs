@@ -4,61 +4,59 @@
 //! launches with more work-groups than one Vulkan dispatch allows (split, with the group
 //! base in the launch block), and empty grids (an error).
 
-use pisa_conformance::{check_validation, context, load, load_with};
-use pisa_translator::{Options, SourceFile};
-use pisa_vk::{Dim3, Error, Launch, Module};
-use std::sync::Arc;
+use pisa_conformance::{check_validation, context, load, load_with, reference_job};
+use pisa_translator::Options;
+use pisa_vk::reference::{self, Data, Job, Outputs};
+use pisa_vk::{Error, Module};
 
-/// Runs kernel `name` of `src` on the reference interpreter (sub-groups of `subgroup_size`)
-/// over `global` in work-groups of `local`, with one argument: a zeroed buffer of `words`
-/// 32-bit words, which it returns.
-fn reference(
-    src: &str,
-    name: &str,
-    global: [u64; 3],
-    local: [u64; 3],
-    words: usize,
-    subgroup_size: u32,
-) -> Vec<u32> {
-    let file = Arc::new(SourceFile::new("test.pisa", src));
-    let module =
-        pisa_translator::check(&file).unwrap_or_else(|d| panic!("invalid:\n{}", d.render()));
-    let mut m = pisa_reference::Machine::new(pisa_reference::Config {
-        subgroup_size,
-        step_limit: 1 << 32,
-    });
-    let loaded = m.load(&module).expect("reference load");
-    let out = m.alloc(words as u64 * 4, 16);
-    m.write(out, &vec![0; words * 4]).expect("zero output");
-    let launch = pisa_reference::Launch {
-        global_size: global,
-        local_size: local.map(|l| l as u32),
-        global_offset: [0; 3],
-        work_dim: 3,
-    };
-    m.dispatch(&loaded, name, &launch, &out.to_le_bytes())
-        .unwrap_or_else(|e| panic!("reference dispatch: {e}"));
-    let mut bytes = vec![0u8; words * 4];
-    m.read(out, &mut bytes).expect("read output");
-    bytes
+/// The run of kernel `name` over `global` in work-groups of `local` (a 3-D launch) with one
+/// argument: a zeroed buffer of `words` 32-bit words.
+fn job(name: &str, global: [u64; 3], local: [u64; 3], words: usize) -> Job {
+    Job {
+        local: Some(local.into()),
+        ..Job::new(name, global, 1u64)
+    }
+    .arg(Data::Buffer(vec![0; words * 4]))
+}
+
+/// The 32-bit words of a run's buffer.
+fn words(out: &Outputs) -> Vec<u32> {
+    out.buffers[0]
         .chunks_exact(4)
         .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect()
 }
 
-/// Runs kernel `name` of `m` on the device over `global` in work-groups of `local` with a
-/// zeroed buffer of `words` 32-bit words as its argument; returns the buffer.
-fn device(m: &Module, name: &str, global: [u64; 3], local: [u64; 3], words: usize) -> Vec<u32> {
-    let out = context().zeroed::<u32>(words).expect("output buffer");
-    let launch = Launch {
-        global: Dim3::from(global),
-        local: Dim3::from(local),
-        offset: [0; 3],
+/// Runs [`job`] of `src` on the reference interpreter (sub-groups of `subgroup_size`);
+/// returns its buffer.
+fn reference(
+    src: &str,
+    name: &str,
+    global: [u64; 3],
+    local: [u64; 3],
+    words_out: usize,
+    subgroup_size: u32,
+) -> Vec<u32> {
+    let config = pisa_reference::Config {
+        subgroup_size,
+        step_limit: 1 << 32,
     };
-    m.dispatch_launch(name, &launch, &[(&out).into()])
+    let out = reference_job(
+        "test.pisa",
+        src,
+        &job(name, global, local, words_out),
+        config,
+    )
+    .unwrap_or_else(|e| panic!("reference run of {name} over {global:?} / {local:?}: {e}"));
+    words(&out)
+}
+
+/// Runs [`job`] on the device with the kernels of `m` (validation messages of this thread
+/// are an error); returns its buffer.
+fn device(m: &Module, name: &str, global: [u64; 3], local: [u64; 3], words_out: usize) -> Vec<u32> {
+    let out = reference::on_device(m, &job(name, global, local, words_out))
         .unwrap_or_else(|e| panic!("dispatch of {name} over {global:?} / {local:?}: {e}"));
-    check_validation();
-    out.read().expect("read back")
+    words(&out)
 }
 
 /// [`device`], asserting that the reference interpreter (sub-groups of `subgroup_size`)
@@ -374,6 +372,7 @@ fn empty_grids_and_oversized_work_groups_are_errors() {
         "{err}"
     );
     assert_eq!(out.read().unwrap(), vec![0; 16], "nothing ran");
+    check_validation();
 }
 
 /// Runs this test binary again with lavapipe's 16-lane sub-groups: partial sub-groups of

@@ -5,8 +5,9 @@
 //! module's `.const` pointing at another module's functions; and the initializer rule of
 //! prog-2 §2.5.1 (values truncated to their element) on the bytes of the loaded arena.
 
-use pisa_conformance::{check_validation, context, link_sources, load_linked};
+use pisa_conformance::{check_validation, context, io_job, link_sources, load_linked};
 use pisa_translator::Options;
+use pisa_vk::reference::{self, Job, Outputs};
 use pisa_vk::Error;
 
 /// The kernel `@name(.param[8] %out, .param[8] %in)`: `%i` is the work-item's index, `%x` the
@@ -133,64 +134,67 @@ struct Outcome {
     counter: u32,
 }
 
-fn on_device(sources: &[(&str, &str)], dispatches: &[Dispatch]) -> Outcome {
-    let m = load_linked(sources, &Options::default());
-    let ctx = context();
-    let mut outputs = Vec::new();
-    for d in dispatches {
-        let inb = ctx.buffer_from(d.input).expect("input");
-        let out = ctx.zeroed::<u64>(2 * d.input.len()).expect("output");
-        m.dispatch(
-            d.kernel,
-            d.input.len() as u64,
-            d.local,
-            &[(&out).into(), (&inb).into()],
-        )
-        .unwrap_or_else(|e| panic!("dispatch of {}: {e}", d.kernel));
-        outputs.push(out.read().expect("read"));
+/// The job of a dispatch: `%out` two zero words and `%in` one input word per work-item.
+fn job(d: &Dispatch) -> Job {
+    Job {
+        kernel: d.kernel.trim_start_matches('@').to_string(),
+        ..io_job(d.input, 1, 2, d.local)
     }
-    check_validation();
-    let counter = m.symbol("counter").unwrap().read::<u32>().unwrap()[0];
-    assert_eq!(
-        m.symbol("@counter").unwrap().read::<u32>().unwrap()[0],
-        counter
-    );
-    Outcome { outputs, counter }
 }
 
+/// What the dispatches leave: each one's output words, and the `counter` global after the
+/// last.
+fn outcome(runs: Vec<Outputs>) -> Outcome {
+    let counter = runs
+        .last()
+        .and_then(|out| out.globals.iter().find(|g| g.name == "counter"))
+        .map(|g| u32::from_le_bytes(g.bytes[..].try_into().expect("4 bytes")))
+        .expect("the counter global");
+    Outcome {
+        outputs: runs.iter().map(|out| out.words(0)).collect(),
+        counter,
+    }
+}
+
+/// Runs the dispatches one after another on one loaded module (validation messages of
+/// each run are an error of it).
+fn on_device(sources: &[(&str, &str)], dispatches: &[Dispatch]) -> Outcome {
+    let m = load_linked(sources, &Options::default());
+    let runs = dispatches
+        .iter()
+        .map(|d| {
+            reference::on_device(&m, &job(d))
+                .unwrap_or_else(|e| panic!("dispatch of {}: {e}", d.kernel))
+        })
+        .collect();
+    let out = outcome(runs);
+    // the variable is found by its `.host_access` name and by its own
+    assert_eq!(
+        m.symbol("@counter").unwrap().read::<u32>().unwrap()[0],
+        out.counter
+    );
+    out
+}
+
+/// [`on_device`] on one reference machine.
 fn on_reference(sources: &[(&str, &str)], dispatches: &[Dispatch]) -> Outcome {
     let program = link_sources(sources);
-    let mut m = pisa_reference::Machine::new(Default::default());
-    let loaded = m.load(&program.module).expect("reference load");
-    let mut outputs = Vec::new();
-    for d in dispatches {
-        let bytes: Vec<u8> = d.input.iter().flat_map(|x| x.to_le_bytes()).collect();
-        let inb = m.alloc(bytes.len() as u64, 16);
-        m.write(inb, &bytes).unwrap();
-        let outb = m.alloc(16 * d.input.len() as u64, 16);
-        m.write(outb, &vec![0; 16 * d.input.len()]).unwrap();
-        let mut args = outb.to_le_bytes().to_vec();
-        args.extend(inb.to_le_bytes());
-        let launch = pisa_reference::Launch::linear(d.input.len() as u64, d.local as u32);
-        let name = d.kernel.trim_start_matches('@');
-        m.dispatch(&loaded, name, &launch, &args)
-            .unwrap_or_else(|e| panic!("reference dispatch of {}: {e}", d.kernel));
-        let mut out = vec![0u8; 16 * d.input.len()];
-        m.read(outb, &mut out).unwrap();
-        outputs.push(
-            out.chunks_exact(8)
-                .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
-                .collect(),
-        );
-    }
+    let mut machine =
+        reference::Reference::new(&program, Default::default()).expect("reference load");
+    let runs = dispatches
+        .iter()
+        .map(|d| {
+            machine
+                .run(&job(d))
+                .unwrap_or_else(|e| panic!("reference dispatch of {}: {e}", d.kernel))
+        })
+        .collect();
+    let loaded = pisa_reference::Machine::new(Default::default())
+        .load(&program.module)
+        .expect("reference load");
     let sym = loaded.symbol("counter").expect("counter");
     assert_eq!(loaded.symbol("@counter"), Some(sym));
-    let mut c = [0u8; 4];
-    m.read(sym.address, &mut c).unwrap();
-    Outcome {
-        outputs,
-        counter: u32::from_le_bytes(c),
-    }
+    outcome(runs)
 }
 
 /// Runs on both executors, asserts they agree, returns the outcome.
@@ -402,6 +406,7 @@ fn load_linked_reads_the_files() {
         .unwrap_err();
     assert!(e.to_string().contains("unresolved import `@scale`"), "{e}");
     std::fs::remove_dir_all(&dir).ok();
+    check_validation();
 }
 
 /// prog-2 §2.5.1: initializer values are sign- (decimal) or zero- (hex) extended to 64 bits
@@ -439,6 +444,7 @@ fn initializers_truncate_to_their_element_in_the_loaded_arena() {
     let (t, s) = (m.symbol("T").unwrap(), m.symbol("S").unwrap());
     assert_eq!(t.read::<u8>().unwrap(), t_bytes);
     assert_eq!(s.read::<u8>().unwrap(), s_bytes(t.address(), s.address()));
+    check_validation();
 
     let program = link_sources(&[("init.pisa", &src)]);
     let mut machine = pisa_reference::Machine::new(Default::default());

@@ -13,6 +13,7 @@ use pisa_conformance::{context, link_sources, translate_linked};
 use pisa_translator::ir::MemSpace;
 use pisa_translator::memcheck::{AccessKind, AllocationKind, Reason};
 use pisa_translator::Options;
+use pisa_vk::reference::{self, Data, Job};
 use pisa_vk::{Arg, Context, Error, Module, Violation};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
@@ -110,37 +111,16 @@ fn reference_linked(
     block: u64,
     args: &[A],
 ) -> Option<Violation> {
-    let program = link_sources(sources);
-    let mut machine = pisa_reference::Machine::new(pisa_reference::Config::default());
-    let loaded = machine.load(&program.module).expect("load");
-    let argv: Vec<Arg> = args
-        .iter()
-        .map(|a| match a {
-            A::Buf(b) => {
-                let at = machine.alloc(b.len().max(1) as u64, 16);
-                machine.write(at, b).expect("write");
-                Arg::bytes(at.to_le_bytes().to_vec())
-            }
-            A::Val(v) => Arg::bytes(v.clone()),
+    let job = args.iter().fold(Job::new("k", grid, block), |job, a| {
+        job.arg(match a {
+            A::Buf(b) => Data::Buffer(b.clone()),
+            A::Val(v) => Data::Scalar(v.clone()),
         })
-        .collect();
-    let f = program
-        .module
-        .functions
-        .iter()
-        .find(|f| f.name == "k")
-        .expect("kernel @k");
-    let (params, size) = pisa_translator::reflect::params_of(f);
-    let block_bytes = pisa_vk::pack_args("k", &params, size, &argv).expect("arguments");
-    let launch = pisa_reference::Launch::linear(grid, block as u32);
-    match machine.dispatch(&loaded, "k", &launch, &block_bytes) {
-        Ok(()) => None,
-        Err(pisa_reference::Error::Memory(v)) => Some(pisa_vk::memcheck::from_reference(
-            *v,
-            &program.sources,
-            &params,
-            &block_bytes,
-        )),
+    });
+    let program = link_sources(sources);
+    match reference::on_reference(&program, &job, pisa_reference::Config::default()) {
+        Ok(_) => None,
+        Err(Error::MemoryViolation(v)) => Some(*v),
         Err(e) => panic!("reference: {e}"),
     }
 }

@@ -3,7 +3,7 @@
 //! initializers and relocations, kernel parameters at every offset (inline and in an
 //! argument buffer), and `.host_access` symbols. Expected bytes are worked out by hand.
 
-use pisa_conformance::{context, kernel_module, load, run_both};
+use pisa_conformance::{check_validation, context, kernel_module, load, run_both};
 
 /// Stores the bytes 0x11, 0x22, 0x33, 0x44 one at a time into `@V` (in `space`), then reads
 /// them back as one 32-bit load, two 16-bit loads and one 8-bit load, into out[0..4].
@@ -107,6 +107,7 @@ fn shared_byte_stores_from_neighbouring_work_items_are_not_lost() {
         })
         .collect();
     assert_eq!(out.read().unwrap(), words);
+    check_validation();
 }
 
 #[test]
@@ -240,6 +241,7 @@ fn kernel_parameters_at_every_offset_inline_and_in_a_buffer() {
             .unwrap();
         assert_eq!(out.read().unwrap(), vec![0xA1, 0xB2C3, 0xD4, 0xE5F6_0718]);
     }
+    check_validation();
 }
 
 #[test]
@@ -301,4 +303,5 @@ fn host_access_symbols_read_write_and_errors() {
         m.dispatch("nope", 1u64, 1u64, &[]),
         Err(pisa_vk::Error::UnknownKernel { .. })
     ));
+    check_validation();
 }

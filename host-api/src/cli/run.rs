@@ -5,7 +5,8 @@
 use super::output::{self, Selection, Shown};
 use super::{invalid, read_sources, Failure};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
-use pisa_vk::{Arg, Context, DeviceSelector, Dim3, Launch, Module};
+use pisa_vk::reference::{self, Data, Job, Outputs};
+use pisa_vk::{Context, DeviceSelector, Dim3, Module};
 
 /// Arguments of `run`.
 #[derive(clap::Args, Debug)]
@@ -64,24 +65,6 @@ pub struct Args {
     fast_math: bool,
 }
 
-/// What a run reads back: buffer arguments and `.host_access` globals, and how many errors
-/// the validation layer reported (already printed on stderr).
-#[derive(Default)]
-struct Results {
-    shown: Vec<Shown>,
-    validation_errors: usize,
-}
-
-/// The parsed request, shared by both executors.
-struct Request {
-    kernel: String,
-    grid: ([u64; 3], u32),
-    block: Option<([u64; 3], u32)>,
-    offset: [u64; 3],
-    args: Vec<ArgSpec>,
-    sets: Vec<(String, Vec<u8>)>,
-}
-
 /// Runs the kernel and prints buffers and globals.
 pub fn run(a: Args) -> Result<(), Failure> {
     let grid = argspec::parse_dims(&a.grid).map_err(Failure::usage)?;
@@ -102,10 +85,15 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .collect::<Result<_, _>>()
         .map_err(Failure::usage)?;
     let selection = Selection::parse(&a.print, &a.out)?;
-    let is_buffer: Vec<bool> = args
+    // The element type of each buffer argument (`None`: a scalar), for printing.
+    let buffer_types: Vec<Option<ElemType>> = args
         .iter()
-        .map(|s| matches!(s, ArgSpec::Buffer { .. }))
+        .map(|s| match s {
+            ArgSpec::Buffer { ty, .. } => Some(*ty),
+            ArgSpec::Scalar(_) => None,
+        })
         .collect();
+    let is_buffer: Vec<bool> = buffer_types.iter().map(Option::is_some).collect();
     selection.check_args(&is_buffer)?;
     let mut sets = Vec::new();
     let mut set_types = Vec::new();
@@ -123,36 +111,43 @@ pub fn run(a: Args) -> Result<(), Failure> {
         sets.push((name, bytes));
     }
     let files = read_sources(&a.files)?;
-    let req = Request {
+    let dim = |(size, dims): ([u64; 3], u32)| Dim3 { size, dims };
+    let job = Job {
         kernel: a.kernel.trim_start_matches('@').to_string(),
-        grid,
-        block,
+        global: dim(grid),
+        local: block.map(dim),
         offset,
-        args,
+        args: args
+            .into_iter()
+            .map(|s| match s {
+                ArgSpec::Scalar(bytes) => Data::Scalar(bytes),
+                ArgSpec::Buffer { bytes, .. } => Data::Buffer(bytes),
+            })
+            .collect(),
         sets,
     };
-    let results = if a.device.as_deref() == Some("reference") {
+    let (outputs, validation_errors) = if a.device.as_deref() == Some("reference") {
         if a.fast_math {
             return Err(Failure::usage(
                 "--fast-math does not apply to the reference interpreter, which computes \
                  PISA's exact results",
             ));
         }
-        run_reference(&files, &req, a.subgroup_size)?
+        (run_reference(&files, &job, a.subgroup_size)?, 0)
     } else {
         let device = a.device.as_deref();
         run_vulkan(
             &files,
-            &req,
+            &job,
             device,
             a.subgroup_size,
             a.fast_math,
             a.checked,
         )?
     };
-    let shown = selection.apply(results.shown, &set_types)?;
-    output::print(&req.kernel, &shown, a.json);
-    match results.validation_errors {
+    let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
+    output::print(&job.kernel, &shown, a.json);
+    match validation_errors {
         0 => Ok(()),
         n => Err(Failure::runtime(format!(
             "the validation layer reported {n} error(s) (PISA_VK_VALIDATION; messages above)"
@@ -160,14 +155,36 @@ pub fn run(a: Args) -> Result<(), Failure> {
     }
 }
 
+/// What a run leaves, as printed: each buffer argument at its position with its element type
+/// (`buffer_types`, one per argument), then each `.host_access` global.
+fn shown(buffer_types: &[Option<ElemType>], outputs: Outputs) -> Vec<Shown> {
+    let buffers = buffer_types
+        .iter()
+        .enumerate()
+        .filter_map(|(i, ty)| ty.map(|ty| (i, ty)));
+    let mut shown: Vec<Shown> = buffers
+        .zip(outputs.buffers)
+        .map(|((i, ty), bytes)| Shown::buffer(i, ty, bytes))
+        .collect();
+    shown.extend(
+        outputs
+            .globals
+            .into_iter()
+            .map(|g| Shown::global(&g.name, g.element_width, g.bytes)),
+    );
+    shown
+}
+
+/// Runs `job` on a Vulkan device; returns what it leaves and how many errors the validation
+/// layer reported (every message of the context is printed on stderr, whatever the outcome).
 fn run_vulkan(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
-    req: &Request,
+    job: &Job,
     device: Option<&str>,
     subgroup_size: u32,
     fast_math: bool,
     checked: bool,
-) -> Result<Results, Failure> {
+) -> Result<(Outputs, usize), Failure> {
     // Translated first for the portable model (or fast math), to learn what the context must
     // enable; then again only if the device's options differ.
     let options = pisa_translator::Options {
@@ -191,16 +208,15 @@ fn run_vulkan(
     // again when the device offers more (maximal reconvergence, denormal preservation, a
     // faster exact float model).
     let ctx = Context::for_translations(selector, &[&translation])?;
-    let outcome = run_on(&ctx, files, req, &options, translation);
+    let outcome = run_on(&ctx, files, job, &options, translation);
     // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
     // module and buffers are gone by now, so their destruction is covered.
     let messages = ctx.validation_messages();
     for m in &messages {
         eprintln!("{m}");
     }
-    let mut results = outcome?;
-    results.validation_errors = messages.iter().filter(|m| is_error(m)).count();
-    Ok(results)
+    let outputs = outcome?;
+    Ok((outputs, messages.iter().filter(|m| is_error(m)).count()))
 }
 
 /// Whether a validation-layer message (`[SEVERITY kind] ...`) is an error.
@@ -208,14 +224,15 @@ fn is_error(message: &str) -> bool {
     message.starts_with("[ERROR")
 }
 
-/// Loads the program on `ctx`, runs the kernel and reads the results back.
+/// Loads the program on `ctx` and runs `job` through the harness (whose module and buffers
+/// are gone when it returns); the caller takes the validation layer's messages.
 fn run_on(
     ctx: &Context,
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
-    req: &Request,
+    job: &Job,
     options: &pisa_translator::Options,
     translation: pisa_translator::Translation,
-) -> Result<Results, Failure> {
+) -> Result<Outputs, Failure> {
     let mut device_options = pisa_vk::device_options(ctx, options)?;
     if !options.float.is_some_and(|f| f.fast_math) {
         device_options.float = Some(pisa_vk::device_float_model(ctx)?);
@@ -230,139 +247,21 @@ fn run_on(
         let name = pisa_vk::program_name(files);
         Module::from_translation(ctx, &name, std::sync::Arc::new(translation))?
     };
-    let reqd = module
-        .reflection()
-        .kernel(&req.kernel)
-        .and_then(|k| k.reqd_work_group_size);
-    for (name, bytes) in &req.sets {
-        module.symbol(name)?.write(bytes)?;
-    }
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for (index, spec) in req.args.iter().enumerate() {
-        match spec {
-            ArgSpec::Scalar(bytes) => args.push(Arg::bytes(bytes.clone())),
-            ArgSpec::Buffer { ty, bytes } => {
-                let buffer = ctx.buffer_from(bytes)?;
-                args.push(Arg::from(&buffer));
-                buffers.push((index, *ty, buffer));
-            }
-        }
-    }
-    module.dispatch_launch(&req.kernel, &launch(req, reqd), &args)?;
-    let mut out = Results::default();
-    for (index, ty, b) in buffers {
-        out.shown.push(Shown::buffer(index, ty, b.read()?));
-    }
-    for g in &module.reflection().globals {
-        if let Some(name) = &g.host_access {
-            let bytes = module.symbol(name)?.read::<u8>()?;
-            out.shown.push(Shown::global(name, g.element_width, bytes));
-        }
-    }
-    Ok(out)
+    Ok(reference::on_device_unchecked(&module, job)?)
 }
 
-/// The launch: the block defaults to the kernel's `.reqd_work_group_size`, else 1.
-fn launch(req: &Request, reqd: Option<[u32; 3]>) -> Launch {
-    let block = req.block.unwrap_or(match reqd {
-        Some(r) => ([r[0] as u64, r[1] as u64, r[2] as u64], 3),
-        None => ([1, 1, 1], 1),
-    });
-    Launch {
-        global: Dim3 {
-            size: req.grid.0,
-            dims: req.grid.1,
-        },
-        local: Dim3 {
-            size: block.0,
-            dims: block.1,
-        },
-        offset: req.offset,
-    }
-}
-
-/// `--device reference`: the CPU reference interpreter, with the same arguments and output.
+/// `--device reference`: the CPU reference interpreter, with the same job and output.
 fn run_reference(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
-    req: &Request,
+    job: &Job,
     subgroup_size: u32,
-) -> Result<Results, Failure> {
+) -> Result<Outputs, Failure> {
     let program = pisa_translator::link(files).map_err(invalid)?;
-    let module = &program.module;
-    let rt = |e: pisa_reference::Error| Failure::runtime(format!("reference interpreter: {e}"));
-    let kernels = || {
-        module
-            .functions
-            .iter()
-            .filter(|f| f.is_kernel() && f.body.is_some())
-    };
-    let f = kernels().find(|f| f.name == req.kernel).ok_or_else(|| {
-        Failure::from(pisa_vk::Error::UnknownKernel {
-            name: req.kernel.clone(),
-            available: kernels().map(|f| f.name.clone()).collect(),
-        })
-    })?;
-    let mut machine = pisa_reference::Machine::new(pisa_reference::Config {
+    let config = pisa_reference::Config {
         subgroup_size,
         ..Default::default()
-    });
-    let loaded = machine.load(module).map_err(rt)?;
-    pisa_vk::reference::write_sets(&mut machine, &loaded, &req.sets)?;
-    let mut args = Vec::new();
-    let mut buffers = Vec::new();
-    for (i, spec) in req.args.iter().enumerate() {
-        match spec {
-            ArgSpec::Scalar(b) => args.push(Arg::bytes(b.clone())),
-            ArgSpec::Buffer { ty, bytes } => {
-                let addr = machine.alloc(bytes.len().max(1) as u64, 16);
-                machine.write(addr, bytes).map_err(rt)?;
-                buffers.push((i, *ty, addr, bytes.len()));
-                args.push(Arg::bytes(addr.to_le_bytes().to_vec()));
-            }
-        }
-    }
-    let (params, size) = pisa_translator::reflect::params_of(f);
-    let block = pisa_vk::pack_args(&f.name, &params, size, &args)?;
-    let l = launch(req, f.attrs.reqd_work_group_size);
-    let local = l.local.size.map(|x| u32::try_from(x).unwrap_or(u32::MAX));
-    let rl = pisa_reference::Launch {
-        global_size: l.global.size,
-        local_size: local,
-        global_offset: l.offset,
-        work_dim: l.work_dim(),
     };
-    machine
-        .dispatch(&loaded, &req.kernel, &rl, &block)
-        .map_err(|e| match e {
-            pisa_reference::Error::InvalidLaunch { what } => {
-                Failure::from(pisa_vk::Error::Launch {
-                    kernel: req.kernel.clone(),
-                    message: what,
-                })
-            }
-            pisa_reference::Error::Memory(v) => {
-                let v = pisa_vk::memcheck::from_reference(*v, &program.sources, &params, &block);
-                Failure::from(pisa_vk::Error::MemoryViolation(Box::new(v)))
-            }
-            e => rt(e),
-        })?;
-    let mut out = Results::default();
-    for (i, ty, addr, len) in buffers {
-        let mut b = vec![0u8; len];
-        machine.read(addr, &mut b).map_err(rt)?;
-        out.shown.push(Shown::buffer(i, ty, b));
-    }
-    for g in &module.globals {
-        if let Some(name) = &g.host_access {
-            if let Some(sym) = loaded.symbol(name) {
-                let mut b = vec![0u8; sym.size as usize];
-                machine.read(sym.address, &mut b).map_err(rt)?;
-                out.shown.push(Shown::global(name, g.element_width(), b));
-            }
-        }
-    }
-    Ok(out)
+    Ok(reference::on_reference(&program, job, config)?)
 }
 
 #[cfg(test)]
