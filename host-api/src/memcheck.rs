@@ -114,7 +114,9 @@ pub(crate) fn prepare<'m>(
         .into_iter()
         .enumerate()
     {
-        put_entry(&mut bytes, block::HOT + block::ENTRY_SIZE * i as u64, a);
+        if let Some(a) = a {
+            put_entry(&mut bytes, block::HOT + block::ENTRY_SIZE * i as u64, a);
+        }
     }
     let buffer = rt.create_internal_buffer(bytes.len() as u64)?;
     buffer.write(0, &bytes)?;
@@ -130,36 +132,34 @@ pub(crate) fn prepare<'m>(
     }))
 }
 
-/// The allocations of `table` that the 8-byte arguments of `kernel` in `arg_block` point
-/// into (else the one it points one past the end of: a kernel may index back from there), each once,
-/// in argument order, at most [`block::HOT_ENTRIES`]: the check block's hot entries.
+/// The check block's hot entries: for each of the first [`block::HOT_ENTRIES`] 8-byte
+/// arguments of `kernel` in `arg_block`, in order, the allocation of `table` it points
+/// into (else the one it points just past the end of: a kernel may index back from
+/// there), or `None` (the entry stays the empty `[0, 0)`). Entry k is the argument's
+/// own: the checked translation compares an address computed from the k-th 8-byte
+/// parameter with entry k alone.
 fn hot_entries<'t>(
     table: &'t [Allocation],
     kernel: &KernelInfo,
     arg_block: &[u8],
-) -> Vec<&'t Allocation> {
-    let mut hot: Vec<&Allocation> = Vec::new();
-    for p in kernel.params.iter().filter(|p| p.size == 8) {
-        let at = p.offset as usize;
-        let Some(bytes) = arg_block.get(at..at + 8) else {
-            continue;
-        };
-        let value = u64::from_le_bytes(bytes.try_into().unwrap_or([0; 8]));
-        let within = |a: &&Allocation, end_too: bool| {
-            a.start <= value && (value - a.start < a.size || end_too && value - a.start == a.size)
-        };
-        let holder = (table.iter().find(|a| within(a, false)))
-            .or_else(|| table.iter().find(|a| a.size > 0 && within(a, true)));
-        if let Some(a) = holder {
-            if !hot.iter().any(|h| std::ptr::eq(*h, a)) {
-                hot.push(a);
-            }
-        }
-        if hot.len() as u64 == block::HOT_ENTRIES {
-            break;
-        }
-    }
-    hot
+) -> Vec<Option<&'t Allocation>> {
+    kernel
+        .params
+        .iter()
+        .filter(|p| p.size == 8)
+        .take(block::HOT_ENTRIES as usize)
+        .map(|p| {
+            let at = p.offset as usize;
+            let bytes = arg_block.get(at..at + 8)?;
+            let value = u64::from_le_bytes(bytes.try_into().ok()?);
+            let within = |a: &&Allocation, end_too: bool| {
+                a.start <= value
+                    && (value - a.start < a.size || end_too && value - a.start == a.size)
+            };
+            (table.iter().find(|a| within(a, false)))
+                .or_else(|| table.iter().find(|a| a.size > 0 && within(a, true)))
+        })
+        .collect()
 }
 
 /// Writes `a` as a table entry at byte `at`: its start, then its end with

@@ -1246,3 +1246,23 @@ fn a_bad_access_to_a_buffer_past_the_hot_entries_names_it() {
     assert_eq!(v.work_item.global, [15, 0, 0]);
     assert_eq!(v.further, 0);
 }
+
+#[test]
+fn an_address_from_one_argument_that_lands_in_another_buffer_is_found() {
+    // `[%pa + %d]`: based on argument 1, so its hot entry alone is tried first, but the
+    // offset `%pb - %pa` takes it into argument 2's buffer, which the search finds.
+    let src = kernel(
+        ".param[8] %out, .param[8] %a, .param[8] %b",
+        ".reg .64b %po, %pa, %pb, %d, %off;\n.reg .32b %i, %x;\n\
+         ld.param.64b %po, [%out];\nld.param.64b %pa, [%a];\nld.param.64b %pb, [%b];\n\
+         mov.32b %i, %localid.x;\numul.full.32b %off, %i, 4;\n\
+         isub.64b %d, %pb, %pa;\niadd.64b %d, %d, %off;\nld.global.32b %x, [%pa + %d];\n\
+         st.global.32b [%po + %off], %x;",
+    );
+    let args = [buf32(&[0; 8]), numbered(1, 8), numbered(2, 8)];
+    let (after, v) = device(&src, 8, 8, &args);
+    assert!(v.is_none(), "{}", v.unwrap());
+    let expected: Vec<u8> = (0..8u32).flat_map(|i| (2000 + i).to_le_bytes()).collect();
+    assert_eq!(after[0], expected);
+    assert!(reference(&src, 8, 8, &args).is_none());
+}

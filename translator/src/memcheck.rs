@@ -46,10 +46,11 @@ pub mod block {
     /// `[0, 0)`, so that the binary search always finds a candidate).
     pub const TABLE_LEN: u64 = 48;
     /// The *hot* entries: [`HOT_ENTRIES`] entries of the allocation table (same layout as
-    /// [`TABLE`]'s), the allocations the launch's kernel arguments point into, in argument
-    /// order, unused ones the empty `[0, 0)`. A checked `.global`/`.const` access tries them
-    /// first (each kernel copies them in its prologue); only when a sub-group has an access outside
-    /// all of them does it search the table.
+    /// [`TABLE`]'s): entry k is the allocation the kernel's k-th 8-byte argument points
+    /// into, or the empty `[0, 0)`. A checked `.global`/`.const` access compares its
+    /// address with them first (with entry k alone when the translator knows that the
+    /// address comes from argument k); each kernel copies them in its prologue. Only a
+    /// work-item whose access misses them searches the table.
     pub const HOT: u64 = 64;
     /// Entries at [`HOT`].
     pub const HOT_ENTRIES: u64 = 4;

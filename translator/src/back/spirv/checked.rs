@@ -195,9 +195,35 @@ pub struct Access {
     pub kind: AccessKind,
     /// The variable the address is written relative to (`[@var ...]`), if any.
     pub var: Option<VarRef>,
+    /// The hot entry of the kernel argument the address comes from
+    /// ([`FnCx::address_slot`]), if known.
+    pub slot: Option<u32>,
 }
 
 impl FnCx<'_> {
+    /// For a checked translation, the hot entry ([`Checks::hot`]) of the kernel argument
+    /// the address operand `op` comes from ([`super::provenance::argument_slots`]): its base
+    /// register holds that argument plus offsets (an offset register is taken to hold an
+    /// offset: a hint that is wrong costs a search, not a verdict). `None` when unknown, or
+    /// when the kernel's argument has no hot entry.
+    pub fn address_slot(&self, op: &Operand) -> Option<u32> {
+        use super::provenance::Origin;
+        let hot = self.m.checks.as_ref()?.hot.len() as u32;
+        let Operand::Addr(a) = op else {
+            return None;
+        };
+        let AddrBase::Reg(base) = a.base else {
+            return None;
+        };
+        let slots = self
+            .argument_slots
+            .get_or_init(|| super::provenance::argument_slots(self.f));
+        match slots.get(base.0 as usize).copied() {
+            Some(Origin::From(k)) if k < hot => Some(k),
+            _ => None,
+        }
+    }
+
     /// For a checked access declared generic (`declared`) that [`super::provenance`]
     /// resolved statically to one space (`resolved`), the whole 64-bit generic address
     /// ([`Access::origin`]); `None` otherwise (and in an unchecked translation, which needs
@@ -234,6 +260,16 @@ pub fn required_alignment(bits: u32, count: u32) -> u32 {
     } else {
         bits / 8
     }
+}
+
+/// What the record of a failed check is made of ([`FnCx::record`]).
+struct Failure {
+    /// Where the check found the access.
+    verdict: Verdict,
+    /// bool: aligned as required.
+    aligned: Word,
+    /// Whether the address was generic.
+    generic: bool,
 }
 
 /// Whether a pass of the check found the access in bounds and writable.
@@ -315,8 +351,11 @@ impl FnCx<'_> {
             variable,
             location: None,
         });
-        let ok = self.check(&a, site)?;
-        self.if_else(ok, access, skipped)
+        let (ok, failure) = self.check(&a)?;
+        self.if_else(ok, access, |cx| {
+            cx.record(site, &failure, ok, &a)?;
+            skipped(cx)
+        })
     }
 
     /// [`FnCx::checked_access`] for an access that returns a value of type `ty`: 0 (of
@@ -347,13 +386,12 @@ impl FnCx<'_> {
         self.m.b.load(ty, None, result, None, []).map_err(bug)
     }
 
-    /// Whether `a` passes its check (bool). Only a work-item that fails it computes the
-    /// record code and notes the violation ([`FnCx::note_violation`]), in a branch: lavapipe
-    /// runs a divergent branch under a mask, but skips one that no work-item of the SIMD
-    /// group takes, so correct accesses do not pay for the record. (A sub-group vote
-    /// around it, to make the branch uniform, cost more than it saved: lavapipe votes lane
-    /// by lane.)
-    fn check(&mut self, a: &Access, site: u32) -> EResult<Word> {
+    /// Whether `a` passes its check (bool), and what [`FnCx::record`] needs when it does
+    /// not. The caller records a failure in the branch that skips the access: lavapipe runs
+    /// a divergent branch under a mask, but skips one that no work-item of the SIMD group
+    /// takes, so correct accesses do not pay for the record. (A sub-group vote to make such
+    /// a branch uniform cost more than it saved: lavapipe votes lane by lane.)
+    fn check(&mut self, a: &Access) -> EResult<(Word, Failure)> {
         let (bits, generic) = match a.space {
             Space::Mem(s) => (s.address_bits(), a.origin.is_some()),
             Space::Generic => (64, true),
@@ -402,25 +440,51 @@ impl FnCx<'_> {
             .logical_and(bt, None, v.inside, writable)
             .map_err(bug)?;
         let ok = self.m.b.logical_and(bt, None, ok, aligned).map_err(bug)?;
-        let bad = self.m.b.logical_not(bt, None, ok).map_err(bug)?;
-        self.if_then(bad, |cx| {
-            // reason: misaligned, else out of bounds, else read-only, else none (0)
-            let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
-                .map(|r| cx.m.const_u32(r << code::REASON_SHIFT));
-            let r =
-                cx.m.b
-                    .select(u32t, None, v.read_only, ro, zero)
-                    .map_err(bug)?;
-            let r = cx.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
-            let reason = cx.m.b.select(u32t, None, aligned, r, mis).map_err(bug)?;
-            let fixed = code::access(a.kind) << code::ACCESS_SHIFT
-                | if generic { code::GENERIC } else { 0 };
-            let fixed = cx.m.const_u32(fixed);
-            let tagged = cx.m.b.bitwise_or(u32t, None, fixed, v.space).map_err(bug)?;
-            let code = cx.m.b.bitwise_or(u32t, None, tagged, reason).map_err(bug)?;
-            cx.note_violation(site, code, ok, a)
-        })?;
-        Ok(ok)
+        Ok((
+            ok,
+            Failure {
+                verdict: v,
+                aligned,
+                generic,
+            },
+        ))
+    }
+
+    /// In the branch of a work-item whose access failed its check: the record code of
+    /// `f` (space, generic flag, reason, access kind) noted as a violation of `site`
+    /// ([`FnCx::note_violation`]).
+    fn record(&mut self, site: u32, f: &Failure, ok: Word, a: &Access) -> EResult {
+        let u32t = self.m.uint(32);
+        let zero = self.m.const_u32(0);
+        let v = &f.verdict;
+        // reason: misaligned, else out of bounds, else read-only
+        let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
+            .map(|r| self.m.const_u32(r << code::REASON_SHIFT));
+        let r = self
+            .m
+            .b
+            .select(u32t, None, v.read_only, ro, zero)
+            .map_err(bug)?;
+        let r = self.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
+        let reason = self
+            .m
+            .b
+            .select(u32t, None, f.aligned, r, mis)
+            .map_err(bug)?;
+        let fixed =
+            code::access(a.kind) << code::ACCESS_SHIFT | if f.generic { code::GENERIC } else { 0 };
+        let fixed = self.m.const_u32(fixed);
+        let tagged = self
+            .m
+            .b
+            .bitwise_or(u32t, None, fixed, v.space)
+            .map_err(bug)?;
+        let code = self
+            .m
+            .b
+            .bitwise_or(u32t, None, tagged, reason)
+            .map_err(bug)?;
+        self.note_violation(site, code, ok, a)
     }
 
     /// Whether an access of `space` through an address written relative to `v` is held to
@@ -540,12 +604,16 @@ impl FnCx<'_> {
         let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
         let mut hit = self.m.const_bool(false);
         let mut ro = self.m.const_bool(false);
-        let hot = self
+        let mut hot = self
             .m
             .checks
             .as_ref()
             .map(|c| c.hot.clone())
             .unwrap_or_default();
+        if let Some(k) = a.slot {
+            // The argument it comes from, alone: the search finds any other place.
+            hot = hot.get(k as usize).copied().into_iter().collect();
+        }
         for e in hot {
             let [start, end] = [e.start, e.end].map(|v| self.m.b.load(u64t, None, v, None, []));
             let inside = self.entry_holds(start.map_err(bug)?, end.map_err(bug)?, addr, last)?;

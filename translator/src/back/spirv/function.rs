@@ -69,6 +69,9 @@ pub struct FnCx<'a> {
     /// Which registers may be compile-time constants for the driver
     /// ([`super::constants::maybe_constant`]), computed when first asked for.
     maybe_constant: std::cell::OnceCell<Vec<bool>>,
+    /// The kernel argument each register's address comes from
+    /// ([`super::provenance::argument_slots`]), computed when a checked access first asks.
+    pub(super) argument_slots: std::cell::OnceCell<Vec<super::provenance::ArgumentSlot>>,
     /// What each register may hold as a generic address, by [`RegId`].
     pub provenance: Vec<super::provenance::Provenance>,
 }
@@ -181,6 +184,7 @@ impl<'a> FnCx<'a> {
             next_construct: 1,
             subgroups,
             maybe_constant: std::cell::OnceCell::new(),
+            argument_slots: std::cell::OnceCell::new(),
             provenance: super::provenance::analyze(module, f),
         };
         for reg in &f.regs {

@@ -73,7 +73,7 @@ impl FnCx<'_> {
     /// The space an access to `addr` in `space` goes to: a generic access whose address
     /// provably points into one space ([`super::provenance`]) is an access to that space.
     pub fn resolve_space(&self, space: Space, addr: &Address) -> Space {
-        use super::provenance::Provenance;
+        use super::provenance::Origin;
         if space != Space::Generic {
             return space;
         }
@@ -83,11 +83,11 @@ impl FnCx<'_> {
             _ => None,
         };
         let offset_is_int = match addr.offset {
-            AddrOffset::Reg(r) => matches!(of(r), Some(Provenance::Int | Provenance::Unwritten)),
+            AddrOffset::Reg(r) => matches!(of(r), Some(Origin::Int | Origin::Unwritten)),
             _ => true,
         };
         match base {
-            Some(Provenance::Space(s)) if offset_is_int => Space::Mem(s),
+            Some(Origin::From(s)) if offset_is_int => Space::Mem(s),
             _ => Space::Generic,
         }
     }

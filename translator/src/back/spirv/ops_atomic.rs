@@ -216,6 +216,7 @@ impl<'a> FnCx<'a> {
             align: w / 8,
             kind: AccessKind::Atomic,
             var: checked::address_var(&inst.ops[addr_op]),
+            slot: self.address_slot(&inst.ops[addr_op]),
         };
         self.checked_value(inst, check, ty, |cx| {
             cx.in_space_unchecked(space, addr, ty, access)

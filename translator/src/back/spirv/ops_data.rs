@@ -336,6 +336,7 @@ impl FnCx<'_> {
                 AccessKind::Store
             },
             var: checked::address_var(&addr_op),
+            slot: self.address_slot(&addr_op),
         };
         let access = |cx: &mut Self| {
             for i in 0..count {

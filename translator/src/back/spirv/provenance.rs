@@ -1,64 +1,79 @@
-//! Which memory space a generic address provably points to.
+//! Where an address register's value comes from, by two flow-insensitive analyses over one
+//! lattice ([`Origin`]):
 //!
-//! A generic access tests the address's tag at run time ([`super::memory`]), one branch per
-//! space the module has. Most generic addresses, though, come from one `addrcast` (or one
-//! global variable's `addrof`) plus offsets: then the space is known statically and the
-//! access is lowered as one to that space, with 32-bit address arithmetic for shared and
-//! private memory. This module finds those registers.
+//! - [`analyze`]: which memory space a generic address provably points to. A generic access
+//!   tests the address's tag at run time ([`super::memory`]), one branch per space the
+//!   module has. Most generic addresses, though, come from one `addrcast` (or one global
+//!   variable's `addrof`) plus offsets: then the space is known statically and the access
+//!   is lowered as one to that space, with 32-bit address arithmetic for shared and private
+//!   memory.
+//! - [`argument_slots`]: which 8-byte kernel argument an address comes from (`ld.param`
+//!   plus offsets), for the checked translation, which then compares the access with that
+//!   argument's allocation alone before anything else ([`super::checked`]). A hint only: a
+//!   wrong one costs time, never a wrong verdict.
 //!
-//! The analysis is flow-insensitive, per function: a register's provenance is the join of
-//! the values of every instruction that writes it, computed to a fixed point over a worklist
-//! of the instructions reading a register whose provenance grew (each register grows at most
-//! three times, so the work is linear in the instructions). Values:
+//! Each is computed per function to a fixed point over a worklist of the instructions
+//! reading a register whose origin grew (each register grows at most three times, so the
+//! work is linear in the instructions). Both follow values the same way:
 //!
-//! - `addrcast.generic.S` gives an address in S (`.global` and `.const`: global); `addrof`
-//!   of a `.global`/`.const` variable and `%printfbuffer` give global addresses;
 //! - immediates, special registers and arithmetic on them give plain integers (`Int`);
-//! - `mov` and `sel` keep their sources' provenance; `iadd`/`isub` of an address and
-//!   integers keep the address's; `umad`/`smad` keep the addend's when the factors are
-//!   integers;
+//! - `mov` and `sel` keep their sources' origin; `iadd`/`isub` of an address and integers
+//!   keep the address's; `umad`/`smad` keep the addend's when the factors are integers;
 //! - loads, atomics, calls, function parameters, and anything else that mixes addresses,
-//!   are `Unknown`: such a register is accessed through the run-time tag test.
+//!   are `Unknown`;
+//!
+//! and differ in where an address starts: for spaces, `addrcast.generic.S` gives an
+//! address in S (`.global` and `.const`: global), and `addrof` of a `.global`/`.const`
+//! variable and `%printfbuffer` give global addresses; for arguments, `ld.param.64b` of
+//! the kernel's k-th 8-byte parameter gives slot k (a narrower parameter is an integer).
 //!
 //! An integer merged with an address (`mov %p, 0` before a loop that sets `%p` from an
-//! `addrcast`) keeps the address's space: a generic access through a plain integer is
+//! `addrcast`) keeps the address's origin: a generic access through a plain integer is
 //! undefined unless the integer is one of the implementation's generic addresses, which a
 //! program cannot obtain but through those instructions (spec-notes §31). A register used
 //! as an address that only ever holds integers stays on the tag test.
 
 use crate::ir::{
-    AddrSpace, Function, MemSpace, Module, Opcode, Operand, RegId, SpecialReg, VarRef,
+    AddrBase, AddrOffset, AddrSpace, Function, Inst, MemSpace, Module, Opcode, Operand, RegId,
+    SpecialReg, VarRef,
 };
 use crate::isa;
 
-/// What a register may hold, as far as generic addresses go.
+/// What a register may hold, as far as where addresses come from goes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Provenance {
+pub enum Origin<T> {
     /// Never written (yet).
     Unwritten,
     /// Plain integers only.
     Int,
-    /// Generic addresses into this space (plain integers too, possibly).
-    Space(MemSpace),
+    /// Addresses from this origin (plain integers too, possibly).
+    From(T),
     /// Anything.
     Unknown,
 }
 
-impl Provenance {
+/// The space a generic address points to ([`analyze`]).
+pub type Provenance = Origin<MemSpace>;
+
+/// The 8-byte kernel argument an address comes from, by its index among the kernel's
+/// 8-byte parameters ([`argument_slots`]).
+pub type ArgumentSlot = Origin<u32>;
+
+impl<T: Copy + Eq> Origin<T> {
     /// The least upper bound: the register holds either.
-    fn join(self, other: Provenance) -> Provenance {
-        use Provenance::*;
+    fn join(self, other: Self) -> Self {
+        use Origin::*;
         match (self, other) {
             (Unwritten, x) | (x, Unwritten) => x,
             (Int, x) | (x, Int) => x,
-            (Space(a), Space(b)) if a == b => Space(a),
+            (From(a), From(b)) if a == b => From(a),
             _ => Unknown,
         }
     }
 
-    /// The provenance of a sum: an address plus integers stays in the address's space.
-    fn sum(self, other: Provenance) -> Provenance {
-        use Provenance::*;
+    /// The origin of a sum: an address plus integers keeps the address's origin.
+    fn sum(self, other: Self) -> Self {
+        use Origin::*;
         match (self, other) {
             (Unwritten | Int, x) => x.join(Int),
             (x, Unwritten | Int) => x,
@@ -67,16 +82,65 @@ impl Provenance {
     }
 
     fn is_int(self) -> bool {
-        matches!(self, Provenance::Unwritten | Provenance::Int)
+        matches!(self, Origin::Unwritten | Origin::Int)
     }
 }
 
 /// The provenance of every register of `f` (by [`RegId`]).
 pub fn analyze(module: &Module, f: &Function) -> Vec<Provenance> {
+    solve(f, |inst, prov| match space_start(module, f, inst) {
+        Some(v) => v,
+        None => follow(inst, prov, |op| match *op {
+            Operand::Special {
+                reg: SpecialReg::PrintfBuffer,
+                ..
+            } => Some(Origin::From(MemSpace::Global)),
+            _ => None,
+        }),
+    })
+}
+
+/// The argument slot of every register of `f` (by [`RegId`]): `From(k)` for an address
+/// computed from the kernel's k-th 8-byte parameter (`ld.param.64b` of it, plus offsets).
+pub fn argument_slots(f: &Function) -> Vec<ArgumentSlot> {
+    // An 8-byte parameter loaded whole is an argument's slot; a narrower one is an integer.
+    let slot = |p: crate::ir::ParamId| {
+        let i = p.0 as usize;
+        match f.params.get(i) {
+            Some(param) if param.size == 8 => {
+                Origin::From(f.params[..i].iter().filter(|q| q.size == 8).count() as u32)
+            }
+            Some(param) if param.size < 8 => Origin::Int,
+            _ => Origin::Unknown,
+        }
+    };
+    solve(f, |inst, prov| {
+        let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
+            (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
+                crate::ir::Address {
+                    base: AddrBase::Param(p),
+                    offset: AddrOffset::None,
+                    ..
+                } => slot(*p),
+                _ => Origin::Unknown,
+            }),
+            (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
+            _ => None,
+        };
+        from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
+    })
+}
+
+/// The fixed point of `value_of` (the origin of what an instruction writes, given the
+/// origins so far) over the registers of `f`; function parameters are `Unknown`.
+fn solve<T: Copy + Eq>(
+    f: &Function,
+    value_of: impl Fn(&Inst, &[Origin<T>]) -> Origin<T>,
+) -> Vec<Origin<T>> {
     let n = f.regs.len();
-    let mut prov = vec![Provenance::Unwritten; n];
+    let mut prov = vec![Origin::Unwritten; n];
     for &r in &f.reg_params {
-        prov[r.0 as usize] = Provenance::Unknown;
+        prov[r.0 as usize] = Origin::Unknown;
     }
     let body = f.body.as_deref().unwrap_or(&[]);
     // The instructions reading each register.
@@ -99,7 +163,7 @@ pub fn analyze(module: &Module, f: &Function) -> Vec<Provenance> {
     while let Some(i) = work.pop() {
         queued[i as usize] = false;
         let inst = &body[i as usize];
-        let value = value_of(module, f, inst, &prov);
+        let value = value_of(inst, &prov);
         for (op, write) in operands(inst) {
             let Operand::Reg { reg, .. } = op else {
                 continue;
@@ -126,7 +190,7 @@ pub fn analyze(module: &Module, f: &Function) -> Vec<Provenance> {
 
 /// The operands of `inst` with whether the instruction writes them (from the instruction
 /// table: `dst`, `retval`, ...).
-fn operands(inst: &crate::ir::Inst) -> impl Iterator<Item = (&Operand, bool)> {
+fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
     let rules = isa::def(inst.op).form(inst.form).operands;
     inst.ops.iter().enumerate().map(move |(i, op)| {
         let write = rules
@@ -157,41 +221,32 @@ fn regs_of(op: &Operand) -> impl Iterator<Item = RegId> {
     a.into_iter().chain(b)
 }
 
-/// The provenance of a source operand's value.
-fn source(op: &Operand, prov: &[Provenance]) -> Provenance {
+/// The origin of a source operand's value; `special` gives that of the special registers
+/// that hold addresses.
+fn source<T: Copy>(
+    op: &Operand,
+    prov: &[Origin<T>],
+    special: &impl Fn(&Operand) -> Option<Origin<T>>,
+) -> Origin<T> {
+    if let Some(v) = special(op) {
+        return v;
+    }
     match *op {
-        Operand::Reg { reg, .. } => prov
-            .get(reg.0 as usize)
-            .copied()
-            .unwrap_or(Provenance::Unknown),
-        Operand::Special {
-            reg: SpecialReg::PrintfBuffer,
-            ..
-        } => Provenance::Space(MemSpace::Global),
-        Operand::Imm(_) | Operand::Special { .. } | Operand::Pred { .. } => Provenance::Int,
-        _ => Provenance::Unknown,
+        Operand::Reg { reg, .. } => prov.get(reg.0 as usize).copied().unwrap_or(Origin::Unknown),
+        Operand::Imm(_) | Operand::Special { .. } | Operand::Pred { .. } => Origin::Int,
+        _ => Origin::Unknown,
     }
 }
 
-/// The provenance of the value `inst` writes.
-fn value_of(
-    module: &Module,
-    f: &Function,
-    inst: &crate::ir::Inst,
-    prov: &[Provenance],
-) -> Provenance {
-    use Provenance::*;
-    let sources: smallvec::SmallVec<[Provenance; 4]> = operands(inst)
-        .filter(|(_, write)| !write)
-        .map(|(op, _)| source(op, prov))
-        .collect();
-    let all_int = sources.iter().all(|p| p.is_int());
-    match inst.op {
-        Opcode::Ld | Opcode::Iatom | Opcode::Fatom | Opcode::Call => Unknown,
+/// Where a generic address starts: `addrcast` and `addrof`; `None` for an instruction
+/// that only passes origins on ([`follow`]).
+fn space_start(module: &Module, f: &Function, inst: &Inst) -> Option<Provenance> {
+    use Origin::*;
+    Some(match inst.op {
         Opcode::Addrcast => match (inst.q.space_to, inst.q.space_from) {
             (Some(AddrSpace::Generic), Some(from)) => match from.mem_space() {
-                Some(MemSpace::Global | MemSpace::Const) => Space(MemSpace::Global),
-                Some(s) => Space(s),
+                Some(MemSpace::Global | MemSpace::Const) => From(MemSpace::Global),
+                Some(s) => From(s),
                 None => Unknown,
             },
             _ => Int,
@@ -203,10 +258,30 @@ fn value_of(
                 _ => None,
             };
             match space {
-                Some(MemSpace::Global | MemSpace::Const) => Space(MemSpace::Global),
+                Some(MemSpace::Global | MemSpace::Const) => From(MemSpace::Global),
                 _ => Int,
             }
         }
+        _ => return None,
+    })
+}
+
+/// The origin of the value `inst` writes when it only passes its sources' on (both
+/// analyses): moves, selections, sums, multiply-adds into an address, integer arithmetic;
+/// loads, atomics and calls are `Unknown`.
+fn follow<T: Copy + Eq>(
+    inst: &Inst,
+    prov: &[Origin<T>],
+    special: impl Fn(&Operand) -> Option<Origin<T>>,
+) -> Origin<T> {
+    use Origin::*;
+    let sources: smallvec::SmallVec<[Origin<T>; 4]> = operands(inst)
+        .filter(|(_, write)| !write)
+        .map(|(op, _)| source(op, prov, &special))
+        .collect();
+    let all_int = sources.iter().all(|p| p.is_int());
+    match inst.op {
+        Opcode::Ld | Opcode::Iatom | Opcode::Fatom | Opcode::Call => Unknown,
         Opcode::Mov | Opcode::Sel => sources.iter().fold(Unwritten, |a, &b| a.join(b)),
         Opcode::Iadd | Opcode::Isub => sources.iter().fold(Unwritten, |a, &b| a.sum(b)),
         Opcode::Umad | Opcode::Smad if sources.len() == 3 => {
@@ -223,7 +298,8 @@ fn value_of(
 
 #[cfg(test)]
 mod tests {
-    use super::Provenance::{self, *};
+    use super::Origin::*;
+    use super::Provenance;
     use crate::ir::MemSpace::*;
 
     fn analyze_kernel(body: &str) -> Vec<(String, Provenance)> {
@@ -262,11 +338,11 @@ mod tests {
              umad.64b %m, %o, 8, %t;\n\
              sel.64b %r, %s, %q, %c;",
         );
-        assert_eq!(of(&p, "s"), Space(Shared));
-        assert_eq!(of(&p, "t"), Space(Shared));
-        assert_eq!(of(&p, "x"), Space(Shared));
-        assert_eq!(of(&p, "m"), Space(Shared));
-        assert_eq!(of(&p, "q"), Space(Private));
+        assert_eq!(of(&p, "s"), From(Shared));
+        assert_eq!(of(&p, "t"), From(Shared));
+        assert_eq!(of(&p, "x"), From(Shared));
+        assert_eq!(of(&p, "m"), From(Shared));
+        assert_eq!(of(&p, "q"), From(Private));
         assert_eq!(of(&p, "o"), Int);
         assert_eq!(of(&p, "i"), Int);
         // Loaded, or from two spaces: the tag decides at run time.
@@ -285,20 +361,53 @@ mod tests {
         assert_eq!(of(&p, "t"), Unknown);
         assert_eq!(of(&p, "u"), Unknown);
         assert_eq!(of(&p, "v"), Unknown);
-        assert_eq!(of(&p, "w"), Space(Global));
+        assert_eq!(of(&p, "w"), From(Global));
+    }
+
+    #[test]
+    fn addresses_from_an_8_byte_parameter_keep_its_slot() {
+        let src = ".version 0.1;\n.target 100;\n\
+                   .kernel @k(.param[8] %a, .param[4] %n, .param[8] %b, .param[8] %c) {\n\
+                   .reg .64b %pa, %pb, %pc, %q, %r, %s, %o, %x;\n.reg .32b %i, %m;\n.pred %p;\n\
+                   ld.param.64b %pa, [%a];\nld.param.64b %pb, [%b];\nld.param.32b %m, [%n];\n\
+                   mov.32b %i, %localid.x;\nzext.64b.32b %o, %i;\niadd.64b %q, %pa, %o;\n\
+                   umad.64b %r, %o, 4, %pb;\nsel.64b %s, %pa, %pb, %p;\n\
+                   ld.param.64b %pc, [%c];\nld.global.64b %x, [%pc];\n}\n";
+        let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", src));
+        let module = crate::check(&file).expect("valid");
+        let f = &module.functions[0];
+        let slots = super::argument_slots(f);
+        let of = |name: &str| {
+            let i = (0..f.regs.len())
+                .find(|&i| f.reg_name(crate::ir::RegId(i as u32)) == name)
+                .unwrap();
+            slots[i]
+        };
+        // %a is the first 8-byte parameter, %b the second (the 4-byte %n is not counted).
+        assert_eq!(of("pa"), From(0));
+        assert_eq!(of("q"), From(0));
+        assert_eq!(of("pb"), From(1));
+        assert_eq!(of("r"), From(1));
+        assert_eq!(of("pc"), From(2));
+        assert_eq!(of("o"), Int);
+        // A 4-byte parameter is an integer.
+        assert_eq!(of("m"), Int);
+        // From two parameters, or loaded: no slot.
+        assert_eq!(of("s"), Unknown);
+        assert_eq!(of("x"), Unknown);
     }
 
     #[test]
     fn join_and_sum() {
-        assert_eq!(Int.join(Space(Shared)), Space(Shared));
-        assert_eq!(Space(Shared).join(Space(Private)), Unknown);
+        assert_eq!(Int.join(From(Shared)), From(Shared));
+        assert_eq!(From(Shared).join(From(Private)), Unknown);
         assert_eq!(
             Provenance::Unwritten.join(Provenance::Unwritten),
             Provenance::Unwritten
         );
-        assert_eq!(Space(Shared).sum(Int), Space(Shared));
+        assert_eq!(From(Shared).sum(Int), From(Shared));
         assert_eq!(Provenance::Unwritten.sum(Provenance::Unwritten), Int);
-        assert_eq!(Space(Shared).sum(Space(Shared)), Unknown);
-        assert_eq!(Unknown.join(Int), Unknown);
+        assert_eq!(From(Shared).sum(From(Shared)), Unknown);
+        assert_eq!(Provenance::Unknown.join(Int), Unknown);
     }
 }
