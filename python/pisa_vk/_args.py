@@ -138,8 +138,10 @@ class Staging:
         # id(array) -> [array, device copy, native buffer, upload, download]
         self._arrays: Dict[int, list] = {}
 
-    def encode(self, params, args) -> List[bytes]:
-        """The parameter bytes of ``args`` for ``params`` (``Param`` tuples), uploading arrays."""
+    def encode(self, params, args) -> List[Any]:
+        """The arguments of ``args`` for ``params`` (``Param`` tuples), uploading arrays: a
+        Buffer and an uploaded array pass their native buffer (the host API writes its
+        address and refuses one of another context), anything else its parameter bytes."""
         from ._buffer import Buffer
         from ._module import Symbol
 
@@ -159,7 +161,9 @@ class Staging:
                 entry[3] |= up
                 entry[4] |= down
                 plan.append(array)
-            elif isinstance(value, (Buffer, Symbol)):
+            elif isinstance(value, Buffer):
+                plan.append(value._native)
+            elif isinstance(value, Symbol):
                 plan.append(struct.pack("<Q", value.address))
             else:
                 plan.append(encode_scalar(value, param.size, what))
@@ -169,10 +173,7 @@ class Staging:
             if entry[3]:
                 native.write(as_bytes(device))
             entry[1], entry[2] = device, native
-        return [
-            struct.pack("<Q", self._arrays[id(p)][2].address) if isinstance(p, np.ndarray) else p
-            for p in plan
-        ]
+        return [self._arrays[id(p)][2] if isinstance(p, np.ndarray) else p for p in plan]
 
     def buffers(self) -> list:
         """The native buffers made for the array arguments."""

@@ -119,7 +119,7 @@ class Kernel:
         staging.copy_back()
 
     def _encode(self, grid: Size, block: Size, args: Sequence[Any], offset: Size):
-        """``([global, local, offsets, parameter bytes], staging)`` of a launch with ``args``
+        """``([global, local, offsets, arguments], staging)`` of a launch with ``args``
         (arrays uploaded into the staging's buffers); what a call and a stream's launch share."""
         global_size = _dims(grid, "grid", 1)
         local_size = _dims(block, "block", 1)

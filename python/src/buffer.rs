@@ -48,3 +48,15 @@ impl Buffer {
             .map_err(|e| to_py(pisa_vk::Error::Runtime(e)))
     }
 }
+
+/// The kernel arguments of a Python call: a native [`Buffer`] passes itself (its address;
+/// a buffer of another context than the module's is refused with `ArgumentError`, as in
+/// Rust), anything else its bytes (checked against the `.param`'s size at dispatch).
+pub(crate) fn kernel_args(args: &[Bound<'_, PyAny>]) -> PyResult<Vec<pisa_vk::Arg>> {
+    args.iter()
+        .map(|a| match a.cast::<Buffer>() {
+            Ok(b) => Ok(pisa_vk::Arg::from(&b.get().inner)),
+            Err(_) => Ok(pisa_vk::Arg::bytes(a.extract::<Vec<u8>>()?)),
+        })
+        .collect()
+}

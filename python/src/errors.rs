@@ -20,7 +20,9 @@ fn class_name(e: &Error) -> &'static str {
     #[allow(unreachable_patterns)] // a variant added to the host API falls back to PisaError
     match e {
         Error::Invalid(_) => "CompileError",
-        Error::ArgumentCount { .. } | Error::ArgumentSize { .. } => "ArgumentError",
+        Error::ArgumentCount { .. } | Error::ArgumentSize { .. } | Error::ForeignBuffer { .. } => {
+            "ArgumentError"
+        }
         Error::UnknownKernel { .. } | Error::UnknownSymbol(_) | Error::AmbiguousSymbol { .. } => {
             "NotFoundError"
         }

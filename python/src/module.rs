@@ -90,7 +90,8 @@ impl Module {
     }
 
     /// Runs `kernel` over `global` work-items (1 to 3 sizes) in work-groups of `local`, with
-    /// `%globaloffset` = `offset` and one `bytes` per `.param` (checked against its size),
+    /// `%globaloffset` = `offset` and per `.param` its `bytes` (checked against its size) or a
+    /// native `Buffer` (its address; one of another context is refused),
     /// and waits for it with the GIL released.
     fn dispatch(
         &self,
@@ -99,10 +100,10 @@ impl Module {
         global: Vec<u64>,
         local: Vec<u64>,
         offset: [u64; 3],
-        args: Vec<Vec<u8>>,
+        args: Vec<Bound<'_, PyAny>>,
     ) -> PyResult<()> {
         let launch = launch(&global, &local, offset)?;
-        let args: Vec<Arg> = args.into_iter().map(Arg::bytes).collect();
+        let args: Vec<Arg> = crate::buffer::kernel_args(&args)?;
         py.detach(|| self.inner.dispatch_launch(kernel, &launch, &args))
             .map_err(to_py)
     }

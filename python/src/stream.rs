@@ -95,7 +95,8 @@ impl Stream {
     }
 
     /// Records a launch of `kernel` of `module` over `global` work-items in work-groups of
-    /// `local`, from `offset`, with one `bytes` per `.param`. The objects in `keep` (buffers
+    /// `local`, from `offset`, with per `.param` its `bytes` or a native `Buffer` (its address;
+    /// one of another context is refused). The objects in `keep` (buffers
     /// and modules whose addresses are among the arguments) stay alive until the submission
     /// has finished.
     #[allow(clippy::too_many_arguments)] // one per part of a launch, as Module.dispatch
@@ -106,11 +107,11 @@ impl Stream {
         global: Vec<u64>,
         local: Vec<u64>,
         offset: [u64; 3],
-        args: Vec<Vec<u8>>,
+        args: Vec<Bound<'_, PyAny>>,
         keep: Vec<Py<PyAny>>,
     ) -> PyResult<()> {
         let launch = launch(&global, &local, offset)?;
-        let args: Vec<Arg> = args.into_iter().map(Arg::bytes).collect();
+        let args: Vec<Arg> = crate::buffer::kernel_args(&args)?;
         // SAFETY: `module` goes into `keep` (below, on success; on failure nothing recorded
         // borrows it).
         let m = unsafe { pinned(&module) };

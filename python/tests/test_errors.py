@@ -157,3 +157,23 @@ def test_a_checked_bad_access_raises_memory_violation(monkeypatch):
     assert isinstance(info.value, RuntimeError)
     assert "bad.pisa:8:" in str(info.value)
     assert ctx.validation_messages() == []
+
+
+def test_a_buffer_of_another_context_is_refused(ctx):
+    # Its address means nothing to this context's device (on lavapipe it is a host pointer
+    # the kernel would write through): refused before anything runs, in a call and a stream.
+    other = pisa_vk.Context()
+    src = (".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n  .reg .64b %p;\n"
+           "  .reg .32b %v;\n  ld.param.64b %p, [%out];\n  mov.32b %v, 7;\n"
+           "  st.global.32b [%p], %v;\n}\n")
+    k = ctx.load(src, name="store.pisa").kernel("k")
+    theirs = other.zeros(4, np.uint32)
+    with pytest.raises(pisa_vk.ArgumentError, match="buffer of another context"):
+        k(1, 1, theirs)
+    with pytest.raises(pisa_vk.ArgumentError, match="buffer of another context"):
+        ctx.stream().launch(k, 1, 1, theirs)
+    assert list(theirs.get()) == [0, 0, 0, 0]
+    ours = ctx.zeros(4, np.uint32)
+    k(1, 1, ours)
+    assert list(ours.get()) == [7, 0, 0, 0]
+    assert other.validation_messages() == []
