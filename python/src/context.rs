@@ -20,8 +20,12 @@ impl Context {
     /// Opens `device`: `None` for the default (`PISA_VK_DEVICE`, else the best device), an
     /// `int` for an index of `Context.devices()`, a `str` for a name substring.
     #[new]
-    #[pyo3(signature = (device=None))]
-    fn new(py: Python<'_>, device: Option<&Bound<'_, PyAny>>) -> PyResult<Context> {
+    #[pyo3(signature = (device=None, checked=None))]
+    fn new(
+        py: Python<'_>,
+        device: Option<&Bound<'_, PyAny>>,
+        checked: Option<bool>,
+    ) -> PyResult<Context> {
         let selector = match device {
             None => DeviceSelector::Default,
             Some(d) if d.is_instance_of::<pyo3::types::PyBool>() => {
@@ -40,6 +44,10 @@ impl Context {
         let inner = py
             .detach(|| pisa_vk::Context::with_device(selector))
             .map_err(to_py)?;
+        let inner = match checked {
+            Some(on) => inner.with_checking(on),
+            None => inner,
+        };
         Ok(Context { inner })
     }
 

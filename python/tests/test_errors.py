@@ -177,3 +177,22 @@ def test_a_buffer_of_another_context_is_refused(ctx):
     k(1, 1, ours)
     assert list(ours.get()) == [7, 0, 0, 0]
     assert other.validation_messages() == []
+
+
+def test_a_checked_context_reports_a_bad_access_and_an_unchecked_one_does_not(ctx):
+    src = (".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n  .reg .64b %p;\n"
+           "  .reg .32b %v;\n  ld.param.64b %p, [%out];\n  mov.32b %v, 7;\n"
+           "  st.global.32b [%p + 16], %v;\n}\n")
+    checked = pisa_vk.Context(checked=True)
+    out = checked.zeros(4, np.uint32)  # 16 bytes: the store at +16 is just past its end
+    with pytest.raises(pisa_vk.MemoryViolation, match="just past the end") as info:
+        checked.load(src, name="bad.pisa").kernel("k")(1, 1, out)
+    assert "bad.pisa:8:" in str(info.value)
+    assert list(out.get()) == [0, 0, 0, 0]
+    assert checked.validation_messages() == []
+    # checked=False: unchecked whatever PISA_VK_CHECKED says; an in-bounds store runs.
+    good = src.replace("[%p + 16]", "[%p + 12]")
+    plain = pisa_vk.Context(checked=False)
+    buf = plain.zeros(4, np.uint32)
+    plain.load(good).kernel("k")(1, 1, buf)
+    assert list(buf.get()) == [0, 0, 0, 7]
