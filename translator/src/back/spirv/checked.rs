@@ -87,7 +87,7 @@ pub struct Pending {
 /// the kernel with the most 8-byte parameters can fill (at most
 /// [`HOT_ENTRIES`](block::HOT_ENTRIES); the host fills them from those parameters).
 pub fn declare(m: &mut ModuleCx, module: &Module) {
-    let words = module
+    let hot_entries = module
         .functions
         .iter()
         .filter(|f| f.is_kernel())
@@ -112,7 +112,7 @@ pub fn declare(m: &mut ModuleCx, module: &Module) {
         address: private(m, u64t, "pisa_check_address"),
     };
     let bt = m.ty(Scalar::Bool);
-    let hot = (0..words)
+    let hot = (0..hot_entries)
         .map(|k| HotEntry {
             start: private(m, u64t, &format!("pisa_check_hot{k}_start")),
             end: private(m, u64t, &format!("pisa_check_hot{k}_end")),
