@@ -124,6 +124,9 @@ pub(crate) struct DeviceShared {
     pub wedged: AtomicBool,
     /// Submissions that timed out and have not been seen finished since.
     busy: Mutex<Vec<Busy>>,
+    /// Whether `busy` is not empty: what every call that needs the device looks at first,
+    /// so that the common case (nothing timed out) takes no lock.
+    any_busy: AtomicBool,
     /// The compute queue (`vkQueueSubmit` needs it externally synchronised).
     queue: Mutex<vk::Queue>,
     /// Its family.
@@ -155,7 +158,9 @@ impl DeviceShared {
 
     /// Records that the submission signalling `fence` timed out while doing `what`.
     pub fn set_busy(&self, fence: vk::Fence, what: String) {
-        self.busy().push(Busy { fence, what });
+        let mut busy = self.busy();
+        busy.push(Busy { fence, what });
+        self.any_busy.store(true, Ordering::Release);
     }
 
     /// A submission slot from the free list, or a new one. Its fence is unsignalled and its
@@ -217,6 +222,9 @@ impl DeviceShared {
     /// more (their fences are then forgotten), else what still runs. A failed query (a lost
     /// device) counts as finished: nothing of that submission will run any more.
     pub fn wait_idle(&self, timeout: Duration) -> Result<(), String> {
+        if !self.any_busy.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let mut busy = self.busy();
         if busy.is_empty() {
             return Ok(());
@@ -240,7 +248,10 @@ impl DeviceShared {
         });
         match busy.first() {
             Some(b) => Err(b.what.clone()),
-            None => Ok(()),
+            None => {
+                self.any_busy.store(false, Ordering::Release);
+                Ok(())
+            }
         }
     }
 
@@ -402,6 +413,7 @@ impl Context {
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             wedged: AtomicBool::new(false),
             busy: Mutex::new(Vec::new()),
+            any_busy: AtomicBool::new(false),
             queue: Mutex::new(queue),
             queue_family,
             timestamps: chosen.timestamps,

@@ -61,9 +61,25 @@ struct Part {
     groups: [u32; 3],
 }
 
+/// The dispatches of a recorded launch: one (the common case, kept without a vector) or
+/// several.
+enum Parts {
+    One(Part),
+    Many(Vec<Part>),
+}
+
+impl Parts {
+    fn as_slice(&self) -> &[Part] {
+        match self {
+            Parts::One(part) => std::slice::from_ref(part),
+            Parts::Many(parts) => parts,
+        }
+    }
+}
+
 /// A recorded command.
 enum Op {
-    Launch(Vec<Part>),
+    Launch(Parts),
     Copy {
         src: Arc<RawBuffer>,
         src_offset: u64,
@@ -97,6 +113,7 @@ impl Op {
     fn describe(&self) -> String {
         match self {
             Op::Launch(parts) => {
+                let parts = parts.as_slice();
                 let first = &parts[0];
                 let [x, y, z] = first.groups;
                 let more = match parts.len() {
@@ -127,7 +144,7 @@ pub struct ReadId(usize);
 pub struct Stream<'c> {
     ctx: &'c Context,
     ops: Vec<Op>,
-    keep: Vec<Arc<RawBuffer>>,
+    keep: Vec<BufferLease>,
     timed: bool,
     reads: usize,
 }
@@ -188,46 +205,56 @@ impl<'c> Stream<'c> {
     /// pipeline's, a group count beyond `maxComputeWorkGroupCount` ([`Error::InvalidArgument`]).
     /// An empty `parts` records nothing.
     pub fn launch(&mut self, parts: &[DispatchPart]) -> Result<&mut Self, Error> {
-        let max = self.ctx.info().max_workgroup_count;
-        let mut recorded = Vec::with_capacity(parts.len());
-        for part in parts {
-            let pipeline = part.pipeline;
-            if !pipeline.belongs_to(self.ctx.shared()) {
-                return Err(Error::InvalidArgument(format!(
-                    "pipeline {} was created by another context",
-                    pipeline.name()
-                )));
-            }
-            let group_count = part.group_count;
-            if group_count.iter().zip(max).any(|(g, m)| *g > m) {
-                return Err(Error::InvalidArgument(format!(
-                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
-                     maxComputeWorkGroupCount {max:?}",
-                    pipeline.name()
-                )));
-            }
-            let push_size = pipeline.push_constant_size() as usize;
-            if part.push_constants.len() > push_size {
-                return Err(Error::InvalidArgument(format!(
-                    "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
-                    pipeline.name(),
-                    part.push_constants.len(),
-                    push_size
-                )));
-            }
-            let mut push = Vec::with_capacity(push_size);
-            push.extend_from_slice(part.push_constants);
-            push.resize(push_size, 0);
-            recorded.push(Part {
-                pipeline: pipeline.keep(),
-                push,
-                groups: group_count,
-            });
+        if let [part] = parts {
+            let part = self.part(part)?;
+            self.ops.push(Op::Launch(Parts::One(part)));
+            return Ok(self);
         }
+        let recorded = parts
+            .iter()
+            .map(|part| self.part(part))
+            .collect::<Result<Vec<Part>, Error>>()?;
         if !recorded.is_empty() {
-            self.ops.push(Op::Launch(recorded));
+            self.ops.push(Op::Launch(Parts::Many(recorded)));
         }
         Ok(self)
+    }
+
+    /// `part` checked ([`Stream::launch`]'s errors) and owning what it needs.
+    fn part(&self, part: &DispatchPart) -> Result<Part, Error> {
+        let max = self.ctx.info().max_workgroup_count;
+        let pipeline = part.pipeline;
+        if !pipeline.belongs_to(self.ctx.shared()) {
+            return Err(Error::InvalidArgument(format!(
+                "pipeline {} was created by another context",
+                pipeline.name()
+            )));
+        }
+        let group_count = part.group_count;
+        if group_count.iter().zip(max).any(|(g, m)| *g > m) {
+            return Err(Error::InvalidArgument(format!(
+                "dispatch of {}: group count {group_count:?} exceeds the device limit \
+                 maxComputeWorkGroupCount {max:?}",
+                pipeline.name()
+            )));
+        }
+        let push_size = pipeline.push_constant_size() as usize;
+        if part.push_constants.len() > push_size {
+            return Err(Error::InvalidArgument(format!(
+                "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
+                pipeline.name(),
+                part.push_constants.len(),
+                push_size
+            )));
+        }
+        let mut push = Vec::with_capacity(push_size);
+        push.extend_from_slice(part.push_constants);
+        push.resize(push_size, 0);
+        Ok(Part {
+            pipeline: pipeline.keep(),
+            push,
+            groups: group_count,
+        })
     }
 
     /// Records a copy of `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
@@ -348,13 +375,24 @@ impl<'c> Stream<'c> {
     /// Keeps `buffer` alive until the submission has finished, for a buffer that a kernel
     /// reaches through an address rather than a command of this stream.
     pub fn keep_alive(&mut self, buffer: &Buffer) -> &mut Self {
-        self.keep.push(buffer.keep());
+        self.keep.push(buffer.lease());
         self
     }
 
     /// Like [`Stream::keep_alive`], from a [`BufferLease`].
     pub fn keep_lease(&mut self, lease: BufferLease) -> &mut Self {
-        self.keep.push(lease.0);
+        self.keep.push(lease);
+        self
+    }
+
+    /// Like [`Stream::keep_lease`] for each of `leases`; the first time, the vector itself
+    /// is kept (no copy, no allocation).
+    pub fn keep_leases(&mut self, mut leases: Vec<BufferLease>) -> &mut Self {
+        if self.keep.is_empty() {
+            self.keep = leases;
+        } else {
+            self.keep.append(&mut leases);
+        }
         self
     }
 
@@ -367,7 +405,7 @@ impl<'c> Stream<'c> {
             "submit",
             commands = self.ops.len(),
             kernel = self.ops.iter().find_map(|op| match op {
-                Op::Launch(parts) => parts.first().map(|p| p.pipeline.name.as_str()),
+                Op::Launch(parts) => parts.as_slice().first().map(|p| p.pipeline.name.as_str()),
                 _ => None,
             }),
             timed = self.timed
@@ -389,7 +427,7 @@ impl<'c> Stream<'c> {
         }
         let shared = &submission.shared;
         shared.check_idle(|| match &submission.ops[..] {
-            [Op::Launch(parts)] => format!("dispatch {}", parts[0].pipeline.name),
+            [Op::Launch(parts)] => format!("dispatch {}", parts.as_slice()[0].pipeline.name),
             ops => format!("submit a stream of {} commands", ops.len()),
         })?;
         let mut slot = shared.take_slot()?;
@@ -472,7 +510,7 @@ unsafe fn record(
         }
         match op {
             Op::Launch(parts) => {
-                for part in parts {
+                for part in parts.as_slice() {
                     let p = &part.pipeline;
                     if bound != Some(p.pipeline) {
                         device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
@@ -558,7 +596,7 @@ pub struct Submission {
     /// The slot in flight; `None` when nothing was submitted or once finished.
     slot: Option<Slot>,
     ops: Vec<Op>,
-    _keep: Vec<Arc<RawBuffer>>,
+    _keep: Vec<BufferLease>,
     queries: u32,
     timeout_seconds: f64,
     times: Option<Vec<Duration>>,
