@@ -87,29 +87,33 @@ pub struct ArgSink<'k> {
     params: &'k [ParamInfo],
     /// The id of the module's context, when known (`pisa_runtime::Context::id`).
     context: Option<u64>,
-    block: Vec<u8>,
+    /// The argument block (the `.param`s at their offsets).
+    block: &'k mut [u8],
     next: usize,
     error: Option<Error>,
     leases: Vec<pisa_runtime::BufferLease>,
 }
 
 impl<'k> ArgSink<'k> {
-    /// The sink of a kernel's arguments; `context` is the id of its module's context
-    /// (`None`: buffers of every context are taken).
+    /// The sink of a kernel's arguments, written into `block` (the kernel's `.param` size:
+    /// its own buffer, or the slot of the launch block that holds them); `context` is the
+    /// id of its module's context (`None`: buffers of every context are taken).
     pub(crate) fn new(
         kernel: &'k str,
         params: &'k [ParamInfo],
-        size: u32,
+        block: &'k mut [u8],
         context: Option<u64>,
     ) -> ArgSink<'k> {
         ArgSink {
             kernel,
             params,
             context,
-            block: vec![0; size as usize],
+            block,
             next: 0,
             error: None,
-            leases: Vec::new(),
+            // Room for the buffers of the arguments and the two a launch adds (the globals
+            // arena, a checked launch's check block): the stream keeps this vector.
+            leases: Vec::with_capacity(params.len() + 2),
         }
     }
 
@@ -167,9 +171,8 @@ impl<'k> ArgSink<'k> {
         self.leases.push(buffer.lease());
     }
 
-    /// The argument block and the buffers to keep alive, or the error: the count, else the
-    /// first size.
-    pub(crate) fn finish(self) -> Result<(Vec<u8>, Vec<pisa_runtime::BufferLease>)> {
+    /// The buffers to keep alive, or the error: the count, else the first size.
+    pub(crate) fn finish(self) -> Result<Vec<pisa_runtime::BufferLease>> {
         if self.next != self.params.len() {
             return Err(Error::ArgumentCount {
                 kernel: self.kernel.to_string(),
@@ -179,9 +182,18 @@ impl<'k> ArgSink<'k> {
         }
         match self.error {
             Some(e) => Err(e),
-            None => Ok((self.block, self.leases)),
+            None => Ok(self.leases),
         }
     }
+}
+
+/// `n` zero bytes, allocated with `malloc` and then zeroed: what a dispatch's argument and
+/// launch blocks start from. (`vec![0; n]` asks for zeroed memory, `calloc`, which glibc
+/// serves without its per-thread cache: slower for the small blocks of every dispatch.)
+pub(crate) fn zeroed_bytes(n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, 0);
+    v
 }
 
 /// One kernel argument (see the [module documentation](self)).
@@ -383,7 +395,9 @@ pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) 
 /// Lays out `args` in a kernel's argument block, checking their count and sizes against
 /// the `.param`s (not their buffers' contexts: no module is known here).
 pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) -> Result<Vec<u8>> {
-    let mut sink = ArgSink::new(kernel, params, size, None);
+    let mut block = zeroed_bytes(size as usize);
+    let mut sink = ArgSink::new(kernel, params, &mut block, None);
     args.put_all(&mut sink);
-    sink.finish().map(|(block, _)| block)
+    sink.finish()?;
+    Ok(block)
 }

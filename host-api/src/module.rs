@@ -49,6 +49,12 @@ struct Memo {
     pipeline: Arc<pisa_runtime::Pipeline>,
 }
 
+impl Memo {
+    fn is(&self, kernel: usize, local: [u32; 3], enqueued: [u32; 3]) -> bool {
+        self.kernel == kernel && self.local == local && self.enqueued == enqueued
+    }
+}
+
 impl std::fmt::Debug for Module {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let kernels: Vec<&str> = self
@@ -369,8 +375,16 @@ impl Module {
                 got: arg_block.len() as u64,
             });
         }
+        let mut push = crate::args::zeroed_bytes(k.push_constant_size as usize);
+        let separate = if k.params_inline {
+            let at = self.reflection().launch.params as usize;
+            push[at..at + arg_block.len()].copy_from_slice(arg_block);
+            None
+        } else {
+            Some(arg_block)
+        };
         let mut stream = self.ctx.rt.stream();
-        let check = self.record_block(&mut stream, index, launch, arg_block, Vec::new())?;
+        let check = self.record_block(&mut stream, index, launch, push, separate, Vec::new())?;
         stream.submit()?.wait()?;
         crate::memcheck::finish_all(check.into_iter().collect())
     }
@@ -423,17 +437,15 @@ impl Module {
         local: [u32; 3],
         enqueued: [u32; 3],
     ) -> Result<Arc<pisa_runtime::Pipeline>> {
-        let memo = |m: &Memo| m.kernel == index && m.local == local && m.enqueued == enqueued;
-        let lock = || self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = lock().iter().find(|m| memo(m)) {
-            return Ok(Arc::clone(&m.pipeline));
+        if let Some(p) = self.memoized(index, local, enqueued) {
+            return Ok(p);
         }
         let k = &self.reflection().kernels[index];
         let name = format!("kernel `{}` of {}", k.name, self.name);
         let desc = self.pipeline_desc(k, local, &enqueued, &name)?;
         let pipeline = self.ctx.rt.create_pipeline(&desc)?;
-        let mut memos = lock();
-        if !memos.iter().any(|m| memo(m)) {
+        let mut memos = self.memos();
+        if !memos.iter().any(|m| m.is(index, local, enqueued)) {
             memos.push(Memo {
                 kernel: index,
                 local,
@@ -442,6 +454,25 @@ impl Module {
             });
         }
         Ok(pipeline)
+    }
+
+    fn memos(&self) -> std::sync::MutexGuard<'_, Vec<Memo>> {
+        self.pipelines.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The module's pipeline of kernel `index` for work-groups of `local` in a launch with
+    /// work-groups of `enqueued`, when it has made it. One exists only once `local` and
+    /// `enqueued` passed [`Module::pipeline_desc`]'s check.
+    fn memoized(
+        &self,
+        index: usize,
+        local: [u32; 3],
+        enqueued: [u32; 3],
+    ) -> Option<Arc<pisa_runtime::Pipeline>> {
+        self.memos()
+            .iter()
+            .find(|m| m.is(index, local, enqueued))
+            .map(|m| Arc::clone(&m.pipeline))
     }
 
     /// The description of [`Module::pipeline`]'s pipeline, its local size checked against
@@ -503,21 +534,38 @@ impl Module {
         args: impl IntoArgs,
     ) -> Result<Option<crate::memcheck::Check<'_>>> {
         let k = &self.reflection().kernels[index];
-        let mut sink = ArgSink::new(&k.name, &k.params, k.param_size, Some(self.ctx.rt.id()));
-        args.put_all(&mut sink);
-        let (block, leases) = sink.finish()?;
-        self.record_block(stream, index, launch, &block, leases)
+        // The arguments are written where the kernel reads them: into its slot of the launch
+        // block, or into a block of their own (passed through a buffer).
+        let mut push = crate::args::zeroed_bytes(k.push_constant_size as usize);
+        let mut separate =
+            (!k.params_inline).then(|| crate::args::zeroed_bytes(k.param_size as usize));
+        let leases = {
+            let block = match &mut separate {
+                Some(block) => &mut block[..],
+                None => {
+                    let at = self.reflection().launch.params as usize;
+                    &mut push[at..at + k.param_size as usize]
+                }
+            };
+            let mut sink = ArgSink::new(&k.name, &k.params, block, Some(self.ctx.rt.id()));
+            args.put_all(&mut sink);
+            sink.finish()?
+        };
+        self.record_block(stream, index, launch, push, separate.as_deref(), leases)
     }
 
-    /// Records the launch of kernel `index` with the argument block `arg_block` (exactly
-    /// the kernel's `.param` size) into `stream`, keeping `leases`, the globals arena, an
-    /// argument buffer and a checked module's check block alive until it has run.
+    /// Records the launch of kernel `index` into `stream` with the launch block `push` (the
+    /// kernel's push constants, zero but for the `.param`s of a kernel that takes them there)
+    /// and, for a kernel that does not, the argument block `separate` (exactly its `.param`
+    /// size), keeping `leases`, the globals arena, an argument buffer and a checked module's
+    /// check block alive until it has run.
     fn record_block(
         &self,
         stream: &mut pisa_runtime::Stream,
         index: usize,
         launch: &Launch,
-        arg_block: &[u8],
+        mut push: Vec<u8>,
+        separate: Option<&[u8]>,
         leases: Vec<pisa_runtime::BufferLease>,
     ) -> Result<Option<crate::memcheck::Check<'_>>> {
         let k = &self.reflection().kernels[index];
@@ -527,13 +575,16 @@ impl Module {
         };
         let local32 = self.local_size(k, launch.local.size)?;
         // The enqueued work-group size must be one the device can run, even where the grid
-        // is smaller and only a partial work-group is dispatched.
-        self.pipeline_desc(k, local32, &local32, &k.name)?;
+        // is smaller and only a partial work-group is dispatched: checked here unless its
+        // pipeline exists (made only once the size passed the same check).
+        let mut full = self.memoized(index, local32, local32);
+        if full.is_none() {
+            self.pipeline_desc(k, local32, &local32, &k.name)?;
+        }
         let global = launch.global.size;
         let plan = crate::launch::plan(global, local32, self.ctx.info().max_workgroup_count)
             .map_err(launch_err)?;
         let l = self.reflection().launch;
-        let mut push = vec![0u8; k.push_constant_size as usize];
         let put = |push: &mut [u8], at: Option<u32>, v: &[u8]| {
             if let Some(at) = at {
                 push[at as usize..at as usize + v.len()].copy_from_slice(v)
@@ -560,52 +611,77 @@ impl Module {
                 &plan.group_count[d].to_le_bytes(),
             );
         }
-        if k.params_inline {
-            put(&mut push, Some(l.params), arg_block);
-        } else {
-            let b = self.ctx.rt.create_buffer(arg_block.len() as u64)?;
-            b.write(0, arg_block)?;
-            put(&mut push, Some(l.params), &b.device_address().to_le_bytes());
-            stream.keep_alive(&b);
-        }
+        let inline_args;
+        let arg_block = match separate {
+            Some(block) => {
+                let b = self.ctx.rt.create_buffer(block.len() as u64)?;
+                b.write(0, block)?;
+                put(&mut push, Some(l.params), &b.device_address().to_le_bytes());
+                stream.keep_alive(&b);
+                block
+            }
+            None => {
+                // Only a checked launch reads the arguments again (to name them in a
+                // report), so only it gets a copy.
+                let at = l.params as usize;
+                inline_args = match self.checked() {
+                    true => push[at..at + k.param_size as usize].to_vec(),
+                    false => Vec::new(),
+                };
+                &inline_args[..]
+            }
+        };
         // The check block of a checked module, one for every dispatch of the launch.
         let check = crate::memcheck::prepare(self, k, launch, arg_block, &mut push)?;
-        // One pipeline per local size (the enqueued one and the edge sizes), made before
-        // anything is recorded so that every error comes first.
-        let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> = Vec::with_capacity(1);
-        for part in &plan.parts {
-            if !pipelines.iter().any(|(size, _)| *size == part.local) {
-                pipelines.push((part.local, self.pipeline(index, part.local, local32)?));
+        // One pipeline per local size (the enqueued one and the edge sizes: at most 8, one
+        // per combination of full and edge sizes), made before anything is recorded so that
+        // every error comes first.
+        let mut pipelines: [Option<([u32; 3], Arc<pisa_runtime::Pipeline>)>; 8] =
+            Default::default();
+        for part in plan.parts() {
+            let slot = pipelines
+                .iter_mut()
+                .find(|p| p.as_ref().is_none_or(|(size, _)| *size == part.local))
+                .expect("a plan has at most 8 local sizes");
+            if slot.is_none() {
+                let pipeline = match full.take_if(|_| part.local == local32) {
+                    Some(p) => p,
+                    None => self.pipeline(index, part.local, local32)?,
+                };
+                *slot = Some((part.local, pipeline));
             }
         }
-        let mut pushes = Vec::with_capacity(plan.parts.len());
-        for part in &plan.parts {
-            let mut p = push.clone();
+        let pipeline_of = |local: [u32; 3]| {
+            pipelines
+                .iter()
+                .flatten()
+                .find(|(size, _)| *size == local)
+                .map(|(_, p)| &**p)
+                .expect("a pipeline was made for every local size of the plan")
+        };
+        // The launch block of each part, with its group base: one after the other.
+        let size = push.len();
+        let mut pushes = match plan.parts().len() {
+            1 => push,
+            n => push.repeat(n),
+        };
+        for (part, p) in plan.parts().iter().zip(pushes.chunks_mut(size.max(1))) {
             for d in 0..3 {
                 let at = l.group_base.map(|s| s + 4 * d as u32);
-                put(&mut p, at, &part.group_base[d].to_le_bytes());
+                put(p, at, &part.group_base[d].to_le_bytes());
             }
-            pushes.push(p);
         }
-        let parts: Vec<pisa_runtime::DispatchPart> = plan
-            .parts
-            .iter()
-            .zip(&pushes)
-            .map(|(part, push)| pisa_runtime::DispatchPart {
-                pipeline: pipelines
-                    .iter()
-                    .find(|(size, _)| *size == part.local)
-                    .map(|(_, p)| &**p)
-                    .expect("a pipeline was made for every local size of the plan"),
-                push_constants: push,
-                group_count: part.groups,
-            })
-            .collect();
-        stream.launch(&parts)?;
+        let dispatch = |(i, part): (usize, &crate::launch::Part)| pisa_runtime::DispatchPart {
+            pipeline: pipeline_of(part.local),
+            push_constants: &pushes[i * size..(i + 1) * size],
+            group_count: part.groups,
+        };
+        match plan.parts() {
+            [one] => stream.launch(&[dispatch((0, one))])?,
+            parts => stream.launch(&parts.iter().enumerate().map(dispatch).collect::<Vec<_>>())?,
+        };
+        stream.keep_leases(leases);
         stream.keep_alive(&self.arena);
-        for lease in leases {
-            stream.keep_lease(lease);
-        }
         if let Some(c) = &check {
             stream.keep_alive(c.block());
         }
