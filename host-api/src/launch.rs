@@ -50,6 +50,41 @@ impl Plan {
 
 const DIM: [char; 3] = ['x', 'y', 'z'];
 
+/// The bytes of a launch block (a kernel's push constants) that live on the stack: 256, the
+/// `maxPushConstantsSize` of most devices (Vulkan guarantees 128).
+const STACK_BLOCK: usize = 256;
+
+/// A zeroed launch block being filled for one launch: on the stack when it fits in
+/// [`STACK_BLOCK`] bytes, else on the heap (the runtime copies it when the launch is
+/// recorded, so it need not outlive that).
+pub(crate) struct LaunchBlock {
+    stack: [u8; STACK_BLOCK],
+    heap: Vec<u8>,
+    len: usize,
+}
+
+impl LaunchBlock {
+    /// `len` zero bytes.
+    pub fn zeroed(len: usize) -> LaunchBlock {
+        LaunchBlock {
+            stack: [0; STACK_BLOCK],
+            heap: match len > STACK_BLOCK {
+                true => crate::args::zeroed_bytes(len),
+                false => Vec::new(),
+            },
+            len,
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes(&mut self) -> &mut [u8] {
+        match self.len > STACK_BLOCK {
+            true => &mut self.heap,
+            false => &mut self.stack[..self.len],
+        }
+    }
+}
+
 /// Plans a launch of `global` work-items in work-groups of `local` (every dimension at least
 /// 1) on a device allowing `max_groups` work-groups per dispatch. An error names what is
 /// wrong: an empty dimension (CUDA refuses a zero-sized grid too), or more than 2^32 - 1

@@ -69,13 +69,13 @@ fn a_dispatch_of_a_prepared_kernel_allocates_little() {
     eprintln!(
         "heap allocations per dispatch: Module::dispatch {untyped}, Kernel::dispatch {typed}"
     );
-    // The launch block, the list of buffers the submission keeps alive, the runtime's copy
-    // of the launch block and its list of commands. Before issue 17's rework: 15.
+    // The list of buffers the submission keeps alive and the runtime's copy of the launch
+    // block. Before issue 17's rework: 15.
     assert!(
-        untyped <= 4,
+        untyped <= 2,
         "Module::dispatch made {untyped} heap allocations"
     );
-    assert!(typed <= 4, "Kernel::dispatch made {typed} heap allocations");
+    assert!(typed <= 2, "Kernel::dispatch made {typed} heap allocations");
     let m = ctx.validation_messages();
     assert!(m.is_empty(), "validation layer: {m:#?}");
 }
