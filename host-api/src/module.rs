@@ -177,8 +177,9 @@ impl Module {
     /// dispatchable by name, and the variables of every file are one globals arena.
     ///
     /// Cost and errors: those of [`Module::load`], for every file; [`Error::Invalid`] also
-    /// holds the link's errors (an import nothing exports, declarations that differ, a name
-    /// exported twice), each pointing at the places involved.
+    /// holds the link's errors ([`pisa_translator::link()`]: an import nothing exports,
+    /// declarations that differ, a name exported twice...), each pointing at the places
+    /// involved.
     pub fn load_linked(ctx: &Context, paths: &[impl AsRef<std::path::Path>]) -> Result<Module> {
         let mut sources = Vec::with_capacity(paths.len());
         for path in paths {
