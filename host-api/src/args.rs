@@ -12,6 +12,23 @@
 //! [`Signature`] types a kernel: `module.kernel::<(Buffer<f32>, u32)>("scale")?` checks the
 //! kernel's `.param` count and sizes once, at that call, and the returned
 //! [`Kernel`](crate::Kernel) takes exactly `(&Buffer<f32>, u32)`.
+//!
+//! ```
+//! # fn main() -> pisa_vk::Result<()> {
+//! use pisa_vk::{Arg, Args, Context, Error, Module};
+//! # let scale_pisa = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/scale.pisa");
+//! let ctx = Context::new()?;
+//! let m = Module::load(&ctx, scale_pisa)?; // @scale(.param[8] %data, .param[4] %n)
+//! let data = ctx.buffer_from(&[1u32, 2, 3])?;
+//! m.dispatch("scale", 3, 4, (&data, 3u32))?; // a tuple
+//! m.dispatch("scale", 3, 4, Args::new().arg(&data).arg(3u32))?; // the builder
+//! m.dispatch("scale", 3, 4, &[Arg::from(&data), Arg::from(3u32)])?; // raw arguments
+//! assert_eq!(data.read()?, [27, 54, 81]);
+//! // Each argument is checked against its `.param`.
+//! let e = m.dispatch("scale", 3, 4, (&data, 3u64)).unwrap_err();
+//! assert!(matches!(e, Error::ArgumentSize { index: 1, expected: 4, got: 8, .. }), "{e}");
+//! # Ok(()) }
+//! ```
 
 use crate::{Buffer, Error, Result};
 use bytemuck::Pod;
@@ -27,7 +44,8 @@ pub struct Arg {
 }
 
 impl Arg {
-    /// An argument of raw bytes (the `.param`'s size).
+    /// An argument of raw bytes (the `.param`'s size, little-endian): not known to be a
+    /// buffer, so a dispatch cannot keep one alive or check its context.
     pub fn bytes(bytes: Vec<u8>) -> Arg {
         Arg {
             bytes,
@@ -81,35 +99,41 @@ scalar_args!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
 
 /// Where arguments are written: a kernel's argument block, checked `.param` by `.param`
 /// (and, for a buffer, against the module's context). [`KernelArg`] implementations call
-/// [`ArgSink::bytes`] or [`ArgSink::buffer`] once per argument.
+/// [`ArgSink::bytes`] or [`ArgSink::buffer`] once per argument. Errors are collected and
+/// reported by the dispatch: the count ([`Error::ArgumentCount`]), else the first wrong
+/// argument.
 pub struct ArgSink<'k> {
     kernel: &'k str,
     params: &'k [ParamInfo],
     /// The id of the module's context, when known (`pisa_runtime::Context::id`).
     context: Option<u64>,
-    block: Vec<u8>,
+    /// The argument block (the `.param`s at their offsets).
+    block: &'k mut [u8],
     next: usize,
     error: Option<Error>,
     leases: Vec<pisa_runtime::BufferLease>,
 }
 
 impl<'k> ArgSink<'k> {
-    /// The sink of a kernel's arguments; `context` is the id of its module's context
-    /// (`None`: buffers of every context are taken).
+    /// The sink of a kernel's arguments, written into `block` (the kernel's `.param` size:
+    /// its own buffer, or the slot of the launch block that holds them); `context` is the
+    /// id of its module's context (`None`: buffers of every context are taken).
     pub(crate) fn new(
         kernel: &'k str,
         params: &'k [ParamInfo],
-        size: u32,
+        block: &'k mut [u8],
         context: Option<u64>,
     ) -> ArgSink<'k> {
         ArgSink {
             kernel,
             params,
             context,
-            block: vec![0; size as usize],
+            block,
             next: 0,
             error: None,
-            leases: Vec::new(),
+            // Room for the buffers of the arguments and the two a launch adds (the globals
+            // arena, a checked launch's check block): the stream keeps this vector.
+            leases: Vec::with_capacity(params.len() + 2),
         }
     }
 
@@ -167,9 +191,8 @@ impl<'k> ArgSink<'k> {
         self.leases.push(buffer.lease());
     }
 
-    /// The argument block and the buffers to keep alive, or the error: the count, else the
-    /// first size.
-    pub(crate) fn finish(self) -> Result<(Vec<u8>, Vec<pisa_runtime::BufferLease>)> {
+    /// The buffers to keep alive, or the error: the count, else the first size.
+    pub(crate) fn finish(self) -> Result<Vec<pisa_runtime::BufferLease>> {
         if self.next != self.params.len() {
             return Err(Error::ArgumentCount {
                 kernel: self.kernel.to_string(),
@@ -179,14 +202,25 @@ impl<'k> ArgSink<'k> {
         }
         match self.error {
             Some(e) => Err(e),
-            None => Ok((self.block, self.leases)),
+            None => Ok(self.leases),
         }
     }
 }
 
-/// One kernel argument (see the [module documentation](self)).
+/// `n` zero bytes, allocated with `malloc` and then zeroed: what a dispatch's argument and
+/// launch blocks start from. (`vec![0; n]` asks for zeroed memory, `calloc`, which glibc
+/// serves without its per-thread cache: slower for the small blocks of every dispatch.)
+pub(crate) fn zeroed_bytes(n: usize) -> Vec<u8> {
+    let mut v = Vec::with_capacity(n);
+    v.resize(n, 0);
+    v
+}
+
+/// One kernel argument (see the [module documentation](self)): scalars, arrays of them,
+/// `&Buffer<T>`, [`Arg`]. Implement it to pass a type of your own (a `#[repr(C)]` struct
+/// as one `.param`).
 pub trait KernelArg {
-    /// Writes the argument with one [`ArgSink::bytes`] call.
+    /// Writes the argument with one [`ArgSink::bytes`] (or [`ArgSink::buffer`]) call.
     fn put(&self, sink: &mut ArgSink);
 }
 
@@ -214,7 +248,8 @@ impl<T: Pod, const N: usize> KernelArg for [T; N] {
     }
 }
 
-/// The arguments of a dispatch (see the [module documentation](self)).
+/// The arguments of a dispatch (see the [module documentation](self)): a tuple of up to 12
+/// [`KernelArg`]s, `()`, an [`Args`] builder, or a slice, array or vector of [`Arg`].
 pub trait IntoArgs {
     /// Writes every argument into `sink`, in order.
     fn put_all(self, sink: &mut ArgSink);
@@ -285,7 +320,8 @@ tuple_args! {
 }
 
 /// A builder of arguments, for a count or mix a tuple does not fit:
-/// `Args::new().arg(&a).arg(4u32)`. Each [`Args::arg`] takes anything [`KernelArg`].
+/// `Args::new().arg(&a).arg(4u32)`. Each [`Args::arg`] takes anything [`KernelArg`] and
+/// boxes it (one heap allocation per argument; a tuple allocates nothing).
 #[derive(Default)]
 pub struct Args<'a> {
     args: Vec<Box<dyn KernelArg + 'a>>,
@@ -322,8 +358,8 @@ impl IntoArgs for &Args<'_> {
     }
 }
 
-/// A parameter type of a typed kernel ([`Signature`]): a scalar, or a [`Buffer`] (a pointer
-/// parameter, `.param[8]`).
+/// A parameter type of a typed kernel ([`Signature`]): a scalar (`u8` ... `f64`, its size),
+/// or a [`Buffer`] (a pointer parameter, `.param[8]`).
 pub trait Param {
     /// What a dispatch passes for it (`u32`, `&Buffer<f32>`).
     type Value<'x>: KernelArg;
@@ -339,7 +375,8 @@ impl<T: Pod> Param for Buffer<T> {
     const NAME: &'static str = "&Buffer (a pointer)";
 }
 
-/// The parameter types of a kernel, a tuple of [`Param`]s: `(Buffer<f32>, Buffer<f32>, u32)`.
+/// The parameter types of a kernel, a tuple of up to 12 [`Param`]s (or `()`):
+/// `(Buffer<f32>, Buffer<f32>, u32)`. See [`Module::kernel`](crate::Module::kernel).
 pub trait Signature {
     /// The arguments a dispatch passes: `(&Buffer<f32>, &Buffer<f32>, u32)`.
     type Args<'x>: IntoArgs;
@@ -380,10 +417,14 @@ pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) 
     Ok(())
 }
 
-/// Lays out `args` in a kernel's argument block, checking their count and sizes against
-/// the `.param`s (not their buffers' contexts: no module is known here).
+/// Lays out `args` in a kernel's argument block of `size` bytes (`params` and `size` from
+/// its [`KernelInfo`](pisa_translator::reflect::KernelInfo)), checking their count and
+/// sizes against the `.param`s (not their buffers' contexts: no module is known here).
+/// Host memory only. Errors: [`Error::ArgumentCount`], [`Error::ArgumentSize`].
 pub fn pack_args(kernel: &str, params: &[ParamInfo], size: u32, args: &[Arg]) -> Result<Vec<u8>> {
-    let mut sink = ArgSink::new(kernel, params, size, None);
+    let mut block = zeroed_bytes(size as usize);
+    let mut sink = ArgSink::new(kernel, params, &mut block, None);
     args.put_all(&mut sink);
-    sink.finish().map(|(block, _)| block)
+    sink.finish()?;
+    Ok(block)
 }

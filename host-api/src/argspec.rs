@@ -103,7 +103,8 @@ impl ElemType {
     }
 
     /// Encodes one value (decimal, `0x` hex bits, or for float types a decimal float;
-    /// `nan`, `inf`, `-inf` too) little-endian.
+    /// `nan`, `inf`, `-inf` too) little-endian. Errors: a message quoting a value that does
+    /// not parse as the type, or does not fit in it.
     pub fn encode(self, text: &str) -> Result<Vec<u8>, String> {
         let t = text.trim();
         let bad = || format!("`{t}` is not a valid {} value", self.name());
@@ -226,7 +227,10 @@ pub enum ArgSpec {
     },
 }
 
-/// Parses an `--arg` (or the value part of a `--set`).
+/// Parses an `--arg` (or the value part of a `--set`). Cost: `TYPE[]@PATH` reads the file;
+/// `TYPE[N]` allocates N zeroed elements (at most 16 GiB). Errors: a message naming what is
+/// wrong (the form, an unknown type, a value, an unreadable file or one that is not a whole
+/// number of elements, an element count).
 pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     if let Some(hex) = spec.strip_prefix("bytes:") {
         return parse_hex(hex).map(ArgSpec::Scalar);
@@ -284,7 +288,8 @@ pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     ))
 }
 
-/// Parses lower- or upper-case hex digits, two per byte.
+/// Parses lower- or upper-case hex digits, two per byte. Errors: an odd number of digits,
+/// a character that is not a hex digit.
 pub fn parse_hex(hex: &str) -> Result<Vec<u8>, String> {
     let h = hex.trim();
     if h.len() % 2 != 0 {
@@ -301,7 +306,8 @@ pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Parses `X[,Y[,Z]]`.
+/// Parses `X[,Y[,Z]]`: the sizes (the others 1) and how many were given. Errors: more than
+/// three sizes, a size that is not a number.
 pub fn parse_dims(s: &str) -> Result<([u64; 3], u32), String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {

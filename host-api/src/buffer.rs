@@ -1,10 +1,10 @@
 //! [`Buffer`]: a typed device buffer whose 64-bit device address is what a kernel gets.
 //!
-//! Every buffer's memory is host-visible: the blocking accessors ([`Buffer::read`],
+//! Every buffer's memory is host-visible: the accessors ([`Buffer::read`],
 //! [`Buffer::write_at`], [`Buffer::fill`]...) copy through the mapping at once, without a
-//! submission, and [`Buffer::map_mut`] lends the mapped memory itself. [`Buffer::copy_from`]
-//! is a device copy (one submission). To order transfers with kernels, record them in a
-//! [`Stream`](crate::Stream).
+//! submission and without waiting for the device, and [`Buffer::map_mut`] lends the mapped
+//! memory itself. [`Buffer::copy_from`] is a device copy (one submission, waited for). To
+//! order transfers with kernels, record them in a [`Stream`](crate::Stream).
 
 use crate::error::{short_type_name, Extent};
 use crate::{Error, Result};
@@ -13,14 +13,34 @@ use std::marker::PhantomData;
 use std::ops::{Bound, RangeBounds};
 
 /// A device buffer of `len` elements of `T`, optionally named for error messages
-/// ([`Buffer::named`]).
+/// ([`Buffer::named`]). Made by [`Context::buffer_from`](crate::Context::buffer_from) and
+/// [`Context::zeroed`](crate::Context::zeroed); a kernel receives its device address
+/// (`&buffer` as an argument). Its memory is freed when it is dropped and no submitted
+/// stream uses it any more.
 ///
-/// ```no_run
+/// Host reads and writes go straight through the mapped memory, at once: they do not wait
+/// for the device. While a submitted [`Stream`](crate::Stream) (or a dispatch on another
+/// thread) writes the buffer, a read gives unspecified values; wait for the submission
+/// first, or record the read in the stream.
+///
+/// ```
 /// # fn main() -> pisa_vk::Result<()> {
+/// use pisa_vk::{Error, Extent};
 /// let ctx = pisa_vk::Context::new()?;
 /// let out = ctx.zeroed::<u32>(4096)?.named("out");
 /// out.write_at(10, &[1, 2, 3])?; // elements 10..13
 /// assert_eq!(out.read_range(9..14)?, vec![0, 1, 2, 3, 0]);
+/// out.fill_range(100..200, 7)?;
+/// let mut host = vec![0u32; 4096];
+/// out.read_into(&mut host)?; // no allocation
+/// assert_eq!((host[99], host[100], host[199], host[200]), (0, 7, 7, 0));
+/// // Sizes in errors are in elements and bytes, and name the buffer.
+/// let e = out.write(&[1, 2, 3]).unwrap_err();
+/// assert!(matches!(e, Error::Length { given: Extent { elements: 3, .. }, .. }));
+/// assert_eq!(
+///     e.to_string(),
+///     "Buffer::write to buffer `out` (4096 u32): 3 u32 (12 bytes) given, 4096 u32 (16384 bytes) expected"
+/// );
 /// # Ok(()) }
 /// ```
 pub struct Buffer<T: Pod> {
@@ -85,13 +105,14 @@ impl<T: Pod> Buffer<T> {
         }
     }
 
-    /// The buffer, named `name` in error messages (`` buffer `out` (4096 u32) ``).
+    /// The buffer, named `name` in error messages (`` buffer `out` (4096 u32) ``). No cost
+    /// beyond the string.
     pub fn named(mut self, name: impl Into<String>) -> Buffer<T> {
         self.name = Some(name.into());
         self
     }
 
-    /// The name given by [`Buffer::named`].
+    /// The name given by [`Buffer::named`], if any.
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
@@ -105,7 +126,7 @@ impl<T: Pod> Buffer<T> {
         }
     }
 
-    /// Number of elements.
+    /// Number of elements of `T`.
     pub fn len(&self) -> usize {
         self.len
     }
@@ -115,12 +136,14 @@ impl<T: Pod> Buffer<T> {
         self.len == 0
     }
 
-    /// Its size in bytes.
+    /// Its size in bytes (`len * size_of::<T>()`).
     pub fn size_bytes(&self) -> u64 {
         self.len as u64 * std::mem::size_of::<T>() as u64
     }
 
-    /// The device address a kernel dereferences (`.global` space).
+    /// The device address a kernel dereferences (`.global` space), aligned to at least 16
+    /// bytes. What `&buffer` passes as a kernel argument; as a raw number in memory the
+    /// device reads, the buffer must be kept alive by the caller.
     pub fn device_address(&self) -> u64 {
         self.raw.device_address()
     }
@@ -136,14 +159,16 @@ impl<T: Pod> Buffer<T> {
         Ok((start as u64 * size, (end - start) as u64 * size))
     }
 
-    /// A copy of the contents. Blocking host copy (allocates the vector); errors:
-    /// `RuntimeError::DeviceBusy` while a dispatch that timed out still runs.
+    /// A copy of the contents. Cost: a host copy through the mapping into a new vector; no
+    /// submission, no wait for the device. Errors: `RuntimeError::DeviceBusy` while a
+    /// submission that timed out still runs (it may still write the buffer).
     pub fn read(&self) -> Result<Vec<T>> {
         self.read_range(..)
     }
 
-    /// A copy of the elements in `range` (`2..10`, `..4`, `..`). [`Error::Range`] when the
-    /// range is not inside the buffer.
+    /// A copy of the elements in `range` (`2..10`, `..4`, `..`). Cost: as [`Buffer::read`].
+    /// Errors: [`Error::Range`] when the range is not inside the buffer,
+    /// `RuntimeError::DeviceBusy`.
     pub fn read_range(&self, range: impl RangeBounds<usize>) -> Result<Vec<T>> {
         let (offset, bytes) = self.byte_range(range, "Buffer::read_range of")?;
         let mut out = vec![T::zeroed(); bytes as usize / std::mem::size_of::<T>().max(1)];
@@ -151,8 +176,9 @@ impl<T: Pod> Buffer<T> {
         Ok(out)
     }
 
-    /// Copies the whole buffer into `out`, which must have exactly [`Buffer::len`] elements
-    /// ([`Error::Length`]); no allocation.
+    /// Copies the whole buffer into `out`: a host copy, no allocation, no wait. Errors:
+    /// [`Error::Length`] unless `out` has exactly [`Buffer::len`] elements,
+    /// `RuntimeError::DeviceBusy`.
     pub fn read_into(&self, out: &mut [T]) -> Result<()> {
         if out.len() != self.len {
             return Err(self.length_error("Buffer::read_into from", out.len()));
@@ -160,8 +186,9 @@ impl<T: Pod> Buffer<T> {
         self.read_range_into(0, out)
     }
 
-    /// Copies the elements from `start` into `out` (`out.len()` of them; [`Error::Range`]
-    /// when they are not inside the buffer); no allocation.
+    /// Copies the `out.len()` elements from `start` into `out`: a host copy, no allocation,
+    /// no wait. Errors: [`Error::Range`] when they are not inside the buffer,
+    /// `RuntimeError::DeviceBusy`.
     pub fn read_range_into(&self, start: usize, out: &mut [T]) -> Result<()> {
         let end = start.saturating_add(out.len());
         let (offset, _) = self.byte_range(start..end, "Buffer::read_range_into of")?;
@@ -177,8 +204,10 @@ impl<T: Pod> Buffer<T> {
         }
     }
 
-    /// Overwrites the contents; `data` must have exactly [`Buffer::len`] elements
-    /// ([`Error::Length`], in elements and bytes). Blocking host copy.
+    /// Overwrites the contents with `data`: a host copy through the mapping, no submission,
+    /// no wait (a kernel still running on the buffer races with it). Errors:
+    /// [`Error::Length`] (in elements and bytes) unless `data` has exactly [`Buffer::len`]
+    /// elements, `RuntimeError::DeviceBusy` while a submission that timed out still runs.
     pub fn write(&self, data: &[T]) -> Result<()> {
         if data.len() != self.len {
             return Err(self.length_error("Buffer::write to", data.len()));
@@ -186,21 +215,25 @@ impl<T: Pod> Buffer<T> {
         Ok(self.raw.write(0, bytemuck::cast_slice(data))?)
     }
 
-    /// Overwrites the elements from `start` with `data` ([`Error::Range`] when they are not
-    /// inside the buffer). Blocking host copy.
+    /// Overwrites the elements from `start` with `data`: a host copy, as [`Buffer::write`].
+    /// Errors: [`Error::Range`] when they are not inside the buffer,
+    /// `RuntimeError::DeviceBusy`.
     pub fn write_at(&self, start: usize, data: &[T]) -> Result<()> {
         let end = start.saturating_add(data.len());
         let (offset, _) = self.byte_range(start..end, "Buffer::write_at to")?;
         Ok(self.raw.write(offset, bytemuck::cast_slice(data))?)
     }
 
-    /// Sets every element to `value`. Blocking host write through the mapping.
+    /// Sets every element to `value`: host writes through the mapping, as
+    /// [`Buffer::fill_range`]. Errors: `RuntimeError::DeviceBusy`.
     pub fn fill(&self, value: T) -> Result<()> {
         self.fill_range(.., value)
     }
 
-    /// Sets the elements in `range` to `value` ([`Error::Range`] when the range is not
-    /// inside the buffer). Blocking host write, in chunks of at most 64 KiB.
+    /// Sets the elements in `range` to `value`. Cost: host writes through the mapping in
+    /// chunks of at most 64 KiB (a chunk of repeated values is allocated once); no
+    /// submission. Errors: [`Error::Range`] when the range is not inside the buffer,
+    /// `RuntimeError::DeviceBusy`.
     pub fn fill_range(&self, range: impl RangeBounds<usize>, value: T) -> Result<()> {
         let (offset, bytes) = self.byte_range(range, "Buffer::fill_range of")?;
         let size = std::mem::size_of::<T>() as u64;
@@ -219,9 +252,11 @@ impl<T: Pod> Buffer<T> {
         Ok(())
     }
 
-    /// Copies every element of `src` into this buffer on the device (one submission,
-    /// blocking, bounded by the timeout). Both must have the same length
-    /// ([`Error::Length`]) and belong to one context.
+    /// Copies every element of `src` into this buffer on the device. Cost: one submission
+    /// of one copy command, waited for (at most `PISA_VK_TIMEOUT` seconds). Errors:
+    /// [`Error::Length`] unless both have the same length, `RuntimeError::InvalidArgument`
+    /// for a buffer of another context or a copy of a buffer onto itself,
+    /// `RuntimeError::DeviceBusy`, `RuntimeError::Timeout`, `RuntimeError::Vulkan`.
     pub fn copy_from(&self, src: &Buffer<T>) -> Result<()> {
         if src.len != self.len {
             return Err(Error::Length {
@@ -237,11 +272,12 @@ impl<T: Pod> Buffer<T> {
     }
 
     /// The mapped memory itself as a mutable slice: reads and writes go straight to the
-    /// buffer, no copy. Needs `&mut self`, so nothing can record the buffer into a stream or
-    /// pass it to a dispatch while the slice lives. Errors: a submitted stream that uses the
-    /// buffer has not been waited for, the memory is not host-visible (every buffer of this
-    /// version is), the element type's alignment exceeds the buffer's 16 bytes, or a
-    /// dispatch that timed out still runs.
+    /// buffer, no copy, no allocation. Needs `&mut self`, so nothing can record the buffer
+    /// into a stream or pass it to a dispatch while the slice lives. Errors:
+    /// `RuntimeError::InvalidArgument` while a submitted stream that uses the buffer has not
+    /// been waited for (or dropped), or when the memory is not host-visible (every buffer of
+    /// this version is); [`Error::Mismatch`] when `T`'s alignment exceeds the buffer's 16
+    /// bytes; `RuntimeError::DeviceBusy` while a submission that timed out still runs.
     pub fn map_mut(&mut self) -> Result<&mut [T]> {
         let target = self.target();
         let len = self.len;
@@ -255,7 +291,8 @@ impl<T: Pod> Buffer<T> {
         })
     }
 
-    /// The untyped runtime buffer.
+    /// The untyped runtime buffer (its handle, for code that records its own Vulkan
+    /// commands).
     pub fn raw(&self) -> &pisa_runtime::Buffer {
         &self.raw
     }

@@ -6,18 +6,22 @@ use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, FeatureSet};
 use pisa_translator::Translation;
 use std::sync::Arc;
 
-/// A device to run PISA kernels on. Cheap to clone (shared).
+/// A device to run PISA kernels on: a Vulkan logical device with its memory allocator,
+/// pipeline caches and queue. Cheap to clone (shared, `Send + Sync`); the device is closed
+/// when the last clone and the last buffer and module made from it are gone.
 ///
 /// A context may ask for the memory checker ([`Context::with_checking`], or
 /// `PISA_VK_CHECKED=1` for every context): modules loaded from source through it are then
 /// translated checked ([`Options::checked`](crate::Options)).
 ///
-/// ```no_run
+/// ```
 /// # fn main() -> pisa_vk::Result<()> {
 /// let ctx = pisa_vk::Context::new()?; // PISA_VK_DEVICE, else the best device
-/// println!("{:?}", ctx); // the device's name, type and driver
+/// println!("{ctx:?}"); // the device's name, type and driver
 /// let input = ctx.buffer_from(&[1.0f32, 2.0, 3.0])?;
 /// let output = ctx.zeroed::<f32>(3)?;
+/// assert_eq!((input.len(), output.read()?), (3, vec![0.0; 3]));
+/// assert!(ctx.info().max_workgroup_invocations >= 128); // Vulkan's minimum
 /// # Ok(()) }
 /// ```
 #[derive(Clone)]
@@ -41,19 +45,36 @@ impl std::fmt::Debug for Context {
 
 impl Context {
     /// The default device: `PISA_VK_DEVICE` if set (an index or a name substring), else the
-    /// best one (discrete > integrated > CPU).
+    /// best one (discrete > integrated > CPU), with every feature it supports enabled, and
+    /// the settings of the env variables (`PISA_VK_VALIDATION`, `PISA_VK_TIMEOUT`,
+    /// `PISA_VK_PIPELINE_CACHE`, `PISA_VK_CHECKED`).
+    ///
+    /// Cost: loads the Vulkan loader and driver, creates an instance and a logical device,
+    /// and reads the on-disk pipeline cache: the most expensive call of the API (tens of
+    /// milliseconds; more with the validation layer), to make once per device and share.
+    /// Errors (all `Error::Runtime`): `RuntimeError::NoVulkan` (no loader or driver, a
+    /// loader older than Vulkan 1.2, or `PISA_VK_VALIDATION=1` without the validation
+    /// layer), `RuntimeError::NoDevice` (no device with Vulkan 1.2 and a compute queue),
+    /// `RuntimeError::DeviceNotFound` (`PISA_VK_DEVICE` matches no device),
+    /// `RuntimeError::MissingFeatures` (no `bufferDeviceAddress`),
+    /// `RuntimeError::InvalidArgument` (an env variable with a bad value),
+    /// `RuntimeError::Allocation`, `RuntimeError::Vulkan`.
     pub fn new() -> Result<Context> {
         Context::with_device(DeviceSelector::Default)
     }
 
-    /// A chosen device.
+    /// A chosen device ([`DeviceSelector::Index`], [`DeviceSelector::NameContains`], or
+    /// `Default` as [`Context::new`]). Cost and errors: those of [`Context::new`];
+    /// `RuntimeError::DeviceNotFound` names the devices there are.
     pub fn with_device(selector: DeviceSelector) -> Result<Context> {
         Context::from_runtime(pisa_runtime::Context::new(selector)?)
     }
 
     /// A chosen device with only `features` enabled: those of them it supports, plus what
     /// the runtime itself needs ([`FeatureSet::runtime_minimum`]). A kernel that needs a
-    /// feature left out fails to load with [`Error::Runtime`](crate::Error) naming it.
+    /// feature left out fails when its pipeline is created, with
+    /// `RuntimeError::FeaturesNotEnabled` naming it. Cost and errors: those of
+    /// [`Context::new`].
     pub fn with_features(selector: DeviceSelector, features: FeatureSet) -> Result<Context> {
         let options = ContextOptions {
             features: Some(features),
@@ -63,7 +84,9 @@ impl Context {
     }
 
     /// A chosen device with settings given here taking precedence over the env variables
-    /// (validation layer, timeout) and the features to enable.
+    /// (validation layer, timeout, on-disk pipeline cache) and the features to enable.
+    /// Cost and errors: those of [`Context::new`] (`RuntimeError::InvalidArgument` also for
+    /// a timeout that is not a positive number of seconds).
     pub fn with_options(selector: DeviceSelector, options: &ContextOptions) -> Result<Context> {
         Context::from_runtime(pisa_runtime::Context::with_options(selector, options)?)
     }
@@ -71,6 +94,7 @@ impl Context {
     /// A chosen device with only the features the kernels of `translations` need
     /// ([`translation_features`](crate::translation_features)): what `pisa-vk run` uses.
     /// [`Context::new`] instead enables every supported feature, for modules not known yet.
+    /// Cost and errors: those of [`Context::new`].
     pub fn for_translations(
         selector: DeviceSelector,
         translations: &[&Translation],
@@ -88,9 +112,10 @@ impl Context {
         })
     }
 
-    /// This context (the same device, buffers and modules) with the memory checker on or
-    /// off for the modules loaded from source through it from now on; the initial setting is
-    /// `PISA_VK_CHECKED` (off when unset).
+    /// This context (the same device, buffers and modules: a clone) with the memory checker
+    /// on or off for the modules loaded from source through it from now on; the initial
+    /// setting is `PISA_VK_CHECKED` (off when unset). Modules loaded earlier keep their
+    /// translation.
     pub fn with_checking(&self, on: bool) -> Context {
         Context {
             rt: Arc::clone(&self.rt),
@@ -103,42 +128,55 @@ impl Context {
         self.checked
     }
 
-    /// The features enabled on the device.
+    /// The features enabled on the device: every supported one [`FeatureSet`] knows, or
+    /// those asked for ([`Context::with_features`]) that the device supports.
     pub fn enabled_features(&self) -> &FeatureSet {
         self.rt.enabled_features()
     }
 
-    /// Every Vulkan device of this machine.
+    /// Every Vulkan device of this machine, as the loader lists them (the indices of
+    /// [`DeviceSelector::Index`]). Cost: an instance is created and destroyed; no logical
+    /// device. Errors: `RuntimeError::NoVulkan`, `RuntimeError::Vulkan`.
     pub fn devices() -> Result<Vec<DeviceInfo>> {
         Ok(pisa_runtime::Context::devices()?)
     }
 
     /// Per float width, whether the device's `Fma` is fused (rounds once): probed by running
     /// a small kernel the first time it is asked for, then remembered
-    /// ([`pisa_runtime::Context::fused_fma`]).
+    /// ([`pisa_runtime::Context::fused_fma`]). The first module loaded from source asks for
+    /// it. Cost: the first call compiles and runs a probe pipeline per enabled width (tens of
+    /// milliseconds on lavapipe, blocking); later calls return at once. Errors (first call):
+    /// the runtime's pipeline and dispatch errors (`RuntimeError::DeviceBusy`,
+    /// `RuntimeError::Timeout`, `RuntimeError::Vulkan`, `RuntimeError::Allocation`).
     pub fn fused_fma(&self) -> Result<pisa_runtime::FusedFma> {
         Ok(self.rt.fused_fma()?)
     }
 
-    /// The device in use.
+    /// The device in use: name, type, driver, limits and supported features.
     pub fn info(&self) -> &DeviceInfo {
         self.rt.info()
     }
 
-    /// The underlying runtime context.
+    /// The underlying runtime context ([`pisa_runtime::Context`]), for what the host API
+    /// does not wrap (raw pipelines, live buffers, the pipeline cache file).
     pub fn runtime(&self) -> &pisa_runtime::Context {
         &self.rt
     }
 
-    /// A device buffer holding a copy of `data` (host-visible memory; allocation and a
-    /// host copy, no submission).
+    /// A device buffer holding a copy of `data`. Cost: one device allocation
+    /// (host-visible memory, sub-allocated from larger blocks) and a host copy; no
+    /// submission. Errors: `RuntimeError::Allocation` (out of memory),
+    /// `RuntimeError::InvalidArgument` (a size beyond what can be mapped),
+    /// `RuntimeError::DeviceBusy` while a submission that timed out still runs.
     pub fn buffer_from<T: Pod>(&self, data: &[T]) -> Result<Buffer<T>> {
         let b = self.uninit_buffer::<T>(data.len())?;
         b.write(data)?;
         Ok(b)
     }
 
-    /// A device buffer of `len` zeroed elements (allocation and a host write of zeros).
+    /// A device buffer of `len` zeroed elements (0 allowed). Cost: one device allocation and
+    /// a host write of zeros; no submission. Errors: as [`Context::buffer_from`]
+    /// (`RuntimeError::InvalidArgument` also when `len` elements overflow 64 bits).
     pub fn zeroed<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let b = self.uninit_buffer::<T>(len)?;
         b.fill(T::zeroed())?;
@@ -159,18 +197,20 @@ impl Context {
     }
 
     /// A new, empty [`Stream`](crate::Stream): record launches, copies, fills and host
-    /// transfers, then submit them as one submission and wait for it or poll it.
+    /// transfers, then submit them as one submission and wait for it or poll it. Costs
+    /// nothing until commands are recorded.
     pub fn stream(&self) -> crate::Stream<'_> {
         crate::Stream::new(self)
     }
 
-    /// Validation-layer messages collected so far (with `PISA_VK_VALIDATION=1`).
+    /// Takes the validation-layer messages collected so far, from every thread (with
+    /// `PISA_VK_VALIDATION=1`; empty otherwise): one line each.
     pub fn validation_messages(&self) -> Vec<String> {
         self.rt.validation_messages()
     }
 
-    /// The validation-layer messages raised by the calling thread's Vulkan calls since the
-    /// last time it took them (other threads' messages stay for them).
+    /// Takes the validation-layer messages raised by the calling thread's Vulkan calls since
+    /// the last time it took them (other threads' messages stay for them).
     pub fn thread_validation_messages(&self) -> Vec<String> {
         self.rt.thread_validation_messages()
     }

@@ -7,7 +7,8 @@ use crate::{Context, Result};
 use pisa_translator::reflect::{Feature, KernelInfo};
 use pisa_translator::{FloatModel, Options, Translation};
 
-/// The runtime feature set a kernel's reflected features need.
+/// The runtime feature set a kernel's reflected features need (each [`Feature`] as the
+/// [`FeatureSet`](pisa_runtime::FeatureSet) field of its Vulkan name).
 pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
     let mut f = pisa_runtime::FeatureSet::default();
     for x in features {
@@ -54,7 +55,9 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
 /// `None`, the float model of the device ([`device_float_model`]). What `Module::from_source*`
 /// and `pisa-vk run` translate with.
 ///
-/// Errors: the fused-`Fma` probe could not run ([`Context::fused_fma`]).
+/// Cost: the first call on a context without [`Options::float`] runs the fused-`Fma`
+/// probe ([`Context::fused_fma`]: tens of milliseconds, blocking); otherwise none. Errors:
+/// the probe's ([`Context::fused_fma`]).
 pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
     let f = ctx.enabled_features();
     let fc = &f.float_controls;
@@ -81,7 +84,8 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
 
 /// The exact float model for the context's device: fused `Fma` where its probe found it
 /// ([`Context::fused_fma`]), and `f64` for the exact `.f` lowerings where the context
-/// enabled `shaderFloat64` (used only where `Fma` is not fused).
+/// enabled `shaderFloat64` (used only where `Fma` is not fused). Cost and errors: those of
+/// [`Context::fused_fma`] (a probe the first time, then nothing).
 pub fn device_float_model(ctx: &Context) -> Result<FloatModel> {
     let fused = ctx.fused_fma()?;
     Ok(FloatModel::for_device(
@@ -126,8 +130,10 @@ pub fn kernel_features(k: &KernelInfo) -> pisa_runtime::FeatureSet {
 /// for): every feature its kernels need (the union of [`kernel_features`]), maximal
 /// reconvergence when a kernel uses sub-group instructions, and `shaderFloat64` when the
 /// module would compute exact float operations faster in `f64`
-/// ([`Reflection::faster_with_float64`]); the context enables the last two only where the
-/// device offers them, and [`Module::from_source_with`] then translates for what it enabled.
+/// ([`Reflection::faster_with_float64`](pisa_translator::reflect::Reflection::faster_with_float64));
+/// the context enables the last two only where the device offers them, and
+/// [`Module::from_source_with`](crate::Module::from_source_with) then translates for what it
+/// enabled.
 pub fn translation_features(translation: &Translation) -> pisa_runtime::FeatureSet {
     let kernels = &translation.reflection.kernels;
     let mut f = kernels

@@ -3,7 +3,17 @@
 
 use crate::{Error, Result};
 
-/// Work-item counts in up to three dimensions; what is not given is 1.
+/// Work-item counts in up to three dimensions; what is not given is 1. Made from any
+/// unsigned integer, a pair or triple of them, or an array of one to three (`From`); a
+/// dispatch takes anything [`IntoDim3`], signed integers included.
+///
+/// ```
+/// use pisa_vk::{Dim3, IntoDim3};
+/// assert_eq!(Dim3::from(64u32), Dim3 { size: [64, 1, 1], dims: 1 });
+/// assert_eq!(Dim3::from((16usize, 8usize)).size, [16, 8, 1]);
+/// assert_eq!([4u64, 4, 2].into_dim3(), Ok(Dim3 { size: [4, 4, 2], dims: 3 }));
+/// assert_eq!((8, -3).into_dim3().unwrap_err(), "size -3 in dimension y is negative");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dim3 {
     /// Sizes per dimension.
@@ -127,7 +137,41 @@ pub(crate) fn dim3(size: impl IntoDim3, kernel: &str, what: &str) -> Result<Dim3
     })
 }
 
-/// A whole launch: the NDRange in work-items.
+/// A whole launch: the NDRange in work-items, its work-group size and its global offset
+/// (what [`Module::dispatch_launch`](crate::Module::dispatch_launch) and
+/// [`Stream::launch`](crate::Stream::launch) take; [`Module::dispatch`](crate::Module::dispatch)
+/// is a launch without offset). Sizes are checked when it is dispatched, not here.
+///
+/// A kernel that writes `%globaloffset.x + i` for its work-item `i` sees the offset:
+///
+/// ```
+/// # fn main() -> pisa_vk::Result<()> {
+/// use pisa_vk::{Context, Launch, Module};
+/// const IDS: &str = ".version 0.1;\n.target 100;\n
+/// .kernel @ids(.param[8] %out) {
+///   .reg .64b %p, %off, %id, %base;
+///   .reg .32b %g, %s, %l, %i;
+///   ld.param.64b %p, [%out];
+///   mov.32b %g, %groupid.x;
+///   mov.32b %s, %enqueuedlocalsize.x;
+///   mov.32b %l, %localid.x;
+///   umad.32b %i, %g, %s, %l;
+///   mov.64b %base, %globaloffset.x;
+///   umul.full.32b %id, %i, 1;
+///   iadd.64b %id, %id, %base;
+///   umul.full.32b %off, %i, 8;
+///   iadd.64b %p, %p, %off;
+///   st.global.64b [%p], %id;
+/// }";
+/// let ctx = Context::new()?;
+/// let m = Module::from_source(&ctx, "ids.pisa", IDS)?;
+/// let out = ctx.zeroed::<u64>(4)?;
+/// let launch = Launch::new(4u32, 2u32).with_offset([10, 0, 0]);
+/// assert_eq!(launch.work_dim(), 1);
+/// m.dispatch_launch("ids", &launch, (&out,))?;
+/// assert_eq!(out.read()?, [10, 11, 12, 13]);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
     /// Global size (work-items per dimension); need not be a multiple of `local`.
@@ -146,7 +190,8 @@ impl Launch {
         self.global.dims.max(self.local.dims).clamp(1, 3)
     }
 
-    /// `global` work-items in work-groups of `local`, without a global offset.
+    /// `global` work-items in work-groups of `local`, without a global offset. Nothing is
+    /// checked here: a zero or oversized size is an [`Error::Launch`] of the dispatch.
     pub fn new(global: impl Into<Dim3>, local: impl Into<Dim3>) -> Launch {
         Launch {
             global: global.into(),
@@ -155,7 +200,8 @@ impl Launch {
         }
     }
 
-    /// The launch with global offset `offset` (`%globaloffset`).
+    /// The launch with global offset `offset`: what `%globaloffset` reads. The group and
+    /// local ids do not include it: a kernel that wants offset positions adds it.
     pub fn with_offset(mut self, offset: [u64; 3]) -> Launch {
         self.offset = offset;
         self

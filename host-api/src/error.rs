@@ -19,7 +19,30 @@ use pisa_translator::Diagnostics;
 ///
 /// `Debug` prints what `Display` prints — the rendered diagnostic — so that
 /// `fn main() -> pisa_vk::Result<()>` reports an error readably; match the variants for
-/// their fields.
+/// their fields. Runtime failures (device, memory, pipelines, timeouts) are
+/// [`Error::Runtime`] holding a [`RuntimeError`](crate::RuntimeError).
+///
+/// ```
+/// # fn main() -> pisa_vk::Result<()> {
+/// use pisa_vk::{Context, Error, Module, RuntimeError};
+/// let ctx = Context::new()?;
+/// let bad = ".version 0.1;\n.target 100;\n.kernel @k() {\n  iad.32b %r, 1, 2;\n}\n";
+/// let e = Module::from_source(&ctx, "bad.pisa", bad).unwrap_err();
+/// assert!(matches!(e, Error::Invalid(_)) && !e.is_usage());
+/// // file:line:col, the line and a caret, and a "did you mean" note.
+/// assert!(format!("{e:?}").starts_with("bad.pisa:4:3: error: unknown instruction `iad`"));
+/// assert!(e.to_string().contains("did you mean `iadd`"), "{e}");
+///
+/// let m = Module::from_source(&ctx, "k.pisa", ".version 0.1;\n.target 100;\n.kernel @k() {\n}\n")?;
+/// let e = m.dispatch("kk", 1, 1, ()).unwrap_err();
+/// assert!(e.is_usage());
+/// assert_eq!(e.to_string(), "no kernel `kk` in the module (kernels: k)");
+/// match m.dispatch("k", 1, 1, ()) {
+///     Err(Error::Runtime(RuntimeError::Timeout { seconds, .. })) => println!("{seconds} s"),
+///     other => other?,
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(thiserror::Error)]
 pub enum Error {
     /// The PISA module is invalid (or cannot be translated or linked): every diagnostic of
@@ -228,7 +251,7 @@ impl std::fmt::Debug for Error {
 }
 
 /// A number of elements of one type, as errors print it: `3 u32 (12 bytes)`, or `12 bytes`
-/// for bytes.
+/// for bytes ([`Error::Length`], [`Error::Range`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Extent {
     /// How many elements.
@@ -240,7 +263,7 @@ pub struct Extent {
 }
 
 impl Extent {
-    /// `elements` of `T`.
+    /// `elements` of `T` (its short type name and size).
     pub fn of<T>(elements: u64) -> Extent {
         Extent {
             elements,

@@ -27,11 +27,63 @@ pub(crate) struct Part {
 pub(crate) struct Plan {
     /// `%groupcount` of the launch.
     pub group_count: [u32; 3],
+    parts: Parts,
+}
+
+/// The dispatches of a plan: one (a launch whose grid is a multiple of its work-group
+/// size, within the device's group counts: kept without a vector) or several.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Parts {
+    One(Part),
+    Many(Vec<Part>),
+}
+
+impl Plan {
     /// The dispatches, full work-groups first.
-    pub parts: Vec<Part>,
+    pub fn parts(&self) -> &[Part] {
+        match &self.parts {
+            Parts::One(part) => std::slice::from_ref(part),
+            Parts::Many(parts) => parts,
+        }
+    }
 }
 
 const DIM: [char; 3] = ['x', 'y', 'z'];
+
+/// The bytes of a launch block (a kernel's push constants) that live on the stack: 256, the
+/// `maxPushConstantsSize` of most devices (Vulkan guarantees 128).
+const STACK_BLOCK: usize = 256;
+
+/// A zeroed launch block being filled for one launch: on the stack when it fits in
+/// [`STACK_BLOCK`] bytes, else on the heap (the runtime copies it when the launch is
+/// recorded, so it need not outlive that).
+pub(crate) struct LaunchBlock {
+    stack: [u8; STACK_BLOCK],
+    heap: Vec<u8>,
+    len: usize,
+}
+
+impl LaunchBlock {
+    /// `len` zero bytes.
+    pub fn zeroed(len: usize) -> LaunchBlock {
+        LaunchBlock {
+            stack: [0; STACK_BLOCK],
+            heap: match len > STACK_BLOCK {
+                true => crate::args::zeroed_bytes(len),
+                false => Vec::new(),
+            },
+            len,
+        }
+    }
+
+    /// The bytes.
+    pub fn bytes(&mut self) -> &mut [u8] {
+        match self.len > STACK_BLOCK {
+            true => &mut self.heap,
+            false => &mut self.stack[..self.len],
+        }
+    }
+}
 
 /// Plans a launch of `global` work-items in work-groups of `local` (every dimension at least
 /// 1) on a device allowing `max_groups` work-groups per dispatch. An error names what is
@@ -43,8 +95,12 @@ pub(crate) fn plan(
     max_groups: [u32; 3],
 ) -> Result<Plan, String> {
     let mut group_count = [0u32; 3];
-    // Per dimension: the (local size, first group, group count) of its full and edge runs.
-    let mut runs: [Vec<(u32, u32, u32)>; 3] = Default::default();
+    // Per dimension: the (local size, first group, group count) of its full and edge runs
+    // (at most one of each), the first `count[d]` of `runs[d]`.
+    let mut runs = [[(0u32, 0u32, 0u32); 2]; 3];
+    let mut count = [0usize; 3];
+    // Whether the launch is one dispatch: no edge, no dimension split.
+    let mut one = true;
     for d in 0..3 {
         if global[d] == 0 {
             return Err(format!("grid size 0 in dimension {}", DIM[d]));
@@ -63,17 +119,31 @@ pub(crate) fn plan(
         })?;
         let full = (global[d] / l) as u32;
         let edge = (global[d] % l) as u32;
+        one &= edge == 0 && full <= max_groups[d];
         if full > 0 {
-            runs[d].push((local[d], 0, full));
+            runs[d][count[d]] = (local[d], 0, full);
+            count[d] += 1;
         }
         if edge > 0 {
-            runs[d].push((edge, full, 1));
+            runs[d][count[d]] = (edge, full, 1);
+            count[d] += 1;
         }
     }
-    let mut parts = Vec::new();
-    for &(lx, bx, nx) in &runs[0] {
-        for &(ly, by, ny) in &runs[1] {
-            for &(lz, bz, nz) in &runs[2] {
+    if one {
+        let part = Part {
+            local,
+            group_base: [0; 3],
+            groups: group_count,
+        };
+        return Ok(Plan {
+            group_count,
+            parts: Parts::One(part),
+        });
+    }
+    let mut parts = Vec::with_capacity(count.iter().product());
+    for &(lx, bx, nx) in &runs[0][..count[0]] {
+        for &(ly, by, ny) in &runs[1][..count[1]] {
+            for &(lz, bz, nz) in &runs[2][..count[2]] {
                 chunks(
                     [lx, ly, lz],
                     [bx, by, bz],
@@ -84,7 +154,10 @@ pub(crate) fn plan(
             }
         }
     }
-    Ok(Plan { group_count, parts })
+    Ok(Plan {
+        group_count,
+        parts: Parts::Many(parts),
+    })
 }
 
 /// Splits the region of `groups` work-groups from `base` into dispatches of at most
@@ -127,7 +200,7 @@ mod tests {
     /// cover the NDRange exactly once with the local sizes of its work-groups.
     fn check_cover(global: [u64; 3], local: [u32; 3], plan: &Plan) {
         let mut items = 0u64;
-        for p in &plan.parts {
+        for p in plan.parts() {
             for d in 0..3 {
                 assert!(p.groups[d] >= 1 && p.groups[d] <= LIMIT[d], "{p:?}");
                 let first = p.group_base[d] as u64 * local[d] as u64;
@@ -158,7 +231,7 @@ mod tests {
     fn an_exact_launch_is_one_dispatch() {
         let p = plan([1024, 4, 1], [256, 2, 1], LIMIT).unwrap();
         assert_eq!(
-            p.parts,
+            p.parts(),
             vec![Part {
                 local: [256, 2, 1],
                 group_base: [0; 3],
@@ -172,7 +245,7 @@ mod tests {
     fn partial_work_groups_are_dispatched_with_their_own_size() {
         let p = plan([1000, 1, 1], [256, 1, 1], LIMIT).unwrap();
         assert_eq!(
-            p.parts,
+            p.parts(),
             vec![
                 Part {
                     local: [256, 1, 1],
@@ -189,13 +262,13 @@ mod tests {
         // 3-D with an edge in every dimension: 8 regions.
         let (g, l) = ([10, 7, 5], [4, 3, 2]);
         let p = plan(g, l, LIMIT).unwrap();
-        assert_eq!(p.parts.len(), 8);
+        assert_eq!(p.parts().len(), 8);
         assert_eq!(p.group_count, [3, 3, 3]);
         check_cover(g, l, &p);
         // Fewer work-items than one work-group: only the edge.
         let p = plan([5, 1, 1], [64, 1, 1], LIMIT).unwrap();
-        assert_eq!(p.parts.len(), 1);
-        assert_eq!(p.parts[0].local, [5, 1, 1]);
+        assert_eq!(p.parts().len(), 1);
+        assert_eq!(p.parts()[0].local, [5, 1, 1]);
     }
 
     #[test]
@@ -203,15 +276,15 @@ mod tests {
         let (g, l) = ([16_777_216, 1, 1], [256, 1, 1]);
         let p = plan(g, l, LIMIT).unwrap();
         assert_eq!(p.group_count, [65536, 1, 1]);
-        assert_eq!(p.parts.len(), 2);
-        assert_eq!(p.parts[1].group_base, [65535, 0, 0]);
-        assert_eq!(p.parts[1].groups, [1, 1, 1]);
+        assert_eq!(p.parts().len(), 2);
+        assert_eq!(p.parts()[1].group_base, [65535, 0, 0]);
+        assert_eq!(p.parts()[1].groups, [1, 1, 1]);
         check_cover(g, l, &p);
         // 2^31 - 1 groups of one work-item in x.
         let big = (1u64 << 31) - 1;
         let p = plan([big, 1, 1], [1, 1, 1], LIMIT).unwrap();
         assert_eq!(p.group_count[0] as u64, big);
-        assert_eq!(p.parts.len() as u64, big.div_ceil(65535));
+        assert_eq!(p.parts().len() as u64, big.div_ceil(65535));
         check_cover([big, 1, 1], [1, 1, 1], &p);
         // 2-D above the limit in y, with edges in both dimensions.
         let (g, l) = ([100, 70_000 * 2 + 1, 1], [16, 2, 1]);
@@ -220,7 +293,7 @@ mod tests {
         check_cover(g, l, &p);
         // A small limit splits every dimension.
         let p = plan([9, 9, 9], [1, 1, 1], [4, 4, 4]).unwrap();
-        assert_eq!(p.parts.len(), 27);
+        assert_eq!(p.parts().len(), 27);
     }
 
     #[test]

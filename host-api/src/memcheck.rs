@@ -1,12 +1,12 @@
 //! The host side of the memory checker ([`pisa_translator::memcheck`]).
 //!
 //! When a launch of a checked translation is recorded (by a dispatch or into a
-//! [`Stream`](crate::Stream)), [`prepare`] builds the allocation table —
+//! [`Stream`](crate::Stream)), `prepare` builds the allocation table —
 //! every live buffer of the context except the module's globals arena, and every variable of
 //! that arena on its own (`.const` ones read-only) — sorts it, uploads it with a zeroed
 //! violation record in an internal buffer (not itself in the table), and puts that buffer's
 //! address in the launch block's check slot. Once the submission has been waited for,
-//! [`Check::finish`] reads the record back and turns a violation into
+//! `Check::finish` reads the record back and turns a violation into
 //! [`Error::MemoryViolation`]: the instruction
 //! (from the reflection's site table), the work-item, and the allocation nearest to the
 //! access, named by the kernel argument that points into it or by its variable.

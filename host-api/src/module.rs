@@ -7,10 +7,14 @@
 //! pipelines of a module's launches are kept by the module, keyed by (kernel, work-group
 //! size, edge size) — found again by a comparison of three small values, without hashing
 //! the SPIR-V — on top of the context's cache (which a new module of the same SPIR-V
-//! finds).
+//! finds). The last launch of each kernel that was one dispatch is kept whole (its launch
+//! block without the arguments, its pipeline and group count), so that the next launch of
+//! the same sizes and offset is recorded without being planned or checked again: what makes
+//! a loop of blocking dispatches cost little more than raw Vulkan (`docs/performance.md`).
 
 use crate::args::{check_signature, ArgSink, IntoArgs, Signature};
 use crate::dim::{dim3, IntoDim3, Launch};
+use crate::launch::LaunchBlock;
 use crate::{device_options, kernel_features, Context, Error, Result, Symbol};
 use pisa_translator::reflect::{KernelInfo, Reflection};
 use pisa_translator::{Options, SourceFile, Translation};
@@ -20,16 +24,30 @@ use std::time::Duration;
 
 /// A PISA program loaded on a device: its SPIR-V, its kernels and its globals arena.
 ///
-/// ```no_run
+/// Loading ([`Module::load`], [`Module::from_source`]...) translates the program and
+/// allocates and initializes its globals arena; the pipeline of a kernel is compiled at its
+/// first dispatch with a given work-group size (or by [`Module::prepare`]) and kept by the
+/// module. Dropping the module frees the arena once no submission uses it. `Send + Sync`:
+/// several threads may dispatch the kernels of one module at once.
+///
+/// `examples/scale.pisa` multiplies `data[i]` by the `.host_access("scale_factor")` global
+/// (3 when loaded) for `i < n`:
+///
+/// ```
 /// # fn main() -> pisa_vk::Result<()> {
 /// use pisa_vk::{Buffer, Context, Module};
+/// # let scale_pisa = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/scale.pisa");
 /// let ctx = Context::new()?;
-/// let m = Module::load(&ctx, "examples/scale.pisa")?;
+/// let m = Module::load(&ctx, scale_pisa)?; // "examples/scale.pisa"
 /// let data = ctx.buffer_from(&[1u32, 2, 3, 4, 5, 6, 7])?;
 /// m.dispatch("scale", 7, 4, (&data, 7u32))?; // blocks until the kernel has run
+/// assert_eq!(data.read()?, [3, 6, 9, 12, 15, 18, 21]);
+///
+/// m.symbol("scale_factor")?.write(&[10u32])?;
 /// // A typed kernel: its `.param`s are checked once, here.
 /// let scale = m.kernel::<(Buffer<u32>, u32)>("scale")?;
-/// scale.dispatch(7, 4, (&data, 7))?;
+/// scale.dispatch(7, 4, (&data, 2))?; // only the first two elements
+/// assert_eq!(data.read_range(..3)?, [30, 60, 9]);
 /// # Ok(()) }
 /// ```
 pub struct Module {
@@ -39,6 +57,18 @@ pub struct Module {
     name: String,
     /// The pipelines of this module's launches.
     pipelines: Mutex<Vec<Memo>>,
+    /// Per kernel, its last launch of one dispatch (unchecked modules).
+    last: Mutex<Vec<Option<LastLaunch>>>,
+}
+
+/// The last launch of a kernel that was one dispatch, to record the next launch of the same
+/// sizes without planning and checking it again: its launch block (every value but the
+/// arguments' slot, which is zero), pipeline and group count.
+struct LastLaunch {
+    launch: Launch,
+    block: Vec<u8>,
+    pipeline: Arc<pisa_runtime::Pipeline>,
+    groups: [u32; 3],
 }
 
 /// A pipeline of a module: kernel index, work-group size, enqueued work-group size.
@@ -47,6 +77,12 @@ struct Memo {
     local: [u32; 3],
     enqueued: [u32; 3],
     pipeline: Arc<pisa_runtime::Pipeline>,
+}
+
+impl Memo {
+    fn is(&self, kernel: usize, local: [u32; 3], enqueued: [u32; 3]) -> bool {
+        self.kernel == kernel && self.local == local && self.enqueued == enqueued
+    }
 }
 
 impl std::fmt::Debug for Module {
@@ -68,7 +104,9 @@ impl std::fmt::Debug for Module {
 }
 
 /// A kernel of a [`Module`] with a checked signature `S` ([`Module::kernel`]): its
-/// dispatches take exactly `S`'s arguments, and the kernel is found without a name lookup.
+/// dispatches take exactly `S`'s arguments (`S = (Buffer<u32>, u32)` takes
+/// `(&Buffer<u32>, u32)`), and the kernel is found without a name lookup. It borrows the
+/// module.
 pub struct Kernel<'m, S: Signature> {
     module: &'m Module,
     index: usize,
@@ -85,7 +123,9 @@ impl<S: Signature> std::fmt::Debug for Kernel<'_, S> {
 }
 
 impl<S: Signature> Kernel<'_, S> {
-    /// Runs the kernel and waits for it, as [`Module::dispatch`].
+    /// Runs the kernel over `global` work-items in work-groups of `local` and waits for it,
+    /// as [`Module::dispatch`] (same cost and errors, but for an unknown kernel or argument
+    /// count: those were checked by [`Module::kernel`]).
     pub fn dispatch(
         &self,
         global: impl IntoDim3,
@@ -96,12 +136,15 @@ impl<S: Signature> Kernel<'_, S> {
         self.module.run(self.index, &launch, args, false).map(drop)
     }
 
-    /// Runs the kernel over a full launch description and waits for it.
+    /// Runs the kernel over a full launch description (global offset included) and waits
+    /// for it, as [`Module::dispatch_launch`].
     pub fn dispatch_launch(&self, launch: &Launch, args: S::Args<'_>) -> Result<()> {
         self.module.run(self.index, launch, args, false).map(drop)
     }
 
-    /// Records a launch of the kernel into `stream`, as [`Stream::dispatch`](crate::Stream::dispatch).
+    /// Records a launch of the kernel into `stream`, as
+    /// [`Stream::dispatch`](crate::Stream::dispatch): nothing runs before the stream is
+    /// submitted. Cost and errors: those of recording ([`Stream::dispatch`](crate::Stream::dispatch)).
     pub fn record<'a>(
         &'a self,
         stream: &mut crate::Stream<'a>,
@@ -117,6 +160,14 @@ impl<S: Signature> Kernel<'_, S> {
 impl Module {
     /// Reads, translates and loads the PISA file at `path` (a program of one module: an
     /// `.import` is refused as unresolved; [`Module::load_linked`] links several).
+    ///
+    /// Cost: reads the file, translates it for the context's device (linear in its size;
+    /// the first module of a context also runs the fused-`Fma` probe,
+    /// [`Context::fused_fma`]), allocates the globals arena (one device allocation) and
+    /// writes its initial contents. No pipeline is compiled yet. Errors: [`Error::Io`] (the
+    /// file cannot be read), [`Error::Invalid`] (every diagnostic of the file: syntax,
+    /// validation, an unresolved import, what the translation does not support), and the
+    /// runtime's errors of the probe and of the allocation ([`Module::from_translation`]).
     pub fn load(ctx: &Context, path: impl AsRef<std::path::Path>) -> Result<Module> {
         Module::load_linked(ctx, &[path])
     }
@@ -124,6 +175,11 @@ impl Module {
     /// Reads the PISA files at `paths`, links them into one program (every `.import` bound to
     /// the `.export` of its name in the set) and loads it: the kernels of every file are
     /// dispatchable by name, and the variables of every file are one globals arena.
+    ///
+    /// Cost and errors: those of [`Module::load`], for every file; [`Error::Invalid`] also
+    /// holds the link's errors ([`pisa_translator::link()`]: an import nothing exports,
+    /// declarations that differ, a name exported twice...), each pointing at the places
+    /// involved.
     pub fn load_linked(ctx: &Context, paths: &[impl AsRef<std::path::Path>]) -> Result<Module> {
         let mut sources = Vec::with_capacity(paths.len());
         for path in paths {
@@ -141,13 +197,16 @@ impl Module {
         Module::from_sources(ctx, &refs)
     }
 
-    /// Translates and loads PISA source text; `name` is used in diagnostics.
+    /// Translates and loads PISA source text; `name` is used in diagnostics. Cost and
+    /// errors: those of [`Module::load`] but for reading a file (no [`Error::Io`]).
     pub fn from_source(ctx: &Context, name: &str, text: &str) -> Result<Module> {
         Module::from_source_with(ctx, name, text, &Options::default())
     }
 
     /// Like [`Module::from_source`], with translation options, completed by
-    /// [`device_options`] for the context's device.
+    /// [`device_options`] for the context's device (an [`Options::float`] given here skips
+    /// the fused-`Fma` probe). [`Error::Invalid`] also reports options the program cannot be
+    /// translated for (an invalid sub-group mapping).
     pub fn from_source_with(
         ctx: &Context,
         name: &str,
@@ -158,13 +217,14 @@ impl Module {
     }
 
     /// Links the modules `(name, text)` into one program and loads it (the text twin of
-    /// [`Module::load_linked`]); names are used in diagnostics.
+    /// [`Module::load_linked`], with its cost and errors but [`Error::Io`]); names are used
+    /// in diagnostics.
     pub fn from_sources(ctx: &Context, sources: &[(&str, &str)]) -> Result<Module> {
         Module::from_sources_with(ctx, sources, &Options::default())
     }
 
     /// Like [`Module::from_sources`], with translation options, completed by
-    /// [`device_options`] for the context's device.
+    /// [`device_options`] for the context's device (as [`Module::from_source_with`]).
     pub fn from_sources_with(
         ctx: &Context,
         sources: &[(&str, &str)],
@@ -180,7 +240,15 @@ impl Module {
         Module::from_translation(ctx, &program_name(&files), Arc::new(translation))
     }
 
-    /// Loads an already translated module: allocates and initializes its globals arena.
+    /// Loads an already translated module under the name `name` (for errors): allocates its
+    /// globals arena (at least 16 bytes), writes its initial contents and relocates the
+    /// addresses it holds. The translation is not checked against the device here: options
+    /// the device cannot run (features, sub-group sizes) are reported when a kernel's
+    /// pipeline is created.
+    ///
+    /// Cost: one device allocation and a host write of the arena; no translation, no
+    /// pipeline. Errors: `RuntimeError::Allocation` (out of device memory),
+    /// `RuntimeError::DeviceBusy` while a dispatch that timed out still runs.
     pub fn from_translation(
         ctx: &Context,
         name: &str,
@@ -199,14 +267,20 @@ impl Module {
         arena.write(0, &image)?;
         Ok(Module {
             ctx: ctx.clone(),
-            translation,
             arena,
             name: name.to_string(),
             pipelines: Mutex::new(Vec::new()),
+            last: Mutex::new(
+                (0..translation.reflection.kernels.len())
+                    .map(|_| None)
+                    .collect(),
+            ),
+            translation,
         })
     }
 
-    /// The reflection of the translation.
+    /// The reflection of the translation: kernels and their parameters, globals, the
+    /// launch-block layout.
     pub fn reflection(&self) -> &Reflection {
         &self.translation.reflection
     }
@@ -216,12 +290,12 @@ impl Module {
         &self.translation
     }
 
-    /// The SPIR-V words.
+    /// The SPIR-V words of the program (every kernel is an entry point).
     pub fn spirv(&self) -> &[u32] {
         &self.translation.spirv
     }
 
-    /// The program's name in errors (its files' names).
+    /// The program's name in errors: its files' names joined by ` + ` ([`program_name`]).
     pub fn name(&self) -> &str {
         &self.name
     }
@@ -245,6 +319,10 @@ impl Module {
     /// The variable with `.host_access` name `name`, else the exported variable `@name`,
     /// else the only module variable `@name` of the program. A `.const` variable is
     /// read-only: [`Symbol::write`] refuses it.
+    ///
+    /// Cost: a search of the reflection; no device access. Errors: [`Error::UnknownSymbol`]
+    /// (no such variable), [`Error::AmbiguousSymbol`] (several internal variables of linked
+    /// modules have the name, and none is exported or has it as its `.host_access` name).
     pub fn symbol(&self, name: &str) -> Result<Symbol<'_>> {
         let g = self
             .reflection()
@@ -275,8 +353,12 @@ impl Module {
 
     /// The kernel `name` typed with the signature `S`, a tuple of parameter types
     /// (`(Buffer<f32>, Buffer<f32>, u32)`): checks here, once, that the kernel has as many
-    /// `.param`s with those sizes ([`Error::ArgumentCount`], [`Error::Launch`] naming the
-    /// parameter), so its dispatches take exactly `S`'s arguments.
+    /// `.param`s with those sizes, so its dispatches take exactly `S`'s arguments and skip
+    /// the name lookup.
+    ///
+    /// Cost: a search of the reflection; nothing is compiled. Errors:
+    /// [`Error::UnknownKernel`], [`Error::ArgumentCount`], [`Error::Launch`] naming a
+    /// parameter whose size is not its type's.
     pub fn kernel<S: Signature>(&self, name: &str) -> Result<Kernel<'_, S>> {
         let (index, k) = self.kernel_info(name)?;
         check_signature::<S>(&k.name, &k.params)?;
@@ -302,23 +384,46 @@ impl Module {
         })
     }
 
-    /// Runs `kernel` over `global` work-items in work-groups of `local` and waits for it.
+    /// Runs `kernel` (with or without `@`) over `global` work-items in work-groups of
+    /// `local` and waits for it: a [`Stream`](crate::Stream) of this one launch, submitted
+    /// and waited for. The kernel's writes are visible to the host when it returns.
     ///
     /// Sizes are any integer, a tuple or an array of up to three ([`IntoDim3`]); the grid
     /// need not be a multiple of the work-group size (partial edge work-groups run with
     /// their own size). `args` are a tuple (`(&a, &b, 4u32)`), an [`Args`](crate::Args)
     /// builder or a slice of [`Arg`](crate::Arg), checked against the kernel's `.param`s.
     ///
-    /// Cost: blocking — one submission, waited for at most `PISA_VK_TIMEOUT` seconds
-    /// (default 60); the first launch of a kernel with a work-group size creates its
-    /// pipeline (tens of milliseconds; kept by the module and in the on-disk pipeline
-    /// cache). Errors: unknown kernel, argument count or sizes, an impossible launch
-    /// ([`Error::Launch`]: zero or negative sizes, a work-group size beyond the device's
-    /// limits or other than `.reqd_work_group_size`, more than 2^32 - 1 work-groups in a
-    /// dimension), a buffer of another context ([`Error::ForeignBuffer`]), missing device
-    /// features, `RuntimeError::Timeout`, `RuntimeError::DeviceBusy` while an earlier
-    /// dispatch that timed out still runs, and for a checked module ([`Module::checked`])
-    /// [`Error::MemoryViolation`] when an access of the kernel was bad (and not performed).
+    /// Cost: blocks the calling thread until the kernel has run, at most `PISA_VK_TIMEOUT`
+    /// seconds (default 60). One submission of one command buffer: one dispatch, or up to 8
+    /// for partial edge work-groups (more where a dimension has more work-groups than
+    /// `maxComputeWorkGroupCount`). The host's own work is under a microsecond and 2 small
+    /// heap allocations (`docs/performance.md`); a kernel whose arguments do not fit in the
+    /// launch block also gets a device buffer for them, and a checked launch its check
+    /// block. The first launch of a kernel with a given work-group size compiles its
+    /// pipeline (tens of milliseconds on lavapipe; [`Module::prepare`] does it ahead), which
+    /// the module keeps.
+    ///
+    /// Errors (nothing runs when one is returned before the submission):
+    /// - [`Error::UnknownKernel`];
+    /// - [`Error::ArgumentCount`], [`Error::ArgumentSize`], [`Error::ForeignBuffer`] (a
+    ///   buffer of another context);
+    /// - [`Error::Launch`]: a negative or zero size, a work-group size beyond the device's
+    ///   limits (`maxComputeWorkGroupSize`, `maxComputeWorkGroupInvocations`, the sub-group
+    ///   limits of a sub-group kernel) or other than the kernel's `.reqd_work_group_size`,
+    ///   more than 2^32 - 1 work-groups in a dimension;
+    /// - when the pipeline is created: `RuntimeError::MissingFeatures` (the device lacks a
+    ///   feature the kernel needs, or the fused `Fma` it was translated for),
+    ///   `RuntimeError::FeaturesNotEnabled` (the context left one out),
+    ///   `RuntimeError::SharedMemory` (more shared memory than the device has),
+    ///   `RuntimeError::InvalidArgument` (a launch block larger than
+    ///   `maxPushConstantsSize`), `RuntimeError::Vulkan` (the driver failed);
+    /// - `RuntimeError::Allocation` (an argument or check buffer);
+    /// - `RuntimeError::DeviceBusy` (a submission that timed out earlier still runs: nothing
+    ///   is done), `RuntimeError::Timeout` (the launch did not finish in time; it may still
+    ///   run, see [`RuntimeError::Timeout`](crate::RuntimeError::Timeout)),
+    ///   `RuntimeError::Vulkan` (a lost device);
+    /// - for a checked module ([`Module::checked`]), [`Error::MemoryViolation`]: an access
+    ///   of the kernel was bad (and not performed).
     pub fn dispatch(
         &self,
         kernel: &str,
@@ -331,8 +436,8 @@ impl Module {
         self.run(index, &launch, args, false).map(drop)
     }
 
-    /// Runs `kernel` with a full launch description (global offset included), as
-    /// [`Module::dispatch`].
+    /// Runs `kernel` with a full launch description (global offset included) and waits for
+    /// it, as [`Module::dispatch`] (same cost and errors).
     pub fn dispatch_launch(
         &self,
         kernel: &str,
@@ -345,7 +450,9 @@ impl Module {
 
     /// Like [`Module::dispatch`], and returns the GPU time of the launch: from before its
     /// first work-group started to after its last one finished, measured with timestamp
-    /// queries on the device.
+    /// queries on the device. Cost: that of [`Module::dispatch`], plus two timestamps
+    /// (the first timed launch makes a query pool). Errors: those of [`Module::dispatch`],
+    /// and `RuntimeError::MissingFeatures` when the queue has no timestamps.
     pub fn dispatch_timed(
         &self,
         kernel: &str,
@@ -358,8 +465,12 @@ impl Module {
         Ok(self.run(index, &launch, args, true)?.unwrap_or_default())
     }
 
-    /// Runs `kernel` with its argument block given as raw bytes (the escape hatch): the
-    /// block must be exactly the kernel's `.param` layout ([`Error::SizeMismatch`]).
+    /// Runs `kernel` with its argument block given as raw bytes (the escape hatch) and waits
+    /// for it: the block must be exactly the kernel's `.param` layout. Its contents are not
+    /// checked: an address in it must be that of memory of this context that outlives the
+    /// dispatch. Cost: that of [`Module::dispatch`]. Errors: [`Error::UnknownKernel`],
+    /// [`Error::SizeMismatch`] (a block of another size), then those of
+    /// [`Module::dispatch`] from the launch size on.
     pub fn dispatch_raw(&self, kernel: &str, launch: &Launch, arg_block: &[u8]) -> Result<()> {
         let (index, k) = self.kernel_info(kernel)?;
         if arg_block.len() != k.param_size as usize {
@@ -369,16 +480,33 @@ impl Module {
                 got: arg_block.len() as u64,
             });
         }
+        let mut block = LaunchBlock::zeroed(k.push_constant_size as usize);
+        let push = block.bytes();
+        let separate = if k.params_inline {
+            let at = self.reflection().launch.params as usize;
+            push[at..at + arg_block.len()].copy_from_slice(arg_block);
+            None
+        } else {
+            Some(arg_block)
+        };
         let mut stream = self.ctx.rt.stream();
-        let check = self.record_block(&mut stream, index, launch, arg_block, Vec::new())?;
+        let check = self.record_block(&mut stream, index, launch, push, separate, Vec::new())?;
         stream.submit()?.wait()?;
         crate::memcheck::finish_all(check.into_iter().collect())
     }
 
-    /// Creates (and caches) the pipeline of `kernel` for work-groups of `local` without
-    /// running it: checks the work-group size ([`Error::Launch`]), the kernel's shared memory
-    /// against the device's (`RuntimeError::SharedMemory`) and that the device and the context
-    /// have every feature the kernel needs, so such errors surface before the first dispatch.
+    /// Creates (and keeps) the pipeline of `kernel` for work-groups of `local` without
+    /// running it, so that the first dispatch with that size does not pay for it and its
+    /// errors surface here: the work-group size is checked against the kernel and the device,
+    /// the kernel's shared memory against the device's, and the device and the context must
+    /// have every feature the kernel needs. (A launch with partial edge work-groups still
+    /// compiles the pipelines of the edge sizes at its first dispatch.)
+    ///
+    /// Cost: blocks while the driver compiles the pipeline (tens of milliseconds on
+    /// lavapipe), unless the module or the context's cache has it. Errors:
+    /// [`Error::UnknownKernel`], [`Error::Launch`] (the work-group size), and the pipeline's
+    /// errors listed at [`Module::dispatch`] (`RuntimeError::MissingFeatures`,
+    /// `FeaturesNotEnabled`, `SharedMemory`, `InvalidArgument`, `DeviceBusy`, `Vulkan`).
     pub fn prepare(&self, kernel: &str, local: impl IntoDim3) -> Result<()> {
         let (index, k) = self.kernel_info(kernel)?;
         let local = dim3(local, &k.name, "work-group size")?;
@@ -423,17 +551,15 @@ impl Module {
         local: [u32; 3],
         enqueued: [u32; 3],
     ) -> Result<Arc<pisa_runtime::Pipeline>> {
-        let memo = |m: &Memo| m.kernel == index && m.local == local && m.enqueued == enqueued;
-        let lock = || self.pipelines.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(m) = lock().iter().find(|m| memo(m)) {
-            return Ok(Arc::clone(&m.pipeline));
+        if let Some(p) = self.memoized(index, local, enqueued) {
+            return Ok(p);
         }
         let k = &self.reflection().kernels[index];
         let name = format!("kernel `{}` of {}", k.name, self.name);
         let desc = self.pipeline_desc(k, local, &enqueued, &name)?;
         let pipeline = self.ctx.rt.create_pipeline(&desc)?;
-        let mut memos = lock();
-        if !memos.iter().any(|m| memo(m)) {
+        let mut memos = self.memos();
+        if !memos.iter().any(|m| m.is(index, local, enqueued)) {
             memos.push(Memo {
                 kernel: index,
                 local,
@@ -442,6 +568,25 @@ impl Module {
             });
         }
         Ok(pipeline)
+    }
+
+    fn memos(&self) -> std::sync::MutexGuard<'_, Vec<Memo>> {
+        self.pipelines.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The module's pipeline of kernel `index` for work-groups of `local` in a launch with
+    /// work-groups of `enqueued`, when it has made it. One exists only once `local` and
+    /// `enqueued` passed [`Module::pipeline_desc`]'s check.
+    fn memoized(
+        &self,
+        index: usize,
+        local: [u32; 3],
+        enqueued: [u32; 3],
+    ) -> Option<Arc<pisa_runtime::Pipeline>> {
+        self.memos()
+            .iter()
+            .find(|m| m.is(index, local, enqueued))
+            .map(|m| Arc::clone(&m.pipeline))
     }
 
     /// The description of [`Module::pipeline`]'s pipeline, its local size checked against
@@ -503,21 +648,99 @@ impl Module {
         args: impl IntoArgs,
     ) -> Result<Option<crate::memcheck::Check<'_>>> {
         let k = &self.reflection().kernels[index];
-        let mut sink = ArgSink::new(&k.name, &k.params, k.param_size, Some(self.ctx.rt.id()));
-        args.put_all(&mut sink);
-        let (block, leases) = sink.finish()?;
-        self.record_block(stream, index, launch, &block, leases)
+        // The arguments are written where the kernel reads them: into its slot of the launch
+        // block, or into a block of their own (passed through a buffer).
+        let mut launch_block = LaunchBlock::zeroed(k.push_constant_size as usize);
+        let push = launch_block.bytes();
+        let again = self.last_launch(index, launch, push);
+        let mut separate =
+            (!k.params_inline).then(|| crate::args::zeroed_bytes(k.param_size as usize));
+        let leases = {
+            let block = match &mut separate {
+                Some(block) => &mut block[..],
+                None => {
+                    let at = self.reflection().launch.params as usize;
+                    &mut push[at..at + k.param_size as usize]
+                }
+            };
+            let mut sink = ArgSink::new(&k.name, &k.params, block, Some(self.ctx.rt.id()));
+            args.put_all(&mut sink);
+            sink.finish()?
+        };
+        let Some((pipeline, groups)) = again else {
+            return self.record_block(stream, index, launch, push, separate.as_deref(), leases);
+        };
+        if let Some(block) = &separate {
+            self.arg_buffer(stream, push, block)?;
+        }
+        stream.launch(&[pisa_runtime::DispatchPart {
+            pipeline: &pipeline,
+            push_constants: push,
+            group_count: groups,
+        }])?;
+        self.keep(stream, leases, None);
+        Ok(None)
     }
 
-    /// Records the launch of kernel `index` with the argument block `arg_block` (exactly
-    /// the kernel's `.param` size) into `stream`, keeping `leases`, the globals arena, an
-    /// argument buffer and a checked module's check block alive until it has run.
+    /// For a launch of kernel `index` like its last one of one dispatch (never in a checked
+    /// module, whose launch blocks differ by their check block), copies that launch block
+    /// into `push` and returns the pipeline and group count: nothing to plan or check again.
+    fn last_launch(
+        &self,
+        index: usize,
+        launch: &Launch,
+        push: &mut [u8],
+    ) -> Option<(Arc<pisa_runtime::Pipeline>, [u32; 3])> {
+        let last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let last = last[index].as_ref().filter(|l| l.launch == *launch)?;
+        push.copy_from_slice(&last.block);
+        Some((Arc::clone(&last.pipeline), last.groups))
+    }
+
+    /// Puts the argument block `block` of a kernel that does not take its arguments in the
+    /// launch block into a buffer of its own, kept alive by `stream`, whose address goes
+    /// into `push`.
+    fn arg_buffer(
+        &self,
+        stream: &mut pisa_runtime::Stream,
+        push: &mut [u8],
+        block: &[u8],
+    ) -> Result<()> {
+        let b = self.ctx.rt.create_buffer(block.len() as u64)?;
+        b.write(0, block)?;
+        let at = self.reflection().launch.params as usize;
+        push[at..at + 8].copy_from_slice(&b.device_address().to_le_bytes());
+        stream.keep_alive(&b);
+        Ok(())
+    }
+
+    /// Keeps what a recorded launch uses alive until its submission has finished: the
+    /// buffers of its arguments (`leases`), the globals arena, a checked launch's check block.
+    fn keep(
+        &self,
+        stream: &mut pisa_runtime::Stream,
+        leases: Vec<pisa_runtime::BufferLease>,
+        check: Option<&crate::memcheck::Check<'_>>,
+    ) {
+        stream.keep_leases(leases);
+        stream.keep_alive(&self.arena);
+        if let Some(c) = check {
+            stream.keep_alive(c.block());
+        }
+    }
+
+    /// Records the launch of kernel `index` into `stream` with the launch block `push` (the
+    /// kernel's push constants, zero but for the `.param`s of a kernel that takes them there)
+    /// and, for a kernel that does not, the argument block `separate` (exactly its `.param`
+    /// size), keeping `leases`, the globals arena, an argument buffer and a checked module's
+    /// check block alive until it has run.
     fn record_block(
         &self,
         stream: &mut pisa_runtime::Stream,
         index: usize,
         launch: &Launch,
-        arg_block: &[u8],
+        push: &mut [u8],
+        separate: Option<&[u8]>,
         leases: Vec<pisa_runtime::BufferLease>,
     ) -> Result<Option<crate::memcheck::Check<'_>>> {
         let k = &self.reflection().kernels[index];
@@ -527,93 +750,155 @@ impl Module {
         };
         let local32 = self.local_size(k, launch.local.size)?;
         // The enqueued work-group size must be one the device can run, even where the grid
-        // is smaller and only a partial work-group is dispatched.
-        self.pipeline_desc(k, local32, &local32, &k.name)?;
+        // is smaller and only a partial work-group is dispatched: checked here unless its
+        // pipeline exists (made only once the size passed the same check).
+        let mut full = self.memoized(index, local32, local32);
+        if full.is_none() {
+            self.pipeline_desc(k, local32, &local32, &k.name)?;
+        }
         let global = launch.global.size;
         let plan = crate::launch::plan(global, local32, self.ctx.info().max_workgroup_count)
             .map_err(launch_err)?;
         let l = self.reflection().launch;
-        let mut push = vec![0u8; k.push_constant_size as usize];
         let put = |push: &mut [u8], at: Option<u32>, v: &[u8]| {
             if let Some(at) = at {
                 push[at as usize..at as usize + v.len()].copy_from_slice(v)
             }
         };
         put(
-            &mut push,
+            push,
             l.globals_base,
             &self.arena.device_address().to_le_bytes(),
         );
-        put(&mut push, l.printf_buffer, &0u64.to_le_bytes());
-        put(&mut push, l.work_dim, &launch.work_dim().to_le_bytes());
+        put(push, l.printf_buffer, &0u64.to_le_bytes());
+        put(push, l.work_dim, &launch.work_dim().to_le_bytes());
         for d in 0..3 {
             let at = |slot: Option<u32>, size: u32| slot.map(|s| s + size * d as u32);
             put(
-                &mut push,
+                push,
                 at(l.global_offset, 8),
                 &launch.offset[d].to_le_bytes(),
             );
-            put(&mut push, at(l.global_size, 8), &global[d].to_le_bytes());
+            put(push, at(l.global_size, 8), &global[d].to_le_bytes());
             put(
-                &mut push,
+                push,
                 at(l.group_count, 4),
                 &plan.group_count[d].to_le_bytes(),
             );
         }
-        if k.params_inline {
-            put(&mut push, Some(l.params), arg_block);
-        } else {
-            let b = self.ctx.rt.create_buffer(arg_block.len() as u64)?;
-            b.write(0, arg_block)?;
-            put(&mut push, Some(l.params), &b.device_address().to_le_bytes());
-            stream.keep_alive(&b);
-        }
+        let inline_args;
+        let arg_block = match separate {
+            Some(block) => {
+                self.arg_buffer(stream, push, block)?;
+                block
+            }
+            None => {
+                // Only a checked launch reads the arguments again (to name them in a
+                // report), so only it gets a copy.
+                let at = l.params as usize;
+                inline_args = match self.checked() {
+                    true => push[at..at + k.param_size as usize].to_vec(),
+                    false => Vec::new(),
+                };
+                &inline_args[..]
+            }
+        };
         // The check block of a checked module, one for every dispatch of the launch.
-        let check = crate::memcheck::prepare(self, k, launch, arg_block, &mut push)?;
-        // One pipeline per local size (the enqueued one and the edge sizes), made before
-        // anything is recorded so that every error comes first.
-        let mut pipelines: Vec<([u32; 3], Arc<pisa_runtime::Pipeline>)> = Vec::with_capacity(1);
-        for part in &plan.parts {
-            if !pipelines.iter().any(|(size, _)| *size == part.local) {
-                pipelines.push((part.local, self.pipeline(index, part.local, local32)?));
+        let check = crate::memcheck::prepare(self, k, launch, arg_block, push)?;
+        // One pipeline per local size (the enqueued one and the edge sizes: at most 8, one
+        // per combination of full and edge sizes), made before anything is recorded so that
+        // every error comes first.
+        let mut pipelines: [Option<([u32; 3], Arc<pisa_runtime::Pipeline>)>; 8] =
+            Default::default();
+        for part in plan.parts() {
+            let slot = pipelines
+                .iter_mut()
+                .find(|p| p.as_ref().is_none_or(|(size, _)| *size == part.local))
+                .expect("a plan has at most 8 local sizes");
+            if slot.is_none() {
+                let pipeline = match full.take_if(|_| part.local == local32) {
+                    Some(p) => p,
+                    None => self.pipeline(index, part.local, local32)?,
+                };
+                *slot = Some((part.local, pipeline));
             }
         }
-        let mut pushes = Vec::with_capacity(plan.parts.len());
-        for part in &plan.parts {
-            let mut p = push.clone();
+        let pipeline_of = |local: [u32; 3]| {
+            pipelines
+                .iter()
+                .flatten()
+                .find(|(size, _)| *size == local)
+                .map(|(_, p)| &**p)
+                .expect("a pipeline was made for every local size of the plan")
+        };
+        // The launch block of each part, with its group base: one after the other.
+        let size = push.len();
+        let mut repeated;
+        let pushes = match plan.parts().len() {
+            1 => push,
+            n => {
+                repeated = push.repeat(n);
+                &mut repeated[..]
+            }
+        };
+        for (part, p) in plan.parts().iter().zip(pushes.chunks_mut(size.max(1))) {
             for d in 0..3 {
                 let at = l.group_base.map(|s| s + 4 * d as u32);
-                put(&mut p, at, &part.group_base[d].to_le_bytes());
+                put(p, at, &part.group_base[d].to_le_bytes());
             }
-            pushes.push(p);
         }
-        let parts: Vec<pisa_runtime::DispatchPart> = plan
-            .parts
-            .iter()
-            .zip(&pushes)
-            .map(|(part, push)| pisa_runtime::DispatchPart {
-                pipeline: pipelines
-                    .iter()
-                    .find(|(size, _)| *size == part.local)
-                    .map(|(_, p)| &**p)
-                    .expect("a pipeline was made for every local size of the plan"),
-                push_constants: push,
-                group_count: part.groups,
-            })
-            .collect();
-        stream.launch(&parts)?;
-        stream.keep_alive(&self.arena);
-        for lease in leases {
-            stream.keep_lease(lease);
-        }
-        if let Some(c) = &check {
-            stream.keep_alive(c.block());
-        }
+        let dispatch = |(i, part): (usize, &crate::launch::Part)| pisa_runtime::DispatchPart {
+            pipeline: pipeline_of(part.local),
+            push_constants: &pushes[i * size..(i + 1) * size],
+            group_count: part.groups,
+        };
+        match plan.parts() {
+            [one] => {
+                stream.launch(&[dispatch((0, one))])?;
+                if check.is_none() {
+                    let (_, pipeline) = pipelines[0].as_ref().expect("made above");
+                    self.remember(index, launch, pushes, pipeline, one.groups);
+                }
+            }
+            parts => {
+                stream.launch(&parts.iter().enumerate().map(dispatch).collect::<Vec<_>>())?;
+            }
+        };
+        self.keep(stream, leases, check.as_ref());
         Ok(check)
+    }
+
+    /// Remembers a launch of kernel `index` that was one dispatch (see
+    /// [`Module::last_launch`]): its launch block `push` without the arguments' slot.
+    fn remember(
+        &self,
+        index: usize,
+        launch: &Launch,
+        push: &[u8],
+        pipeline: &Arc<pisa_runtime::Pipeline>,
+        groups: [u32; 3],
+    ) {
+        let k = &self.reflection().kernels[index];
+        let at = self.reflection().launch.params as usize;
+        let slot = if k.params_inline {
+            k.param_size as usize
+        } else {
+            8
+        };
+        let mut block = push.to_vec();
+        block[at..at + slot].fill(0);
+        let pipeline = Arc::clone(pipeline);
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        last[index] = Some(LastLaunch {
+            launch: *launch,
+            block,
+            pipeline,
+            groups,
+        });
     }
 }
 
-/// How a program is named in errors: its files' names, joined by ` + `.
+/// How a program is named in errors: its files' names, joined by ` + ` (`a.pisa + b.pisa`).
 pub fn program_name(files: &[Arc<SourceFile>]) -> String {
     let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
     names.join(" + ")

@@ -19,19 +19,29 @@
 //!
 //! [`Arg`]: crate::Arg
 //!
-//! ```no_run
+//! With `examples/scale.pisa` (`data[i] *= 3` for `i < n`):
+//!
+//! ```
 //! # fn main() -> pisa_vk::Result<()> {
 //! use pisa_vk::{Context, Module};
+//! # let scale_pisa = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/scale.pisa");
 //! let ctx = Context::new()?;
-//! let m = Module::load(&ctx, "examples/scale.pisa")?;
+//! let m = Module::load(&ctx, scale_pisa)?; // "examples/scale.pisa"
 //! let data = ctx.zeroed::<u32>(7)?;
+//! let copy = ctx.zeroed::<u32>(7)?;
 //! let mut s = ctx.stream();
+//! s.timed()?; // GPU time of every command
 //! s.write(&data, &[1, 2, 3, 4, 5, 6, 7])?;
 //! s.dispatch(&m, "scale", 7, 4, (&data, 7u32))?;
 //! let result = s.read(&data)?;
+//! s.copy(&data, &copy)?;
+//! s.fill_range(&data, 2..5, 0)?;
 //! let running = s.submit()?; // returns at once
 //! let done = running.wait()?; // at most PISA_VK_TIMEOUT seconds
-//! println!("{:?}", done.get(&result)?);
+//! assert_eq!(done.get(&result)?, [3, 6, 9, 12, 15, 18, 21]);
+//! assert_eq!(data.read()?, [3, 6, 0, 0, 0, 18, 21]);
+//! assert_eq!(copy.read()?, [3, 6, 9, 12, 15, 18, 21]);
+//! assert_eq!(done.command_times().map(<[_]>::len), Some(5));
 //! # Ok(()) }
 //! ```
 
@@ -51,8 +61,10 @@ static STREAM_IDS: AtomicU64 = AtomicU64::new(1);
 
 /// Commands recorded for one submission ([`Context::stream`]); see the
 /// [module documentation](self). Recording costs host memory only (and a staging buffer
-/// for a read or a write that cannot be recorded inline); errors are reported by the call
-/// that records, and nothing is recorded then.
+/// for a read or a write that cannot be recorded inline, and a pipeline compiled by the
+/// first launch of a kernel with a work-group size); nothing reaches the device before
+/// [`Stream::submit`]. Errors are reported by the call that records, and nothing is
+/// recorded then. Dropping a stream without submitting it discards its commands.
 pub struct Stream<'a> {
     inner: pisa_runtime::Stream<'a>,
     id: u64,
@@ -69,8 +81,8 @@ impl std::fmt::Debug for Stream<'_> {
     }
 }
 
-/// A read recorded in a stream: its elements once the submission has completed
-/// ([`Completed::get`]).
+/// A read recorded in a stream ([`Stream::read`]): its elements once the submission has
+/// completed ([`Completed::get`]). Holds no memory itself.
 #[derive(Debug)]
 #[must_use = "the read's values are only reachable through it"]
 pub struct Pending<T> {
@@ -105,14 +117,15 @@ impl<'a> Stream<'a> {
     }
 
     /// Measures the GPU time of every command with timestamp queries
-    /// ([`Completed::command_times`]). A queue without timestamps is a
-    /// `RuntimeError::MissingFeatures`.
+    /// ([`Completed::command_times`]). Cost: two timestamps around each command, and a query
+    /// pool made by the first timed submission of a submission slot. Errors:
+    /// `RuntimeError::MissingFeatures` when the queue has no timestamps.
     pub fn timed(&mut self) -> Result<&mut Self> {
         self.inner.timed(true)?;
         Ok(self)
     }
 
-    /// How many commands are recorded.
+    /// How many commands are recorded (a launch of several dispatches is one).
     pub fn len(&self) -> usize {
         self.inner.len()
     }
@@ -123,8 +136,12 @@ impl<'a> Stream<'a> {
     }
 
     /// Records a launch of `kernel` of `module`, with the arguments and sizes of
-    /// [`Module::dispatch`] (and its errors, reported here). Creating a pipeline the module
-    /// has not built yet happens here, not at submission.
+    /// [`Module::dispatch`]. It runs after the commands recorded before it and sees their
+    /// writes. Cost: host memory; creating a pipeline the module has not built yet happens
+    /// here (blocking while the driver compiles it), not at submission. Errors: those of
+    /// [`Module::dispatch`] up to the submission (unknown kernel, arguments, launch sizes,
+    /// pipeline creation, an argument or check buffer); a checked launch's
+    /// [`Error::MemoryViolation`] is reported by [`Submission::wait`].
     pub fn dispatch(
         &mut self,
         module: &'a Module,
@@ -140,7 +157,7 @@ impl<'a> Stream<'a> {
     }
 
     /// Records a launch of `kernel` with a full launch description (global offset
-    /// included).
+    /// included); as [`Stream::dispatch`] (same cost and errors).
     pub fn launch(
         &mut self,
         module: &'a Module,
@@ -153,8 +170,9 @@ impl<'a> Stream<'a> {
         Ok(self)
     }
 
-    /// Records a write of all of `data` (copied now) to `dst`, in stream order; `data`
-    /// must have exactly `dst.len()` elements ([`Error::Length`]).
+    /// Records a write of all of `data` (copied now) to `dst`, in stream order. Cost: as
+    /// [`Stream::write_at`]. Errors: [`Error::Length`] unless `data` has exactly
+    /// `dst.len()` elements; those of [`Stream::write_at`].
     pub fn write<T: Pod>(&mut self, dst: &'a Buffer<T>, data: &[T]) -> Result<&mut Self> {
         if data.len() != dst.len() {
             return Err(Error::Length {
@@ -167,8 +185,13 @@ impl<'a> Stream<'a> {
         self.write_at(dst, 0, data)
     }
 
-    /// Records a write of `data` to the elements of `dst` from `start` ([`Error::Range`]
-    /// when they are not inside it).
+    /// Records a write of `data` (copied now) to the elements of `dst` from `start`, done on
+    /// the device in stream order. Cost: up to 64 KiB at 4-byte aligned offsets and lengths
+    /// travel inside the command buffer (`vkCmdUpdateBuffer`); any other write allocates a
+    /// staging buffer (device memory) and copies from it. Errors: [`Error::Range`] when the
+    /// elements are not inside `dst`; for a staging buffer, `RuntimeError::Allocation` and
+    /// `RuntimeError::DeviceBusy`; `RuntimeError::InvalidArgument` for a buffer of another
+    /// context.
     pub fn write_at<T: Pod>(
         &mut self,
         dst: &'a Buffer<T>,
@@ -182,13 +205,18 @@ impl<'a> Stream<'a> {
         Ok(self)
     }
 
-    /// Records a read of all of `src`, taken in stream order.
+    /// Records a read of all of `src`, taken in stream order: after the commands recorded
+    /// before it, before those after it. As [`Stream::read_range`] (same cost and errors).
     pub fn read<T: Pod>(&mut self, src: &'a Buffer<T>) -> Result<Pending<T>> {
         self.read_range(src, ..)
     }
 
-    /// Records a read of the elements of `src` in `range` ([`Error::Range`] when it is not
-    /// inside it).
+    /// Records a read of the elements of `src` in `range`, taken in stream order; its
+    /// values are [`Completed::get`] of the returned [`Pending`]. Cost: a staging buffer
+    /// of the range's size (device memory) and a copy command; the values are copied to the
+    /// host when the submission is waited for. Errors: [`Error::Range`] when the range is
+    /// not inside `src`, `RuntimeError::Allocation`, `RuntimeError::DeviceBusy`,
+    /// `RuntimeError::InvalidArgument` for a buffer of another context.
     pub fn read_range<T: Pod>(
         &mut self,
         src: &'a Buffer<T>,
@@ -203,8 +231,9 @@ impl<'a> Stream<'a> {
         })
     }
 
-    /// Records a device copy of every element of `src` into `dst`; both must have the same
-    /// length ([`Error::Length`]).
+    /// Records a device copy of every element of `src` into `dst`, as
+    /// [`Stream::copy_range`]. Errors: [`Error::Length`] unless both have the same length;
+    /// those of [`Stream::copy_range`].
     pub fn copy<T: Pod>(&mut self, src: &'a Buffer<T>, dst: &'a Buffer<T>) -> Result<&mut Self> {
         if src.len() != dst.len() {
             return Err(Error::Length {
@@ -217,9 +246,10 @@ impl<'a> Stream<'a> {
         self.copy_range(src, .., dst, 0)
     }
 
-    /// Records a device copy of the elements of `src` in `range` to `dst` from element
-    /// `dst_start` ([`Error::Range`] when either range is not inside its buffer; the ranges
-    /// of one buffer must not overlap).
+    /// Records a device copy (`vkCmdCopyBuffer`) of the elements of `src` in `range` to
+    /// `dst` from element `dst_start`. Cost: host memory only. Errors: [`Error::Range`]
+    /// when either range is not inside its buffer; `RuntimeError::InvalidArgument` when the
+    /// two ranges of one buffer overlap or a buffer belongs to another context.
     pub fn copy_range<T: Pod>(
         &mut self,
         src: &'a Buffer<T>,
@@ -238,14 +268,16 @@ impl<'a> Stream<'a> {
         Ok(self)
     }
 
-    /// Records setting every element of `dst` to `value`.
+    /// Records setting every element of `dst` to `value`, as [`Stream::fill_range`].
     pub fn fill<T: Pod>(&mut self, dst: &'a Buffer<T>, value: T) -> Result<&mut Self> {
         self.fill_range(dst, .., value)
     }
 
     /// Records setting the elements of `dst` in `range` to `value`: a device fill
-    /// (`vkCmdFillBuffer`) when the value's bytes repeat every 4 bytes and the range is
-    /// 4-byte aligned, else a write of the repeated value.
+    /// (`vkCmdFillBuffer`, no memory) when the value's bytes repeat every 4 bytes and the
+    /// range is 4-byte aligned, else a write of the repeated value ([`Stream::write_at`]:
+    /// inline up to 64 KiB, else through a staging buffer). Errors: [`Error::Range`] when
+    /// the range is not inside `dst`; a write's errors ([`Stream::write_at`]).
     pub fn fill_range<T: Pod>(
         &mut self,
         dst: &'a Buffer<T>,
@@ -274,9 +306,12 @@ impl<'a> Stream<'a> {
         Ok(self)
     }
 
-    /// Records the commands into one command buffer and submits it, without waiting.
-    /// Errors: `RuntimeError::DeviceBusy` while an earlier submission that timed out still
-    /// runs (nothing is submitted), a failed Vulkan call.
+    /// Records the commands into one command buffer and submits it, without waiting: the
+    /// returned [`Submission`] is polled or waited for. Several submissions may be in flight.
+    /// Cost: recording and `vkQueueSubmit` (a submission slot — command pool, buffer and
+    /// fence — is reused, or made when every slot is in flight); no wait. A stream without
+    /// commands submits nothing. Errors: `RuntimeError::DeviceBusy` while an earlier
+    /// submission that timed out still runs (nothing is submitted), `RuntimeError::Vulkan`.
     pub fn submit(self) -> Result<Submission<'a>> {
         Ok(Submission {
             inner: self.inner.submit()?,
@@ -286,14 +321,16 @@ impl<'a> Stream<'a> {
         })
     }
 
-    /// Submits and waits: [`Stream::submit`] then [`Submission::wait`].
+    /// Submits and waits: [`Stream::submit`] then [`Submission::wait`], with their cost
+    /// (blocking) and errors.
     pub fn run(self) -> Result<Completed> {
         self.submit()?.wait()
     }
 }
 
 /// A submitted [`Stream`]: poll it ([`Submission::is_done`]) or wait for it
-/// ([`Submission::wait`]). Dropping it waits (at most the timeout) and discards errors.
+/// ([`Submission::wait`]). It borrows what the stream recorded until then. Dropping it
+/// waits (blocking, at most the timeout) and discards errors and reads.
 #[must_use = "a submission should be waited for to see its errors and results"]
 pub struct Submission<'a> {
     inner: pisa_runtime::Submission,
@@ -310,15 +347,19 @@ impl std::fmt::Debug for Submission<'_> {
 }
 
 impl Submission<'_> {
-    /// Whether the device has finished it: a look at its fence, never a wait.
+    /// Whether the device has finished it: a look at its fence, never a wait. Errors:
+    /// `RuntimeError::Vulkan` (a lost device).
     pub fn is_done(&self) -> Result<bool> {
         Ok(self.inner.is_done()?)
     }
 
-    /// Waits for it, at most `PISA_VK_TIMEOUT` seconds (`RuntimeError::Timeout`; the
-    /// context then reports `DeviceBusy` until the work has ended). A launch of a checked
-    /// module that made a bad access fails it with [`Error::MemoryViolation`] (the first
-    /// such launch in recording order).
+    /// Waits for it and returns what it produced. Cost: blocks until the device has
+    /// finished, at most `PISA_VK_TIMEOUT` seconds; copies the recorded reads to the host
+    /// (allocating their vectors); a checked launch's record is read back. Errors:
+    /// `RuntimeError::Timeout` (the work may still run: the context then reports
+    /// `RuntimeError::DeviceBusy` until it has ended), `RuntimeError::Vulkan` (a lost
+    /// device), [`Error::MemoryViolation`] for the first launch of a checked module, in
+    /// recording order, that made a bad access (the reads are lost then).
     pub fn wait(self) -> Result<Completed> {
         let inner = self.inner.wait()?;
         crate::memcheck::finish_all(self.checks)?;
@@ -329,7 +370,8 @@ impl Submission<'_> {
     }
 }
 
-/// What a finished submission produced: its reads and, for a timed stream, its GPU times.
+/// What a finished submission produced ([`Submission::wait`]): its reads and, for a timed
+/// stream, its GPU times. Host memory only.
 #[derive(Debug)]
 pub struct Completed {
     inner: pisa_runtime::Completion,
@@ -337,8 +379,8 @@ pub struct Completed {
 }
 
 impl Completed {
-    /// The elements of the read `pending` (allocates the vector). [`Error::Mismatch`] for
-    /// a read of another stream.
+    /// The elements of the read `pending` (a copy: allocates the vector; it may be taken
+    /// again). Errors: [`Error::Mismatch`] for a read of another stream.
     pub fn get<T: Pod>(&self, pending: &Pending<T>) -> Result<Vec<T>> {
         let bytes = self
             .inner
@@ -350,12 +392,14 @@ impl Completed {
         Ok(out)
     }
 
-    /// For a timed stream, the GPU time of each command in recording order.
+    /// For a timed stream ([`Stream::timed`]), the GPU time of each command in recording
+    /// order; `None` for an untimed one.
     pub fn command_times(&self) -> Option<&[Duration]> {
         self.inner.command_times()
     }
 
-    /// For a timed stream, the GPU time of the whole submission.
+    /// For a timed stream, the GPU time of the whole submission (the sum of
+    /// [`Completed::command_times`]); `None` for an untimed one.
     pub fn gpu_time(&self) -> Option<Duration> {
         self.inner.gpu_time()
     }

@@ -8,9 +8,32 @@ use pisa_translator::reflect::GlobalInfo;
 use std::ops::RangeBounds;
 
 /// A module variable reachable from the host ([`Module::symbol`]). Reads and writes are
-/// blocking host copies through the mapped globals arena (no submission). A `.const`
-/// variable is read-only: PISA's constant memory is initialized by the module and never
-/// changes ([`Error::ReadOnly`]).
+/// host copies through the mapped globals arena, at once: no submission, no wait for the
+/// device (a kernel still running may be reading or writing the variable: wait for it
+/// first). A `.const` variable is read-only: PISA's constant memory is initialized by the
+/// module and never changes ([`Error::ReadOnly`]). A `Symbol` borrows its module and is
+/// `Copy`.
+///
+/// `examples/scale.pisa` holds `.global .host_access("scale_factor") @factor[4] = { .32b 3 }`:
+///
+/// ```
+/// # fn main() -> pisa_vk::Result<()> {
+/// use pisa_vk::{Context, Error, Module};
+/// # let scale_pisa = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/scale.pisa");
+/// let ctx = Context::new()?;
+/// let m = Module::load(&ctx, scale_pisa)?; // "examples/scale.pisa"
+/// let factor = m.symbol("scale_factor")?;
+/// assert_eq!((factor.name(), factor.space(), factor.size()), ("scale_factor".into(), "global", 4));
+/// assert_eq!(factor.read::<u32>()?, [3]);
+/// factor.write(&[5u32])?;
+/// let data = ctx.buffer_from(&[1u32, 2])?;
+/// m.dispatch("scale", 2, 2, (&data, 2u32))?;
+/// assert_eq!(data.read()?, [5, 10]);
+/// // Sizes are checked in elements of the type asked for, and errors name the symbol.
+/// let e = factor.read::<u64>().unwrap_err();
+/// assert!(matches!(e, Error::ElementSize { bytes: 4, elem_size: 8, .. }), "{e}");
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy)]
 pub struct Symbol<'m> {
     module: &'m Module,
@@ -34,7 +57,8 @@ impl<'m> Symbol<'m> {
         Symbol { module, global }
     }
 
-    /// The name the host knows it by: its `.host_access` name, else `@name`.
+    /// The name the host knows it by: its `.host_access` name, else `@name` (allocates the
+    /// string).
     pub fn name(&self) -> String {
         match &self.global.host_access {
             Some(h) => h.clone(),
@@ -47,7 +71,7 @@ impl<'m> Symbol<'m> {
         &self.global.space
     }
 
-    /// Whether the host may write it (not `.const`).
+    /// Whether the host may write it: not a `.const` variable.
     pub fn is_writable(&self) -> bool {
         self.global.space != "const"
     }
@@ -62,12 +86,13 @@ impl<'m> Symbol<'m> {
         )
     }
 
-    /// Size in bytes.
+    /// Its size in bytes.
     pub fn size(&self) -> u64 {
         self.global.size
     }
 
-    /// Device address.
+    /// Its device address (in the module's globals arena): what a kernel that reads the
+    /// variable through a pointer would be given.
     pub fn address(&self) -> u64 {
         self.module.arena().device_address() + self.global.offset
     }
@@ -88,12 +113,16 @@ impl<'m> Symbol<'m> {
         Ok((self.global.size / n) as usize)
     }
 
-    /// The contents as `T`s (the size must be a whole number of `T`s).
+    /// The contents as `T`s. Cost: a host copy into a new vector; no submission, no wait.
+    /// Errors: [`Error::ElementSize`] when the size is not a whole number of `T`s,
+    /// `RuntimeError::DeviceBusy` while a submission that timed out still runs.
     pub fn read<T: Pod>(&self) -> Result<Vec<T>> {
         self.read_range(..)
     }
 
-    /// The `T`s in `range` of the contents viewed as `T`s.
+    /// The `T`s in `range` of the contents viewed as `T`s. Cost: as [`Symbol::read`].
+    /// Errors: [`Error::ElementSize`], [`Error::Range`] when the range is not inside the
+    /// variable, `RuntimeError::DeviceBusy`.
     pub fn read_range<T: Pod>(&self, range: impl RangeBounds<usize>) -> Result<Vec<T>> {
         let op = "Symbol::read of";
         let count = self.count::<T>(op)?;
@@ -106,8 +135,10 @@ impl<'m> Symbol<'m> {
         Ok(out)
     }
 
-    /// Overwrites the contents: `data` must be exactly the variable's size
-    /// ([`Error::Length`]); a `.const` variable is [`Error::ReadOnly`].
+    /// Overwrites the contents with `data`: a host copy, no submission, no wait. Errors:
+    /// [`Error::ReadOnly`] for a `.const` variable, [`Error::ElementSize`] when the size is
+    /// not a whole number of `T`s, [`Error::Length`] unless `data` is exactly the variable's
+    /// size, `RuntimeError::DeviceBusy`.
     pub fn write<T: Pod>(&self, data: &[T]) -> Result<()> {
         let count = self.writable_count::<T>("Symbol::write to")?;
         if data.len() != count {
@@ -121,8 +152,9 @@ impl<'m> Symbol<'m> {
         self.write_at(0, data)
     }
 
-    /// Overwrites the `T`s from element `start` with `data` ([`Error::Range`] when they do
-    /// not fit; [`Error::ReadOnly`] for `.const`).
+    /// Overwrites the `T`s from element `start` with `data`: a host copy, as
+    /// [`Symbol::write`]. Errors: [`Error::ReadOnly`], [`Error::ElementSize`],
+    /// [`Error::Range`] when they do not fit, `RuntimeError::DeviceBusy`.
     pub fn write_at<T: Pod>(&self, start: usize, data: &[T]) -> Result<()> {
         let op = "Symbol::write_at to";
         let count = self.writable_count::<T>(op)?;

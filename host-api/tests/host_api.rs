@@ -291,3 +291,55 @@ fn debug_of_the_error_is_the_rendered_diagnostic() {
     let d = format!("{m:?}");
     assert!(d.contains("scale.pisa") && d.contains("\"scale\""), "{d}");
 }
+
+/// Writes `%globaloffset.x + i` to `out[i]` (u64) for its work-item `i`.
+const IDS: &str = ".version 0.1;\n.target 100;\n\
+    .kernel @ids(.param[8] %out) {\n  .reg .64b %p, %off, %id, %base;\n\
+    .reg .32b %g, %s, %l, %i;\n  ld.param.64b %p, [%out];\n  mov.32b %g, %groupid.x;\n\
+    mov.32b %s, %enqueuedlocalsize.x;\n  mov.32b %l, %localid.x;\n  umad.32b %i, %g, %s, %l;\n\
+    mov.64b %base, %globaloffset.x;\n  umul.full.32b %id, %i, 1;\n  iadd.64b %id, %id, %base;\n\
+    umul.full.32b %off, %i, 8;\n  iadd.64b %p, %p, %off;\n  st.global.64b [%p], %id;\n}\n";
+
+/// Stores the last word of a 128-byte argument: its 136 bytes of arguments do not fit in
+/// the launch block, so they travel in a buffer of their own.
+const PICK: &str = ".version 0.1;\n.target 100;\n\
+    .kernel @pick(.param[8] %out, .param[128] %table) {\n  .reg .64b %p;\n  .reg .32b %x;\n\
+    ld.param.64b %p, [%out];\n  ld.param.32b %x, [%table+124];\n  st.global.32b [%p], %x;\n}\n";
+
+/// A module records a launch like the kernel's previous one from what it kept of it; each
+/// launch still gets its own arguments, and a launch of other sizes or offset its own
+/// launch block.
+#[test]
+fn repeated_launches_take_their_own_arguments_sizes_and_offsets() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "scale.pisa", SCALE).unwrap();
+    let a = ctx.buffer_from(&[1u32; 8]).unwrap();
+    let b = ctx.buffer_from(&[2u32; 8]).unwrap();
+    m.dispatch("scale", 8, 4, (&a, 8u32)).unwrap(); // a *= 3
+    m.dispatch("scale", 8, 4, (&b, 8u32)).unwrap(); // b *= 3
+    m.dispatch("scale", 8, 4, (&a, 2u32)).unwrap(); // a[..2] *= 3
+    assert_eq!(a.read().unwrap(), [9, 9, 3, 3, 3, 3, 3, 3]);
+    assert_eq!(b.read().unwrap(), [6; 8]);
+    m.dispatch("scale", 6, 4, (&b, 8u32)).unwrap(); // a partial group: b[..6] *= 3
+    m.dispatch("scale", 8, 4, (&b, 7u32)).unwrap(); // b[..7] *= 3
+    assert_eq!(b.read().unwrap(), [54, 54, 54, 54, 54, 54, 18, 6]);
+    assert_eq!(m.symbol("last_count").unwrap().read::<u32>().unwrap(), [7]);
+
+    let m = Module::from_source(&ctx, "ids.pisa", IDS).unwrap();
+    let out = ctx.zeroed::<u64>(4).unwrap();
+    for offset in [10, 10, 20, 0] {
+        let launch = Launch::new(4u32, 2u32).with_offset([offset, 0, 0]);
+        m.dispatch_launch("ids", &launch, (&out,)).unwrap();
+        assert_eq!(out.read().unwrap(), [0, 1, 2, 3].map(|i| offset + i));
+    }
+
+    let m = Module::from_source(&ctx, "pick.pisa", PICK).unwrap();
+    assert!(!m.reflection().kernels[0].params_inline);
+    for last in [7u32, 8, 9] {
+        let mut table = [0u32; 32];
+        table[31] = last;
+        m.dispatch("pick", 1, 1, (&a, table)).unwrap();
+        assert_eq!(a.read_range(..1).unwrap(), [last]);
+    }
+    no_validation_messages(&ctx);
+}

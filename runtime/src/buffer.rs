@@ -69,7 +69,8 @@ impl Buffer {
         })
     }
 
-    /// The size asked for at creation, in bytes.
+    /// The size asked for at creation, in bytes (the allocation is rounded up to a multiple
+    /// of 4 and followed by [`GUARD_BYTES`]).
     pub fn size(&self) -> u64 {
         self.raw.size
     }
@@ -115,20 +116,23 @@ impl Buffer {
     }
 
     /// `Ok` when `len` bytes at `offset` lie inside the buffer, else [`Error::OutOfBounds`].
+    /// No device access.
     pub fn check_range(&self, offset: u64, len: u64) -> Result<(), Error> {
         self.raw.check(offset, len).map(drop)
     }
 
-    /// Copies `bytes` into the buffer at `offset`. [`Error::OutOfBounds`] if it does not fit;
-    /// [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may use the
-    /// buffer).
+    /// Copies `bytes` into the buffer at `offset` through the mapping: no submission, no
+    /// wait for the device (a submission still using the buffer races with it). Errors:
+    /// [`Error::OutOfBounds`] if it does not fit; [`Error::DeviceBusy`] while a dispatch
+    /// that timed out still runs (it may use the buffer).
     pub fn write(&self, offset: u64, bytes: &[u8]) -> Result<(), Error> {
         self.raw.write(offset, bytes)
     }
 
-    /// Copies bytes from the buffer at `offset` into `out`. [`Error::OutOfBounds`] if the
-    /// range does not fit; [`Error::DeviceBusy`] while a dispatch that timed out still runs
-    /// (it may still write the buffer).
+    /// Copies bytes from the buffer at `offset` into `out` through the mapping: no
+    /// submission, no wait for the device. Errors: [`Error::OutOfBounds`] if the range does
+    /// not fit; [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may
+    /// still write the buffer).
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
         self.raw.read(offset, out)
     }

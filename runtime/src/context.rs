@@ -124,6 +124,9 @@ pub(crate) struct DeviceShared {
     pub wedged: AtomicBool,
     /// Submissions that timed out and have not been seen finished since.
     busy: Mutex<Vec<Busy>>,
+    /// Whether `busy` is not empty: what every call that needs the device looks at first,
+    /// so that the common case (nothing timed out) takes no lock.
+    any_busy: AtomicBool,
     /// The compute queue (`vkQueueSubmit` needs it externally synchronised).
     queue: Mutex<vk::Queue>,
     /// Its family.
@@ -155,7 +158,9 @@ impl DeviceShared {
 
     /// Records that the submission signalling `fence` timed out while doing `what`.
     pub fn set_busy(&self, fence: vk::Fence, what: String) {
-        self.busy().push(Busy { fence, what });
+        let mut busy = self.busy();
+        busy.push(Busy { fence, what });
+        self.any_busy.store(true, Ordering::Release);
     }
 
     /// A submission slot from the free list, or a new one. Its fence is unsignalled and its
@@ -217,6 +222,9 @@ impl DeviceShared {
     /// more (their fences are then forgotten), else what still runs. A failed query (a lost
     /// device) counts as finished: nothing of that submission will run any more.
     pub fn wait_idle(&self, timeout: Duration) -> Result<(), String> {
+        if !self.any_busy.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let mut busy = self.busy();
         if busy.is_empty() {
             return Ok(());
@@ -240,7 +248,10 @@ impl DeviceShared {
         });
         match busy.first() {
             Some(b) => Err(b.what.clone()),
-            None => Ok(()),
+            None => {
+                self.any_busy.store(false, Ordering::Release);
+                Ok(())
+            }
         }
     }
 
@@ -312,8 +323,10 @@ pub struct Context {
 }
 
 impl Context {
-    /// Opens the device `selector` picks, with the settings of the env variables
-    /// (`PISA_VK_DEVICE`, `PISA_VK_VALIDATION`, `PISA_VK_TIMEOUT`).
+    /// Opens the device `selector` picks, with every feature it supports enabled and the
+    /// settings of the env variables (`PISA_VK_DEVICE`, `PISA_VK_VALIDATION`,
+    /// `PISA_VK_TIMEOUT`, `PISA_VK_PIPELINE_CACHE`). Cost and errors: those of
+    /// [`Context::with_options`].
     pub fn new(selector: DeviceSelector) -> Result<Context, Error> {
         Context::with_options(selector, &ContextOptions::default())
     }
@@ -322,10 +335,14 @@ impl Context {
     ///
     /// Cost: loads the Vulkan loader and driver, creates an instance (with the validation
     /// layer when asked) and a logical device with a compute queue; the most expensive call of
-    /// the runtime, to make once per device. Errors: [`Error::NoVulkan`] (no loader or
-    /// driver), [`Error::NoDevice`], [`Error::DeviceNotFound`] for a selector that matches
-    /// nothing, an invalid `PISA_VK_TIMEOUT`, a device without the features the runtime
-    /// needs ([`Error::MissingFeatures`]), [`Error::Vulkan`].
+    /// the runtime, to make once per device; the on-disk pipeline cache is read. Errors:
+    /// [`Error::NoVulkan`] (no loader or driver, a loader older than Vulkan 1.2, or
+    /// validation asked for without the layer installed), [`Error::NoDevice`] (no device,
+    /// or the chosen one lacks Vulkan 1.2 or a compute queue), [`Error::DeviceNotFound`] for
+    /// a selector that matches nothing, [`Error::InvalidArgument`] for an invalid
+    /// `PISA_VK_VALIDATION` or `PISA_VK_TIMEOUT` (or timeout option), a device without the
+    /// features the runtime needs ([`Error::MissingFeatures`]), [`Error::Allocation`] (the
+    /// memory allocator), [`Error::Vulkan`].
     pub fn with_options(
         selector: DeviceSelector,
         options: &ContextOptions,
@@ -402,6 +419,7 @@ impl Context {
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
             wedged: AtomicBool::new(false),
             busy: Mutex::new(Vec::new()),
+            any_busy: AtomicBool::new(false),
             queue: Mutex::new(queue),
             queue_family,
             timestamps: chosen.timestamps,
@@ -430,7 +448,7 @@ impl Context {
         Ok(devices.into_iter().map(|d| d.info).collect())
     }
 
-    /// The device this context runs on.
+    /// The device this context runs on: name, type, driver, limits, supported features.
     pub fn info(&self) -> &DeviceInfo {
         &self.info
     }
@@ -441,7 +459,8 @@ impl Context {
         &self.enabled
     }
 
-    /// The dispatch timeout in seconds.
+    /// The dispatch timeout in seconds: how long a wait for a submission lasts before
+    /// [`Error::Timeout`].
     pub fn timeout_seconds(&self) -> f64 {
         self.timeout_seconds
     }
@@ -461,7 +480,7 @@ impl Context {
 
     /// Like [`Context::create_buffer`], but not listed in [`Context::live_buffers`]: for a
     /// host API's own bookkeeping that kernels must not touch (e.g. a memory checker's
-    /// allocation table).
+    /// allocation table). Cost and errors: those of [`Context::create_buffer`].
     pub fn create_internal_buffer(&self, size: u64) -> Result<Buffer, Error> {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;
@@ -476,7 +495,8 @@ impl Context {
 
     /// The address ranges of the context's live buffers (those of
     /// [`Context::create_buffer`] whose memory is not freed yet: a buffer dropped while a
-    /// submission still uses it stays until that ends), sorted by address.
+    /// submission still uses it stays until that ends), sorted by address. Cost: a copy of
+    /// the list under a lock (allocates the vector).
     pub fn live_buffers(&self) -> Vec<crate::LiveBuffer> {
         self.shared.live.snapshot()
     }
@@ -538,7 +558,9 @@ impl Context {
 
     /// Like [`Context::dispatch`], and returns the GPU time the dispatch took, measured with
     /// timestamp queries around it (`timestampPeriod` applied, `timestampValidBits`
-    /// respected). A queue without timestamps gives [`Error::MissingFeatures`].
+    /// respected). Cost: that of [`Context::dispatch`] and two timestamps (the first timed
+    /// submission of a slot makes its query pool). Errors: those of [`Context::dispatch`];
+    /// a queue without timestamps gives [`Error::MissingFeatures`].
     pub fn dispatch_timed(
         &self,
         pipeline: &Pipeline,
@@ -553,10 +575,10 @@ impl Context {
     }
 
     /// Records the dispatches of one launch in one command buffer, submits it and waits for
-    /// it as [`Context::dispatch`] does: a [`Stream`] of one launch. Nothing orders the
-    /// parts with respect to each other (they are like the work-groups of one dispatch);
-    /// each part's group count must be within `maxComputeWorkGroupCount`. An empty `parts`
-    /// submits nothing.
+    /// it as [`Context::dispatch`] does (same cost and errors): a [`Stream`] of one launch.
+    /// Nothing orders the parts with respect to each other (they are like the work-groups of
+    /// one dispatch); each part's group count must be within `maxComputeWorkGroupCount`. An
+    /// empty `parts` submits nothing.
     pub fn launch(&self, parts: &[DispatchPart]) -> Result<(), Error> {
         if parts.is_empty() {
             return Ok(());
@@ -567,7 +589,8 @@ impl Context {
     }
 
     /// Like [`Context::launch`], and returns the GPU time from before the first part started
-    /// to after the last one finished (timestamp queries).
+    /// to after the last one finished (timestamp queries); errors as
+    /// [`Context::dispatch_timed`].
     pub fn launch_timed(&self, parts: &[DispatchPart]) -> Result<Duration, Error> {
         let mut stream = self.stream();
         stream.timed(true)?;
@@ -589,7 +612,9 @@ impl Context {
     /// Per float width, whether this device's SPIR-V `Fma` rounds once. Found by running a
     /// probe kernel the first time it is asked for (a pipeline per width: tens of
     /// milliseconds on lavapipe), then remembered. Widths the context did not enable
-    /// (`shaderFloat16`, `shaderFloat64`) report `false`. See [`crate::probe`].
+    /// (`shaderFloat16`, `shaderFloat64`) report `false`. See [`crate::probe`]. Errors (of
+    /// the probe): those of [`Context::create_pipeline`], [`Context::create_buffer`] and
+    /// [`Context::dispatch`].
     pub fn fused_fma(&self) -> Result<crate::FusedFma, Error> {
         if let Some(f) = self.fused_fma.get() {
             return Ok(*f);
@@ -615,7 +640,8 @@ impl Context {
         self.shared.instance.drain_thread_messages()
     }
 
-    /// Number of pipelines held by the in-memory pipeline cache.
+    /// Number of pipelines held by the in-memory pipeline cache (at most
+    /// [`PIPELINE_CACHE_CAPACITY`](crate::PIPELINE_CACHE_CAPACITY)).
     pub fn cached_pipelines(&self) -> usize {
         self.pipelines.len()
     }
@@ -633,7 +659,10 @@ impl Context {
 
     /// Writes the driver's pipeline cache to its file now, when pipelines were built since
     /// it was loaded or last saved (dropping the context does this too). Returns whether a
-    /// file was written; an error names the file that could not be written.
+    /// file was written. Cost: reads the file again when another process changed it (and
+    /// merges it in), then writes a temporary file and renames it. Errors:
+    /// [`Error::InvalidArgument`] naming the file that could not be written,
+    /// [`Error::Vulkan`] (`vkGetPipelineCacheData`).
     pub fn save_pipeline_cache(&self) -> Result<bool, Error> {
         self.pipelines.save(&self.shared)
     }

@@ -59,7 +59,7 @@ pub enum Error {
     /// while in use.
     #[error("{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT)")]
     Timeout {
-        /// The time waited, in seconds.
+        /// The time waited, in seconds (the timeout, for a submission that did not finish).
         seconds: f64,
         /// What was being waited for.
         what: String,

@@ -26,7 +26,7 @@
 //! call).
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ash::vk;
 
@@ -61,9 +61,56 @@ struct Part {
     groups: [u32; 3],
 }
 
+/// The dispatches of a recorded launch: one (the common case, kept without a vector) or
+/// several.
+enum Parts {
+    One(Part),
+    Many(Vec<Part>),
+}
+
+impl Parts {
+    fn as_slice(&self) -> &[Part] {
+        match self {
+            Parts::One(part) => std::slice::from_ref(part),
+            Parts::Many(parts) => parts,
+        }
+    }
+}
+
+/// The commands of a stream: one (a blocking dispatch's case, kept without a vector) or
+/// several.
+#[derive(Default)]
+enum Ops {
+    #[default]
+    Empty,
+    One(Op),
+    Many(Vec<Op>),
+}
+
+impl Ops {
+    fn push(&mut self, op: Op) {
+        *self = match std::mem::take(self) {
+            Ops::Empty => Ops::One(op),
+            Ops::One(first) => Ops::Many(vec![first, op]),
+            Ops::Many(mut ops) => {
+                ops.push(op);
+                Ops::Many(ops)
+            }
+        }
+    }
+
+    fn as_slice(&self) -> &[Op] {
+        match self {
+            Ops::Empty => &[],
+            Ops::One(op) => std::slice::from_ref(op),
+            Ops::Many(ops) => ops,
+        }
+    }
+}
+
 /// A recorded command.
 enum Op {
-    Launch(Vec<Part>),
+    Launch(Parts),
     Copy {
         src: Arc<RawBuffer>,
         src_offset: u64,
@@ -97,6 +144,7 @@ impl Op {
     fn describe(&self) -> String {
         match self {
             Op::Launch(parts) => {
+                let parts = parts.as_slice();
                 let first = &parts[0];
                 let [x, y, z] = first.groups;
                 let more = match parts.len() {
@@ -120,14 +168,15 @@ impl Op {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ReadId(usize);
 
-/// Commands recorded for one submission (see the [module documentation](self)). Made by
+/// Commands recorded for one submission (launches, copies, fills, host writes and reads,
+/// run in recording order; see the [crate documentation](crate)). Made by
 /// [`Context::stream`]; recording allocates host memory only (and a staging buffer for a
 /// read, or for a write that cannot be recorded inline); nothing reaches the device before
 /// [`Stream::submit`].
 pub struct Stream<'c> {
     ctx: &'c Context,
-    ops: Vec<Op>,
-    keep: Vec<Arc<RawBuffer>>,
+    ops: Ops,
+    keep: Vec<BufferLease>,
     timed: bool,
     reads: usize,
 }
@@ -135,7 +184,7 @@ pub struct Stream<'c> {
 impl std::fmt::Debug for Stream<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Stream")
-            .field("commands", &self.ops.len())
+            .field("commands", &self.ops.as_slice().len())
             .field("timed", &self.timed)
             .finish()
     }
@@ -145,7 +194,7 @@ impl<'c> Stream<'c> {
     pub(crate) fn new(ctx: &'c Context) -> Stream<'c> {
         Stream {
             ctx,
-            ops: Vec::new(),
+            ops: Ops::Empty,
             keep: Vec::new(),
             timed: false,
             reads: 0,
@@ -165,12 +214,12 @@ impl<'c> Stream<'c> {
 
     /// How many commands are recorded (a launch of several parts is one).
     pub fn len(&self) -> usize {
-        self.ops.len()
+        self.ops.as_slice().len()
     }
 
     /// Whether nothing is recorded.
     pub fn is_empty(&self) -> bool {
-        self.ops.is_empty()
+        self.ops.as_slice().is_empty()
     }
 
     fn check_buffer(&self, b: &Buffer, what: &str) -> Result<(), Error> {
@@ -188,46 +237,56 @@ impl<'c> Stream<'c> {
     /// pipeline's, a group count beyond `maxComputeWorkGroupCount` ([`Error::InvalidArgument`]).
     /// An empty `parts` records nothing.
     pub fn launch(&mut self, parts: &[DispatchPart]) -> Result<&mut Self, Error> {
-        let max = self.ctx.info().max_workgroup_count;
-        let mut recorded = Vec::with_capacity(parts.len());
-        for part in parts {
-            let pipeline = part.pipeline;
-            if !pipeline.belongs_to(self.ctx.shared()) {
-                return Err(Error::InvalidArgument(format!(
-                    "pipeline {} was created by another context",
-                    pipeline.name()
-                )));
-            }
-            let group_count = part.group_count;
-            if group_count.iter().zip(max).any(|(g, m)| *g > m) {
-                return Err(Error::InvalidArgument(format!(
-                    "dispatch of {}: group count {group_count:?} exceeds the device limit \
-                     maxComputeWorkGroupCount {max:?}",
-                    pipeline.name()
-                )));
-            }
-            let push_size = pipeline.push_constant_size() as usize;
-            if part.push_constants.len() > push_size {
-                return Err(Error::InvalidArgument(format!(
-                    "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
-                    pipeline.name(),
-                    part.push_constants.len(),
-                    push_size
-                )));
-            }
-            let mut push = Vec::with_capacity(push_size);
-            push.extend_from_slice(part.push_constants);
-            push.resize(push_size, 0);
-            recorded.push(Part {
-                pipeline: pipeline.keep(),
-                push,
-                groups: group_count,
-            });
+        if let [part] = parts {
+            let part = self.part(part)?;
+            self.ops.push(Op::Launch(Parts::One(part)));
+            return Ok(self);
         }
+        let recorded = parts
+            .iter()
+            .map(|part| self.part(part))
+            .collect::<Result<Vec<Part>, Error>>()?;
         if !recorded.is_empty() {
-            self.ops.push(Op::Launch(recorded));
+            self.ops.push(Op::Launch(Parts::Many(recorded)));
         }
         Ok(self)
+    }
+
+    /// `part` checked ([`Stream::launch`]'s errors) and owning what it needs.
+    fn part(&self, part: &DispatchPart) -> Result<Part, Error> {
+        let max = self.ctx.info().max_workgroup_count;
+        let pipeline = part.pipeline;
+        if !pipeline.belongs_to(self.ctx.shared()) {
+            return Err(Error::InvalidArgument(format!(
+                "pipeline {} was created by another context",
+                pipeline.name()
+            )));
+        }
+        let group_count = part.group_count;
+        if group_count.iter().zip(max).any(|(g, m)| *g > m) {
+            return Err(Error::InvalidArgument(format!(
+                "dispatch of {}: group count {group_count:?} exceeds the device limit \
+                 maxComputeWorkGroupCount {max:?}",
+                pipeline.name()
+            )));
+        }
+        let push_size = pipeline.push_constant_size() as usize;
+        if part.push_constants.len() > push_size {
+            return Err(Error::InvalidArgument(format!(
+                "dispatch of {}: {} bytes of push constants, but the pipeline takes {}",
+                pipeline.name(),
+                part.push_constants.len(),
+                push_size
+            )));
+        }
+        let mut push = Vec::with_capacity(push_size);
+        push.extend_from_slice(part.push_constants);
+        push.resize(push_size, 0);
+        Ok(Part {
+            pipeline: pipeline.keep(),
+            push,
+            groups: group_count,
+        })
     }
 
     /// Records a copy of `size` bytes from `src` at `src_offset` to `dst` at `dst_offset`.
@@ -348,13 +407,24 @@ impl<'c> Stream<'c> {
     /// Keeps `buffer` alive until the submission has finished, for a buffer that a kernel
     /// reaches through an address rather than a command of this stream.
     pub fn keep_alive(&mut self, buffer: &Buffer) -> &mut Self {
-        self.keep.push(buffer.keep());
+        self.keep.push(buffer.lease());
         self
     }
 
     /// Like [`Stream::keep_alive`], from a [`BufferLease`].
     pub fn keep_lease(&mut self, lease: BufferLease) -> &mut Self {
-        self.keep.push(lease.0);
+        self.keep.push(lease);
+        self
+    }
+
+    /// Like [`Stream::keep_lease`] for each of `leases`; the first time, the vector itself
+    /// is kept (no copy, no allocation).
+    pub fn keep_leases(&mut self, mut leases: Vec<BufferLease>) -> &mut Self {
+        if self.keep.is_empty() {
+            self.keep = leases;
+        } else {
+            self.keep.append(&mut leases);
+        }
         self
     }
 
@@ -365,9 +435,9 @@ impl<'c> Stream<'c> {
     pub fn submit(self) -> Result<Submission, Error> {
         let _span = tracing::debug_span!(
             "submit",
-            commands = self.ops.len(),
-            kernel = self.ops.iter().find_map(|op| match op {
-                Op::Launch(parts) => parts.first().map(|p| p.pipeline.name.as_str()),
+            commands = self.ops.as_slice().len(),
+            kernel = self.ops.as_slice().iter().find_map(|op| match op {
+                Op::Launch(parts) => parts.as_slice().first().map(|p| p.pipeline.name.as_str()),
                 _ => None,
             }),
             timed = self.timed
@@ -384,23 +454,23 @@ impl<'c> Stream<'c> {
             timeout_seconds,
             times: None,
         };
-        if submission.ops.is_empty() {
+        if submission.ops.as_slice().is_empty() {
             return Ok(submission);
         }
         let shared = &submission.shared;
-        shared.check_idle(|| match &submission.ops[..] {
-            [Op::Launch(parts)] => format!("dispatch {}", parts[0].pipeline.name),
+        shared.check_idle(|| match submission.ops.as_slice() {
+            [Op::Launch(parts)] => format!("dispatch {}", parts.as_slice()[0].pipeline.name),
             ops => format!("submit a stream of {} commands", ops.len()),
         })?;
         let mut slot = shared.take_slot()?;
         let queries = if self.timed {
-            submission.ops.len() as u32 + 1
+            submission.ops.as_slice().len() as u32 + 1
         } else {
             0
         };
         // SAFETY: the slot is not in flight; every object recorded belongs to this device
         // (checked when recorded) and is kept alive by `submission` until the fence signals.
-        let recorded = unsafe { record(shared, &mut slot, &submission.ops, queries) }
+        let recorded = unsafe { record(shared, &mut slot, submission.ops.as_slice(), queries) }
             .and_then(|()| unsafe { shared.queue_submit(slot.cmd, slot.fence) });
         if let Err(e) = recorded {
             // Nothing was submitted: the slot is reusable (it is reset when taken).
@@ -472,7 +542,7 @@ unsafe fn record(
         }
         match op {
             Op::Launch(parts) => {
-                for part in parts {
+                for part in parts.as_slice() {
                     let p = &part.pipeline;
                     if bound != Some(p.pipeline) {
                         device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
@@ -557,8 +627,8 @@ pub struct Submission {
     shared: Arc<DeviceShared>,
     /// The slot in flight; `None` when nothing was submitted or once finished.
     slot: Option<Slot>,
-    ops: Vec<Op>,
-    _keep: Vec<Arc<RawBuffer>>,
+    ops: Ops,
+    _keep: Vec<BufferLease>,
     queries: u32,
     timeout_seconds: f64,
     times: Option<Vec<Duration>>,
@@ -567,7 +637,7 @@ pub struct Submission {
 impl std::fmt::Debug for Submission {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Submission")
-            .field("commands", &self.ops.len())
+            .field("commands", &self.ops.as_slice().len())
             .field("in_flight", &self.slot.is_some())
             .finish()
     }
@@ -597,7 +667,7 @@ impl Submission {
     pub fn wait(mut self) -> Result<Completion, Error> {
         self.finish()?;
         let mut reads = Vec::new();
-        for op in &self.ops {
+        for op in self.ops.as_slice() {
             if let Op::Read { staging, size, .. } = op {
                 let mut bytes = vec![0u8; *size as usize];
                 staging.read(0, &mut bytes)?;
@@ -617,7 +687,6 @@ impl Submission {
             return Ok(());
         };
         let device = &self.shared.device;
-        let start = Instant::now();
         let ns = (self.timeout_seconds * 1e9) as u64;
         // SAFETY: the fence belongs to this device.
         match unsafe { device.wait_for_fences(&[slot.fence], true, ns) } {
@@ -631,7 +700,7 @@ impl Submission {
                 Ok(())
             }
             Err(vk::Result::TIMEOUT) => {
-                let what = match &self.ops[..] {
+                let what = match self.ops.as_slice() {
                     [op] => op.describe(),
                     ops => {
                         // Name a launch when there is one: it is what may run forever.
@@ -645,8 +714,10 @@ impl Submission {
                 };
                 // The slot is leaked: its fence is the busy state from now on.
                 self.shared.set_busy(slot.fence, what.clone());
+                // VK_TIMEOUT means the whole timeout has passed (no clock is read on the way:
+                // it would cost every wait).
                 Err(Error::Timeout {
-                    seconds: start.elapsed().as_secs_f64(),
+                    seconds: self.timeout_seconds,
                     what,
                 })
             }

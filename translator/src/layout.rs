@@ -272,13 +272,17 @@ fn align_up(x: u64, a: u64) -> u64 {
     x.div_ceil(a.max(1)) * a.max(1)
 }
 
-/// Lays out every memory variable of `module`.
+/// Lays out every memory variable of `module` (unchecked: [`layout_for`]). Cost: linear in the
+/// module's size; allocates the layout and the arena's initial image. Errors:
+/// [`LayoutError`] when the shared or private memory of a kernel does not fit 32-bit
+/// addresses.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
     layout_for(module, false)
 }
 
 /// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not: a
-/// checked one's launch block has the check block's slot.
+/// checked one's launch block has the check block's slot. Cost and errors: those of
+/// [`layout`].
 pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,

@@ -61,7 +61,60 @@ pub mod memcheck;
 pub mod reflect;
 pub mod span;
 
-pub use back::spirv::{FloatModel, FloatWidths, Options, SubgroupMapping, Translation};
+pub use back::spirv::{FloatModel, FloatWidths, SubgroupMapping};
+
+/// Translation options: the sub-group width and its mapping onto the hardware's, what the
+/// float lowering may assume about the device, the checked (memory-checking) translation.
+/// [`Options::default`] translates the portable, conforming module; the host API (`pisa-vk`)
+/// completes the options for the device a module is loaded on.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pisa_translator::{compile, FloatModel, FloatWidths, Options, SourceFile};
+///
+/// let src = ".version 0.1;\n.target 100;\n\
+///            .kernel @add(.param[8] %out, .param[4] %a, .param[4] %b) {\n\
+///              .reg .64b %p;\n  .reg .32b %x, %y, %z;\n  ld.param.64b %p, [%out];\n\
+///              ld.param.32b %x, [%a];\n  ld.param.32b %y, [%b];\n  fadd.f %z, %x, %y;\n\
+///              st.global.32b [%p], %z;\n}\n";
+/// let file = Arc::new(SourceFile::new("add.pisa", src));
+/// // The memory checker: every access checked, the reflection says what the host needs.
+/// let checked = Options { checked: true, ..Options::default() };
+/// assert!(compile(&file, &checked).unwrap().reflection.checked.is_some());
+/// // For a device whose `Fma` is fused for f32 and that has no f64.
+/// let fused = Options {
+///     float: Some(FloatModel::for_device(FloatWidths { f32: true, ..FloatWidths::default() }, false)),
+///     ..Options::default()
+/// };
+/// assert_eq!(compile(&file, &fused).unwrap().reflection.float_model.fused_fma.f32, true);
+/// // Options a program cannot be translated for are diagnostics too.
+/// let bad = Options::with_subgroup_size(3);
+/// assert!(compile(&file, &bad).unwrap_err().render().contains("sub-group size 3"));
+/// ```
+#[doc(inline)]
+pub use back::spirv::Options;
+
+/// A translated program: its SPIR-V words and its [`Reflection`](reflect::Reflection)
+/// (kernels, argument blocks, globals, launch-block layout, device features). Host memory
+/// only; what [`compile`], [`compile_linked`] and [`translate_program`] return.
+///
+/// ```
+/// use std::sync::Arc;
+/// use pisa_translator::{compile, Options, SourceFile};
+///
+/// let src = ".version 0.1;\n.target 100;\n\
+///            .global .align 4 .host_access(\"hits\") @H[4] = { .zero 4 };\n\
+///            .kernel @count(.param[8] %flags) {\n  return;\n}\n";
+/// let t = compile(&Arc::new(SourceFile::new("count.pisa", src)), &Options::default()).unwrap();
+/// // One SPIR-V module, an entry point per kernel; the bytes a Vulkan driver takes:
+/// let bytes: Vec<u8> = t.spirv.iter().flat_map(|w| w.to_le_bytes()).collect();
+/// assert_eq!(bytes[..4], [0x03, 0x02, 0x23, 0x07]);
+/// let k = t.reflection.kernel("count").unwrap();
+/// assert_eq!((k.param_size, k.params_inline), (8, true));
+/// assert_eq!(t.reflection.symbol("hits").unwrap().size, 4);
+/// ```
+#[doc(inline)]
+pub use back::spirv::Translation;
 pub use diag::{Diagnostic, Diagnostics};
 pub use link::{link, Program};
 pub use span::{SourceFile, SourceMap, Span};
@@ -70,8 +123,9 @@ pub use span::{SourceFile, SourceMap, Span};
 ///
 /// Every error of the file that the parser can recover from is reported in one
 /// [`Diagnostics`] (syntax, unknown instructions and qualifiers with a "did you mean" note,
-/// operand kinds and widths, undeclared names, restrictions of the instruction table). Linear
-/// in the file's size; an import is not an error here (see [`link()`]).
+/// operand kinds and widths, undeclared names, restrictions of the instruction table). An
+/// import is not an error here (see [`link()`]). Cost: linear in the file's size; allocates
+/// the IR; no I/O. Errors: the [`Diagnostics`] of the file.
 pub fn check(file: &std::sync::Arc<SourceFile>) -> Result<ir::Module, Diagnostics> {
     front::check(file)
 }
@@ -79,8 +133,11 @@ pub fn check(file: &std::sync::Arc<SourceFile>) -> Result<ir::Module, Diagnostic
 /// Parses, validates and translates one PISA source file to SPIR-V. The file is linked on its
 /// own first, so an import is an error here ([`compile_linked`] links several).
 ///
-/// Errors: every diagnostic of [`check`], then those of the back end (an unsupported
-/// feature is named, never faked; recursion; options the program cannot be translated for).
+/// Cost: linear in the file's size (front end, layout, structured control flow, SPIR-V);
+/// allocates the IR and the SPIR-V words; no I/O. Errors: every diagnostic of [`check`],
+/// then those of the link (an unresolved import), then those of the back end (an
+/// unsupported feature is named, never faked; recursion; too much shared or private memory;
+/// options the program cannot be translated for).
 pub fn compile(
     file: &std::sync::Arc<SourceFile>,
     options: &Options,
@@ -91,9 +148,10 @@ pub fn compile(
 /// Parses and validates each file, links them into one program ([`link()`]) and translates it
 /// to one SPIR-V module holding the kernels of every file.
 ///
-/// Errors: the front-end diagnostics of every file, else the link's (an import nothing exports,
+/// Cost: linear in the program's size; each file goes through the front end once. Errors: the
+/// front-end diagnostics of every file, else the link's (an import nothing exports,
 /// mismatched declarations, names defined twice, each pointing at both places), else the back
-/// end's. Each file goes through the front end once.
+/// end's.
 pub fn compile_linked(
     files: &[std::sync::Arc<SourceFile>],
     options: &Options,
@@ -104,8 +162,10 @@ pub fn compile_linked(
 /// Translates a linked program to SPIR-V: the memory layout, the structured control flow and
 /// the SPIR-V words of every kernel, and the [`reflect::Reflection`] a runtime needs.
 ///
-/// Errors: what the back end refuses (unsupported features, recursion, an impossible
-/// sub-group mapping in `options`), as [`Diagnostics`] against the program's files.
+/// Cost: linear in the program's size; allocates the SPIR-V words and the reflection. Errors:
+/// what the back end refuses (unsupported features, recursion, too much shared or private
+/// memory, an impossible sub-group mapping in `options`), as [`Diagnostics`] against the
+/// program's files.
 pub fn translate_program(program: &Program, options: &Options) -> Result<Translation, Diagnostics> {
     let _span = tracing::debug_span!(
         "translate",

@@ -248,7 +248,7 @@ pub fn params_of(f: &crate::ir::Function) -> (Vec<ParamInfo>, u32) {
 }
 
 impl Reflection {
-    /// The kernel named `name`.
+    /// The kernel named `name` (without `@`), if the module has one.
     pub fn kernel(&self, name: &str) -> Option<&KernelInfo> {
         self.kernels.iter().find(|k| k.name == name)
     }

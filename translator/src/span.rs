@@ -52,7 +52,7 @@ pub struct SourceFile {
 }
 
 impl SourceFile {
-    /// Indexes `text` under `name`.
+    /// Indexes `text` under `name` (a pass over the text to find its line starts).
     pub fn new(name: impl Into<String>, text: impl Into<String>) -> SourceFile {
         let text = text.into();
         let line_starts = std::iter::once(0)
