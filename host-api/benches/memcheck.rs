@@ -11,7 +11,8 @@
 //! the kernel; `/proc/self/stat`, Linux only) over rounds that alternate unchecked and
 //! checked dispatches, median of the per-round ratios.
 
-use criterion::{criterion_group, criterion_main, Criterion};
+use criterion::measurement::WallTime;
+use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion};
 use pisa_vk::{Context, Module, Options};
 
 /// saxpy elements.
@@ -101,6 +102,26 @@ fn cpu_ratio(name: &str, unchecked: &dyn Fn(), checked: &dyn Fn()) {
     }
 }
 
+/// Checks the unchecked and the checked run of kernel `name` (`verify` runs one and asserts
+/// its result, told which), benches each, and prints their CPU-time ratio ([`cpu_ratio`]).
+fn measure(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    name: &str,
+    runs: [&dyn Fn(); 2],
+    verify: impl Fn(&dyn Fn(), bool),
+) {
+    for (checked, run) in [false, true].into_iter().zip(runs) {
+        verify(run, checked);
+        let label = if checked {
+            format!("{name} checked")
+        } else {
+            name.to_string()
+        };
+        g.bench_function(label, |b| b.iter(run));
+    }
+    cpu_ratio(name, runs[0], runs[1]);
+}
+
 fn bench(c: &mut Criterion) {
     let ctx = Context::new().expect("a Vulkan device");
     let device = ctx.info().name.clone();
@@ -128,14 +149,11 @@ fn bench(c: &mut Criterion) {
                 .expect("saxpy");
         }
     });
-    for (checked, run) in [false, true].into_iter().zip(&runs) {
+    measure(&mut g, "saxpy", [&runs[0], &runs[1]], |run, checked| {
         y.write(&ys).expect("reset");
         run();
         assert_eq!(y.read().expect("y"), want, "saxpy checked={checked}");
-        let name = if checked { "saxpy checked" } else { "saxpy" };
-        g.bench_function(name, |b| b.iter(run));
-    }
-    cpu_ratio("saxpy", &runs[0], &runs[1]);
+    });
 
     // matmul: 256 x 256, work-groups of 16 x 16.
     let src = include_str!("../../examples/matmul.pisa");
@@ -162,13 +180,10 @@ fn bench(c: &mut Criterion) {
                 .expect("matmul");
         }
     });
-    for (checked, run) in [false, true].into_iter().zip(&runs) {
+    measure(&mut g, "matmul", [&runs[0], &runs[1]], |run, checked| {
         run();
         assert_eq!(cm.read().expect("c"), want, "matmul checked={checked}");
-        let name = if checked { "matmul checked" } else { "matmul" };
-        g.bench_function(name, |bch| bch.iter(run));
-    }
-    cpu_ratio("matmul", &runs[0], &runs[1]);
+    });
 
     // reduction: examples/sum_reduce.pisa over 2^22 words, 256 work-groups of 256.
     let src = include_str!("../../examples/sum_reduce.pisa");
@@ -198,21 +213,10 @@ fn bench(c: &mut Criterion) {
             let args = [input.into(), total.into(), (SUM_N as u32).into()];
             m.dispatch("sum_reduce", 256u64 * 256, 256u64, &args)
                 .expect("reduce");
-            total.read().expect("total")[0]
+            assert_eq!(total.read().expect("total")[0], expect, "reduction");
         }
     });
-    for (checked, run) in [false, true].into_iter().zip(&runs) {
-        assert_eq!(run(), expect, "reduction checked={checked}");
-        let name = if checked {
-            "reduction checked"
-        } else {
-            "reduction"
-        };
-        g.bench_function(name, |bch| bch.iter(run));
-    }
-    cpu_ratio("reduction", &|| assert_eq!(runs[0](), expect), &|| {
-        assert_eq!(runs[1](), expect)
-    });
+    measure(&mut g, "reduction", [&runs[0], &runs[1]], |run, _| run());
     g.finish();
 }
 
