@@ -68,11 +68,12 @@ pub(crate) fn prepare<'m>(
         )));
     };
     let rt = module.context().runtime();
-    let arena = module.arena().device_address();
+    let arena_buffer = module.arena_buffer().device_address();
+    let arena = module.arena_base();
     let mut table: Vec<Allocation> = rt
         .live_buffers()
         .into_iter()
-        .filter(|b| b.address != arena)
+        .filter(|b| b.address != arena_buffer)
         .map(|b| Allocation {
             start: b.address,
             size: b.size,

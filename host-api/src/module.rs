@@ -54,6 +54,10 @@ pub struct Module {
     ctx: Context,
     translation: Arc<Translation>,
     arena: pisa_runtime::Buffer,
+    /// Where the arena starts in `arena`: past the padding that aligns it to its
+    /// most-aligned variable (the buffer itself is only [`pisa_runtime::BUFFER_ALIGNMENT`]
+    /// aligned).
+    arena_offset: u64,
     name: String,
     /// The pipelines of this module's launches.
     pipelines: Mutex<Vec<Memo>>,
@@ -255,8 +259,12 @@ impl Module {
         translation: Arc<Translation>,
     ) -> Result<Module> {
         let a = &translation.reflection.arena;
-        let arena = ctx.rt.create_buffer(a.size.max(16))?;
-        let base = arena.device_address();
+        // A variable more aligned than a buffer is placed by padding the arena's start.
+        let align = a.align.max(pisa_runtime::BUFFER_ALIGNMENT);
+        let padding = align - pisa_runtime::BUFFER_ALIGNMENT;
+        let arena = ctx.rt.create_buffer(a.size.max(16) + padding)?;
+        let base = arena.device_address().next_multiple_of(align);
+        let arena_offset = base - arena.device_address();
         let mut image = a.image.clone();
         for r in &a.relocations {
             let value = base.wrapping_add(r.target).wrapping_add(r.addend as u64);
@@ -264,10 +272,11 @@ impl Module {
             let at = r.offset as usize;
             image[at..at + r.size as usize].copy_from_slice(&bytes[..r.size as usize]);
         }
-        arena.write(0, &image)?;
+        arena.write(arena_offset, &image)?;
         Ok(Module {
             ctx: ctx.clone(),
             arena,
+            arena_offset,
             name: name.to_string(),
             pipelines: Mutex::new(Vec::new()),
             last: Mutex::new(
@@ -305,8 +314,25 @@ impl Module {
         &self.ctx
     }
 
-    pub(crate) fn arena(&self) -> &pisa_runtime::Buffer {
+    /// The buffer that holds the globals arena (from its start, padding included).
+    pub(crate) fn arena_buffer(&self) -> &pisa_runtime::Buffer {
         &self.arena
+    }
+
+    /// The device address of the globals arena: what kernels get as its base, aligned to its
+    /// most-aligned variable.
+    pub(crate) fn arena_base(&self) -> u64 {
+        self.arena.device_address() + self.arena_offset
+    }
+
+    /// Copies arena bytes from arena offset `at` into `out` (host mapping, no submission).
+    pub(crate) fn arena_read(&self, at: u64, out: &mut [u8]) -> Result<()> {
+        Ok(self.arena.read(self.arena_offset + at, out)?)
+    }
+
+    /// Writes `bytes` at arena offset `at` (host mapping, no submission).
+    pub(crate) fn arena_write(&self, at: u64, bytes: &[u8]) -> Result<()> {
+        Ok(self.arena.write(self.arena_offset + at, bytes)?)
     }
 
     /// Whether the module is a checked translation ([`Options::checked`]): its launches
@@ -765,11 +791,7 @@ impl Module {
                 push[at as usize..at as usize + v.len()].copy_from_slice(v)
             }
         };
-        put(
-            push,
-            l.globals_base,
-            &self.arena.device_address().to_le_bytes(),
-        );
+        put(push, l.globals_base, &self.arena_base().to_le_bytes());
         put(push, l.printf_buffer, &0u64.to_le_bytes());
         put(push, l.work_dim, &launch.work_dim().to_le_bytes());
         for d in 0..3 {

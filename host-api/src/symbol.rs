@@ -94,7 +94,7 @@ impl<'m> Symbol<'m> {
     /// Its device address (in the module's globals arena): what a kernel that reads the
     /// variable through a pointer would be given.
     pub fn address(&self) -> u64 {
-        self.module.arena().device_address() + self.global.offset
+        self.module.arena_base() + self.global.offset
     }
 
     /// The number of `T`s it holds, or [`Error::ElementSize`] when its size is not a whole
@@ -130,8 +130,7 @@ impl<'m> Symbol<'m> {
         let mut out = vec![T::zeroed(); end - start];
         let at = self.global.offset + (start * std::mem::size_of::<T>()) as u64;
         self.module
-            .arena()
-            .read(at, bytemuck::cast_slice_mut(&mut out))?;
+            .arena_read(at, bytemuck::cast_slice_mut(&mut out))?;
         Ok(out)
     }
 
@@ -161,7 +160,7 @@ impl<'m> Symbol<'m> {
         let end = start.saturating_add(data.len());
         crate::buffer::resolve_range::<T>(start..end, count, op, || self.target())?;
         let at = self.global.offset + (start * std::mem::size_of::<T>()) as u64;
-        Ok(self.module.arena().write(at, bytemuck::cast_slice(data))?)
+        self.module.arena_write(at, bytemuck::cast_slice(data))
     }
 
     fn writable_count<T: Pod>(&self, op: &'static str) -> Result<usize> {

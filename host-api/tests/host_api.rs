@@ -277,6 +277,41 @@ fn const_symbols_are_read_only_and_sizes_name_the_symbol() {
     assert!(format!("{wide:?}").contains("space: \"global\""));
 }
 
+/// A variable aligned beyond what a buffer guarantees (prog-2 §2.4.1 `.align`): `@big` must
+/// sit at a multiple of 65536 on the device, its address as the kernel, the initializer and
+/// the host see it.
+const ALIGNED: &str = ".version 0.1;\n.target 100;\n\
+    .global .align 4 .host_access(\"small\") @small[4] = { .32b 7 };\n\
+    .global .align 65536 .host_access(\"big\") @big[8] = { .32b 11, .32b 13 };\n\
+    .global .align 8 .host_access(\"where\") @where[8] = { .64b @big };\n\
+    .kernel @addresses(.param[8] %out) {\n  .reg .64b %p, %a;\n  .reg .32b %x;\n\
+    ld.param.64b %p, [%out];\n  addrof.64b %a, @big;\n  st.global.64b [%p], %a;\n\
+    ld.global.32b %x, [@big + 4];\n  st.global.32b [%p + 8], %x;\n\
+    ld.global.32b %x, [@small];\n  st.global.32b [%p + 12], %x;\n}\n";
+
+#[test]
+fn variables_aligned_beyond_a_buffer_keep_their_alignment() {
+    let ctx = lavapipe();
+    // Several modules, so that at least some arenas do not start 64 KiB-aligned by chance.
+    for k in 0..3 {
+        let m = Module::from_source(&ctx, "aligned.pisa", ALIGNED).unwrap();
+        let big = m.symbol("big").unwrap();
+        assert_eq!(big.address() % 65536, 0, "module {k}: {:#x}", big.address());
+        assert_eq!(big.read::<u32>().unwrap(), [11, 13]);
+        assert_eq!(m.symbol("small").unwrap().read::<u32>().unwrap(), [7]);
+        assert_eq!(
+            m.symbol("where").unwrap().read::<u64>().unwrap(),
+            [big.address()]
+        );
+        let out = ctx.zeroed::<u32>(4).unwrap();
+        m.dispatch("addresses", 1, 1, (&out,)).unwrap();
+        let words = out.read().unwrap();
+        assert_eq!(words[0] as u64 | (words[1] as u64) << 32, big.address());
+        assert_eq!(words[2..], [13, 7]);
+    }
+    no_validation_messages(&ctx);
+}
+
 #[test]
 fn debug_of_the_error_is_the_rendered_diagnostic() {
     let ctx = lavapipe();

@@ -268,8 +268,33 @@ pub struct LayoutError {
     pub span: crate::span::Span,
 }
 
+/// The most bytes a program's globals arena may take: its `.global` and `.const` variables
+/// with their alignment padding, plus the arena's own alignment (the runtime places the
+/// arena at an address aligned to its most-aligned variable; spec-notes §72). The arena is
+/// one device buffer and its initial image is built on the host.
+pub const MAX_ARENA: u64 = 1 << 31;
+
+/// `x` rounded up to a multiple of `a`; saturates (an overflow is then a layout error).
 fn align_up(x: u64, a: u64) -> u64 {
-    x.div_ceil(a.max(1)) * a.max(1)
+    x.div_ceil(a.max(1)).saturating_mul(a.max(1))
+}
+
+/// Whether an arena ending at `end`, aligned to `align`, fits [`MAX_ARENA`]; `span` is the
+/// variable that would make it overflow.
+fn check_arena(end: u64, align: u64, span: crate::span::Span) -> Result<(), LayoutError> {
+    // Room for the global lock table, which may follow the variables.
+    let locks = 4 * locks::GLOBAL_LOCKS as u64;
+    if end.saturating_add(align).saturating_add(locks) > MAX_ARENA {
+        return Err(LayoutError {
+            message: format!(
+                "the program's .global and .const variables, with their alignment, exceed the \
+                 {} GiB globals arena",
+                MAX_ARENA >> 30
+            ),
+            span,
+        });
+    }
+    Ok(())
 }
 
 /// Lays out every memory variable of `module` (unchecked: [`layout_for`]). Cost: linear in the
@@ -291,7 +316,7 @@ pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, Layout
     let mut arena_end = 0u64;
     let place = |size: u64, align: u64, end: &mut u64, max_align: &mut u64| {
         let off = align_up(*end, align);
-        *end = off + size;
+        *end = off.saturating_add(size);
         *max_align = (*max_align).max(align);
         off
     };
@@ -299,6 +324,7 @@ pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, Layout
     for g in &module.globals {
         l.globals
             .push(place(g.size, g.align, &mut arena_end, &mut arena_align));
+        check_arena(arena_end, arena_align, g.span)?;
     }
     let mut private_end = 0u64;
     let mut unused = 0u64;
@@ -309,6 +335,7 @@ pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, Layout
             match v.space {
                 MemSpace::Const | MemSpace::Global => {
                     let off = place(v.size, v.align, &mut arena_end, &mut arena_align);
+                    check_arena(arena_end, arena_align, v.span)?;
                     l.local_consts.insert(key, off);
                 }
                 MemSpace::Shared => has_shared = true,
@@ -511,12 +538,13 @@ fn layout_shared(
             .max()
             .unwrap_or(dead_end);
         let off = align_up(start, align);
-        check_32bit(off + size, "shared", span)?;
+        let item_end = off.saturating_add(size);
+        check_32bit(item_end, "shared", span)?;
         for &k in ks {
-            end[k as usize] = off + size;
+            end[k as usize] = item_end;
         }
         if ks.is_empty() {
-            dead_end = off + size;
+            dead_end = item_end;
         }
         match key {
             Some(key) => {

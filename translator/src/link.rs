@@ -48,11 +48,13 @@ pub struct Program {
 /// undefined. All front-end errors of every file are reported; the link is checked only when
 /// every file is valid.
 ///
-/// Cost: the front end of each file (linear in its size) and a pass over the modules'
-/// declarations; no I/O. Errors: no file, or more than 4 GiB of source in all; every
+/// Cost: the front end of each file (linear in its size), a pass over the modules'
+/// declarations and the memory layout; no I/O. Errors: no file, or more than 4 GiB of source in all; every
 /// front-end diagnostic of every file; else every link error (an import nothing exports or
 /// that names a kernel, declarations that differ, a name exported twice, a kernel defined
-/// twice, clashing `.host_access` names).
+/// twice, clashing `.host_access` names); else the memory layout's limits
+/// ([`crate::layout::layout`]: a globals arena past [`crate::layout::MAX_ARENA`], shared or
+/// private memory past 32-bit addresses).
 pub fn link(files: &[Arc<SourceFile>]) -> Result<Program, Diagnostics> {
     let _span = tracing::debug_span!("link", files = files.len()).entered();
     let Some(sources) = SourceMap::new(files) else {
@@ -79,7 +81,11 @@ pub fn link(files: &[Arc<SourceFile>]) -> Result<Program, Diagnostics> {
     }
     if errors.is_empty() {
         match link_modules(&sources, modules) {
-            Ok(module) => return Ok(Program { module, sources }),
+            // The memory layout's limits are the program's: `check` reports them too.
+            Ok(module) => match crate::layout::layout(&module) {
+                Ok(_) => return Ok(Program { module, sources }),
+                Err(e) => errors = vec![Diagnostic::error(e.span, e.message)],
+            },
             Err(e) => errors = e,
         }
     }

@@ -474,3 +474,49 @@ fn a_program_needs_a_module() {
         .render()
         .contains("error: a program needs at least one module"));
 }
+
+#[test]
+fn the_memory_layout_limits_are_link_errors() {
+    // Sizes and alignments that overflow 64-bit arithmetic, or the 2 GiB globals arena, are
+    // refused where the variable is declared (before any host memory is allocated for it).
+    let cases = [
+        ".global @A = { .zero 0xFFFFFFFFFFFFFFF0, .8b 1 };",
+        ".global @A[0xFFFFFFFFFFFFFFFF];",
+        ".global @a[1];\n.global @A[0x10000000000];",
+        ".global @a[1];\n.global .align 0x8000000000000000 @A[4];",
+        ".global @a[1];\n.global .align 0x80000000 @A[4];",
+        ".global @a[1];\n.kernel @k() {\n.const @A[0x80000000] = { .zero 0x80000000 };\n}",
+    ];
+    for items in cases {
+        let errors = link_errors(&[("big.pisa", items)]);
+        let line = 3 + items.lines().position(|l| l.contains("@A")).unwrap();
+        let col = 1 + items
+            .lines()
+            .find(|l| l.contains("@A"))
+            .unwrap()
+            .find("@A")
+            .unwrap();
+        assert_eq!(
+            errors,
+            [format!(
+                "big.pisa:{line}:{col}: the program's .global and .const variables, with \
+                 their alignment, exceed the 2 GiB globals arena"
+            )],
+            "{items}"
+        );
+    }
+    // Just below the limit links (the arena is not materialized beyond its initializers).
+    linked(&[("ok.pisa", ".global .align 16 @A[0x70000000];")]);
+    // Shared and private memory past 32-bit addresses is a link error too, so `check` sees it.
+    expect(
+        &[(
+            "s.pisa",
+            ".kernel @k() {\n.shared @T[8];\n.shared .align 0x8000000000000000 @S[4];\n}",
+        )],
+        &["s.pisa:5:35: the module's shared variables need more than 4 GiB of 32-bit shared address space"],
+    );
+    expect(
+        &[("p.pisa", ".kernel @k() {\n.private @P[0x100000000];\n}")],
+        &["p.pisa:4:10: the module's private variables need more than 4 GiB of 32-bit private address space"],
+    );
+}
