@@ -233,6 +233,12 @@ fn immediates() {
     );
     expect(&k("iadd.16b %h, %h, 65535;"), &[]);
     expect(&k("iadd.16b %h, %h, -32768;"), &[]);
+    // A negated hex literal is a negative value under the decimal range rule (spec-notes §80).
+    expect(&k("iadd.16b %h, %h, -0x8000;"), &[]);
+    expect(
+        &k("iadd.16b %h, %h, -0x8001;"),
+        &["6:18: immediate `-0x8001` does not fit in 16 bits"],
+    );
     expect(
         &k("fadd.f %a, %a, 0xBF80;"),
         &["6:16: hex float size does not match operand: `0xBF80` has 4 hex digits, .f needs 8"],
@@ -361,6 +367,80 @@ fn kernel_parameters() {
         &module(".kernel @k(.param[8] .addrspace(private) %p) {\n}"),
         &["3:33: `.addrspace` must be global, shared or const, found `private`"],
     );
+    expect(
+        &module(".kernel @k(.param[8] .addrspace(shared) %p) {\n}"),
+        &["3:33: unsupported: `.addrspace(shared)` parameters (shared memory sized by the host); declare a `.shared` variable in the kernel instead"],
+    );
+    // Without an offset the whole access must fit the parameter too.
+    expect(
+        &module(".kernel @k(.param[4] %a) {\n.reg .64b %x;\nld.param.64b %x, [%a];\n}"),
+        &["5:19: `ld.param` reads bytes 0..8 of `%a`, which has 4 bytes"],
+    );
+    expect(
+        &module(".kernel @k(.param[4] %a) {\n.reg .32b %x;\nld.param.32b %x, [%a];\n}"),
+        &[],
+    );
+}
+
+#[test]
+fn repeated_variable_attributes_and_empty_host_names() {
+    expect(
+        &module(".global .align 8 .align 4 @b[4];"),
+        &["3:18: `.align` is given more than once"],
+    );
+    expect(
+        &module(".global .host_access(\"x\") .host_access(\"y\") @c[4];"),
+        &["3:27: `.host_access` is given more than once"],
+    );
+    expect(
+        &module(".global .section(\"a\") .section(\"b\") @d[4];"),
+        &["3:23: `.section` is given more than once"],
+    );
+    expect(
+        &module(".global .host_access(\"\") @e[4];"),
+        &["3:9: `.host_access` needs a name: the host finds the variable by it"],
+    );
+}
+
+#[test]
+fn kernels_have_no_function_address() {
+    expect(
+        &module(
+            ".kernel @j() {\n}\n.global @g[8] = { .64b @j };\n\
+             .kernel @k() {\n.reg .64b %r;\naddrof.64b %r, @j;\n}",
+        ),
+        &[
+            "5:24: `@j` is a kernel: it has no function address (kernels are invoked only from the host)",
+            "8:16: `@j` is a kernel: it has no function address (kernels are invoked only from the host)",
+        ],
+    );
+    // A function's address is fine in both places.
+    expect(
+        &module(
+            ".function void @f() {\n}\n.global @g[8] = { .64b @f };\n\
+             .kernel @k() {\n.reg .64b %r;\naddrof.64b %r, @f;\n}",
+        ),
+        &[],
+    );
+}
+
+#[test]
+fn stores_through_generic_addresses_of_const_variables() {
+    let m = |inst: &str| {
+        module(&format!(
+            ".const @C[4] = {{ .32b 1 }};\n.kernel @k() {{\n.reg .32b %x;\n{inst}\n}}"
+        ))
+    };
+    expect(
+        &m("st.generic.32b [@C], %x;"),
+        &["6:17: `st` writes memory variable `@C`, which is in read-only .const memory"],
+    );
+    expect(
+        &m("st.generic.32b [@C + 0], %x;"),
+        &["6:17: `st` writes memory variable `@C`, which is in read-only .const memory"],
+    );
+    // Loads through the same address are fine.
+    expect(&m("ld.generic.32b %x, [@C];"), &[]);
 }
 
 #[test]

@@ -153,7 +153,9 @@ fn immediates_convert_to_bit_patterns() {
          fadd.bf %h, %h, -2.5;\n\
          fadd.df %l, %l, 0.1;\n\
          mov.64b %l, -1;\n\
-         fadd.hf %h, %h, 0x3C00;",
+         fadd.hf %h, %h, 0x3C00;\n\
+         iadd.32b %d, %s, -0x1;\n\
+         iadd.16b %h, %h, -0x8000;",
     );
     assert_eq!(imm(&f, 0, 2), 0xFFFF_FFFF);
     assert_eq!(imm(&f, 1, 2), 0xF);
@@ -167,6 +169,9 @@ fn immediates_convert_to_bit_patterns() {
     assert_eq!(imm(&f, 9, 2), 0.1f64.to_bits() as u128);
     assert_eq!(imm(&f, 10, 1), u64::MAX as u128);
     assert_eq!(imm(&f, 11, 2), 0x3C00);
+    // A negated hex literal is two's complement at the operand's width (spec-notes §80).
+    assert_eq!(imm(&f, 12, 2), 0xFFFF_FFFF);
+    assert_eq!(imm(&f, 13, 2), 0x8000);
 }
 
 #[test]

@@ -417,6 +417,19 @@ impl<'a> Parser<'a, '_> {
         Ok(&text[1..text.len() - 1])
     }
 
+    /// Sets a memory variable's attribute `name` (at `span`) unless it was already given:
+    /// then the first stays and the repetition is an error (the declaration parses on).
+    fn set_once<T>(&mut self, slot: &mut Option<T>, value: T, name: &str, span: Span) {
+        if slot.is_some() {
+            self.diags.push(Diagnostic::error(
+                span,
+                format!("`{name}` is given more than once"),
+            ));
+        } else {
+            *slot = Some(value);
+        }
+    }
+
     fn var_decl(
         &mut self,
         linkage: Option<(LinkageWord, Span)>,
@@ -432,17 +445,20 @@ impl<'a> Parser<'a, '_> {
                 ".align" => {
                     self.bump();
                     let n = self.int()?;
-                    align = Some((n, self.span_from(a.span)));
+                    let at = self.span_from(a.span);
+                    self.set_once(&mut align, (n, at), w, at);
                 }
                 ".section" => {
                     self.bump();
                     let s = self.string_arg()?;
-                    section = Some((s, self.span_from(a.span)));
+                    let at = self.span_from(a.span);
+                    self.set_once(&mut section, (s, at), w, at);
                 }
                 ".host_access" => {
                     self.bump();
                     let s = self.string_arg()?;
-                    host_access = Some((s, self.span_from(a.span)));
+                    let at = self.span_from(a.span);
+                    self.set_once(&mut host_access, (s, at), w, at);
                 }
                 _ if w.starts_with('.') && is_type_word(&w[1..]) => {
                     self.bump();

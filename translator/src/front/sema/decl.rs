@@ -112,6 +112,13 @@ fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<
         );
         ok = false;
     }
+    if let Some(("", s)) = v.host_access {
+        cx.error(
+            s,
+            "`.host_access` needs a name: the host finds the variable by it",
+        );
+        ok = false;
+    }
     if !module_scope {
         if space == MemSpace::Global {
             cx.error(
@@ -303,6 +310,10 @@ fn initializer(cx: &mut Ctx<'_, '_>, elems: &[InitElem<'_>]) -> Option<(Vec<Init
                 };
                 let symbol = match cx.symbols.get(name.text) {
                     Some(Symbol::Global(g)) => Some(SymbolRef::Global(*g)),
+                    Some(Symbol::Func(f)) if cx.is_kernel[f.0 as usize] => {
+                        cx.error(name.span, kernel_address_error(name.text));
+                        None
+                    }
                     Some(Symbol::Func(f)) => Some(SymbolRef::Function(*f)),
                     None => {
                         if !cx.quiet_undeclared {
@@ -534,7 +545,13 @@ fn kernel_param(
             _ => match a.args.as_deref() {
                 Some([s]) => match s.text {
                     "global" => p.addrspace = Some(MemSpace::Global),
-                    "shared" => p.addrspace = Some(MemSpace::Shared),
+                    // A shared address is meaningful only inside a work-group: the host has
+                    // none to pass, and no launch allocates shared memory for a parameter.
+                    "shared" => cx.error(
+                        s.span,
+                        "unsupported: `.addrspace(shared)` parameters (shared memory sized by \
+                         the host); declare a `.shared` variable in the kernel instead",
+                    ),
                     "const" => p.addrspace = Some(MemSpace::Const),
                     other => cx.error(
                         s.span,
@@ -643,4 +660,13 @@ pub fn signature(cx: &mut Ctx<'_, '_>, f: &ast::FuncDecl<'_>) -> Function {
         }
     }
     func
+}
+
+/// The error for an address taken of kernel `@name` (an initializer or `addrof`): a kernel is
+/// invoked only from the host (prog-4 §4.1), so it has no address a call could use.
+pub fn kernel_address_error(name: &str) -> String {
+    format!(
+        "`@{name}` is a kernel: it has no function address (kernels are invoked only from the \
+         host)"
+    )
 }

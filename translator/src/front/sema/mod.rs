@@ -44,6 +44,9 @@ pub struct Ctx<'a, 'd> {
     pub symbols: FxHashMap<&'a str, Symbol>,
     /// Whether "undeclared symbol" errors are suppressed (a module item failed to parse).
     pub quiet_undeclared: bool,
+    /// By function id: whether it is a kernel (known before the signatures are checked, for
+    /// initializers that name a function).
+    pub is_kernel: Vec<bool>,
     /// Module variables, by id.
     pub globals: Vec<ir::GlobalVar>,
     /// Kernels and functions, by id (bodies filled in last).
@@ -75,6 +78,7 @@ pub fn check<'a>(_src: &'a str, m: &'a ast::Module<'a>, diags: &mut Vec<Diagnost
         target: Target::T100,
         symbols: FxHashMap::default(),
         quiet_undeclared: m.had_errors,
+        is_kernel: Vec::new(),
         globals: Vec::new(),
         functions: Vec::new(),
         reg_names: body::RegNames::default(),
@@ -97,6 +101,7 @@ pub fn check<'a>(_src: &'a str, m: &'a ast::Module<'a>, diags: &mut Vec<Diagnost
             }
             ast::Item::Func(f) => {
                 fid += 1;
+                cx.is_kernel.push(f.kind == ast::FuncKindWord::Kernel);
                 (f.name, Symbol::Func(FuncId(fid - 1)))
             }
             _ => continue,

@@ -86,6 +86,14 @@ pub fn check(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
             }
         }
         Opcode::Extract | Opcode::Insert => vector_index(f, c),
+        Opcode::Addrof => {
+            if let Some(&ROp::Func { id, span }) = c.ops.get(1) {
+                if f.cx.functions[id.0 as usize].kind == FunctionKind::Kernel {
+                    let name = f.cx.functions[id.0 as usize].name.clone();
+                    f.error(span, super::decl::kernel_address_error(&name));
+                }
+            }
+        }
         Opcode::Ld | Opcode::St => memory(f, c),
         Opcode::Iatom | Opcode::Fatom => atomic(f, c),
         Opcode::Addrcast => {

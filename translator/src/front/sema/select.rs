@@ -1051,6 +1051,17 @@ fn address(
                 );
                 return None;
             }
+            if vs == ir::MemSpace::Const && matches!(op, Opcode::St | Opcode::Iatom | Opcode::Fatom)
+            {
+                f.error(
+                    span,
+                    format!(
+                        "`{}` writes memory variable `@{name}`, which is in read-only .const memory",
+                        op.as_str()
+                    ),
+                );
+                return None;
+            }
             (AddrBase::Var(var), vs.address_bits())
         }
         Term::Imm(n) => {
@@ -1116,10 +1127,15 @@ fn param_address(
         _ => 32,
     };
     let o = offset(f, off, bits)?;
-    if let AddrOffset::Imm(v) = o {
+    let at = match o {
+        AddrOffset::Imm(v) => Some(v),
+        AddrOffset::None => Some(0),
+        AddrOffset::Reg(_) => None,
+    };
+    if let Some(v) = at {
         let access = q.ty.map_or(0, |t| t.bits() / 8) as i64 * q.vec.unwrap_or(1) as i64;
+        let span = off.map_or(base.span(), |t| t.span());
         if v < 0 || v.saturating_add(access) > size as i64 {
-            let span = off.map_or(Span::default(), |t| t.span());
             f.error(
                 span,
                 format!(
