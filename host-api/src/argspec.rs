@@ -306,14 +306,14 @@ pub fn to_hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Parses `X[,Y[,Z]]`: the sizes (the others 1) and how many were given. Errors: more than
-/// three sizes, a size that is not a number.
-pub fn parse_dims(s: &str) -> Result<([u64; 3], u32), String> {
+/// Parses `X[,Y[,Z]]`: the values (the others `fill`: 1 for sizes, 0 for an offset) and how
+/// many were given. Errors: more than three values, a value that is not a number.
+pub fn parse_dims(s: &str, fill: u64) -> Result<([u64; 3], u32), String> {
     let parts: Vec<&str> = s.split(',').collect();
     if parts.is_empty() || parts.len() > 3 {
         return Err(format!("`{s}`: expected X[,Y[,Z]]"));
     }
-    let mut out = [1u64; 3];
+    let mut out = [fill; 3];
     for (i, p) in parts.iter().enumerate() {
         out[i] = p
             .trim()

@@ -84,12 +84,16 @@ impl Job {
         self
     }
 
-    /// The launch of this run for a kernel whose `.reqd_work_group_size` is `reqd`.
+    /// The launch of this run for a kernel whose `.reqd_work_group_size` is `reqd`. A
+    /// work-group size taken from `reqd` counts the grid's dimensions, or more when a later
+    /// component of `reqd` is not 1, so `%workdim` is the same whether `local` repeats the
+    /// required size or not.
     pub fn launch(&self, reqd: Option<[u32; 3]>) -> Launch {
         let local = self.local.unwrap_or(match reqd {
             Some(r) => Dim3 {
                 size: r.map(u64::from),
-                dims: 3,
+                dims: (1 + r.iter().rposition(|&n| n != 1).unwrap_or(0) as u32)
+                    .max(self.global.dims),
             },
             None => Dim3::from(1u64),
         });
@@ -353,13 +357,20 @@ mod tests {
             job.launch(Some([4, 2, 1])).local,
             Dim3 {
                 size: [4, 2, 1],
-                dims: 3
+                dims: 2
             }
         );
         assert_eq!(job.launch(None).local, Dim3::from(1u64));
-        // a 1-D grid with a 3-D required size is a 3-D launch on both sides
-        assert_eq!(job.launch(Some([4, 2, 1])).work_dim(), 3);
+        // the required size's dimensions count up to its last component that is not 1
+        assert_eq!(job.launch(Some([4, 2, 1])).work_dim(), 2);
+        assert_eq!(job.launch(Some([4, 1, 1])).work_dim(), 1);
         assert_eq!(job.launch(None).work_dim(), 1);
+        // and the grid's: `--grid 10,3` is 2-D with or without `--block 4,2`
+        let mut grid2 = Job::new("k", (10u64, 3u64), 1u64);
+        grid2.local = None;
+        assert_eq!(grid2.launch(Some([4, 1, 1])).work_dim(), 2);
+        grid2.local = Some(Dim3::from((4u64, 2u64)));
+        assert_eq!(grid2.launch(Some([4, 2, 1])).work_dim(), 2);
     }
 
     #[test]

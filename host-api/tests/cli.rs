@@ -401,8 +401,14 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
         (out.status.code(), text(&out.stderr))
     };
     for device in [None, Some("reference")] {
-        let cases: [(&[&str], &str); 5] = [
+        let cases: [(&[&str], &str); 6] = [
             (&["--kernel", "nope"], "no kernel `nope`"),
+            (
+                &[
+                    "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--grid", "4,0",
+                ],
+                "grid size 0 in dimension y",
+            ),
             (
                 &["--kernel", "scale", "--arg", "u32:1"],
                 "kernel `scale` takes 2 argument(s), 1 given",
@@ -812,4 +818,45 @@ fn set_of_a_const_global_is_refused_on_every_device() {
             "{device}: {err}"
         );
     }
+}
+
+/// `--offset` pads the components it omits with 0 (sizes pad with 1), and `%workdim` counts
+/// the grid's dimensions whether `--block` repeats a `.reqd_work_group_size` or not; the
+/// same on the device and on the reference interpreter.
+#[test]
+fn omitted_offsets_are_0_and_workdim_is_the_grids() {
+    let dir = std::env::temp_dir().join(format!("pisa-vk-cli-launch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("launch.pisa");
+    std::fs::write(
+        &file,
+        ".version 0.1;\n.target 100;\n\
+         .kernel .reqd_work_group_size(4, 2, 1) @k(.param[8] %out) {\n\
+         .reg .64b %p, %v;\n.reg .32b %w;\nld.param.64b %p, [%out];\n\
+         mov.64b %v, %globaloffset.x;\nst.global.64b [%p], %v;\n\
+         mov.64b %v, %globaloffset.y;\nst.global.64b [%p + 8], %v;\n\
+         mov.64b %v, %globaloffset.z;\nst.global.64b [%p + 16], %v;\n\
+         mov.32b %w, %workdim;\nzext.64b.32b %v, %w;\nst.global.64b [%p + 24], %v;\n}\n",
+    )
+    .unwrap();
+    let path = file.to_str().unwrap();
+    for device in [None, Some("reference")] {
+        for block in [None, Some("4,2")] {
+            let mut args = vec![
+                "run", path, "--kernel", "k", "--grid", "8,2", "--offset", "7", "--arg", "u64[4]",
+                "--json",
+            ];
+            if let Some(b) = block {
+                args.extend(["--block", b]);
+            }
+            let out = run_json(args, device);
+            // Every work-item writes the same four values: offset (7, 0, 0), work_dim 2.
+            assert_eq!(
+                out["buffers"][0]["values"],
+                serde_json::json!([7, 0, 0, 2]),
+                "{device:?} {block:?}"
+            );
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

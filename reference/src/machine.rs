@@ -271,6 +271,10 @@ impl Machine {
         if launch.local_size.contains(&0) {
             return invalid("a local size of 0".into());
         }
+        // An empty grid is refused as the device refuses it (spec-notes §35).
+        if let Some(d) = launch.global_size.iter().position(|&g| g == 0) {
+            return invalid(format!("grid size 0 in dimension {}", ["x", "y", "z"][d]));
+        }
         let items: u64 = launch.local_size.iter().map(|&v| v as u64).product();
         if items > MAX_GROUP_ITEMS {
             return invalid(format!(

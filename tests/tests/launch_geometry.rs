@@ -355,6 +355,22 @@ fn empty_grids_and_oversized_work_groups_are_errors() {
             }
             other => panic!("{other}"),
         }
+        // The reference interpreter refuses it with the same words.
+        let config = pisa_reference::Config {
+            subgroup_size: 8,
+            step_limit: 1 << 20,
+        };
+        let err = reference_job(
+            "test.pisa",
+            &geometry_kernel(),
+            &job("geometry", global, [1, 1, 1], 16),
+            config,
+        )
+        .expect_err("the reference refuses an empty grid");
+        assert!(
+            err.contains(&format!("grid size 0 in dimension {dim}")),
+            "{err}"
+        );
     }
     // A work-group larger than the device allows is refused even when the grid is smaller
     // than one work-group, so that only a partial one would be dispatched.

@@ -23,7 +23,7 @@ pub struct Args {
     /// Work-group size: X[,Y[,Z]] (default: the kernel's .reqd_work_group_size, else 1).
     #[arg(long)]
     block: Option<String>,
-    /// Global offset: X[,Y[,Z]].
+    /// Global offset: X[,Y[,Z]] (the others 0).
     #[arg(long)]
     offset: Option<String>,
     /// A kernel argument, in `.param` order: TYPE:VALUE, bytes:HEX, TYPE[]:V1,V2,...,
@@ -67,15 +67,15 @@ pub struct Args {
 
 /// Runs the kernel and prints buffers and globals.
 pub fn run(a: Args) -> Result<(), Failure> {
-    let grid = argspec::parse_dims(&a.grid).map_err(Failure::usage)?;
+    let grid = argspec::parse_dims(&a.grid, 1).map_err(Failure::usage)?;
     let block = a
         .block
         .as_deref()
-        .map(argspec::parse_dims)
+        .map(|b| argspec::parse_dims(b, 1))
         .transpose()
         .map_err(Failure::usage)?;
     let offset = match &a.offset {
-        Some(o) => argspec::parse_dims(o).map_err(Failure::usage)?.0,
+        Some(o) => argspec::parse_dims(o, 0).map_err(Failure::usage)?.0,
         None => [0; 3],
     };
     let args: Vec<ArgSpec> = a
