@@ -200,3 +200,51 @@ fn a_kernel_needing_more_shared_memory_than_the_device_has_is_refused_by_name() 
     run_and_check(&m, "small", 1024, 8);
     check_validation();
 }
+
+#[test]
+fn work_items_that_returned_do_not_hold_up_a_barrier() {
+    // isa-9 §9.1: a work-item that returned is not required to reach a barrier (spec-notes
+    // §83). Odd work-items return at once; each even one writes `3l + 1` to its word, waits
+    // at the barrier, and stores the word of the even work-item two after it (wrapping in
+    // its work-group) plus 1000 times its group's id. Two work-groups of 64.
+    let src = format!(
+        "{HEADER}.kernel @k(.param[8] %out) {{\n\
+         .shared .align 4 @w[256];\n\
+         .reg .32b %l, %g, %i, %v;\n.reg .64b %p, %o;\n.pred %odd;\n\
+         ld.param.64b %p, [%out];\nmov.32b %l, %localid.x;\nmov.32b %g, %groupid.x;\n\
+         and.32b %i, %l, 1;\nucmp.ne.32b %odd, %i, 0;\nreturn.cond %odd;\n\
+         umad.32b %v, %l, 3, 1;\nshl.32b %i, %l, 2;\nst.shared.32b [@w + %i], %v;\n\
+         barrier.workgroup;\n\
+         iadd.32b %i, %l, 2;\nand.32b %i, %i, 63;\nshl.32b %i, %i, 2;\n\
+         ld.shared.32b %v, [@w + %i];\numad.32b %v, %g, 1000, %v;\n\
+         umad.32b %i, %g, 64, %l;\numul.full.32b %o, %i, 4;\niadd.64b %p, %p, %o;\n\
+         st.global.32b [%p], %v;\n}}\n"
+    );
+    let want: Vec<u32> = (0..128u32)
+        .map(|id| {
+            let (g, l) = (id / 64, id % 64);
+            if l % 2 == 1 {
+                0
+            } else {
+                ((l + 2) % 64) * 3 + 1 + 1000 * g
+            }
+        })
+        .collect();
+    let m = load(&src);
+    let out = context().zeroed::<u32>(128).unwrap();
+    m.dispatch("k", 128u64, 64u64, &[(&out).into()]).unwrap();
+    assert_eq!(out.read().unwrap(), want);
+    let job = pisa_vk::reference::Job::new("k", 128u64, 64u64)
+        .arg(pisa_vk::reference::Data::Buffer(vec![0; 512]));
+    let config = pisa_reference::Config {
+        subgroup_size: 8,
+        step_limit: 1 << 24,
+    };
+    let reference = pisa_conformance::reference_job("k.pisa", &src, &job, config).unwrap();
+    let words: Vec<u32> = reference.buffers[0]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(words, want);
+    check_validation();
+}
