@@ -99,7 +99,8 @@ impl PipelineDesc<'_> {
                 .unwrap_or(info.max_subgroup_size);
             if n == 0 || x % n != 0 {
                 return Err(format!(
-                    "full sub-groups need a local size x that is a multiple of {n}, not {x}"
+                    "the kernel's sub-group operations run in full sub-groups of {n} on this \
+                     device: the work-group's x size must be a multiple of {n}, not {x}"
                 ));
             }
         }
