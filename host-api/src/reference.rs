@@ -218,6 +218,18 @@ fn interpreter(e: pisa_reference::Error) -> Error {
     Error::Reference(e.to_string())
 }
 
+/// [`interpreter`] with the `file:line:col` of the instruction the error points at, when it
+/// points at one (undefined behaviour, a step or call-depth limit, barrier divergence).
+fn located(e: pisa_reference::Error, sources: &pisa_translator::SourceMap) -> Error {
+    match e.span() {
+        Some(span) => {
+            let (file, line, col) = sources.position(span);
+            Error::Reference(format!("{file}:{line}:{col}: {e}"))
+        }
+        None => interpreter(e),
+    }
+}
+
 impl<'p> Reference<'p> {
     /// A fresh machine with `config` and the linked `program` ([`pisa_translator::link()`]; its
     /// sources locate a memory violation) loaded.
@@ -280,7 +292,7 @@ impl<'p> Reference<'p> {
                 pisa_reference::Error::Memory(v) => Error::MemoryViolation(Box::new(
                     crate::memcheck::from_reference(*v, sources, &params, &block),
                 )),
-                e => interpreter(e),
+                e => located(e, sources),
             })?;
         let mut out = Outputs::default();
         for (addr, len) in buffers {

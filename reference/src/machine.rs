@@ -54,7 +54,8 @@ impl Default for Config {
 /// The shape of a dispatch (an OpenCL NDRange).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Launch {
-    /// `%globalsize`: work-items per dimension (unused dimensions are 1; 0 launches nothing).
+    /// `%globalsize`: work-items per dimension (unused dimensions are 1; 0 is an invalid
+    /// launch, as on the device).
     pub global_size: [u64; 3],
     /// `%enqueuedlocalsize`: work-items per work-group and dimension (at least 1).
     pub local_size: [u32; 3],
@@ -271,7 +272,7 @@ impl Machine {
         if launch.local_size.contains(&0) {
             return invalid("a local size of 0".into());
         }
-        // An empty grid is refused as the device refuses it (spec-notes §35).
+        // An empty grid is refused as the device refuses it (spec-notes §35, §82).
         if let Some(d) = launch.global_size.iter().position(|&g| g == 0) {
             return invalid(format!("grid size 0 in dimension {}", ["x", "y", "z"][d]));
         }

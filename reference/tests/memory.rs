@@ -742,7 +742,13 @@ fn dispatch_errors() {
         run.dispatch("k", bad_dim, &[]),
         Err(Error::InvalidLaunch { .. })
     ));
-    assert_eq!(run.dispatch("k", Launch::linear(0, 1), &[]), Ok(()));
+    // An empty grid is refused with the device's words (spec-notes §82).
+    assert_eq!(
+        run.dispatch("k", Launch::linear(0, 1), &[]),
+        Err(Error::InvalidLaunch {
+            what: "grid size 0 in dimension x".into()
+        })
+    );
     let mut other = Machine::new(Default::default());
     assert_eq!(
         other.dispatch(&run.module, "k", &Launch::linear(1, 1), &[]),

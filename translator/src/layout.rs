@@ -270,7 +270,7 @@ pub struct LayoutError {
 
 /// The most bytes a program's globals arena may take: its `.global` and `.const` variables
 /// with their alignment padding, plus the arena's own alignment (the runtime places the
-/// arena at an address aligned to its most-aligned variable; spec-notes §72). The arena is
+/// arena at an address aligned to its most-aligned variable; spec-notes §76). The arena is
 /// one device buffer and its initial image is built on the host.
 pub const MAX_ARENA: u64 = 1 << 31;
 
