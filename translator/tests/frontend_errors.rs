@@ -62,6 +62,10 @@ fn header() {
         ".target 100;\n",
         &["1:1: missing `.version` directive: a module must start with `.version 0.1;`"],
     );
+    // A broken directive is reported once, without a "missing" error after it.
+    let broken = errors(".version 0.1\n.target 100;\n.kernel @k() {\n}\n");
+    assert_eq!(broken.len(), 1, "{broken:?}");
+    assert!(!broken[0].contains("missing `.target`"), "{broken:?}");
 }
 
 #[test]
@@ -359,6 +363,20 @@ fn kernel_parameters() {
         &module(".kernel .foo(1) @k() {\n}"),
         &["3:9: unknown kernel attribute `.foo`"],
     );
+    expect(
+        &module(".kernel .32b @k() {\n}"),
+        &["3:9: a kernel returns nothing (prog-4 §4.1): remove `.32b`"],
+    );
+    expect(
+        &module(".kernel .vec_type_hint(banana) @k() {\n}"),
+        &["3:24: `.vec_type_hint` takes an OpenCL scalar or vector type (`int`, `float4`, ...), found `banana`"],
+    );
+    expect(
+        &module(".kernel .vec_type_hint(int5) @k() {\n}"),
+        &["3:24: `.vec_type_hint` takes an OpenCL scalar or vector type (`int`, `float4`, ...), found `int5`"],
+    );
+    expect(&module(".kernel .vec_type_hint(uchar16) @k() {\n}"), &[]);
+    expect(&module(".kernel .vec_type_hint(double) @k() {\n}"), &[]);
     expect(
         &module(".kernel .reqd_work_group_size(1, 0, 1) @k() {\n}"),
         &["3:9: `.reqd_work_group_size` takes three positive integers `(X, Y, Z)`"],

@@ -462,20 +462,27 @@ fn kernel_attrs(cx: &mut Ctx<'_, '_>, attrs: &[ast::Attr<'_>]) -> KernelAttrs {
                     continue;
                 }
                 match a.args.as_deref() {
-                    Some([t])
-                        if t.text
-                            .chars()
-                            .next()
-                            .is_some_and(|c| c.is_ascii_alphabetic()) =>
-                    {
+                    Some([t]) if is_opencl_type(t.text) => {
                         out.vec_type_hint = Some(t.text.to_string())
                     }
+                    Some([t]) => cx.error(
+                        t.span,
+                        format!(
+                            "`.vec_type_hint` takes an OpenCL scalar or vector type (`int`, \
+                             `float4`, ...), found `{}`",
+                            t.text
+                        ),
+                    ),
                     _ => cx.error(
                         a.span,
                         "`.vec_type_hint` takes one type name, e.g. `.vec_type_hint(int2)`",
                     ),
                 }
             }
+            other if crate::front::parser::is_type_word(other) => cx.error(
+                a.name.span,
+                format!("a kernel returns nothing (prog-4 §4.1): remove `.{other}`"),
+            ),
             other => cx.error(a.name.span, format!("unknown kernel attribute `.{other}`")),
         }
     }
@@ -669,4 +676,15 @@ pub fn kernel_address_error(name: &str) -> String {
         "`@{name}` is a kernel: it has no function address (kernels are invoked only from the \
          host)"
     )
+}
+
+/// Whether `t` names an OpenCL built-in scalar or vector type, as `.vec_type_hint` asks
+/// (prog-4 §4.1.1): `char` to `double` and `half`, alone or with 2, 3, 4, 8 or 16 lanes.
+fn is_opencl_type(t: &str) -> bool {
+    const SCALARS: [&str; 11] = [
+        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "half", "float",
+        "double",
+    ];
+    let base = t.trim_end_matches(|c: char| c.is_ascii_digit());
+    SCALARS.contains(&base) && matches!(&t[base.len()..], "" | "2" | "3" | "4" | "8" | "16")
 }

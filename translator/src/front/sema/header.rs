@@ -61,6 +61,11 @@ pub fn check(cx: &mut Ctx<'_, '_>, items: &[Item<'_>]) -> ((u32, u32), Target) {
             _ => {}
         }
     }
+    // A statement that failed to parse may have been the directive (`.version 0.1` without
+    // its `;` takes the `.target` line with it): its syntax error is the one to report.
+    if cx.quiet_undeclared {
+        return (version, target);
+    }
     let first = items.first().map_or(Span::default(), item_span);
     if !seen_version {
         cx.error(
