@@ -62,6 +62,11 @@ fn header() {
         ".target 100;\n",
         &["1:1: missing `.version` directive: a module must start with `.version 0.1;`"],
     );
+    // A `.shared` variable at module scope is one error, not one more at each use.
+    expect(
+        &module(".shared @s[4];\n.kernel @k() {\n.reg .32b %x;\nst.shared.32b [@s], %x;\n}"),
+        &["3:1: `.shared` variables must be declared inside a kernel or function"],
+    );
     // A broken directive is reported once, without a "missing" error after it.
     let broken = errors(".version 0.1\n.target 100;\n.kernel @k() {\n}\n");
     assert_eq!(broken.len(), 1, "{broken:?}");

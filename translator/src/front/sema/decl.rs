@@ -93,13 +93,18 @@ struct MemVar {
     init: Option<Vec<InitItem>>,
 }
 
-fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<MemVar> {
-    let space = match v.space.text {
+/// The address space a memory variable is declared in.
+fn declared_space(v: &VarDecl<'_>) -> MemSpace {
+    match v.space.text {
         "global" => MemSpace::Global,
         "const" => MemSpace::Const,
         "shared" => MemSpace::Shared,
         _ => MemSpace::Private,
-    };
+    }
+}
+
+fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<MemVar> {
+    let space = declared_space(v);
     let import = matches!(v.linkage, Some((LinkageWord::Import, _)));
     let mut ok = true;
     if module_scope && matches!(space, MemSpace::Shared | MemSpace::Private) {
@@ -369,7 +374,9 @@ pub fn global_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>) -> GlobalVar {
     let m = mem_var(cx, v, true);
     let (space, size, align, init) = match m {
         Some(m) => (m.space, m.size, m.align, m.init),
-        None => (MemSpace::Global, 0, 1, None),
+        // Unusable, but its uses are checked against the space it was declared in, so that
+        // its one error is not followed by a space mismatch at every use.
+        None => (declared_space(v), 0, 1, None),
     };
     GlobalVar {
         name: v.name.text.to_string(),
