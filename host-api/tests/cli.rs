@@ -889,5 +889,27 @@ fn reference_errors_name_the_instruction() {
         )),
         "{err}"
     );
+    // A function of another return type through its address: no function the call can
+    // reach (spec-notes §32), said as such rather than as an internal error.
+    std::fs::write(
+        &file,
+        ".version 0.1;\n.target 100;\n.function .64b @wide() {\n  return 9;\n}\n\
+         .kernel @k() {\n  .reg .64b %fp;\n  .reg .32b %r;\n  addrof.64b %fp, @wide;\n  \
+         call %r, %fp();\n}\n",
+    )
+    .unwrap();
+    let out = pisa_vk(
+        &["run", path, "--kernel", "k", "--device", "reference"],
+        None,
+    );
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains(&format!(
+            "{path}:10:3: undefined behavior: call through the address of @wide, whose return \
+             type differs from the call's"
+        )),
+        "{err}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

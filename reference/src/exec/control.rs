@@ -86,6 +86,26 @@ fn call(ctx: &mut LaneCtx, ops: &[Operand]) -> Result<Effect> {
             ),
         ));
     }
+    // Through an address, a function whose return differs from the call's is not one the
+    // call can reach (spec-notes §32: the device calls nothing).
+    if matches!(target, Operand::Reg { .. }) {
+        let wanted = match *retval {
+            Operand::Void => Some(None),
+            Operand::Reg { reg, swizzle: None } => {
+                Some(ctx.func().regs.get(reg.0 as usize).map(|r| reg_size(r.ty)))
+            }
+            _ => None,
+        };
+        if wanted.is_some_and(|w| w != f.ret.map(reg_size)) {
+            return Err(undefined(
+                ctx.span,
+                format!(
+                    "call through the address of @{}, whose return type differs from the call's",
+                    f.name
+                ),
+            ));
+        }
+    }
     if args.len() != f.reg_params.len() {
         return Err(undefined(
             ctx.span,
