@@ -861,55 +861,41 @@ fn omitted_offsets_are_0_and_workdim_is_the_grids() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// An error of the reference interpreter at an instruction (here undefined behaviour: a call
-/// through a value that is no function's address) names the instruction's `file:line:col`,
-/// and exits 3 as a device error does.
+/// An error of the reference interpreter at an instruction (here undefined behaviour in a
+/// call through an address) names the instruction's `file:line:col`, and exits 3 as a device
+/// error does.
 #[test]
 fn reference_errors_name_the_instruction() {
     let dir = std::env::temp_dir().join(format!("pisa-vk-cli-ub-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("ub.pisa");
-    std::fs::write(
-        &file,
-        ".version 0.1;\n.target 100;\n.kernel @k() {\n  .reg .64b %fp;\n  \
-         mov.64b %fp, 0x1234;\n  call void, %fp();\n}\n",
-    )
-    .unwrap();
     let path = file.to_str().unwrap();
-    let out = pisa_vk(
-        &["run", path, "--kernel", "k", "--device", "reference"],
-        None,
-    );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains(&format!(
-            "{path}:6:3: undefined behavior: call through 0x1234, which is not a function \
-             address"
-        )),
-        "{err}"
-    );
-    // A function of another return type through its address: no function the call can
-    // reach (spec-notes §32), said as such rather than as an internal error.
-    std::fs::write(
-        &file,
-        ".version 0.1;\n.target 100;\n.function .64b @wide() {\n  return 9;\n}\n\
-         .kernel @k() {\n  .reg .64b %fp;\n  .reg .32b %r;\n  addrof.64b %fp, @wide;\n  \
-         call %r, %fp();\n}\n",
-    )
-    .unwrap();
-    let out = pisa_vk(
-        &["run", path, "--kernel", "k", "--device", "reference"],
-        None,
-    );
-    let err = text(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
-    assert!(
-        err.contains(&format!(
-            "{path}:10:3: undefined behavior: call through the address of @wide, whose return \
-             type differs from the call's"
-        )),
-        "{err}"
-    );
+    let cases = [
+        // A value that is no function's address.
+        (
+            ".version 0.1;\n.target 100;\n.kernel @k() {\n  .reg .64b %fp;\n  \
+             mov.64b %fp, 0x1234;\n  call void, %fp();\n}\n",
+            "6:3: undefined behavior: call through 0x1234, which is not a function address",
+        ),
+        // A function of another return type: none the call can reach (spec-notes §32), said
+        // as such rather than as an internal error.
+        (
+            ".version 0.1;\n.target 100;\n.function .64b @wide() {\n  return 9;\n}\n\
+             .kernel @k() {\n  .reg .64b %fp;\n  .reg .32b %r;\n  addrof.64b %fp, @wide;\n  \
+             call %r, %fp();\n}\n",
+            "10:3: undefined behavior: call through the address of @wide, whose return type \
+             differs from the call's",
+        ),
+    ];
+    for (src, message) in cases {
+        std::fs::write(&file, src).unwrap();
+        let out = pisa_vk(
+            &["run", path, "--kernel", "k", "--device", "reference"],
+            None,
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{err}");
+        assert!(err.contains(&format!("{path}:{message}")), "{err}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
