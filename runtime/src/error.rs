@@ -57,7 +57,11 @@ pub enum Error {
     /// [`Error::DeviceBusy`] at once (then the context works again); if it is still running
     /// when the context is dropped, its Vulkan objects are leaked rather than destroyed
     /// while in use.
-    #[error("{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT)")]
+    #[error(
+        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT); on a CPU driver the \
+         first dispatch of a pipeline includes compiling it (minutes for a checked kernel \
+         with thousands of accesses)"
+    )]
     Timeout {
         /// The time waited, in seconds (the timeout, for a submission that did not finish).
         seconds: f64,

@@ -338,6 +338,41 @@ fn integer_to_float_in_every_mode() {
 }
 
 #[test]
+fn conversions_overflow_when_the_rounded_source_exceeds_the_largest_finite_value() {
+    // spec-notes §45: a source above the type's largest finite value gives +infinity in
+    // every mode (isa-4 `i2f`, `ftrunc`) when it is still above it rounded to the type's
+    // precision in the instruction's mode; the largest finite `.hf` is 65504 (0x7BFF), the
+    // next step 65536. Values worked out by hand for `.re .rd .ru .rz .rna`.
+    const MAX: u64 = 0x7BFF;
+    const INF: u64 = 0x7C00;
+    let rows: [(u64, [u64; 5]); 7] = [
+        (65504, [MAX, MAX, MAX, MAX, MAX]),
+        // 65505..65519 are nearer to 65504 than to 65536
+        (65505, [MAX, MAX, INF, MAX, MAX]),
+        (65519, [MAX, MAX, INF, MAX, MAX]),
+        // the midpoint: ties to even is 65536 (65504's last significand bit is 1); away too
+        (65520, [INF, MAX, INF, MAX, INF]),
+        (65535, [INF, MAX, INF, MAX, INF]),
+        // 65536 rounds to itself in every mode, above the largest finite value
+        (65536, [INF, INF, INF, INF, INF]),
+        (70000, [INF, INF, INF, INF, INF]),
+    ];
+    let cases: Vec<Vec<u64>> = rows.iter().map(|(x, _)| vec![*x]).collect();
+    for (k, m) in MODES.iter().enumerate() {
+        let got = eval(&format!("i2f.hf.u32.{m} %d, %s0"), &[32], 16, &cases);
+        let want: Vec<u64> = rows.iter().map(|(_, w)| w[k]).collect();
+        assert_eq!(got, want, "i2f.hf.u32.{m}");
+        // the same values as f32 sources of `ftrunc` (exact in f32)
+        let singles: Vec<Vec<u64>> = rows
+            .iter()
+            .map(|(x, _)| vec![(*x as f32).to_bits() as u64])
+            .collect();
+        let got = eval(&format!("ftrunc.hf.f.{m} %d, %s0"), &[32], 16, &singles);
+        assert_eq!(got, want, "ftrunc.hf.f.{m}");
+    }
+}
+
+#[test]
 fn packed_conversions_to_integers() {
     let hs = f16_edges(false);
     let bs = f16_edges(true);
