@@ -2,8 +2,8 @@
 //! runs each on the Vulkan device and on the CPU reference, and reports every difference
 //! (minimized, written to `target/difftest/failure-V-SEED.pisa` with the inputs in
 //! `failure-V-SEED.in`, the differing value named, and the `pisa-vk run` lines that rerun
-//! it). lavapipe runs without AVX-512 code generation unless `GALLIUM_OVERRIDE_CPU_CAPS` is
-//! set (docs/spec-notes.md §56).
+//! it). Devices run as users get them: on AVX-512 CPUs the product caps lavapipe's code
+//! generation below AVX-512 unless `GALLIUM_OVERRIDE_CPU_CAPS` is set (docs/driver-bugs.md).
 //!
 //! `pisa-difftest [--generator V] --count 10000 --seed 1 [--threads N] [--stop-after K]`
 //! (`--generator 1`, the default, is the generator of the campaigns recorded before
@@ -83,7 +83,6 @@ fn main() {
         }
         return;
     }
-    pisa_conformance::lavapipe_without_avx512();
     let device = pisa_conformance::context().info().name.clone();
     let float = pisa_conformance::generator::options()
         .float
@@ -139,10 +138,15 @@ fn main() {
     );
     println!(
         "device:                 {device}{}",
-        std::env::var("GALLIUM_OVERRIDE_CPU_CAPS")
-            .map(|v| format!(", GALLIUM_OVERRIDE_CPU_CAPS={v}"))
-            .unwrap_or_default()
+        match pisa_vk::avoid_known_driver_bugs() {
+            pisa_vk::CpuCaps::Capped => ", without AVX-512 (pisa-vk's default)".to_string(),
+            pisa_vk::CpuCaps::SetByUser(v) => format!(", GALLIUM_OVERRIDE_CPU_CAPS={v}"),
+            _ => String::new(),
+        }
     );
+    for warning in pisa_conformance::context().driver_bugs().warnings() {
+        println!("driver bug:             {warning}");
+    }
     println!("float model:            {float:?}");
     println!(
         "static instructions:    {}",

@@ -143,37 +143,57 @@ pub fn disassemble(words: &[u32]) -> String {
         .unwrap_or_default()
 }
 
-/// The CPU feature level lavapipe generates code for in differential runs: AVX-512 off
-/// (docs/spec-notes.md §56). LLVM's x86 back end (15.0.6 in Debian 12's Mesa, and every
-/// release before the fix of llvm-project issue 157929) emits a merge-masked `vpternlogd`
-/// with a broadcast constant operand and the truth table of the operands before it commuted
-/// them, so a bit-field insert (`(a & ~m) | (b & m)`) in divergent code computes
-/// `b ? m : a` instead: a driver miscompile of correct SPIR-V, seen as `bfi` mismatches.
-pub const LAVAPIPE_CPU_CAPS: &str = "avx";
+/// A regression program of `tests/regressions/`: a kernel `@k(%out, %in)` run by 16
+/// work-items in work-groups of 8, with its input words and the 20 words every work-item
+/// must store, worked out by hand in the file's comments (`// input:` and `// want:` lines).
+pub struct Regression {
+    /// The file's name.
+    pub name: String,
+    /// The PISA text.
+    pub source: String,
+    /// The 8 input words `%in` points to.
+    pub input: Vec<u64>,
+    /// The 20 words each work-item stores at `%out + 160 * item`.
+    pub want: Vec<u64>,
+}
 
-/// Makes lavapipe generate code without AVX-512 ([`LAVAPIPE_CPU_CAPS`] in
-/// `GALLIUM_OVERRIDE_CPU_CAPS`) for this process, unless that variable is set already (set it
-/// empty to run with every CPU feature). Only effective before the first Vulkan call of the
-/// process, so it panics once the test context exists without it; says on stderr what it did.
-pub fn lavapipe_without_avx512() {
-    static DONE: OnceLock<()> = OnceLock::new();
-    DONE.get_or_init(|| {
-        const VAR: &str = "GALLIUM_OVERRIDE_CPU_CAPS";
-        if let Some(v) = std::env::var_os(VAR) {
-            eprintln!("note: {VAR}={} (set by the caller)", v.to_string_lossy());
-            return;
-        }
-        assert!(
-            CTX.get().is_none(),
-            "lavapipe_without_avx512 after the device context was created"
-        );
-        // Set before any Vulkan call of this process: Mesa reads it once, when it loads.
-        std::env::set_var(VAR, LAVAPIPE_CPU_CAPS);
-        eprintln!(
-            "note: {VAR}={LAVAPIPE_CPU_CAPS}: lavapipe without AVX-512 (LLVM vpternlog \
-             miscompile, docs/spec-notes.md §56)"
-        );
-    });
+/// Every program of `tests/regressions/`, sorted by name.
+pub fn regressions() -> Vec<Regression> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pisa"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|path| {
+            let source = std::fs::read_to_string(&path).unwrap();
+            let words = |key: &str| -> Vec<u64> {
+                let line = source
+                    .lines()
+                    .find_map(|l| l.strip_prefix(key))
+                    .unwrap_or_else(|| panic!("{}: no `{key}` line", path.display()));
+                line.split(',')
+                    .map(|w| {
+                        let w = w.trim();
+                        match w.strip_prefix("0x") {
+                            Some(hex) => u64::from_str_radix(hex, 16),
+                            None => w.parse(),
+                        }
+                        .unwrap_or_else(|e| panic!("{}: `{w}`: {e}", path.display()))
+                    })
+                    .collect()
+            };
+            Regression {
+                name: path.file_name().unwrap().to_string_lossy().into_owned(),
+                input: words("// input: "),
+                want: words("// want: "),
+                source,
+            }
+        })
+        .collect()
 }
 
 static CTX: OnceLock<Context> = OnceLock::new();

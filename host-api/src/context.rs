@@ -2,7 +2,7 @@
 
 use crate::{Buffer, Result};
 use bytemuck::Pod;
-use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, FeatureSet};
+use pisa_runtime::{ContextOptions, DeviceInfo, DeviceSelector, DriverBugs, FeatureSet};
 use pisa_translator::Translation;
 use std::sync::Arc;
 
@@ -150,6 +150,15 @@ impl Context {
     /// `RuntimeError::Timeout`, `RuntimeError::Vulkan`, `RuntimeError::Allocation`).
     pub fn fused_fma(&self) -> Result<pisa_runtime::FusedFma> {
         Ok(self.rt.fused_fma()?)
+    }
+
+    /// The known driver bugs that give wrong results found on this device when the context
+    /// was created ([`pisa_runtime::driver_bugs`]; docs/driver-bugs.md): on lavapipe, whether
+    /// its LLVM still miscompiles masked merges (the default path caps it below AVX-512, so
+    /// only a user's `GALLIUM_OVERRIDE_CPU_CAPS`, or a driver loaded before pisa-vk could set
+    /// it, leaves the bug in). The first launch on such a context logs a `tracing` warning.
+    pub fn driver_bugs(&self) -> DriverBugs {
+        self.rt.driver_bugs()
     }
 
     /// The device in use: name, type, driver, limits and supported features.

@@ -69,9 +69,11 @@ pub use device::{
 pub use dim::{Dim3, DimInt, Dims, IntoDim3, Launch};
 pub use error::{Error, Extent, Result};
 pub use module::{program_name, Kernel, Module};
+pub use pisa_runtime::driver_bugs;
 pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{
-    ContextOptions, DeviceInfo, DeviceSelector, DeviceType, DiskCache, FeatureSet, FusedFma,
+    avoid_known_driver_bugs, ContextOptions, CpuCaps, DeviceInfo, DeviceSelector, DeviceType,
+    DiskCache, DriverBugs, FeatureSet, FusedFma,
 };
 pub use pisa_translator::memcheck::Violation;
 pub use pisa_translator::{FloatModel, FloatWidths};

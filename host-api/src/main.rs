@@ -12,6 +12,8 @@ use clap::Parser;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    // Before anything loads Vulkan, and while the process has one thread (docs/driver-bugs.md).
+    pisa_vk::avoid_known_driver_bugs();
     let args = match cli::Cli::try_parse() {
         Ok(a) => a,
         Err(e) => {

@@ -899,3 +899,100 @@ fn reference_errors_name_the_instruction() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// The masked-merge regression programs (`tests/regressions/`, docs/driver-bugs.md) through
+/// `pisa-vk run` with the default environment (`GALLIUM_OVERRIDE_CPU_CAPS` removed): every
+/// work-item stores the words each file works out by hand. On an AVX-512 host this is the
+/// path that caps lavapipe; without the cap (the variable set empty) `run` warns once on
+/// stderr, naming the cause and the fix.
+#[test]
+fn masked_merge_regressions_give_the_spec_values_by_default() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .expect("tests/regressions")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pisa"))
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 3);
+    for path in files {
+        let source = std::fs::read_to_string(&path).unwrap();
+        let line = |key: &str| {
+            source
+                .lines()
+                .find_map(|l| l.strip_prefix(key))
+                .unwrap_or_else(|| panic!("{}: no `{key}`", path.display()))
+                .to_string()
+        };
+        let want: Vec<u64> = line("// want: ")
+            .split(',')
+            .map(|w| match w.strip_prefix("0x") {
+                Some(h) => u64::from_str_radix(h, 16).unwrap(),
+                None => w.parse().unwrap(),
+            })
+            .collect();
+        let input = format!("u64[]:{}", line("// input: "));
+        let file = path.to_str().unwrap();
+        let args = [
+            "run", file, "--kernel", "k", "--grid", "16", "--block", "8", "--arg", "u64[320]",
+            "--arg", &input, "--print", "0", "--json",
+        ];
+        let out = Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
+            .args(args)
+            .env_remove("GALLIUM_OVERRIDE_CPU_CAPS")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            !text(&out.stderr).contains("miscompiles"),
+            "{}",
+            text(&out.stderr)
+        );
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+        let values: Vec<u64> = json["buffers"][0]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_u64().unwrap())
+            .collect();
+        assert_eq!(values.len(), 16 * 20);
+        for (item, words) in values.chunks(20).enumerate() {
+            assert_eq!(words, want, "{}: work-item {item}", path.display());
+        }
+
+        // Without the cap, on a lavapipe whose LLVM has the bug, the probe warns once.
+        let uncapped = pisa_vk_env(&args, None, &[("GALLIUM_OVERRIDE_CPU_CAPS", "")]);
+        assert_eq!(
+            uncapped.status.code(),
+            Some(0),
+            "{}",
+            text(&uncapped.stderr)
+        );
+        let warnings = text(&uncapped.stderr)
+            .matches("miscompiles masked merges")
+            .count();
+        let devices = text(&pisa_vk(&["devices"], None).stdout);
+        let affected = pisa_vk::driver_bugs::cpu_has_avx512()
+            && devices
+                .lines()
+                .next()
+                .is_some_and(|l| l.contains("llvmpipe (LLVM 15."));
+        assert_eq!(
+            warnings,
+            usize::from(affected),
+            "{}",
+            text(&uncapped.stderr)
+        );
+    }
+}
+
+#[test]
+fn devices_says_which_driver_bugs_it_found() {
+    let out = pisa_vk(&["devices"], None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let s = text(&out.stdout);
+    assert!(s.contains("driver bugs: "), "{s}");
+    if s.contains("llvmpipe") && std::env::var_os("GALLIUM_OVERRIDE_CPU_CAPS").is_none() {
+        assert!(s.contains("driver bugs: none found"), "{s}");
+    }
+}

@@ -320,6 +320,8 @@ pub struct Context {
     pipelines: PipelineCache,
     /// The fused-`Fma` probe's answer, found at its first use.
     fused_fma: std::sync::OnceLock<crate::FusedFma>,
+    /// The known driver bugs the probes found when the context was created.
+    driver_bugs: crate::DriverBugs,
 }
 
 impl Context {
@@ -430,14 +432,17 @@ impl Context {
         // From here on, dropping `shared` on an error cleans everything up.
         let pipelines =
             PipelineCache::new(&shared, &chosen.cache_identity, &options.pipeline_cache)?;
-        Ok(Context {
+        let mut ctx = Context {
             enabled: support.features,
             shared,
             info,
             timeout_seconds,
             pipelines,
             fused_fma: std::sync::OnceLock::new(),
-        })
+            driver_bugs: crate::DriverBugs::default(),
+        };
+        ctx.driver_bugs = crate::DriverBugs::probe(&ctx);
+        Ok(ctx)
     }
 
     /// Every device the loader reports, without creating a logical device. Cost: an
@@ -621,6 +626,12 @@ impl Context {
         }
         let f = crate::probe::probe(self)?;
         Ok(*self.fused_fma.get_or_init(|| f))
+    }
+
+    /// The known driver bugs found on this device when the context was created (on lavapipe:
+    /// one probe dispatch, a few milliseconds). See [`crate::driver_bugs`].
+    pub fn driver_bugs(&self) -> crate::DriverBugs {
+        self.driver_bugs
     }
 
     /// Takes the messages the validation layer reported since the last call: warnings and

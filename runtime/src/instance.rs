@@ -52,6 +52,8 @@ impl InstanceOwner {
     /// Loads the loader and creates an instance; with `validation`, also the validation layer
     /// and a debug messenger.
     pub fn new(validation: bool) -> Result<InstanceOwner, Error> {
+        // Mesa reads its CPU caps once, when the driver first initializes in the process.
+        crate::driver_bugs::before_loading_vulkan();
         // SAFETY: loading the system Vulkan loader runs its initialisers; that is what every
         // Vulkan application does.
         let entry = unsafe { ash::Entry::load() }.map_err(|e| {

@@ -9,7 +9,8 @@
 //! timestamps per command; and the blocking, time-limited [`Context::dispatch`] —
 //! or [`Context::launch`] of several [`DispatchPart`]s — on top of them; the `_timed`
 //! variants return the GPU time measured with timestamp queries ([`timestamps`]). The
-//! driver's pipeline cache is kept on disk ([`disk_cache`]).
+//! driver's pipeline cache is kept on disk ([`disk_cache`]). Known driver bugs are avoided
+//! before the driver loads and probed once it has ([`driver_bugs`]).
 //!
 //! Env variables: `PISA_VK_DEVICE` (device index or name substring), `PISA_VK_VALIDATION=1`
 //! (Khronos validation layer; messages through [`Context::validation_messages`]),
@@ -72,6 +73,7 @@ mod buffer;
 mod context;
 mod device;
 pub mod disk_cache;
+pub mod driver_bugs;
 mod error;
 mod features;
 mod instance;
@@ -90,6 +92,7 @@ pub use context::{
 };
 pub use device::{DeviceInfo, DeviceSelector, DeviceType, DEVICE_ENV};
 pub use disk_cache::{DiskCache, PIPELINE_CACHE_ENV};
+pub use driver_bugs::{avoid_known_driver_bugs, CpuCaps, DriverBugs};
 pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use live::LiveBuffer;

@@ -146,40 +146,64 @@ pub fn fma_probe_module(width: u32) -> Vec<u32> {
     b.module().assemble()
 }
 
-/// Runs the probe for `width` on `ctx`: whether its `Fma` returned the fused result.
-fn probe_width(ctx: &Context, width: u32) -> Result<bool, Error> {
-    let spirv = fma_probe_module(width);
-    let mut required = crate::FeatureSet {
-        buffer_device_address: true,
-        int64: true,
-        ..crate::FeatureSet::default()
-    };
-    required.float16 = width == 16;
-    required.storage_buffer_16bit = width == 16;
-    required.float64 = width == 64;
+/// Runs a probe shader (entry point `main`, the buffer's address in 8 bytes of push
+/// constants, one work-group of `local_size`) over a buffer holding `data`, and returns the
+/// bytes from `out_offset` to the end of the buffer after the dispatch. The probes of
+/// [`probe`] and [`crate::driver_bugs`] share it.
+pub(crate) fn run_probe(
+    ctx: &Context,
+    spirv: &[u32],
+    mut required: crate::FeatureSet,
+    local_size: [u32; 3],
+    name_for_errors: &str,
+    data: &[u8],
+    out_offset: u64,
+) -> Result<Vec<u8>, Error> {
+    required.buffer_device_address = true;
+    required.int64 = true;
     let pipeline = ctx.create_pipeline(&PipelineDesc {
-        spirv: &spirv,
+        spirv,
         entry_point: "main",
-        local_size: [1, 1, 1],
+        local_size,
         push_constant_size: 8,
         required_subgroup_size: None,
         require_full_subgroups: false,
         required_features: required,
-        name_for_errors: "the fused-Fma probe",
+        name_for_errors,
         shared_memory_size: 0,
         specialization: &[],
     })?;
+    let buf: Buffer = ctx.create_buffer(data.len() as u64)?;
+    buf.write(0, data)?;
+    ctx.dispatch(&pipeline, &buf.device_address().to_le_bytes(), [1, 1, 1])?;
+    let mut out = vec![0u8; data.len() - out_offset as usize];
+    buf.read(out_offset, &mut out)?;
+    Ok(out)
+}
+
+/// Runs the probe for `width` on `ctx`: whether its `Fma` returned the fused result.
+fn probe_width(ctx: &Context, width: u32) -> Result<bool, Error> {
+    let required = crate::FeatureSet {
+        float16: width == 16,
+        storage_buffer_16bit: width == 16,
+        float64: width == 64,
+        ..crate::FeatureSet::default()
+    };
     let bytes = (width / 8) as usize;
-    let buf: Buffer = ctx.create_buffer(4 * bytes as u64)?;
     let (ab, c, fused) = inputs(width);
     let mut data = Vec::new();
     for v in [ab, ab, c, 0x5555_5555_5555_5555] {
         data.extend_from_slice(&v.to_le_bytes()[..bytes]);
     }
-    buf.write(0, &data)?;
-    ctx.dispatch(&pipeline, &buf.device_address().to_le_bytes(), [1, 1, 1])?;
-    let mut out = vec![0u8; bytes];
-    buf.read(3 * bytes as u64, &mut out)?;
+    let out = run_probe(
+        ctx,
+        &fma_probe_module(width),
+        required,
+        [1, 1, 1],
+        "the fused-Fma probe",
+        &data,
+        3 * bytes as u64,
+    )?;
     let mut word = [0u8; 8];
     word[..bytes].copy_from_slice(&out);
     Ok(u64::from_le_bytes(word) == fused)

@@ -236,7 +236,13 @@ impl<'c> Stream<'c> {
     /// recorded then): a pipeline of another context, push constants longer than the
     /// pipeline's, a group count beyond `maxComputeWorkGroupCount` ([`Error::InvalidArgument`]).
     /// An empty `parts` records nothing.
+    ///
+    /// The first launch of the process on a device with a known driver bug that gives wrong
+    /// results ([`Context::driver_bugs`]) logs a `tracing` warning (target `pisa_vk`).
     pub fn launch(&mut self, parts: &[DispatchPart]) -> Result<&mut Self, Error> {
+        if let Some(warning) = self.ctx.driver_bugs().first_warning() {
+            tracing::warn!(target: "pisa_vk", "{warning}");
+        }
         if let [part] = parts {
             let part = self.part(part)?;
             self.ops.push(Op::Launch(Parts::One(part)));

@@ -79,10 +79,7 @@ fn job(input: &[u64]) -> pisa_vk::reference::Job {
 /// `PISA_CONFORMANCE_FLOAT` chooses one), computed once.
 pub fn options() -> &'static pisa_translator::Options {
     static OPTIONS: std::sync::OnceLock<pisa_translator::Options> = std::sync::OnceLock::new();
-    OPTIONS.get_or_init(|| {
-        crate::lavapipe_without_avx512();
-        crate::user_options()
-    })
+    OPTIONS.get_or_init(crate::user_options)
 }
 
 /// The sources `(file, text)` as the harness takes them.
@@ -398,9 +395,10 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
                 ITEMS * OUT_PER,
                 bin.display()
             );
-            let caps = std::env::var("GALLIUM_OVERRIDE_CPU_CAPS")
-                .map(|v| format!("GALLIUM_OVERRIDE_CPU_CAPS={v} "))
-                .unwrap_or_default();
+            let caps = match pisa_vk::avoid_known_driver_bugs() {
+                pisa_vk::CpuCaps::SetByUser(v) => format!("GALLIUM_OVERRIDE_CPU_CAPS={v} "),
+                _ => String::new(),
+            };
             let _ = writeln!(program, "// device:    {caps}{run}");
             let _ = writeln!(program, "// reference: {run} --device reference");
             let _ = writeln!(

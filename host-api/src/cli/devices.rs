@@ -7,9 +7,10 @@ use super::Failure;
 pub struct Args {}
 
 /// Lists every device with its type, driver, sub-group sizes, work-group limits (size,
-/// invocations, shared memory per work-group), the features pisa-vk uses, and whether its
+/// invocations, shared memory per work-group), the features pisa-vk uses, whether its
 /// `Fma` is fused per float width (found by running the probe kernel on it: `Module::load`
-/// and `pisa-vk run` translate for that).
+/// and `pisa-vk run` translate for that), and the known driver bugs its probes found
+/// (docs/driver-bugs.md).
 pub fn run(_: Args) -> Result<(), Failure> {
     let devices = pisa_vk::Context::devices().map_err(Failure::runtime)?;
     if devices.is_empty() {
@@ -31,18 +32,36 @@ pub fn run(_: Args) -> Result<(), Failure> {
             d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
         );
         println!("    features: {}", d.features.names().join(" "));
-        println!("    fused Fma: {}", fused_fma(d.index));
+        let (fused, bugs) = probes(d.index);
+        println!("    fused Fma: {fused}");
+        println!("    driver bugs: {bugs}");
     }
     Ok(())
 }
 
-/// Which float widths device `index` computes `Fma` for with one rounding, e.g.
-/// `f16 no, f32 yes, f64 yes`, or why the probe could not run.
-fn fused_fma(index: usize) -> String {
-    let probe = pisa_vk::Context::with_device(pisa_vk::DeviceSelector::Index(index))
-        .and_then(|ctx| ctx.fused_fma().map(|f| (f, *ctx.enabled_features())));
-    match probe {
-        Ok((f, enabled)) => {
+/// What the probes of device `index` found: which float widths it computes `Fma` for with
+/// one rounding, e.g. `f16 no, f32 yes, f64 yes`, and the known driver bugs that give wrong
+/// results (`none found`, or their warnings), or why the probes could not run.
+fn probes(index: usize) -> (String, String) {
+    let ctx = match pisa_vk::Context::with_device(pisa_vk::DeviceSelector::Index(index)) {
+        Ok(ctx) => ctx,
+        Err(e) => {
+            let why = format!("unknown (the probe could not run: {e})");
+            return (why.clone(), why);
+        }
+    };
+    let mut bugs = match ctx.driver_bugs().warnings().as_slice() {
+        [] => "none found".to_string(),
+        found => found.join("; "),
+    };
+    if ctx.info().driver_name == "llvmpipe"
+        && pisa_vk::avoid_known_driver_bugs() == pisa_vk::CpuCaps::Capped
+    {
+        bugs.push_str(" (code generated without AVX-512: GALLIUM_OVERRIDE_CPU_CAPS=avx)");
+    }
+    let fused = match ctx.fused_fma() {
+        Ok(f) => {
+            let enabled = ctx.enabled_features();
             let say = |has: bool, fused: bool| match (has, fused) {
                 (false, _) => "unsupported",
                 (true, true) => "yes",
@@ -56,5 +75,6 @@ fn fused_fma(index: usize) -> String {
             )
         }
         Err(e) => format!("unknown (the probe could not run: {e})"),
-    }
+    };
+    (fused, bugs)
 }

@@ -208,6 +208,9 @@ fn run_vulkan(
     // again when the device offers more (maximal reconvergence, denormal preservation, a
     // faster exact float model).
     let ctx = Context::for_translations(selector, &[&translation])?;
+    for warning in ctx.driver_bugs().warnings() {
+        eprintln!("warning: {warning}");
+    }
     let outcome = run_on(&ctx, files, job, &options, translation);
     // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
     // module and buffers are gone by now, so their destruction is covered.
