@@ -12,8 +12,8 @@ use ash::vk;
 use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
 use gpu_allocator::MemoryLocation;
 
-use crate::context::DeviceShared;
 use crate::error::{Error, VkResultExt};
+use crate::shared::DeviceShared;
 
 /// The least alignment of every buffer's memory (and so of its device address), in bytes.
 pub const BUFFER_ALIGNMENT: u64 = 16;

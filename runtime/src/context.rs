@@ -12,10 +12,9 @@
 
 use std::mem::ManuallyDrop;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ash::vk;
 use gpu_allocator::vulkan::{Allocator, AllocatorCreateDesc};
 use gpu_allocator::{AllocationSizes, AllocatorDebugSettings};
 
@@ -26,9 +25,8 @@ use crate::error::{Error, VkResultExt};
 use crate::features::{self, FeatureSet};
 use crate::instance::{InstanceOwner, LAYER_VERSION_FOR_MAXIMAL_RECONVERGENCE};
 use crate::pipeline::{Pipeline, PipelineCache, PipelineDesc};
-use crate::slots::Slot;
+use crate::shared::DeviceShared;
 use crate::stream::{DispatchPart, Stream};
-use crate::timestamps::TimestampSupport;
 
 /// Env variable: `1` turns the validation layer on.
 pub const VALIDATION_ENV: &str = "PISA_VK_VALIDATION";
@@ -110,188 +108,6 @@ pub fn parse_bool_env(name: &str, value: Option<String>) -> Result<bool, Error> 
             "{name}={:?}: use 1 (on) or 0 (off)",
             value.unwrap_or_default()
         ))),
-    }
-}
-
-/// The device-lifetime objects shared by the context, its buffers and its pipelines.
-pub(crate) struct DeviceShared {
-    /// The logical device.
-    pub device: ash::Device,
-    /// The memory allocator (dropped before the device).
-    pub allocator: ManuallyDrop<Mutex<Allocator>>,
-    /// Set when the context was dropped while work that timed out still ran: then nothing
-    /// is destroyed or freed any more (leaking is safe, destroying objects in use is not).
-    pub wedged: AtomicBool,
-    /// Submissions that timed out and have not been seen finished since.
-    busy: Mutex<Vec<Busy>>,
-    /// Whether `busy` is not empty: what every call that needs the device looks at first,
-    /// so that the common case (nothing timed out) takes no lock.
-    any_busy: AtomicBool,
-    /// The compute queue (`vkQueueSubmit` needs it externally synchronised).
-    queue: Mutex<vk::Queue>,
-    /// Its family.
-    pub queue_family: u32,
-    /// What the queue family says about timestamps.
-    pub timestamps: TimestampSupport,
-    /// Submission slots not in use ([`crate::slots`]).
-    slots: Mutex<Vec<Slot>>,
-    /// The context's identity and its live buffers.
-    pub live: crate::live::Registry,
-    /// Loader, instance and messenger (dropped after the device).
-    pub instance: ManuallyDrop<InstanceOwner>,
-}
-
-impl DeviceShared {
-    /// Locks the allocator, ignoring poisoning (the allocator stays consistent).
-    pub fn allocator(&self) -> MutexGuard<'_, Allocator> {
-        self.allocator.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether objects must be leaked instead of destroyed.
-    pub fn is_wedged(&self) -> bool {
-        self.wedged.load(Ordering::Acquire)
-    }
-
-    fn busy(&self) -> MutexGuard<'_, Vec<Busy>> {
-        self.busy.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Records that the submission signalling `fence` timed out while doing `what`.
-    pub fn set_busy(&self, fence: vk::Fence, what: String) {
-        let mut busy = self.busy();
-        busy.push(Busy { fence, what });
-        self.any_busy.store(true, Ordering::Release);
-    }
-
-    /// A submission slot from the free list, or a new one. Its fence is unsignalled and its
-    /// command buffer reset.
-    pub fn take_slot(&self) -> Result<Slot, Error> {
-        let slot = self.slots.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        match slot {
-            Some(slot) => {
-                // SAFETY: a slot in the free list has no submission in flight.
-                if let Err(e) = unsafe { slot.reset(&self.device) } {
-                    // SAFETY: as above; the slot is dropped from the list.
-                    unsafe { slot.destroy(&self.device) };
-                    return Err(e);
-                }
-                Ok(slot)
-            }
-            None => Slot::new(self),
-        }
-    }
-
-    /// Puts back a slot whose submission has finished (its fence was seen signalled).
-    pub fn give_back_slot(&self, slot: Slot) {
-        self.slots
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(slot);
-    }
-
-    /// Submits `cmd` to the queue, signalling `fence`.
-    ///
-    /// # Safety
-    /// `cmd` is a recorded command buffer of this device whose objects stay alive until
-    /// `fence` signals; `fence` is unsignalled and not in use.
-    pub unsafe fn queue_submit(
-        &self,
-        cmd: vk::CommandBuffer,
-        fence: vk::Fence,
-    ) -> Result<(), Error> {
-        let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let cmds = [cmd];
-        let submit = vk::SubmitInfo::default().command_buffers(&cmds);
-        self.device
-            .queue_submit(*queue, &[submit], fence)
-            .vk("vkQueueSubmit")
-    }
-
-    /// `Ok` when no submission that timed out still runs: its fence is queried, never
-    /// waited for, so this returns at once. Else [`Error::DeviceBusy`] naming `what` (the
-    /// refused call, built only then).
-    pub fn check_idle(&self, what: impl FnOnce() -> String) -> Result<(), Error> {
-        self.wait_idle(Duration::ZERO)
-            .map_err(|running| Error::DeviceBusy {
-                what: what(),
-                running,
-            })
-    }
-
-    /// Waits up to `timeout` for the submissions that timed out. `Ok` once none runs any
-    /// more (their fences are then forgotten), else what still runs. A failed query (a lost
-    /// device) counts as finished: nothing of that submission will run any more.
-    pub fn wait_idle(&self, timeout: Duration) -> Result<(), String> {
-        if !self.any_busy.load(Ordering::Acquire) {
-            return Ok(());
-        }
-        let mut busy = self.busy();
-        if busy.is_empty() {
-            return Ok(());
-        }
-        let deadline = std::time::Instant::now() + timeout;
-        // SAFETY (of the fence calls): the fences belong to this device; a fence recorded
-        // here belongs to a slot that was leaked, so only this lock's holder touches it.
-        busy.retain(|b| {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            unsafe {
-                if left.is_zero() {
-                    matches!(self.device.get_fence_status(b.fence), Ok(false))
-                } else {
-                    let ns = left.as_nanos().min(u64::MAX as u128) as u64;
-                    matches!(
-                        self.device.wait_for_fences(&[b.fence], true, ns),
-                        Err(vk::Result::TIMEOUT)
-                    )
-                }
-            }
-        });
-        match busy.first() {
-            Some(b) => Err(b.what.clone()),
-            None => {
-                self.any_busy.store(false, Ordering::Release);
-                Ok(())
-            }
-        }
-    }
-
-    /// Whether a Vulkan object may be destroyed now: the context was not wedged and no
-    /// submission that timed out still runs (it might use the object). Objects dropped when
-    /// this is false are leaked.
-    pub fn may_destroy(&self) -> bool {
-        !self.is_wedged() && self.wait_idle(Duration::ZERO).is_ok()
-    }
-}
-
-/// A submission that timed out: its fence and what it was doing.
-struct Busy {
-    fence: vk::Fence,
-    what: String,
-}
-
-impl Drop for DeviceShared {
-    fn drop(&mut self) {
-        if self.is_wedged() {
-            // Work may still use the device: leak device, memory and instance on purpose.
-            return;
-        }
-        // SAFETY: every buffer, pipeline and submission holds an Arc to this, so none is
-        // left and the free slots have no submission in flight. Order: slots, allocator
-        // (frees memory), device, then instance (messenger first).
-        unsafe {
-            let _ = self.device.device_wait_idle();
-            for slot in self
-                .slots
-                .get_mut()
-                .unwrap_or_else(|e| e.into_inner())
-                .drain(..)
-            {
-                slot.destroy(&self.device);
-            }
-            ManuallyDrop::drop(&mut self.allocator);
-            self.device.destroy_device(None);
-            ManuallyDrop::drop(&mut self.instance);
-        }
     }
 }
 

@@ -81,6 +81,7 @@ mod live;
 pub mod memory_stats;
 mod pipeline;
 pub mod probe;
+mod shared;
 mod slots;
 mod stream;
 pub mod timestamps;

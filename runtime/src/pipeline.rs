@@ -15,11 +15,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
 
-use crate::context::DeviceShared;
 use crate::device::DeviceInfo;
 use crate::disk_cache::{CacheFile, CacheIdentity, DiskCache};
 use crate::error::{Error, VkResultExt};
 use crate::features::FeatureSet;
+use crate::shared::DeviceShared;
 
 /// The SPIR-V magic number, the first word of every module.
 const SPIRV_MAGIC: u32 = 0x0723_0203;

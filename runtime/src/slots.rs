@@ -6,13 +6,13 @@
 //! A slot is taken from the free list (or created) when a [`Stream`](crate::Stream) is
 //! submitted, and given back once its fence has been seen signalled. The slot of a
 //! submission that timed out is never given back: its fence becomes the device's busy state
-//! (`DeviceShared::set_busy`) and the slot is leaked with it.
+//! (`DeviceShared::set_busy`, [`crate::shared`]) and the slot is leaked with it.
 
 use ash::vk;
 
-use crate::context::DeviceShared;
 use crate::error::{Error, VkResultExt};
 use crate::timestamps::QueryTimer;
+use crate::timestamps::TimestampSupport;
 
 /// A command pool, its command buffer, a fence and an optional timestamp query pool.
 pub(crate) struct Slot {
@@ -24,12 +24,11 @@ pub(crate) struct Slot {
 }
 
 impl Slot {
-    /// A new slot on `shared`'s queue family, its fence unsignalled.
-    pub fn new(shared: &DeviceShared) -> Result<Slot, Error> {
-        let device = &shared.device;
+    /// A new slot on `device`'s queue family `queue_family`, its fence unsignalled.
+    pub fn new(device: &ash::Device, queue_family: u32) -> Result<Slot, Error> {
         let pool_info = vk::CommandPoolCreateInfo::default()
             .flags(vk::CommandPoolCreateFlags::RESET_COMMAND_BUFFER)
-            .queue_family_index(shared.queue_family);
+            .queue_family_index(queue_family);
         // SAFETY: valid device and create infos; on failure, what was created is destroyed.
         unsafe {
             let pool = device
@@ -68,22 +67,23 @@ impl Slot {
         }
     }
 
-    /// A query pool of at least `count` timestamp queries (grown to the next power of two
-    /// when the one it has is smaller).
-    pub fn timer(&mut self, shared: &DeviceShared, count: u32) -> Result<&QueryTimer, Error> {
+    /// A query pool of at least `count` timestamp queries on `device`, whose queue family
+    /// has `timestamps` (grown to the next power of two when the one it has is smaller).
+    pub fn timer(
+        &mut self,
+        device: &ash::Device,
+        timestamps: TimestampSupport,
+        count: u32,
+    ) -> Result<&QueryTimer, Error> {
         if self.timer.as_ref().is_some_and(|t| t.capacity() < count) {
             if let Some(old) = self.timer.take() {
                 // SAFETY: the slot's last submission has finished (it is not in flight).
-                unsafe { old.destroy(&shared.device) };
+                unsafe { old.destroy(device) };
             }
         }
         if self.timer.is_none() {
             let capacity = count.next_power_of_two().max(2);
-            self.timer = Some(QueryTimer::new(
-                &shared.device,
-                shared.timestamps,
-                capacity,
-            )?);
+            self.timer = Some(QueryTimer::new(device, timestamps, capacity)?);
         }
         Ok(self.timer.as_ref().expect("made above"))
     }

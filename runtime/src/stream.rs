@@ -31,9 +31,10 @@ use std::time::Duration;
 use ash::vk;
 
 use crate::buffer::{Buffer, BufferLease, RawBuffer};
-use crate::context::{Context, DeviceShared};
+use crate::context::Context;
 use crate::error::Error;
 use crate::pipeline::{Pipeline, PipelineObjects};
+use crate::shared::DeviceShared;
 use crate::slots::Slot;
 
 /// The largest write recorded inline (`vkCmdUpdateBuffer` allows 65536 bytes); longer or
@@ -521,7 +522,7 @@ unsafe fn record(
     let device = &shared.device;
     let cmd = slot.cmd;
     let timer = if queries > 0 {
-        Some(slot.timer(shared, queries)?)
+        Some(slot.timer(&shared.device, shared.timestamps, queries)?)
     } else {
         None
     };
