@@ -91,8 +91,11 @@ impl CacheIdentity {
     pub fn file_name(&self) -> String {
         let uuid: String = self.uuid.iter().map(|b| format!("{b:02x}")).collect();
         format!(
-            "{uuid}-{:04x}-{:04x}-{:08x}.bin",
-            self.vendor_id, self.device_id, self.driver_version
+            "{uuid}-{:04x}-{:04x}-{:08x}{}.bin",
+            self.vendor_id,
+            self.device_id,
+            self.driver_version,
+            codegen_suffix()
         )
     }
 
@@ -173,6 +176,41 @@ fn read_valid(path: &Path, identity: &CacheIdentity) -> Option<(Vec<u8>, SystemT
     identity.accepts(&data).then_some((data, modified))
 }
 
+/// The variables that change how a CPU driver generates code in this process
+/// (`GALLIUM_OVERRIDE_CPU_CAPS`, which pisa-vk sets on AVX-512 CPUs, and
+/// `LP_NATIVE_VECTOR_WIDTH`), as a file-name suffix: lavapipe's `pipelineCacheUUID` does not
+/// reflect them, and a pipeline compiled under one setting must not be served under another
+/// (docs/driver-bugs.md). Empty when neither is set.
+fn codegen_suffix() -> String {
+    codegen_suffix_of(
+        std::env::var_os(crate::driver_bugs::CPU_CAPS_ENV).as_deref(),
+        std::env::var_os("LP_NATIVE_VECTOR_WIDTH").as_deref(),
+    )
+}
+
+/// [`codegen_suffix`] of the two variables' values.
+fn codegen_suffix_of(caps: Option<&std::ffi::OsStr>, width: Option<&std::ffi::OsStr>) -> String {
+    let mut suffix = String::new();
+    for (value, tag) in [(caps, "caps"), (width, "width")] {
+        if let Some(v) = value {
+            let v: String = v
+                .to_string_lossy()
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() || c == '.' {
+                        c
+                    } else {
+                        '_'
+                    }
+                })
+                .take(32)
+                .collect();
+            suffix.push_str(&format!("-{tag}-{v}"));
+        }
+    }
+    suffix
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,7 +261,25 @@ mod tests {
     fn the_file_name_has_every_part_of_the_identity() {
         assert_eq!(
             identity().file_name(),
-            "30313233343536373839616263646566-10005-0000-06400001.bin"
+            format!(
+                "30313233343536373839616263646566-10005-0000-06400001{}.bin",
+                codegen_suffix()
+            )
+        );
+    }
+
+    #[test]
+    fn code_generation_settings_name_their_own_file() {
+        use std::ffi::OsStr;
+        assert_eq!(codegen_suffix_of(None, None), "");
+        assert_eq!(
+            codegen_suffix_of(Some(OsStr::new("avx")), None),
+            "-caps-avx"
+        );
+        assert_eq!(codegen_suffix_of(Some(OsStr::new("")), None), "-caps-");
+        assert_eq!(
+            codegen_suffix_of(Some(OsStr::new("sse4.1")), Some(OsStr::new("../512"))),
+            "-caps-sse4.1-width-.._512"
         );
     }
 
