@@ -15,43 +15,6 @@ use pisa_translator::ir::{AddrBase, AddrSpace, AtomOp, DataType, Inst, Opcode, O
 use pisa_translator::memcheck::AccessKind;
 
 use AtomOp as A;
-use DataType as T;
-
-/// Whether (space, op, type) is in isa-8's table of supported combinations.
-fn supported(op: Opcode, space: AddrSpace, a: AtomOp, ty: DataType) -> bool {
-    let global = space == AddrSpace::Global;
-    if !matches!(
-        space,
-        AddrSpace::Global | AddrSpace::Shared | AddrSpace::Generic
-    ) {
-        return false;
-    }
-    if op == Opcode::Fatom {
-        return match a {
-            A::Add | A::Sub => matches!(ty, T::Hf | T::Bf | T::F) || (global && ty == T::Df),
-            A::Min | A::Max | A::Cas => matches!(ty, T::Hf | T::Bf | T::F),
-            _ => false,
-        };
-    }
-    match a {
-        A::Cas | A::Xchg if ty == T::B128 => true,
-        A::Cas => matches!(ty, T::B16 | T::B32 | T::B64),
-        A::Incwrap | A::Decwrap => ty == T::B32 || (global && ty == T::B64),
-        A::Add
-        | A::Sub
-        | A::Smin
-        | A::Smax
-        | A::Umin
-        | A::Umax
-        | A::And
-        | A::Or
-        | A::Xor
-        | A::Xchg
-        | A::Inc
-        | A::Dec => matches!(ty, T::B16 | T::B32) || (global && ty == T::B64),
-        _ => false,
-    }
-}
 
 pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
     let q = &inst.q;
@@ -60,7 +23,7 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
         .atom
         .ok_or_else(|| ctx.malformed("atomic without an operation"))?;
     let space = q.space.unwrap_or(AddrSpace::Generic);
-    if !supported(inst.op, space, a, ty) {
+    if !pisa_translator::isa::atomic_supported(inst.op, space, a, ty) {
         return Err(unsupported(
             ctx.span,
             format!(

@@ -15,6 +15,7 @@
 //! This module owns data and the qualifier matcher only: no name resolution, no diagnostics text
 //! beyond slot names.
 
+mod atomics;
 mod compare;
 mod control;
 mod data;
@@ -31,6 +32,8 @@ use crate::ir::{
     RoundingMode, ShflOp, Target,
 };
 use crate::span::Span;
+
+pub use atomics::atomic_supported;
 
 /// One opcode's entry: its forms in spec order.
 #[derive(Debug)]

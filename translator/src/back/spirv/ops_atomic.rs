@@ -46,43 +46,6 @@ enum Access {
     Rmw,
 }
 
-/// Whether (instruction, space, op, type) is in isa-8's tables of supported combinations.
-fn supported(op: Opcode, space: AddrSpace, a: AtomOp, ty: DataType) -> bool {
-    use DataType as T;
-    let global = space == AddrSpace::Global;
-    if !matches!(
-        space,
-        AddrSpace::Global | AddrSpace::Shared | AddrSpace::Generic
-    ) {
-        return false;
-    }
-    if op == Opcode::Fatom {
-        return match a {
-            A::Add | A::Sub => matches!(ty, T::Hf | T::Bf | T::F) || (global && ty == T::Df),
-            A::Min | A::Max | A::Cas => matches!(ty, T::Hf | T::Bf | T::F),
-            _ => false,
-        };
-    }
-    match a {
-        A::Cas | A::Xchg if ty == T::B128 => true,
-        A::Cas => matches!(ty, T::B16 | T::B32 | T::B64),
-        A::Incwrap | A::Decwrap => ty == T::B32 || (global && ty == T::B64),
-        A::Add
-        | A::Sub
-        | A::Smin
-        | A::Smax
-        | A::Umin
-        | A::Umax
-        | A::And
-        | A::Or
-        | A::Xor
-        | A::Xchg
-        | A::Inc
-        | A::Dec => matches!(ty, T::B16 | T::B32) || (global && ty == T::B64),
-        _ => false,
-    }
-}
-
 /// The SPIR-V scope of a PISA scope (omitted: `.gpu`). `.subgroup` is `Subgroup` only in
 /// code whose PISA sub-groups are hardware sub-groups (or clusters of one); where lanes are
 /// numbered by linear local id a PISA sub-group may span several hardware ones, so it is
@@ -385,7 +348,7 @@ impl<'a> FnCx<'a> {
             return Err(self.err(format!("`{name}` without a type")));
         };
         let space = q.space.unwrap_or(AddrSpace::Generic);
-        if !supported(inst.op, space, op, ty) {
+        if !crate::isa::atomic_supported(inst.op, space, op, ty) {
             return Err(self.err(format!(
                 "`{name}.{}.{}.{}` is not in the specification's table of supported atomics",
                 format!("{space:?}").to_lowercase(),

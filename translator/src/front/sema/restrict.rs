@@ -374,32 +374,11 @@ fn atomic(f: &mut FnCx<'_, '_, '_>, c: &Checked<'_, '_>) {
             f.error(c.slot_span("type"), "qualifier `.type` cannot be `.64b` unless `.op` is `.cas` or `.addrspace` is `.global`");
         }
     }
-    if f.cx.diags.len() == before && !supported(c.op, space, op, ty) {
+    if f.cx.diags.len() == before && !crate::isa::atomic_supported(c.op, space, op, ty) {
         f.error(
             c.inst.mnemonic.span,
             format!("`{opname}` is not a supported combination of `.addrspace`, `.op` and `.type`"),
         );
-    }
-}
-
-/// The supported-combination tables of `iatom` and `fatom` (isa-8).
-fn supported(opc: Opcode, space: AddrSpace, op: AtomOp, ty: DataType) -> bool {
-    use AtomOp::*;
-    use DataType::*;
-    let global = space == AddrSpace::Global;
-    if opc == Opcode::Fatom {
-        return match (global, op) {
-            (true, Add | Sub) => matches!(ty, Hf | Bf | F | Df),
-            _ => matches!(ty, Hf | Bf | F),
-        };
-    }
-    match (global, op, ty) {
-        (_, Cas | Xchg, B128) => true,
-        (true, Incwrap | Decwrap, t) => matches!(t, B32 | B64),
-        (true, _, t) => matches!(t, B16 | B32 | B64),
-        (false, Cas, t) => matches!(t, B16 | B32 | B64),
-        (false, Incwrap | Decwrap, t) => t == B32,
-        (false, _, t) => matches!(t, B16 | B32),
     }
 }
 
