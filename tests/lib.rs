@@ -135,13 +135,8 @@ pub fn translate_linked(sources: &[(&str, &str)], options: &Options) -> Translat
     t
 }
 
-/// SPIR-V disassembly (for failure messages).
-pub fn disassemble(words: &[u32]) -> String {
-    use rspirv::binary::Disassemble;
-    rspirv::dr::load_words(words)
-        .map(|m| m.disassemble())
-        .unwrap_or_default()
-}
+/// SPIR-V disassembly (for failure messages): the translator's.
+pub use pisa_translator::disassemble;
 
 /// A regression program of `tests/regressions/`: a kernel `@k(%out, %in)` run by 16
 /// work-items in work-groups of 8, with its input words and the 20 words every work-item

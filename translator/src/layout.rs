@@ -484,7 +484,7 @@ fn layout_shared(
     }
     // kernels[f]: the kernels that can reach function f (only for functions in `uses`);
     // kernels[n]: those that reach the lock table.
-    let graph = crate::calls::CallGraph::new(module);
+    let graph = crate::mid::calls::CallGraph::new(module);
     let mut kernels: Vec<Vec<u32>> = vec![Vec::new(); n + 1];
     let mut stamps = graph.stamps();
     let roots = module

@@ -50,7 +50,6 @@
 #![warn(missing_docs)]
 
 pub mod back;
-pub mod calls;
 pub mod diag;
 pub mod front;
 pub mod ir;
@@ -58,10 +57,12 @@ pub mod isa;
 pub mod layout;
 pub mod link;
 pub mod memcheck;
+pub mod mid;
+pub mod options;
 pub mod reflect;
 pub mod span;
 
-pub use back::spirv::{FloatModel, FloatWidths, SubgroupMapping};
+pub use options::{FloatModel, FloatWidths, SubgroupMapping};
 
 /// Translation options: the sub-group width and its mapping onto the hardware's, what the
 /// float lowering may assume about the device, the checked (memory-checking) translation.
@@ -92,7 +93,7 @@ pub use back::spirv::{FloatModel, FloatWidths, SubgroupMapping};
 /// assert!(compile(&file, &bad).unwrap_err().render().contains("sub-group size 3"));
 /// ```
 #[doc(inline)]
-pub use back::spirv::Options;
+pub use options::Options;
 
 /// A translated program: its SPIR-V words and its [`Reflection`](reflect::Reflection)
 /// (kernels, argument blocks, globals, launch-block layout, device features). Host memory
@@ -114,9 +115,10 @@ pub use back::spirv::Options;
 /// assert_eq!(t.reflection.symbol("hits").unwrap().size, 4);
 /// ```
 #[doc(inline)]
-pub use back::spirv::Translation;
+pub use back::spirv::disassemble;
 pub use diag::{Diagnostic, Diagnostics};
 pub use link::{link, Program};
+pub use options::Translation;
 pub use span::{SourceFile, SourceMap, Span};
 
 /// Parses and validates one PISA source file into the typed IR.
@@ -178,10 +180,12 @@ pub fn translate_program(program: &Program, options: &Options) -> Result<Transla
         subgroup_size = options.subgroup_size
     )
     .entered();
-    let mut t = back::spirv::translate(&program.module, options).map_err(|errors| Diagnostics {
+    let diagnostics = |errors| Diagnostics {
         sources: program.sources.clone(),
         errors,
-    })?;
+    };
+    mid::verify::verify_in_debug(&program.module, "the link").map_err(diagnostics)?;
+    let mut t = back::spirv::translate(&program.module, options).map_err(diagnostics)?;
     if let Some(checks) = &mut t.reflection.checked {
         for site in &mut checks.sites {
             site.resolve(&program.sources);

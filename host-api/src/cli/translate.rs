@@ -115,7 +115,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
     let t = pisa_translator::compile_linked(&files, &options).map_err(invalid)?;
     let bytes: Vec<u8> = match a.emit {
         Emit::Spv => t.spirv.iter().flat_map(|w| w.to_le_bytes()).collect(),
-        Emit::Spvasm => disassemble(&t.spirv).into_bytes(),
+        Emit::Spvasm => pisa_translator::disassemble(&t.spirv).into_bytes(),
         Emit::Reflection => {
             let mut s = serde_json::to_string_pretty(&t.reflection).map_err(Failure::runtime)?;
             s.push('\n');
@@ -135,14 +135,5 @@ pub fn run(a: Args) -> Result<(), Failure> {
                 .write_all(&bytes)
                 .map_err(|e| Failure::usage(format!("cannot write: {e}")))
         }
-    }
-}
-
-/// SPIR-V disassembly text.
-pub fn disassemble(words: &[u32]) -> String {
-    use rspirv::binary::Disassemble;
-    match rspirv::dr::load_words(words) {
-        Ok(m) => m.disassemble(),
-        Err(e) => format!("; cannot disassemble: {e}\n"),
     }
 }

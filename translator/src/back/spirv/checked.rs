@@ -30,10 +30,10 @@
 use super::function::{bug, EResult, FnCx};
 use super::memory::Space;
 use super::module::{ModuleCx, Scalar};
-use crate::calls::CallGraph;
 use crate::ir::{AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
 use crate::layout::{generic, ModuleLayout};
 use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
+use crate::mid::calls::CallGraph;
 use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
 
 /// Module-wide state of a checked translation.
@@ -183,7 +183,7 @@ pub struct Access {
     pub space: Space,
     /// The address (u64 for global, const and generic; u32 for shared and private).
     pub addr: Word,
-    /// For a generic access that [`super::provenance`] resolved statically to `space`, the
+    /// For a generic access that [`crate::mid::provenance`] resolved statically to `space`, the
     /// whole generic address (u64) ([`FnCx::generic_origin`]): the check requires its tag
     /// to be that space's, as the run-time tag test would have, and the record reports it.
     pub origin: Option<Word>,
@@ -202,12 +202,12 @@ pub struct Access {
 
 impl FnCx<'_> {
     /// For a checked translation, the hot entry ([`Checks::hot`]) of the kernel argument
-    /// the address operand `op` comes from ([`super::provenance::argument_slots`]): its base
+    /// the address operand `op` comes from ([`crate::mid::provenance::argument_slots`]): its base
     /// register holds that argument plus offsets (an offset register is taken to hold an
     /// offset: a hint that is wrong costs a search, not a verdict). `None` when unknown, or
     /// when the kernel's argument has no hot entry.
     pub fn address_slot(&self, op: &Operand) -> Option<u32> {
-        use super::provenance::Origin;
+        use crate::mid::provenance::Origin;
         let hot = self.m.checks.as_ref()?.hot.len() as u32;
         let Operand::Addr(a) = op else {
             return None;
@@ -217,14 +217,14 @@ impl FnCx<'_> {
         };
         let slots = self
             .argument_slots
-            .get_or_init(|| super::provenance::argument_slots(self.f));
+            .get_or_init(|| crate::mid::provenance::argument_slots(self.f));
         match slots.get(base.0 as usize).copied() {
             Some(Origin::From(k)) if k < hot => Some(k),
             _ => None,
         }
     }
 
-    /// For a checked access declared generic (`declared`) that [`super::provenance`]
+    /// For a checked access declared generic (`declared`) that [`crate::mid::provenance`]
     /// resolved statically to one space (`resolved`), the whole 64-bit generic address
     /// ([`Access::origin`]); `None` otherwise (and in an unchecked translation, which needs
     /// no second evaluation of the address).

@@ -1,5 +1,5 @@
 //! Emission of one PISA kernel or function as a SPIR-V function: registers, operand
-//! reads and writes, and the lowering of the structured tree ([`super::structurize`]) to
+//! reads and writes, and the lowering of the structured tree ([`crate::mid::structurize`]) to
 //! SPIR-V selection and loop constructs.
 //!
 //! Every PISA register is a Function-storage variable of its natural type (`uN`, `bool`
@@ -11,12 +11,12 @@
 //!
 //! Instruction semantics live in the `ops_*` modules; this file must not grow them.
 
-use super::cfg::{BlockId, Cfg, Code, Cond};
 use super::module::{ModuleCx, Scalar};
-use super::structurize::{structurize, Event};
 use crate::diag::Diagnostic;
 use crate::ir::{Bits, FuncId, Function, Module, Operand, RegId, RegType};
 use crate::layout::ModuleLayout;
+use crate::mid::cfg::{BlockId, Cfg, Code, Cond};
+use crate::mid::structurize::{structurize, Event};
 use rspirv::dr::{InsertPoint, Instruction, Operand as SpvOperand};
 use rspirv::spirv::{self, StorageClass, Word};
 
@@ -67,13 +67,13 @@ pub struct FnCx<'a> {
     /// How PISA sub-groups map onto hardware sub-groups.
     pub subgroups: super::SubgroupMapping,
     /// Which registers may be compile-time constants for the driver
-    /// ([`super::constants::maybe_constant`]), computed when first asked for.
+    /// ([`crate::mid::constants::maybe_constant`]), computed when first asked for.
     maybe_constant: std::cell::OnceCell<Vec<bool>>,
     /// The kernel argument each register's address comes from
-    /// ([`super::provenance::argument_slots`]), computed when a checked access first asks.
-    pub(super) argument_slots: std::cell::OnceCell<Vec<super::provenance::ArgumentSlot>>,
+    /// ([`crate::mid::provenance::argument_slots`]), computed when a checked access first asks.
+    pub(super) argument_slots: std::cell::OnceCell<Vec<crate::mid::provenance::ArgumentSlot>>,
     /// What each register may hold as a generic address, by [`RegId`].
-    pub provenance: Vec<super::provenance::Provenance>,
+    pub provenance: Vec<crate::mid::provenance::Provenance>,
 }
 
 /// Not an open construct (in `open_at`).
@@ -185,7 +185,7 @@ impl<'a> FnCx<'a> {
             subgroups,
             maybe_constant: std::cell::OnceCell::new(),
             argument_slots: std::cell::OnceCell::new(),
-            provenance: super::provenance::analyze(module, f),
+            provenance: crate::mid::provenance::analyze(module, f),
         };
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);
@@ -242,7 +242,7 @@ impl<'a> FnCx<'a> {
 
     /// Whether the driver may see `op` as a constant zero (or, for a register, as any
     /// constant) of `bits` bits: an immediate ±0, or a register written only from constants
-    /// (`super::constants`).
+    /// (`crate::mid::constants`).
     pub fn may_be_constant_zero(&self, op: &Operand, bits: u32) -> bool {
         match *op {
             Operand::Imm(v) => {
@@ -255,7 +255,7 @@ impl<'a> FnCx<'a> {
             }
             Operand::Reg { reg, .. } => self
                 .maybe_constant
-                .get_or_init(|| super::constants::maybe_constant(self.f))
+                .get_or_init(|| crate::mid::constants::maybe_constant(self.f))
                 .get(reg.0 as usize)
                 .copied()
                 .unwrap_or(true),

@@ -71,9 +71,9 @@ impl FnCx<'_> {
     }
 
     /// The space an access to `addr` in `space` goes to: a generic access whose address
-    /// provably points into one space ([`super::provenance`]) is an access to that space.
+    /// provably points into one space ([`crate::mid::provenance`]) is an access to that space.
     pub fn resolve_space(&self, space: Space, addr: &Address) -> Space {
-        use super::provenance::Origin;
+        use crate::mid::provenance::Origin;
         if space != Space::Generic {
             return space;
         }

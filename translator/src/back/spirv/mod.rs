@@ -9,11 +9,8 @@
 mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
-pub mod cfg;
 pub mod checked;
-mod constants;
 pub mod function;
-pub mod lanes;
 pub mod memory;
 pub mod module;
 mod ops;
@@ -22,234 +19,28 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
-pub mod provenance;
 pub mod special;
-pub mod structurize;
 mod values;
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand};
 use crate::layout::{self, ModuleLayout};
+pub use crate::mid::lanes::LaneNumbering;
+pub use crate::options::{FloatModel, FloatWidths, Options, SubgroupMapping, Translation};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
-pub use lanes::LaneNumbering;
 use module::ModuleCx;
 use rspirv::spirv;
 
-/// Translation options.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Options {
-    /// Sub-group width to translate for: 32 is PISA's; another width is non-conforming and
-    /// only for devices that cannot run 32-wide sub-groups (`%subgroupsize` then reads it).
-    /// A power of two from 1 to 32.
-    pub subgroup_size: u32,
-    /// The hardware (SPIR-V) sub-group width the kernels are run with, when it differs from
-    /// [`Options::subgroup_size`]: each aligned cluster of `subgroup_size` lanes of a
-    /// hardware sub-group is then one PISA sub-group (the "clustered" mapping, e.g. PISA's
-    /// 32 lanes as one half of an AMD wave64). `None` (or `subgroup_size`) maps one PISA
-    /// sub-group to one hardware sub-group. A power-of-two multiple of `subgroup_size`, at
-    /// most 128; see [`SubgroupMapping`].
-    pub hardware_subgroup_size: Option<u32>,
-    /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
-    /// sub-group instructions, so that `%activemask` and the lanes taking part in a sub-group
-    /// instruction are exactly the work-items that reached it together. Only for devices with
-    /// `shaderMaximalReconvergence`: the host API sets it when the context enabled that.
-    pub maximal_reconvergence: bool,
-    /// Float widths (16, 32, 64) whose denormals the kernels ask the driver to preserve
-    /// (`DenormPreserve`), so that a driver whose default flushes them cannot. Only for
-    /// devices with `shaderDenormPreserveFloatN`: the host API sets it from the device.
-    /// Where a device lacks the control its default applies (lavapipe keeps denormals).
-    pub denorm_preserve: FloatWidths,
-    /// What the floating-point lowering may assume about the device. `None` (the default)
-    /// translates the portable model, exact on every Vulkan device with no `Float64` for
-    /// `.f`/`.hf`/`.bf` code; the host API replaces `None` with the model of the device a
-    /// module is loaded on ([`FloatModel::for_device`]).
-    pub float: Option<FloatModel>,
-    /// The checked translation (a memory checker): every load, store, atomic and vector
-    /// access checks the whole access against the allocations it may touch and its
-    /// alignment before it is performed, and the first violation of a dispatch is recorded
-    /// for the host ([`checked`], [`crate::memcheck`]). The reflection then has
-    /// [`Reflection::checked`](crate::reflect::Reflection::checked). Slower; for finding
-    /// bugs.
-    pub checked: bool,
-}
-
-/// A set of float widths (16, 32, 64 bits).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct FloatWidths {
-    /// Half precision.
-    pub f16: bool,
-    /// Single precision.
-    pub f32: bool,
-    /// Double precision.
-    pub f64: bool,
-}
-
-impl FloatWidths {
-    /// Every width.
-    pub const ALL: FloatWidths = FloatWidths {
-        f16: true,
-        f32: true,
-        f64: true,
-    };
-
-    /// Whether the width `w` (16, 32 or 64) is in the set.
-    pub fn width(&self, w: u32) -> bool {
-        match w {
-            16 => self.f16,
-            32 => self.f32,
-            _ => self.f64,
-        }
+/// The SPIR-V assembly text of `words` (rspirv's disassembler: one instruction a line,
+/// `%id = OpName operands`), as `pisa-vk translate --emit spvasm` prints it and the golden
+/// files hold it; words rspirv cannot parse give one comment line saying why.
+pub fn disassemble(words: &[u32]) -> String {
+    use rspirv::binary::Disassemble;
+    match rspirv::dr::load_words(words) {
+        Ok(m) => m.disassemble(),
+        Err(e) => format!("; cannot disassemble: {e}\n"),
     }
-}
-
-/// What the floating-point lowering may assume about the device it translates for
-/// (docs/spec-notes.md §55). Every model gives PISA's exact results except
-/// [`FloatModel::fast_math`]; they differ in speed and in the device features they need.
-///
-/// - Portable ([`FloatModel::default`]): no assumption. Exact operations that the device
-///   cannot do in one IEEE instruction are computed with 32- and 64-bit integers, so no
-///   `.f`/`.hf`/`.bf` operation needs `Float64`.
-/// - [`FloatModel::fused_fma`]: the device's `Fma` is fused for those widths (probed by the
-///   runtime); `fmad` is one `Fma` and the exact division and root are corrected with it.
-///   Kernels that rely on it name `fusedFmaFloatN` among their features, and the runtime
-///   refuses them on a device whose `Fma` is not fused.
-/// - [`FloatModel::float64`]: where `Fma` is not fused, exact `.f` results may be computed
-///   in `f64` (shorter than the integer forms where the device has fast `f64`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct FloatModel {
-    /// Widths whose SPIR-V `Fma` (GLSL.std.450) the device computes with a single rounding.
-    pub fused_fma: FloatWidths,
-    /// Whether exact `.f`/`.hf`/`.bf` lowerings may compute in `f64` (`Float64`).
-    pub float64: bool,
-    /// Non-conforming fast math: `fmad` is the device's `Fma` whether fused or not,
-    /// transcendentals are GLSL.std.450's, division and roots the device's, and every
-    /// rounding mode is rounded to nearest even. Measured errors: docs/float-accuracy.md.
-    pub fast_math: bool,
-    /// For tests only: with [`FloatModel::fused_fma`], compute every `Fma` the fused
-    /// lowerings emit exactly in integers, so that their algorithms run (and are checked) on a
-    /// device whose `Fma` is not fused; kernels then do not need `fusedFmaFloatN`.
-    #[doc(hidden)]
-    #[serde(skip)]
-    pub emulated_fma: bool,
-}
-
-impl FloatModel {
-    /// The model for a device whose `Fma` is fused for `fused` and that has `Float64` or not.
-    pub fn for_device(fused: FloatWidths, float64: bool) -> FloatModel {
-        FloatModel {
-            fused_fma: fused,
-            float64,
-            ..FloatModel::default()
-        }
-    }
-}
-
-impl Options {
-    /// The default options, translating for sub-groups of `n` work-items
-    /// ([`Options::subgroup_size`]).
-    pub fn with_subgroup_size(n: u32) -> Options {
-        Options {
-            subgroup_size: n,
-            ..Options::default()
-        }
-    }
-
-    /// The default options, translating for PISA sub-groups of `n` work-items that are
-    /// `n`-lane clusters of hardware sub-groups of `hardware` lanes
-    /// ([`Options::hardware_subgroup_size`]).
-    pub fn clustered(n: u32, hardware: u32) -> Options {
-        Options {
-            subgroup_size: n,
-            hardware_subgroup_size: Some(hardware),
-            ..Options::default()
-        }
-    }
-
-    /// The sub-group mapping these options ask for, or why it is invalid.
-    pub fn subgroup_mapping(&self) -> Result<SubgroupMapping, String> {
-        SubgroupMapping::new(self.subgroup_size, self.hardware_subgroup_size)
-    }
-}
-
-/// How PISA sub-groups map onto hardware (SPIR-V `Subgroup` scope) sub-groups: one to one
-/// (native), or as aligned clusters of [`width`](Self::width) lanes of a hardware sub-group of
-/// [`hardware`](Self::hardware) lanes (clustered). The lowering of `%laneid`, `%activemask`,
-/// `%subgroupsize` and the isa-7 instructions reads it (`ops_subgroup.rs`).
-/// [`lanes`](Self::lanes) says whether the function being lowered uses that mapping or
-/// numbers lanes by linear local id (kernels without cross-lane operations, [`lanes`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct SubgroupMapping {
-    /// The PISA sub-group width N (`%subgroupsize`): a power of two from 1 to 32.
-    pub width: u32,
-    /// The hardware sub-group width H the pipeline must be created with: N, or a power-of-two
-    /// multiple of N up to 128 (Vulkan's largest sub-group).
-    pub hardware: u32,
-    /// How the function being lowered numbers lanes (set per function by the back end;
-    /// [`LaneNumbering::Hardware`] from [`SubgroupMapping::new`]).
-    pub lanes: LaneNumbering,
-}
-
-impl SubgroupMapping {
-    /// PISA sub-groups of `width` lanes on hardware sub-groups of `hardware` lanes (`None`:
-    /// the same width); an error names the invalid combination.
-    pub fn new(width: u32, hardware: Option<u32>) -> Result<SubgroupMapping, String> {
-        if !width.is_power_of_two() || width > 32 {
-            return Err(format!(
-                "sub-group size {width}: must be a power of two from 1 to 32"
-            ));
-        }
-        let hw = hardware.unwrap_or(width);
-        if !hw.is_power_of_two() || hw > 128 {
-            return Err(format!(
-                "hardware sub-group size {hw}: must be a power of two from 1 to 128"
-            ));
-        }
-        if hw < width {
-            return Err(format!(
-                "hardware sub-group size {hw} is smaller than the sub-group size {width}: it \
-                 must be a multiple of it"
-            ));
-        }
-        Ok(SubgroupMapping {
-            width,
-            hardware: hw,
-            lanes: LaneNumbering::Hardware,
-        })
-    }
-
-    /// Whether a hardware sub-group holds several PISA sub-groups.
-    pub fn clustered(&self) -> bool {
-        self.hardware != self.width
-    }
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            subgroup_size: 32,
-            hardware_subgroup_size: None,
-            maximal_reconvergence: false,
-            denorm_preserve: FloatWidths::default(),
-            float: None,
-            checked: false,
-        }
-    }
-}
-
-/// A translated module: what [`crate::compile`] and [`crate::compile_linked`] return.
-///
-/// The SPIR-V is one module (version 1.5, Vulkan 1.2 environment) with one `GLCompute` entry
-/// point per kernel, named as the kernel without `@`. Its local size is specialization
-/// constants 0, 1, 2 and the kernel's arguments arrive through push constants (or a buffer
-/// whose address they hold, [`crate::reflect::KernelInfo::params_inline`]); the reflection
-/// says where everything is.
-#[derive(Clone, Debug)]
-pub struct Translation {
-    /// The SPIR-V words.
-    pub spirv: Vec<u32>,
-    /// What the runtime needs to know.
-    pub reflection: Reflection,
 }
 
 /// Translates a validated module; a module with imports must be linked first
@@ -265,7 +56,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let layout = layout::layout_for(module, options.checked)
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
-    let lane_plan = lanes::plan(module, &crate::calls::CallGraph::new(module));
+    let lane_plan = crate::mid::lanes::plan(module, &crate::mid::calls::CallGraph::new(module));
     let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
     m.float = options.float.unwrap_or_default();
     if lane_plan.needs_flag {
@@ -422,7 +213,7 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
 /// initializer).
 fn call_graph(module: &Module) -> Vec<Vec<(usize, crate::span::Span)>> {
     let n = module.functions.len();
-    let address_taken = crate::calls::address_taken(module);
+    let address_taken = crate::mid::calls::address_taken(module);
     let mut edges: Vec<Vec<(usize, crate::span::Span)>> = vec![Vec::new(); n];
     for (i, f) in module.functions.iter().enumerate() {
         for inst in f.body.iter().flatten().filter(|x| x.op == Opcode::Call) {

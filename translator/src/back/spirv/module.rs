@@ -68,7 +68,7 @@ pub struct ModuleCx {
     /// would use a few `f64` operations ([`crate::reflect::Reflection::faster_with_float64`]).
     pub f64_would_help: bool,
     /// `Private bool`: whether the running kernel numbers lanes by linear local id, when
-    /// some function serves both kinds of kernel ([`super::lanes`]); every kernel sets it.
+    /// some function serves both kinds of kernel ([`crate::mid::lanes`]); every kernel sets it.
     pub lane_flag: Option<Word>,
 }
 

@@ -11,12 +11,12 @@
 //! `%activemask` follow the kernel's [`SubgroupMapping`](super::SubgroupMapping), lowered in
 //! `ops_subgroup.rs` (the one place that maps PISA lanes to hardware lanes), except that in
 //! code of kernels without cross-lane operations `%laneid` is the linear local id mod N
-//! ([`super::lanes`], spec-notes §60).
+//! ([`crate::mid::lanes`], spec-notes §60).
 
 use super::function::{bug, EResult, FnCx};
-use super::lanes::LaneNumbering;
 use super::module::Scalar;
 use crate::ir::SpecialReg;
+use crate::mid::lanes::LaneNumbering;
 use rspirv::spirv::{BuiltIn, StorageClass, Word};
 
 impl FnCx<'_> {

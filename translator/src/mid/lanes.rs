@@ -16,8 +16,8 @@
 //! of kernel that reads `%laneid` picks the numbering at run time from a Private flag that
 //! every kernel sets at entry ([`LaneNumbering::PerKernel`]).
 
-use crate::calls::CallGraph;
 use crate::ir::{FuncId, Inst, Module, Opcode, Operand, SpecialReg};
+use crate::mid::calls::CallGraph;
 
 /// How the code of one function numbers lanes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

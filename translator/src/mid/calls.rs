@@ -1,6 +1,6 @@
 //! The call graph of a module, for the decisions that depend on which functions a kernel can
 //! reach: the shared-memory layout (each kernel reserves only the `.shared` variables it can
-//! reach, [`crate::layout`]) and which kernels are sub-group kernels (`back::spirv::lanes`).
+//! reach, [`crate::layout`]) and which kernels are sub-group kernels (`mid::lanes`).
 //!
 //! A direct `call` is an edge to its callee. A call through a register may reach any
 //! function whose address is taken (`addrof`, or a symbol initializer); rather than an edge

@@ -1,0 +1,24 @@
+//! The middle of the translator: analyses of the typed IR that know nothing of SPIR-V,
+//! shared by the SPIR-V back end, the memory checker, the memory layout and (where useful)
+//! the reference interpreter.
+//!
+//! - [`calls`]: the call graph (direct calls and calls through function addresses), which
+//!   functions each kernel can reach.
+//! - [`cfg`](mod@cfg): a function's control-flow graph: blocks, depth-first orders,
+//!   loop-nesting forest, irreducible repair, dominators, placement and merge junctions.
+//! - [`structurize`]: the structured program (events) a structured back end lowers.
+//! - [`provenance`]: which address space a register's address provably points into.
+//! - [`constants`]: which registers may hold a driver-visible constant.
+//! - [`lanes`]: which kernels are sub-group kernels and how each function numbers lanes.
+//! - [`verify`](mod@verify): the IR verifier every stage after the link stands on.
+//!
+//! Each analysis is a pure function of the IR, iterative (no recursion whose depth grows with
+//! the program) and linear or O(n log n) in its size (docs/architecture.md, "Control flow").
+
+pub mod calls;
+pub mod cfg;
+pub mod constants;
+pub mod lanes;
+pub mod provenance;
+pub mod structurize;
+pub mod verify;
