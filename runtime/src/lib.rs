@@ -11,7 +11,7 @@
 //! variants return the GPU time measured with timestamp queries ([`timestamps`]). The
 //! driver's pipeline cache is kept on disk ([`disk_cache`]).
 //!
-//! Env variables: `PISA_VK_DEVICE` (device index or name substring), `PISA_VK_VALIDATION=1`
+//! Env variables: `PISA_VK_DEVICE` (device index, UUID or name substring), `PISA_VK_VALIDATION=1`
 //! (Khronos validation layer; messages through [`Context::validation_messages`]),
 //! `PISA_VK_TIMEOUT` (dispatch timeout in seconds, default 60), `PISA_VK_PIPELINE_CACHE`
 //! (`0` turns the on-disk pipeline cache off, a path moves it). [`ContextOptions`] overrides

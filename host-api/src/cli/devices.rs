@@ -6,7 +6,8 @@ use super::Failure;
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
-/// Lists every device with its type, driver, sub-group sizes, work-group limits (size,
+/// Lists every device with its type, UUID (what `PISA_VK_DEVICE` and `--device` accept to
+/// pin one device whatever the loader's order), driver, sub-group sizes, work-group limits (size,
 /// invocations, shared memory per work-group), the features pisa-vk uses, and whether its
 /// `Fma` is fused per float width (found by running the probe kernel on it: `Module::load`
 /// and `pisa-vk run` translate for that).
@@ -17,6 +18,7 @@ pub fn run(_: Args) -> Result<(), Failure> {
     }
     for d in devices {
         println!("{}: {} ({:?})", d.index, d.name, d.device_type);
+        println!("    uuid: {}", d.uuid_text());
         println!("    driver: {} {}", d.driver_name, d.driver_info);
         println!(
             "    vulkan: {}.{}.{}",
