@@ -41,10 +41,9 @@ fi
 "$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install "${pipflags[@]}" "$wheel[dask]" pytest
 # Run from outside the source tree so that `import pisa_vk` finds the installed package, with
-# a PATH where no Rust toolchain can be found.
+# a PATH where no Rust toolchain can be found (only the venv's bin).
 cd "$work"
-export PATH="$work/venv/bin"
-export PISA_VK_EXPECT_WHEEL=1
-"$work/venv/bin/python" -c 'import pisa_vk, sys; print("pisa_vk from", pisa_vk.__file__)'
 export PISA_VK_VALIDATION="${PISA_VK_VALIDATION:-1}"
-"$work/venv/bin/python" -m pytest -p no:cacheprovider -q "$here/tests" "$@"
+PATH="$work/venv/bin" "$work/venv/bin/python" -c 'import pisa_vk; print("pisa_vk from", pisa_vk.__file__)'
+PATH="$work/venv/bin" PISA_VK_EXPECT_WHEEL=1 \
+    "$work/venv/bin/python" -m pytest -p no:cacheprovider -q "$here/tests" "$@"

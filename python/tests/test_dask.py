@@ -42,6 +42,12 @@ def test_laplace_numpy_reference_by_hand(example):
 
 
 def test_stencil_and_sum_on_two_worker_processes(example, client):
+    # Each worker pinned to a device of this machine by UUID (round robin: here the one).
+    pinned = pisa_vk.dask.pin_devices(client)
+    assert sorted(pinned) == sorted(client.scheduler_info()["workers"])
+    assert set(pinned.values()) <= {d["name"] for d in pisa_vk.devices()}
+    uuids = client.run(lambda: pisa_vk.dask.worker_context().device["uuid"])
+    assert set(uuids.values()) <= {d["uuid"] for d in pisa_vk.devices()}
     times = example.run(client, 4096, 1024)  # asserts equality with NumPy
     assert set(times) == {"stencil_s", "sum_s"}
     # Two processes did the work, each with its own context; the validation layer (on in CI)
