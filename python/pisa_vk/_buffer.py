@@ -95,6 +95,8 @@ class Buffer:
     def __array__(self, dtype=None, copy=None):
         if copy is not True and self.host_visible:
             array = np.asarray(self)  # through __array_interface__: a view
+        elif copy is False:
+            raise ValueError("the buffer's memory is not host-visible: it can only be copied")
         else:
             array = self.get()
         if dtype is None or np.dtype(dtype) == array.dtype:

@@ -99,6 +99,8 @@ def pin_devices(client) -> Dict[str, str]:
     for addresses in by_host.values():
         devices = client.run(lambda: [d["uuid"] for d in pisa_vk.devices()], workers=addresses[:1])
         uuids = next(iter(devices.values()))
+        if not uuids:
+            raise pisa_vk.DeviceError(f"the workers of {addresses[0]}'s host see no Vulkan device")
         for k, address in enumerate(addresses):
             result = client.run(_use_device, uuids[k % len(uuids)], workers=[address])
             chosen.update(result)
