@@ -44,8 +44,9 @@ impl std::fmt::Debug for Context {
 }
 
 impl Context {
-    /// The default device: `PISA_VK_DEVICE` if set (an index or a name substring), else the
-    /// best one (discrete > integrated > CPU), with every feature it supports enabled, and
+    /// The default device: `PISA_VK_DEVICE` if set (an index, a device UUID or a name
+    /// substring: [`DeviceSelector`]), else the best one (discrete > integrated > CPU), with
+    /// every feature it supports enabled, and
     /// the settings of the env variables (`PISA_VK_VALIDATION`, `PISA_VK_TIMEOUT`,
     /// `PISA_VK_PIPELINE_CACHE`, `PISA_VK_CHECKED`).
     ///

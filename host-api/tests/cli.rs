@@ -544,6 +544,37 @@ fn devices_lists_at_least_one_device() {
     );
 }
 
+/// `pisa-vk devices` prints each device's UUID, and `PISA_VK_DEVICE` set to it (with or
+/// without dashes) runs on that device; a well-formed UUID no device has is refused with the
+/// list of devices.
+#[test]
+fn a_device_uuid_from_devices_pins_the_device() {
+    let out = pisa_vk(&["devices"], None);
+    let listing = text(&out.stdout);
+    let uuid = listing
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("uuid: "))
+        .expect("devices prints a uuid line")
+        .to_string();
+    assert_eq!(uuid.len(), 36, "{uuid}");
+    assert_ne!(uuid, "00000000-0000-0000-0000-000000000000");
+    let args = scale_args(&["--print", "0"]);
+    for value in [uuid.clone(), uuid.replace('-', "").to_uppercase()] {
+        let out = pisa_vk_env(&args, None, &[("PISA_VK_DEVICE", &value)]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).contains("3 6 9 12 15"),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+    let nobody = "0123abcd-0000-0000-0000-00000000beef";
+    let out = pisa_vk_env(&args, None, &[("PISA_VK_DEVICE", nobody)]);
+    assert_ne!(out.status.code(), Some(0));
+    let err = text(&out.stderr);
+    assert!(err.contains(nobody) && err.contains("0: "), "{err}");
+}
+
 #[test]
 fn the_reference_interpreter_prints_what_the_device_prints() {
     let input = format!(

@@ -9,12 +9,14 @@
 array([ 1.,  3.,  5.,  7.,  9., 11., 13., 15.], dtype=float32)
 
 A thin layer over the Rust host API (crate ``pisa-vk``): :class:`Context`, :class:`Module`,
-:class:`Kernel`, :class:`Symbol`, :class:`Buffer`, :class:`Stream` (batches submitted
-without waiting); errors are :class:`PisaError`\\ s, invalid
+:class:`Kernel`, :class:`Symbol`, :class:`Buffer` (device memory, also a NumPy view of it
+without a copy where the memory is host-visible), :class:`Stream` (batches submitted
+without waiting); :mod:`pisa_vk.dask` runs kernels on every chunk of Dask arrays; the
+translator's and runtime's timings go to the ``logging`` logger ``pisa_vk``; errors are :class:`PisaError`\\ s, invalid
 PISA a :class:`CompileError` carrying the rendered diagnostics. See docs/python.md.
 """
 
-from ._args import In, InOut, Out
+from ._args import In, InOut, Out, transfer_stats
 from ._buffer import Buffer
 from ._context import Context
 from ._module import Kernel, Module, Param, Symbol, SymbolInfo
@@ -23,6 +25,14 @@ from . import errors
 from .errors import *  # noqa: F401,F403 (the exception classes)
 
 __version__ = "0.1.0"
+
+
+def devices():
+    """Every Vulkan device of the machine, as dicts: ``index``, ``uuid`` (what
+    ``PISA_VK_DEVICE`` or ``Context(uuid)`` takes to pin one device), ``name``, ``type``,
+    ``driver``, ``api_version`` and compute limits (:meth:`Context.devices`)."""
+    return Context.devices()
+
 
 __all__ = [
     "Context",
@@ -38,5 +48,7 @@ __all__ = [
     "In",
     "Out",
     "InOut",
+    "devices",
+    "transfer_stats",
     *errors.__all__,
 ]

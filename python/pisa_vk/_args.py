@@ -6,6 +6,8 @@ encoded for the size of its parameter:
 * a NumPy array is uploaded into a fresh device buffer whose 8-byte device address is the
   parameter; after the dispatch the buffer is copied back into the array, unless the array is
   read-only or wrapped in :class:`In` (:class:`Out` skips the upload instead);
+* a NumPy array that is a view of a :class:`~pisa_vk.Buffer`'s memory (``np.asarray(buf)``,
+  a C-contiguous slice of it) passes the device address of its first element: no copy;
 * a :class:`~pisa_vk.Buffer` or :class:`~pisa_vk.Symbol` passes its device address (no copy);
 * a NumPy scalar (``np.float32(2)``, ``np.uint64(7)``) passes its bytes; its size must be the
   parameter's;
@@ -24,6 +26,45 @@ from typing import Any, Dict, List, Tuple
 import numpy as np
 
 from .errors import ArgumentError
+
+#: Host <-> device copies made for the user since the last :func:`transfer_stats` reset.
+_TRANSFERS = {"uploads": 0, "upload_bytes": 0, "downloads": 0, "download_bytes": 0}
+
+
+def count_transfer(kind: str, nbytes: int) -> None:
+    """Counts one copy (``"upload"`` or ``"download"``) of ``nbytes``."""
+    _TRANSFERS[kind + "s"] += 1
+    _TRANSFERS[kind + "_bytes"] += int(nbytes)
+
+
+def transfer_stats(reset: bool = False) -> Dict[str, int]:
+    """How many host -> device (``uploads``) and device -> host (``downloads``) copies the
+    package made, and their bytes, since the process started or the last ``reset=True``:
+    kernel arguments that were arrays, ``Buffer.get``/``set``, ``Context.buffer``. Views of
+    buffers and Buffer arguments count nothing: they are not copied."""
+    stats = dict(_TRANSFERS)
+    if reset:
+        for key in _TRANSFERS:
+            _TRANSFERS[key] = 0
+    return stats
+
+
+def buffer_of(array: np.ndarray):
+    """``(Buffer, byte offset)`` when ``array`` is a C-contiguous, little-endian view of a
+    :class:`~pisa_vk.Buffer`'s mapped memory lying inside it, else ``None``."""
+    from ._buffer import Buffer
+
+    base = array
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if not isinstance(base, Buffer) or base._native.mapped_address is None:
+        return None
+    if not array.flags.c_contiguous or array.dtype.byteorder == ">" or array.dtype.hasobject:
+        return None
+    start = array.__array_interface__["data"][0] - base._native.mapped_address
+    if start < 0 or start + array.nbytes > base.nbytes:
+        return None
+    return base, start
 
 
 class _Direction:
@@ -137,6 +178,8 @@ class Staging:
         self._ctx = native_context
         # id(array) -> [array, device copy, native buffer, upload, download]
         self._arrays: Dict[int, list] = {}
+        # Buffers whose memory array arguments are views of (passed by address, no copy).
+        self._borrowed: List[Any] = []
 
     def encode(self, params, args) -> List[Any]:
         """The arguments of ``args`` for ``params`` (``Param`` tuples), uploading arrays: a
@@ -157,6 +200,13 @@ class Staging:
                 )
             if isinstance(value, (np.ndarray, _Direction)):
                 array, up, down = _direction(value)
+                shared = buffer_of(array)
+                if shared is not None:
+                    if not _same_context(shared[0], self._ctx):
+                        raise ArgumentError(f"{what}: a view of a buffer of another context")
+                    self._borrowed.append(shared[0]._native)
+                    plan.append(struct.pack("<Q", shared[0].address + shared[1]))
+                    continue
                 entry = self._arrays.setdefault(id(array), [array, None, None, False, False])
                 entry[3] |= up
                 entry[4] |= down
@@ -172,12 +222,14 @@ class Staging:
             native = self._ctx.buffer(device.nbytes)
             if entry[3]:
                 native.write(as_bytes(device))
+                count_transfer("upload", device.nbytes)
             entry[1], entry[2] = device, native
         return [self._arrays[id(p)][2] if isinstance(p, np.ndarray) else p for p in plan]
 
     def buffers(self) -> list:
-        """The native buffers made for the array arguments."""
-        return [entry[2] for entry in self._arrays.values()]
+        """The native buffers made for the array arguments, and those that array arguments
+        are views of."""
+        return [entry[2] for entry in self._arrays.values()] + self._borrowed
 
     def downloads(self) -> list:
         """``(array, device copy, native buffer)`` of each array to copy back."""
@@ -191,6 +243,12 @@ class Staging:
             else:
                 native.read_into(as_bytes(device))
                 array[...] = device
+            count_transfer("download", device.nbytes)
+
+
+def _same_context(buf, native_context) -> bool:
+    """Whether the Buffer ``buf`` was made by ``native_context`` (the native Context)."""
+    return buf._context_native is native_context
 
 
 def _direction(value) -> Tuple[np.ndarray, bool, bool]:

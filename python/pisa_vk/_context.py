@@ -7,8 +7,8 @@ from typing import Iterable, List, Optional, Tuple, Union
 
 import numpy as np
 
-from . import _native
-from ._args import as_bytes, device_layout
+from . import _log, _native
+from ._args import as_bytes, buffer_of, count_transfer, device_layout
 from ._buffer import Buffer
 from ._module import Module
 
@@ -39,10 +39,11 @@ def _source(item: Program, position: int) -> Tuple[str, str]:
 class Context:
     """A device to run PISA kernels on.
 
-    ``Context()`` opens the default device (``PISA_VK_DEVICE`` when set, an index or a name
-    substring; else the best one: discrete GPU > integrated > CPU), ``Context(0)`` the first
-    of :meth:`devices`, ``Context("llvmpipe")`` the first whose name contains the text. Every
-    device feature pisa-vk can use is enabled, for modules loaded later.
+    ``Context()`` opens the default device (``PISA_VK_DEVICE`` when set: an index, a device
+    UUID or a name substring; else the best one: discrete GPU > integrated > CPU),
+    ``Context(0)`` the first of :meth:`devices`, ``Context("6d657361-...")`` the device of
+    that UUID, ``Context("llvmpipe")`` the first whose name contains the text. Every device
+    feature pisa-vk can use is enabled, for modules loaded later.
 
     ``checked=True`` translates every module it loads with the memory checker: each load,
     store and atomic is bounds-checked first, and a bad one raises :class:`MemoryViolation`
@@ -51,17 +52,23 @@ class Context:
     """
 
     def __init__(self, device: Union[None, int, str] = None, *, checked: Optional[bool] = None):
-        self._native = _native.Context(device, checked)
+        _log.sync()
+        try:
+            self._native = _native.Context(device, checked)
+        finally:
+            _log.flush()
 
     @staticmethod
     def devices() -> List[dict]:
-        """Every Vulkan device of the machine (dicts like :attr:`device`)."""
+        """Every Vulkan device of the machine (dicts like :attr:`device`, with its ``index``
+        and ``uuid``)."""
         return _native.Context.devices()
 
     @property
     def device(self) -> dict:
-        """The device in use: ``name``, ``type`` (``"discrete"``, ``"integrated"``, ``"cpu"``,
-        ...), ``driver``, ``api_version``, ``subgroup_size`` and compute limits."""
+        """The device in use: ``index``, ``uuid`` (what ``PISA_VK_DEVICE`` takes to pin it),
+        ``name``, ``type`` (``"discrete"``, ``"integrated"``, ``"cpu"``, ...), ``driver``,
+        ``api_version``, ``subgroup_size`` and compute limits."""
         return self._native.device
 
     def load(self, program: Program, *, linked: Iterable[Program] = (), name: Optional[str] = None) -> Module:
@@ -73,23 +80,56 @@ class Context:
         sources = [_source(item, k + 1) for k, item in enumerate(items)]
         if name is not None:
             sources[0] = (name, sources[0][1])
-        native = self._native.load(sources)
+        _log.sync()
+        try:
+            native = self._native.load(sources)
+        finally:
+            _log.flush()
         return Module(self, native, " + ".join(n for n, _ in sources))
 
     def buffer(self, array) -> Buffer:
         """A device buffer holding a copy of ``array`` (its shape and dtype)."""
         array = np.asarray(array)
         device = device_layout(array)
-        buf = Buffer(self._native.buffer(device.nbytes), array.shape, device.dtype)
+        buf = Buffer(self._native.buffer(device.nbytes), array.shape, device.dtype, self._native)
         buf._native.write(as_bytes(device))
+        count_transfer("upload", device.nbytes)
         return buf
+
+    def asarray(self, array) -> Buffer:
+        """``array`` as a device :class:`Buffer`, without a copy where possible: a Buffer of
+        this context is returned as it is, and so is the Buffer that a NumPy array views
+        whole (``np.asarray(buf)``, ``buf.view()``); anything else is copied into a new
+        buffer (as :meth:`buffer`). Importing other host memory (``VK_EXT_external_memory_host``)
+        is not implemented: to share memory between NumPy and kernels, make the memory here
+        (:meth:`zeros`, :meth:`empty`) and work on its view."""
+        if isinstance(array, Buffer) and array._context_native is self._native:
+            return array
+        if isinstance(array, np.ndarray):
+            shared = buffer_of(array)
+            if (
+                shared is not None
+                and shared[0]._context_native is self._native
+                and shared[1] == 0
+                and array.nbytes == shared[0].nbytes
+            ):
+                buf = shared[0]
+                if array.shape == buf.shape and array.dtype == buf.dtype:
+                    return buf
+                return Buffer(buf._native, array.shape, array.dtype, self._native)
+        return self.buffer(array)
+
+    def empty(self, shape, dtype=np.float32) -> Buffer:
+        """A device buffer of ``shape`` and ``dtype``, as :meth:`zeros` (device memory is
+        always cleared)."""
+        return self.zeros(shape, dtype)
 
     def zeros(self, shape, dtype=np.float32) -> Buffer:
         """A zero-filled device buffer of ``shape`` and ``dtype``."""
         dtype = np.dtype(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return Buffer(self._native.buffer(nbytes), shape, dtype)
+        return Buffer(self._native.buffer(nbytes), shape, dtype, self._native)
 
     def stream(self, timed: bool = False) -> "Stream":
         """A new :class:`Stream`: launches, writes, reads, copies and fills recorded in order

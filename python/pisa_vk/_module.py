@@ -8,6 +8,7 @@ from typing import Any, List, NamedTuple, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import _log
 from ._args import Staging, as_bytes, device_layout
 from .errors import ArgumentError, LaunchError, NotFoundError, SizeError
 
@@ -103,8 +104,12 @@ class Kernel:
       arrays are uploaded and copied back, Buffers and Symbols pass their address, scalars their
       bytes.
     * ``offset`` (keyword): ``%globaloffset``, an int or a tuple (default 0).
+    * ``timed`` (keyword): return the kernel's GPU time in seconds, measured with timestamp
+      queries around the launch (the launch runs as a timed stream of one command;
+      ``DeviceError`` on a queue without timestamps).
 
-    The call returns when the kernel has finished, with the GIL released meanwhile.
+    The call returns when the kernel has finished, with the GIL released meanwhile; it returns
+    ``None``, or the GPU time with ``timed=True``.
     """
 
     def __init__(self, module: Module, name: str, params: Tuple[Param, ...], reqd):
@@ -113,10 +118,19 @@ class Kernel:
         self.params = params
         self.reqd_work_group_size = tuple(reqd) if reqd is not None else None
 
-    def __call__(self, grid: Size, block: Size, *args: Any, offset: Size = 0) -> None:
+    def __call__(self, grid: Size, block: Size, *args: Any, offset: Size = 0, timed: bool = False):
+        if timed:
+            stream = self.module.context.stream(timed=True)
+            stream.launch(self, grid, block, *args, offset=offset)
+            return stream.submit().wait().command_times[0]
         launch, staging = self._encode(grid, block, args, offset)
-        self.module._native.dispatch(self.name, *launch)
+        _log.sync()
+        try:
+            self.module._native.dispatch(self.name, *launch)
+        finally:
+            _log.flush()
         staging.copy_back()
+        return None
 
     def _encode(self, grid: Size, block: Size, args: Sequence[Any], offset: Size):
         """``([global, local, offsets, arguments], staging)`` of a launch with ``args``
@@ -137,7 +151,11 @@ class Kernel:
     def prepare(self, block: Size) -> None:
         """Builds the kernel's pipeline for work-groups of ``block`` now (it is otherwise built
         at the first call), reporting a bad block size or a missing device feature."""
-        self.module._native.prepare(self.name, _dims(block, "block", 1))
+        _log.sync()
+        try:
+            self.module._native.prepare(self.name, _dims(block, "block", 1))
+        finally:
+            _log.flush()
 
     def __repr__(self) -> str:
         params = ", ".join(f".param[{p.size}] %{p.name}" for p in self.params)

@@ -14,7 +14,8 @@ from typing import Any, Callable, List, Optional, Tuple
 
 import numpy as np
 
-from ._args import as_bytes, device_layout
+from . import _log
+from ._args import as_bytes, count_transfer, device_layout
 from ._buffer import Buffer
 from ._module import Kernel, Size, Symbol
 from .errors import ArgumentError, SizeError, StreamError
@@ -35,6 +36,7 @@ def _span(buf: Buffer, start: int, stop: Optional[int], what: str) -> Tuple[int,
 def _store(raw: bytes, array: np.ndarray, device: np.ndarray) -> None:
     """Copies the device bytes ``raw`` of ``array`` (whose device layout is ``device``) in."""
     as_bytes(device)[...] = np.frombuffer(raw, np.uint8)
+    count_transfer("download", len(raw))
     if device is not array:
         array[...] = device
 
@@ -156,7 +158,11 @@ class Stream:
         """Submits the recorded commands and returns at once. Raises :class:`StreamError` when
         the stream was submitted before, :class:`DeviceBusy` while a dispatch that timed out
         still runs."""
-        sub = Submission(self._native.submit(), self.timed, self._after)
+        _log.sync()
+        try:
+            sub = Submission(self._native.submit(), self.timed, self._after)
+        finally:
+            _log.flush()
         for read in self._reads:
             read._submission = sub
         return sub
@@ -184,7 +190,11 @@ class Submission:
         """Waits for it (at most ``PISA_VK_TIMEOUT`` seconds: :class:`KernelTimeout`) and copies
         results into the array arguments of its launches; raises the error of any command
         (again on a later call). Returns the submission itself."""
-        self._native.wait()
+        _log.sync()
+        try:
+            self._native.wait()
+        finally:
+            _log.flush()
         after, self._after = self._after, []
         for copy_in in after:
             copy_in(self)

@@ -1,5 +1,10 @@
 //! `Buffer`: device memory holding bytes (the host API's `Buffer<u8>`); its device address is
 //! what a kernel's pointer parameter receives. The Python `pisa_vk.Buffer` adds shape and dtype.
+//!
+//! Where the memory is host-visible (every buffer of this runtime version: lavapipe,
+//! integrated GPUs, resizable BAR), the host address of its persistent mapping is exposed
+//! (`mapped_address`) so that Python can see the memory itself as a NumPy array
+//! (`__array_interface__`, DLPack) without a copy.
 
 use crate::bytes::Bytes;
 use crate::errors::to_py;
@@ -9,6 +14,18 @@ use pyo3::prelude::*;
 #[pyclass(frozen, module = "pisa_vk._native")]
 pub struct Buffer {
     pub(crate) inner: pisa_vk::Buffer<u8>,
+    /// The host address of the mapped memory (`Buffer::map_mut`'s slice, taken once at
+    /// creation; the mapping is persistent, so it stays valid while `inner` lives), or `None`
+    /// when the memory is not host-visible.
+    mapped: Option<usize>,
+}
+
+impl Buffer {
+    /// Wraps a freshly made buffer, taking the address of its mapping.
+    pub(crate) fn new(mut inner: pisa_vk::Buffer<u8>) -> Buffer {
+        let mapped = inner.map_mut().ok().map(|s| s.as_mut_ptr() as usize);
+        Buffer { inner, mapped }
+    }
 }
 
 #[pymethods]
@@ -17,6 +34,13 @@ impl Buffer {
     #[getter]
     fn address(&self) -> u64 {
         self.inner.device_address()
+    }
+
+    /// The host address of the buffer's mapped memory (valid while this object lives), or
+    /// `None` when the device's memory is not host-visible.
+    #[getter]
+    fn mapped_address(&self) -> Option<usize> {
+        self.mapped
     }
 
     /// The size in bytes.

@@ -18,7 +18,8 @@ pub struct Context {
 #[pymethods]
 impl Context {
     /// Opens `device`: `None` for the default (`PISA_VK_DEVICE`, else the best device), an
-    /// `int` for an index of `Context.devices()`, a `str` for a name substring.
+    /// `int` for an index of `Context.devices()`, a `str` for a device UUID or a name
+    /// substring.
     #[new]
     #[pyo3(signature = (device=None, checked=None))]
     fn new(
@@ -36,7 +37,7 @@ impl Context {
                 (_, Ok(s)) => DeviceSelector::NameContains(s),
                 _ => {
                     return Err(PyTypeError::new_err(
-                        "device must be None, an int (index) or a str (name substring)",
+                        "device must be None, an int (index) or a str (UUID or name substring)",
                     ))
                 }
             },
@@ -86,7 +87,7 @@ impl Context {
     /// A zero-initialized device buffer of `nbytes` bytes.
     fn buffer(&self, nbytes: usize) -> PyResult<Buffer> {
         let inner = self.inner.zeroed::<u8>(nbytes).map_err(to_py)?;
-        Ok(Buffer { inner })
+        Ok(Buffer::new(inner))
     }
 
     /// Takes the validation-layer messages reported since the last call (empty unless
@@ -101,6 +102,7 @@ fn device_dict<'py>(py: Python<'py>, i: &DeviceInfo) -> PyResult<Bound<'py, PyDi
     let d = PyDict::new(py);
     d.set_item("index", i.index)?;
     d.set_item("name", &i.name)?;
+    d.set_item("uuid", i.uuid_text())?;
     d.set_item("type", format!("{:?}", i.device_type).to_lowercase())?;
     d.set_item("driver", &i.driver_name)?;
     d.set_item("driver_info", &i.driver_info)?;

@@ -5,12 +5,14 @@
 //! semantics, no NumPy, no argument typing. The Python package (`pisa_vk/*.py`) turns NumPy
 //! arrays and Python scalars into the bytes of kernel parameters and buffers, and builds the
 //! public classes on top of these. Device work (translation, pipeline creation, dispatch) runs
-//! with the GIL released, so other Python threads go on meanwhile.
+//! with the GIL released, so other Python threads go on meanwhile. The `tracing` spans of the
+//! translator and runtime are queued for Python's `logging` (`log`).
 
 mod buffer;
 mod bytes;
 mod context;
 mod errors;
+mod log;
 mod module;
 mod stream;
 
@@ -24,5 +26,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<buffer::Buffer>()?;
     m.add_class::<stream::Stream>()?;
     m.add_class::<stream::Submission>()?;
+    m.add_function(wrap_pyfunction!(log::set_level, m)?)?;
+    m.add_function(wrap_pyfunction!(log::take, m)?)?;
+    log::install();
     Ok(())
 }

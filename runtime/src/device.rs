@@ -2,8 +2,11 @@
 //! ([`DeviceSelector`]).
 //!
 //! Devices are numbered in the order the loader reports them. The default choice is the env
-//! variable `PISA_VK_DEVICE` (a number is an index, anything else a case-insensitive name
-//! substring), else the best usable device: discrete > integrated > virtual > CPU > other.
+//! variable `PISA_VK_DEVICE` (a number is an index, a device UUID that device, anything else
+//! a case-insensitive name substring), else the best usable device: discrete > integrated >
+//! virtual > CPU > other. A UUID (`deviceUUID`, as `pisa-vk devices` prints it) names one
+//! device whatever the loader's order, which changes when a process sees fewer devices: what
+//! pins one worker process per GPU.
 
 use std::ffi::CStr;
 
@@ -71,6 +74,9 @@ pub struct DeviceInfo {
     pub driver_info: String,
     /// The device's Vulkan version (major, minor, patch).
     pub api_version: (u32, u32, u32),
+    /// `deviceUUID` (Vulkan 1.1): the same for one device in every process and API that
+    /// reports it; all zero when the device does not say. [`DeviceInfo::uuid_text`] writes it.
+    pub uuid: [u8; 16],
     /// The default sub-group size.
     pub subgroup_size: u32,
     /// The smallest sub-group size a pipeline may require (= `subgroup_size` without
@@ -94,22 +100,57 @@ pub struct DeviceInfo {
     pub features: FeatureSet,
 }
 
+impl DeviceInfo {
+    /// [`DeviceInfo::uuid`] as text, `8-4-4-4-12` lowercase hex digits
+    /// (`6d657361-3235-2e30-2e37-000000000000`), what [`DeviceSelector::NameContains`] and
+    /// `PISA_VK_DEVICE` also accept.
+    pub fn uuid_text(&self) -> String {
+        let hex: String = self.uuid.iter().map(|b| format!("{b:02x}")).collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..]
+        )
+    }
+
+    /// Whether `text` is this device's UUID: 32 hex digits, any case, with or without `-`
+    /// (a `GPU-` prefix, as `nvidia-smi -L` writes it, is ignored). A UUID of all zeros (the
+    /// device gave none) matches nothing.
+    pub fn has_uuid(&self, text: &str) -> bool {
+        let text = text.trim();
+        let text = text
+            .strip_prefix("GPU-")
+            .or_else(|| text.strip_prefix("gpu-"))
+            .unwrap_or(text);
+        let digits: String = text.chars().filter(|c| *c != '-').collect();
+        if digits.len() != 32 || !digits.chars().all(|c| c.is_ascii_hexdigit()) {
+            return false;
+        }
+        self.uuid != [0; 16] && digits.to_lowercase() == self.uuid_text().replace('-', "")
+    }
+}
+
 /// Which device a [`Context`](crate::Context) uses.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum DeviceSelector {
-    /// `PISA_VK_DEVICE` when set (a number = index, otherwise a case-insensitive name
-    /// substring), else the best usable device: discrete > integrated > virtual > CPU.
+    /// `PISA_VK_DEVICE` when set (a number = index, otherwise a device UUID or a
+    /// case-insensitive name substring), else the best usable device: discrete > integrated >
+    /// virtual > CPU.
     #[default]
     Default,
     /// The device at this position of [`Context::devices`](crate::Context::devices).
     Index(usize),
-    /// The first device whose name contains this text, ignoring case.
+    /// The device whose UUID this text is ([`DeviceInfo::has_uuid`]), else the first device
+    /// whose name contains this text, ignoring case.
     NameContains(String),
 }
 
 impl DeviceSelector {
     /// The selector `PISA_VK_DEVICE` stands for, given its value: `None` or empty = best
-    /// device, a number = index, anything else a name substring.
+    /// device, a number = index, anything else a UUID or a name substring.
     pub fn from_env_value(value: Option<&str>) -> DeviceSelector {
         match value.map(str::trim) {
             None | Some("") => DeviceSelector::Default,
@@ -134,7 +175,7 @@ impl DeviceSelector {
         match self {
             DeviceSelector::Default => "the default choice".to_string(),
             DeviceSelector::Index(i) => format!("index {i}"),
-            DeviceSelector::NameContains(s) => format!("name containing {s:?}"),
+            DeviceSelector::NameContains(s) => format!("UUID or name containing {s:?}"),
         }
     }
 
@@ -157,7 +198,12 @@ impl DeviceSelector {
                 let needle = s.to_lowercase();
                 devices
                     .iter()
-                    .position(|d| d.name.to_lowercase().contains(&needle))
+                    .position(|d| d.has_uuid(s))
+                    .or_else(|| {
+                        devices
+                            .iter()
+                            .position(|d| d.name.to_lowercase().contains(&needle))
+                    })
                     .ok_or_else(not_found)
             }
             DeviceSelector::Default => {
@@ -254,6 +300,7 @@ fn describe(
             vk::api_version_minor(props.api_version),
             vk::api_version_patch(props.api_version),
         ),
+        uuid: [0; 16],
         subgroup_size: 1,
         min_subgroup_size: 1,
         max_subgroup_size: 1,
@@ -306,6 +353,7 @@ fn describe(
     unsafe { instance.get_physical_device_properties2(handle, &mut p2) };
     info.driver_name = cstr_text(&v12.driver_name);
     info.driver_info = cstr_text(&v12.driver_info);
+    info.uuid = v11.device_uuid;
     info.subgroup_size = v11.subgroup_size;
     if sg_control_props && sg.min_subgroup_size > 0 {
         info.min_subgroup_size = sg.min_subgroup_size;
@@ -366,6 +414,7 @@ mod tests {
             driver_name: String::new(),
             driver_info: String::new(),
             api_version: (1, 3, 0),
+            uuid: [index as u8 + 1; 16],
             subgroup_size: 8,
             min_subgroup_size: 8,
             max_subgroup_size: 8,
@@ -447,5 +496,39 @@ mod tests {
             DeviceSelector::Index(7).pick(&devs),
             Err(Error::DeviceNotFound { .. })
         ));
+    }
+
+    #[test]
+    fn uuid_selection() {
+        let devs = vec![
+            dev(0, "llvmpipe (LLVM 15)", DeviceType::Cpu, true),
+            dev(1, "NVIDIA H200", DeviceType::Discrete, true),
+        ];
+        // dev(1) has the UUID of sixteen bytes 0x02.
+        assert_eq!(devs[1].uuid_text(), "02020202-0202-0202-0202-020202020202");
+        for text in [
+            "02020202-0202-0202-0202-020202020202",
+            "02020202020202020202020202020202",
+            "GPU-02020202-0202-0202-0202-020202020202",
+            " 02020202-0202-0202-0202-020202020202\n",
+        ] {
+            let sel = DeviceSelector::from_env_value(Some(text));
+            assert_eq!(sel.pick(&devs).unwrap(), 1, "{text:?}");
+        }
+        // Any case; one digit short or long is no UUID (and no name holds it).
+        let mut upper = dev(3, "x", DeviceType::Cpu, true);
+        upper.uuid = [0xab; 16];
+        assert!(upper.has_uuid("ABABABAB-ABAB-abab-ABAB-ABABABABABAB"));
+        assert!(!devs[0].has_uuid("01010101-0101-0101-0101-0101010101"));
+        assert!(!devs[0].has_uuid("01010101-0101-0101-0101-010101010101ff"));
+        assert!(
+            DeviceSelector::NameContains("03030303030303030303030303030303".into())
+                .pick(&devs)
+                .is_err()
+        );
+        // A device without a UUID (all zeros) matches no text.
+        let mut none = dev(2, "old", DeviceType::Cpu, true);
+        none.uuid = [0; 16];
+        assert!(!none.has_uuid("00000000-0000-0000-0000-000000000000"));
     }
 }

@@ -12,7 +12,7 @@
 //! driver's pipeline cache is kept on disk ([`disk_cache`]). Known driver bugs are avoided
 //! before the driver loads and probed once it has ([`driver_bugs`]).
 //!
-//! Env variables: `PISA_VK_DEVICE` (device index or name substring), `PISA_VK_VALIDATION=1`
+//! Env variables: `PISA_VK_DEVICE` (device index, UUID or name substring), `PISA_VK_VALIDATION=1`
 //! (Khronos validation layer; messages through [`Context::validation_messages`]),
 //! `PISA_VK_TIMEOUT` (dispatch timeout in seconds, default 60), `PISA_VK_PIPELINE_CACHE`
 //! (`0` turns the on-disk pipeline cache off, a path moves it). [`ContextOptions`] overrides

@@ -602,6 +602,7 @@ mod tests {
             driver_name: String::new(),
             driver_info: String::new(),
             api_version: (1, 3, 0),
+            uuid: [0; 16],
             subgroup_size: 8,
             min_subgroup_size: 4,
             max_subgroup_size: 16,

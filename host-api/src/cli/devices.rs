@@ -6,8 +6,9 @@ use super::Failure;
 #[derive(clap::Args, Debug)]
 pub struct Args {}
 
-/// Lists every device with its type, driver, sub-group sizes, work-group limits (size,
-/// invocations, shared memory per work-group), the features pisa-vk uses, whether its
+/// Lists every device with its type, UUID (what `PISA_VK_DEVICE` and `--device` accept to
+/// pin one device whatever the loader's order), driver, sub-group sizes, work-group limits
+/// (size, invocations, shared memory per work-group), the features pisa-vk uses, whether its
 /// `Fma` is fused per float width (found by running the probe kernel on it: `Module::load`
 /// and `pisa-vk run` translate for that), and the known driver bugs its probes found
 /// (docs/driver-bugs.md).
@@ -18,6 +19,7 @@ pub fn run(_: Args) -> Result<(), Failure> {
     }
     for d in devices {
         println!("{}: {} ({:?})", d.index, d.name, d.device_type);
+        println!("    uuid: {}", d.uuid_text());
         println!("    driver: {} {}", d.driver_name, d.driver_info);
         println!(
             "    vulkan: {}.{}.{}",
