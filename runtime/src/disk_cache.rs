@@ -101,17 +101,23 @@ impl CacheIdentity {
 
     /// Whether `data` starts with a valid header for this device.
     pub fn accepts(&self, data: &[u8]) -> bool {
-        if data.len() < HEADER_SIZE {
+        self.accepts_header(data, data.len() as u64)
+    }
+
+    /// Whether `head` (at least the first [`HEADER_SIZE`] bytes of data `len` bytes long) is a
+    /// valid header for this device.
+    fn accepts_header(&self, head: &[u8], len: u64) -> bool {
+        if head.len() < HEADER_SIZE {
             return false;
         }
-        let word = |i: usize| u32::from_le_bytes(data[i * 4..i * 4 + 4].try_into().unwrap());
-        let header_size = word(0) as usize;
-        header_size >= HEADER_SIZE
-            && header_size <= data.len()
+        let word = |i: usize| u32::from_le_bytes(head[i * 4..i * 4 + 4].try_into().unwrap());
+        let header_size = word(0) as u64;
+        header_size >= HEADER_SIZE as u64
+            && header_size <= len
             && word(1) == HEADER_VERSION_ONE
             && word(2) == self.vendor_id
             && word(3) == self.device_id
-            && data[16..32] == self.uuid
+            && head[16..32] == self.uuid
     }
 }
 
@@ -168,11 +174,28 @@ impl CacheFile {
     }
 }
 
-/// The file's bytes and modification time when it holds valid data for `identity`.
+/// The largest cache file loaded; a larger one is ignored (and replaced at the next save).
+pub const MAX_CACHE_FILE_BYTES: u64 = 512 << 20;
+
+/// The file's bytes and modification time when it holds valid data for `identity`. Only a
+/// regular file of at most [`MAX_CACHE_FILE_BYTES`] is opened (a FIFO or a device would block
+/// or never end), and its header is checked before the rest is read.
 fn read_valid(path: &Path, identity: &CacheIdentity) -> Option<(Vec<u8>, SystemTime)> {
-    let file = std::fs::File::open(path).ok()?;
-    let modified = file.metadata().ok()?.modified().ok()?;
-    let data = std::fs::read(path).ok()?;
+    use std::io::Read;
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_CACHE_FILE_BYTES {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let modified = meta.modified().ok()?;
+    let mut data = vec![0u8; HEADER_SIZE];
+    file.read_exact(&mut data).ok()?;
+    if !identity.accepts_header(&data, meta.len()) {
+        return None;
+    }
+    file.take(MAX_CACHE_FILE_BYTES)
+        .read_to_end(&mut data)
+        .ok()?;
     identity.accepts(&data).then_some((data, modified))
 }
 
@@ -281,6 +304,27 @@ mod tests {
             codegen_suffix_of(Some(OsStr::new("sse4.1")), Some(OsStr::new("../512"))),
             "-caps-sse4.1-width-.._512"
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_or_a_junk_file_is_not_read() {
+        let dir = std::env::temp_dir().join(format!("pisa-vk-cache-fifo-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let id = identity();
+        let path = dir.join(id.file_name());
+        // A FIFO nobody writes to: opening it for reading would block for ever.
+        let made = std::process::Command::new("mkfifo").arg(&path).status();
+        if made.is_ok_and(|s| s.success()) {
+            let (_, data) = CacheFile::open(&DiskCache::Dir(dir.clone()), &id).unwrap();
+            assert!(data.is_none());
+            std::fs::remove_file(&path).unwrap();
+        }
+        // Junk: refused at its header, the rest unread.
+        std::fs::write(&path, vec![0xAB; 4096]).unwrap();
+        let (_, data) = CacheFile::open(&DiskCache::Dir(dir.clone()), &id).unwrap();
+        assert!(data.is_none());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
