@@ -115,11 +115,12 @@ impl Diagnostics {
         self.sources.position(span)
     }
 
-    /// Renders every error as `file:line:col: error: message`, the line and a caret, then each
-    /// of its related notes the same way.
+    /// Renders the errors as `file:line:col: error: message`, the line and a caret, then each
+    /// of its related notes the same way: the first [`MAX_RENDERED_ERRORS`], then one line
+    /// counting the rest (so a megabyte of junk gives a screenful, not hundreds of megabytes).
     pub fn render(&self) -> String {
         let mut out = String::new();
-        for d in &self.errors {
+        for d in self.errors.iter().take(MAX_RENDERED_ERRORS) {
             let (file, offset) = self.sources.locate(d.span.start);
             let end = offset + d.span.end.saturating_sub(d.span.start) as usize;
             render_one(&mut out, file, offset, end, "error", &d.message);
@@ -134,9 +135,24 @@ impl Diagnostics {
                 render_one(&mut out, file, offset, end, "note", &r.message);
             }
         }
+        if self.errors.len() > MAX_RENDERED_ERRORS {
+            let _ = writeln!(
+                out,
+                "error: {} more errors not shown ({} in all)",
+                self.errors.len() - MAX_RENDERED_ERRORS,
+                self.errors.len()
+            );
+        }
         out
     }
 }
+
+/// How many errors [`Diagnostics::render`] shows before it counts the rest.
+pub const MAX_RENDERED_ERRORS: usize = 50;
+
+/// Source lines longer than this are shown as a window of this many characters around the
+/// caret (a file of junk can be one line of megabytes).
+pub const MAX_SHOWN_LINE: usize = 200;
 
 /// `file:line:col: kind: message`, the source line and a caret under `start..end`.
 fn render_one(
@@ -192,14 +208,39 @@ pub fn render_snippet(out: &mut String, s: &Snippet<'_>, kind: &str, message: &s
     let _ = writeln!(out, "{}:{}:{}: {kind}: {}", s.file, s.line, s.col, message);
     let gutter = s.line.to_string();
     let _ = writeln!(out, "{} |", " ".repeat(gutter.len()));
-    let _ = writeln!(out, "{} | {}", gutter, s.source_line.replace('\t', " "));
+    let (shown, col, width) = window(s.source_line, s.col, s.width);
+    let _ = writeln!(out, "{} | {}", gutter, shown.replace('\t', " "));
     let _ = writeln!(
         out,
         "{} | {}{}",
         " ".repeat(gutter.len()),
-        " ".repeat(s.col.saturating_sub(1)),
-        "^".repeat(s.width.max(1))
+        " ".repeat(col.saturating_sub(1)),
+        "^".repeat(width.max(1))
     );
+}
+
+/// The part of `line` to show for a caret at 1-based character column `col`, `width`
+/// characters wide: the whole line up to [`MAX_SHOWN_LINE`] characters, else a window of that
+/// many around the caret with `…` where it was cut; and the caret's column and width in it.
+fn window(line: &str, col: usize, width: usize) -> (String, usize, usize) {
+    let len = line.chars().count();
+    if len <= MAX_SHOWN_LINE {
+        return (line.to_string(), col, width);
+    }
+    let start = col
+        .saturating_sub(1 + MAX_SHOWN_LINE / 2)
+        .min(len - MAX_SHOWN_LINE);
+    let mut shown: String = line.chars().skip(start).take(MAX_SHOWN_LINE).collect();
+    let lead = usize::from(start > 0);
+    if start > 0 {
+        shown.insert(0, '…');
+    }
+    if start + MAX_SHOWN_LINE < len {
+        shown.push('…');
+    }
+    let col = col - start + lead;
+    let room = shown.chars().count().saturating_sub(col - 1).max(1);
+    (shown, col, width.min(room))
 }
 
 impl std::fmt::Display for Diagnostics {
@@ -212,6 +253,43 @@ impl std::error::Error for Diagnostics {}
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_long_line_is_shown_as_a_window_around_the_caret() {
+        let line = "x".repeat(1000) + "HERE" + &"y".repeat(1000);
+        let (shown, col, width) = super::window(&line, 1001, 4);
+        assert_eq!(shown.chars().count(), super::MAX_SHOWN_LINE + 2);
+        assert!(shown.starts_with('…') && shown.ends_with('…'));
+        let caret: String = shown.chars().skip(col - 1).take(width).collect();
+        assert_eq!(caret, "HERE");
+        assert_eq!(super::window("short", 2, 3), ("short".to_string(), 2, 3));
+    }
+
+    #[test]
+    fn only_the_first_errors_are_rendered() {
+        let file = Arc::new(SourceFile::new("junk.pisa", "x\n".repeat(200)));
+        let errors = (0..120)
+            .map(|i| {
+                Diagnostic::error(
+                    Span {
+                        start: 2 * i,
+                        end: 2 * i + 1,
+                    },
+                    "junk",
+                )
+            })
+            .collect();
+        let text = Diagnostics::new(file, errors).render();
+        assert_eq!(
+            text.matches(": error: junk").count(),
+            super::MAX_RENDERED_ERRORS
+        );
+        assert!(
+            text.ends_with("error: 70 more errors not shown (120 in all)\n"),
+            "{text}"
+        );
+    }
+
     use super::*;
 
     #[test]
