@@ -27,6 +27,23 @@ from .errors import *  # noqa: F401,F403 (the exception classes)
 __version__ = "0.1.0"
 
 
+def cpu_caps() -> str:
+    """What pisa-vk decided about lavapipe's CPU features when it was imported
+    (docs/driver-bugs.md): ``"capped"`` (it set ``GALLIUM_OVERRIDE_CPU_CAPS=avx`` so that
+    lavapipe's LLVM cannot miscompile masked merges on this AVX-512 CPU), ``"set by user"``,
+    ``"not needed"`` (no AVX-512) or ``"too late"`` (Vulkan was loaded before)."""
+    from . import _native
+
+    return _native.cpu_caps()
+
+
+def cpu_has_avx512() -> bool:
+    """Whether the CPU has AVX-512."""
+    from . import _native
+
+    return _native.cpu_has_avx512()
+
+
 def devices():
     """Every Vulkan device of the machine, as dicts: ``index``, ``uuid`` (what
     ``PISA_VK_DEVICE`` or ``Context(uuid)`` takes to pin one device), ``name``, ``type``,
@@ -49,6 +66,8 @@ __all__ = [
     "Out",
     "InOut",
     "devices",
+    "cpu_caps",
+    "cpu_has_avx512",
     "transfer_stats",
     *errors.__all__,
 ]

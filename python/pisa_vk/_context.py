@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Iterable, List, Optional, Tuple, Union
 
 import numpy as np
@@ -36,6 +37,10 @@ def _source(item: Program, position: int) -> Tuple[str, str]:
     raise TypeError(f"a module is a path, PISA source text or a (name, text) pair, not {type(item).__name__}")
 
 
+# Whether a driver-bug warning was given in this process (Context._warn_driver_bugs).
+_warned_driver_bugs = False
+
+
 class Context:
     """A device to run PISA kernels on.
 
@@ -57,6 +62,25 @@ class Context:
             self._native = _native.Context(device, checked)
         finally:
             _log.flush()
+
+    def driver_bugs(self) -> dict:
+        """The known driver bugs the device's probes found when the context was made
+        (docs/driver-bugs.md): ``{"masked_merge": bool}`` (lavapipe's LLVM miscompiling masked
+        merges on AVX-512 CPUs, which pisa-vk avoids unless ``GALLIUM_OVERRIDE_CPU_CAPS`` says
+        otherwise). The first kernel launch on a context with one raises a RuntimeWarning."""
+        return self._native.driver_bugs()
+
+    def _warn_driver_bugs(self) -> None:
+        """Warns (RuntimeWarning) at the first launch of the process on a device with a known
+        driver bug that gives wrong results; once per process."""
+        global _warned_driver_bugs
+        if _warned_driver_bugs:
+            return
+        found = self._native.driver_warnings()
+        if found:
+            _warned_driver_bugs = True
+            for w in found:
+                warnings.warn(w, RuntimeWarning, stacklevel=4)
 
     @staticmethod
     def devices() -> List[dict]:

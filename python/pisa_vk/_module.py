@@ -135,6 +135,7 @@ class Kernel:
     def _encode(self, grid: Size, block: Size, args: Sequence[Any], offset: Size):
         """``([global, local, offsets, arguments], staging)`` of a launch with ``args``
         (arrays uploaded into the staging's buffers); what a call and a stream's launch share."""
+        self.module.context._warn_driver_bugs()
         global_size = _dims(grid, "grid", 1)
         local_size = _dims(block, "block", 1)
         offsets = _dims(offset, "offset", 0)

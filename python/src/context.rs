@@ -90,6 +90,18 @@ impl Context {
         Ok(Buffer::new(inner))
     }
 
+    /// The known driver bugs the context's probes found, as a dict (`masked_merge`).
+    fn driver_bugs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("masked_merge", self.inner.driver_bugs().masked_merge)?;
+        Ok(d)
+    }
+
+    /// The warnings those bugs call for, one line each (empty when none was found).
+    fn driver_warnings(&self) -> Vec<&'static str> {
+        self.inner.driver_bugs().warnings()
+    }
+
     /// Takes the validation-layer messages reported since the last call (empty unless
     /// `PISA_VK_VALIDATION=1`).
     fn validation_messages(&self) -> Vec<String> {
