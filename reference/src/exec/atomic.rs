@@ -89,6 +89,18 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             _ => None,
         },
     })?;
+    if let Some(san) = ctx.env.san {
+        let (who, order, scope) = (ctx.lane.linear, q.order, q.scope);
+        // An atomic without an order is relaxed.
+        let order = order.or(Some(pisa_translator::ir::MemOrder::Relaxed));
+        san.borrow_mut().order(who, order, scope, true);
+        let var = match addr.base {
+            AddrBase::Var(v) => Some(v),
+            _ => None,
+        };
+        ctx.observe(place, n, true, true, var);
+        san.borrow_mut().order(who, order, scope, false);
+    }
     let takes_src0 = !matches!(a, A::Inc | A::Dec);
     let src0 = if takes_src0 {
         ctx.src(ctx.op(inst, 2)?, w)?
