@@ -243,14 +243,16 @@ impl LaneCtx<'_, '_> {
 
     /// The sanitizers' view of an access of `len` bytes at `place` (already checked by
     /// [`LaneCtx::place`]): `write` for a store or read-modify-write, `atomic` for an atomic
-    /// access, `var` the variable the address was written relative to. Nothing when no
-    /// sanitizer runs.
+    /// access, `reads` when the initialization checker counts it as a read (loads and every
+    /// atomic but an exchange, whose new value does not depend on the old), `var` the
+    /// variable the address was written relative to. Nothing when no sanitizer runs.
     pub fn observe(
         &mut self,
         place: Place,
         len: usize,
         write: bool,
         atomic: bool,
+        reads: bool,
         var: Option<VarRef>,
     ) {
         let Some(san) = self.env.san else { return };
@@ -264,7 +266,8 @@ impl LaneCtx<'_, '_> {
                 let (start, end) = (a as usize, (a as usize + len).min(init.len()));
                 if write {
                     init[start..end].fill(true);
-                } else if let Some(i) = init[start..end].iter().position(|&b| !b) {
+                } else if let Some(i) = init[start..end].iter().position(|&b| !b).filter(|_| reads)
+                {
                     let addr = a as u64 + i as u64;
                     let variable = self.variable_name(var, MemSpace::Private, addr);
                     san.borrow_mut().report(
@@ -292,7 +295,7 @@ impl LaneCtx<'_, '_> {
                 if !(state.opts.race || state.opts.init) {
                     return;
                 }
-                state.shared_access(&who, a, len, write, atomic, || {
+                state.shared_access(&who, a, len, write, atomic, reads, || {
                     self.variable_name(var, MemSpace::Shared, a as u64)
                 });
             }

@@ -252,6 +252,30 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
         Ok(())
     }
 
+    /// Bytes `start..start + len` of the whole register `reg` (what `extract` reads: only
+    /// those bytes count as read for the initialization checker).
+    pub fn read_reg_part(&self, reg: RegId, start: usize, len: usize) -> Result<Vec<u8>> {
+        let (off, size) = self.reg_range(reg, None)?;
+        if start + len > size {
+            return Err(self.malformed("a part beyond the register"));
+        }
+        self.check_reg(reg, off + start, len);
+        Ok(self.lane.top().regs[off + start..off + start + len].to_vec())
+    }
+
+    /// Writes `bytes` at byte `start` of the whole register `reg` (what `insert` writes:
+    /// only those bytes count as written for the initialization checker).
+    pub fn write_reg_part(&mut self, reg: RegId, start: usize, bytes: &[u8]) -> Result<()> {
+        let (off, size) = self.reg_range(reg, None)?;
+        if start + bytes.len() > size {
+            return Err(self.malformed("a part beyond the register"));
+        }
+        let at = off + start;
+        self.lane.top_mut().regs[at..at + bytes.len()].copy_from_slice(bytes);
+        self.mark_reg(at, bytes.len());
+        Ok(())
+    }
+
     /// The initialization checker: reports a read of bytes `off..off + len` of register
     /// `reg` when some were never written in this activation.
     fn check_reg(&self, reg: RegId, off: usize, len: usize) {

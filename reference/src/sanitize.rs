@@ -482,12 +482,13 @@ impl State {
         len: usize,
         write: bool,
         atomic: bool,
+        reads: bool,
         variable: impl Fn() -> Option<String>,
     ) {
         let mut cells = std::mem::take(&mut self.shared);
         let start = (addr as usize).min(cells.len());
         let end = (start + len).min(cells.len());
-        self.access(who, &mut cells[start..end], write, atomic, true, |s| {
+        self.access(who, &mut cells[start..end], write, atomic, reads, |s| {
             Target::Memory {
                 space: MemSpace::Shared,
                 address: addr as u64 + s as u64,
@@ -542,6 +543,7 @@ impl State {
         cells: &mut [Cell],
         write: bool,
         atomic: bool,
+        // whether the initialization checker counts the access as a read
         check_init: bool,
         target: impl Fn(usize) -> Target,
     ) {
@@ -559,7 +561,7 @@ impl State {
             (false, true) => AccessKind::Store,
             (false, false) => AccessKind::Load,
         };
-        if check_init && self.opts.init && (!write || atomic) {
+        if check_init && self.opts.init {
             if let Some(i) = cells.iter().position(|c| c.write.is_empty()) {
                 let key = (Check::Init, (who.func, who.pc), (u32::MAX, 0));
                 self.report(key, |s| Report {

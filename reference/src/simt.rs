@@ -320,10 +320,14 @@ fn apply(
             lane.push_frame(env.prepared, callee, ret_to, at)?;
             let func = &env.prepared.module.functions[callee.0 as usize];
             let layout = &env.prepared.funcs[callee.0 as usize];
-            let regs = &mut lane.top_mut().regs;
+            let frame = lane.top_mut();
             for (p, bytes) in func.reg_params.iter().zip(&args) {
                 let off = layout.reg_offset[p.0 as usize];
-                regs[off..off + bytes.len()].copy_from_slice(bytes);
+                frame.regs[off..off + bytes.len()].copy_from_slice(bytes);
+                // The initialization checker: a parameter is written by the call.
+                if !frame.init.is_empty() {
+                    frame.init[off..off + bytes.len()].fill(true);
+                }
             }
         }
         Effect::Return(value) => {

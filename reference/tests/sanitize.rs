@@ -420,3 +420,25 @@ fn barriers_at_different_places_are_one_finding_and_the_run_goes_on() {
         "{found:?}"
     );
 }
+
+#[test]
+fn parameters_are_written_by_the_call() {
+    let src = ".version 0.1;
+.target 100;
+.function .32b @twice(.reg .32b %a) {
+  .reg .32b %r;
+  iadd.32b %r, %a, %a;
+  return %r;
+}
+.kernel @k(.param[8] %out) {
+  .reg .64b %p;
+  .reg .32b %x, %y;
+  ld.param.64b %p, [%out];
+  mov.32b %x, 21;
+  call %y, @twice(%x);
+  st.global.32b [%p], %y;
+}
+";
+    let reports = run(src, Launch::linear(1, 1), &[vec![0; 4]], Sanitize::ALL);
+    assert_eq!(reports, vec![]);
+}

@@ -98,7 +98,9 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             AddrBase::Var(v) => Some(v),
             _ => None,
         };
-        ctx.observe(place, n, true, true, var);
+        // an exchange's new value does not depend on the old: a store for the initialization
+        // checker (the old value it returns is not tracked)
+        ctx.observe(place, n, true, true, a != A::Xchg, var);
         san.borrow_mut().order(who, order, scope, false);
     }
     let takes_src0 = !matches!(a, A::Inc | A::Dec);

@@ -74,7 +74,7 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             }
         };
         order(ctx, true);
-        ctx.observe(place, total, write, atomic, var);
+        ctx.observe(place, total, write, atomic, !write, var);
         order(ctx, false);
     }
     match inst.op {
