@@ -470,11 +470,12 @@ impl State {
     /// Whether `p` and `c` race: both by work-items, different ones, not both atomic, and
     /// not ordered.
     fn races(&self, p: &Stamp, c: &Stamp) -> bool {
-        !p.is_empty() && !(p.atomic && c.atomic) && !self.ordered(p, c)
+        !(p.is_empty() || (p.atomic && c.atomic) || self.ordered(p, c))
     }
 
     /// An access of `len` bytes at shared address `addr` (`write`: a store or
     /// read-modify-write).
+    #[allow(clippy::too_many_arguments)]
     pub fn shared_access(
         &mut self,
         who: &Who,

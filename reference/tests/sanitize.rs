@@ -442,3 +442,27 @@ fn parameters_are_written_by_the_call() {
     let reports = run(src, Launch::linear(1, 1), &[vec![0; 4]], Sanitize::ALL);
     assert_eq!(reports, vec![]);
 }
+
+#[test]
+fn an_exchange_stores_an_add_reads_and_insert_writes_only_its_element() {
+    let src = ".version 0.1;
+.target 100;
+.kernel @k(.param[8] %out) {
+  .shared .align 4 @w[8];
+  .reg .64b %p;
+  .reg .32b %x;
+  .reg .v2.32b %v;
+  ld.param.64b %p, [%out];
+  mov.32b %x, 0;
+  iatom.shared.xchg.32b %x, [@w], %x;
+  iatom.shared.add.32b %x, [@w + 4], %x;
+  insert.0.32b %v, %x;
+  extract.0.32b %x, %v;
+  extract.1.32b %x, %v;
+  st.global.32b [%p], %x;
+}
+";
+    let reports = run(src, Launch::linear(1, 1), &[vec![0; 4]], Sanitize::ALL);
+    let found: Vec<_> = reports.iter().map(|r| lines(src, r)).collect();
+    assert_eq!(found, vec![(Check::Init, 11, 0), (Check::Init, 14, 0)]);
+}
