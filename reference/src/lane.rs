@@ -83,7 +83,7 @@ pub(crate) struct Lane {
     /// empty).
     pub private_init: Vec<bool>,
     /// Whether the initialization checker runs.
-    track_init: bool,
+    pub track_init: bool,
 }
 
 impl Lane {

@@ -36,6 +36,9 @@ pub(crate) struct LaneCtx<'a, 'e> {
     func: &'e ir::Function,
     /// Its layout.
     layout: &'e FuncLayout,
+    /// Whether the initialization checker runs (kept here so that the plain interpreter
+    /// tests one flag per register access).
+    track_init: bool,
 }
 
 impl<'a, 'e> LaneCtx<'a, 'e> {
@@ -50,7 +53,9 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
     ) -> LaneCtx<'a, 'e> {
         let f = lane.top().func.0 as usize;
         let (func, layout) = (&env.prepared.module.functions[f], &env.prepared.funcs[f]);
+        let track_init = lane.track_init;
         LaneCtx {
+            track_init,
             env,
             lane,
             shared,
@@ -278,7 +283,11 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
 
     /// The initialization checker: reports a read of bytes `off..off + len` of register
     /// `reg` when some were never written in this activation.
+    #[inline]
     fn check_reg(&self, reg: RegId, off: usize, len: usize) {
+        if !self.track_init {
+            return;
+        }
         let init = &self.lane.top().init;
         if init.is_empty() || init[off..off + len].iter().all(|&b| b) {
             return;
@@ -306,7 +315,11 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
     }
 
     /// The initialization checker: bytes `off..off + len` of the register file are written.
+    #[inline]
     fn mark_reg(&mut self, off: usize, len: usize) {
+        if !self.track_init {
+            return;
+        }
         let init = &mut self.lane.top_mut().init;
         if !init.is_empty() {
             init[off..off + len].fill(true);
