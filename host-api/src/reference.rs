@@ -211,6 +211,80 @@ pub struct Reference<'p> {
     program: &'p pisa_translator::Program,
     machine: pisa_reference::Machine,
     loaded: pisa_reference::LoadedModule,
+    /// The buffers of the last job: address and name (`argument N (%name)`), for findings.
+    buffers: Vec<(u64, String)>,
+}
+
+/// A finding of the reference's sanitizers ([`Reference::set_sanitize`]), located in the
+/// program's sources.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// The interpreter's report.
+    pub report: pisa_reference::Report,
+    /// `(file, line, column)` of [`Report::first`](pisa_reference::Report::first).
+    pub first_at: (String, usize, usize),
+    /// `(file, line, column)` of [`Report::second`](pisa_reference::Report::second).
+    pub second_at: Option<(String, usize, usize)>,
+    /// What the bytes are: a variable, a buffer argument (`argument 0 (%a)`), a register
+    /// (`register %x`); `None` for a barrier or sub-group finding.
+    pub what: Option<String>,
+}
+
+impl Finding {
+    fn event(e: &pisa_reference::sanitize::Event, at: &(String, usize, usize)) -> String {
+        let w = &e.work_item;
+        let access = match e.access {
+            Some(pisa_translator::memcheck::AccessKind::Load) => "read",
+            Some(pisa_translator::memcheck::AccessKind::Store) => "write",
+            Some(pisa_translator::memcheck::AccessKind::Atomic) => "atomic",
+            None => "executed",
+        };
+        format!(
+            "{}:{}:{}: {access} by work-item {:?} (local {:?}, group {:?}) in @{}",
+            at.0, at.1, at.2, w.global, w.local, w.group, e.function
+        )
+    }
+
+    /// The finding in words, over several lines: the checker and what happened, each event
+    /// at its `file:line:col` with its work-item, the bytes, the missing work-items, the
+    /// count.
+    pub fn render(&self) -> String {
+        let r = &self.report;
+        let mut s = format!("sanitizer ({}): {}\n", r.check.as_str(), r.message);
+        s += &format!("  {}\n", Finding::event(&r.first, &self.first_at));
+        if let (Some(e), Some(at)) = (&r.second, &self.second_at) {
+            s += &format!("  {}\n", Finding::event(e, at));
+        }
+        if let pisa_reference::sanitize::Target::Memory { space, address, .. } = &r.target {
+            s += &format!("  at {} address {address:#x}", space.as_str());
+            if let Some(w) = &self.what {
+                s += &format!(" ({w})");
+            }
+            s += "\n";
+        } else if let Some(w) = &self.what {
+            s += &format!("  {w}\n");
+        }
+        if !r.missing.is_empty() {
+            let ids: Vec<String> = r
+                .missing
+                .iter()
+                .take(16)
+                .map(|w| format!("{:?}", w.local))
+                .collect();
+            let more = r.missing.len().saturating_sub(16);
+            s += &format!(
+                "  missing work-items (local ids): {}{}\n",
+                ids.join(" "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            );
+        }
+        s += &format!("  found {} time(s)", r.count);
+        s
+    }
 }
 
 /// The error of the reference interpreter `e`.
@@ -243,7 +317,49 @@ impl<'p> Reference<'p> {
             program,
             machine,
             loaded,
+            buffers: Vec::new(),
         })
+    }
+
+    /// Runs the reference's sanitizers `s` in the following jobs (races, uninitialized
+    /// reads, barriers; [`pisa_reference::sanitize`]); [`Reference::take_findings`] returns
+    /// what they found.
+    pub fn set_sanitize(&mut self, s: pisa_reference::Sanitize) {
+        self.machine.set_sanitize(s);
+    }
+
+    /// The sanitizers' findings of the jobs since the last call, located in the sources.
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        let sources = &self.program.sources;
+        let at = |span| {
+            let (f, l, c) = sources.position(span);
+            (f.to_string(), l, c)
+        };
+        self.machine
+            .take_reports()
+            .into_iter()
+            .map(|report| {
+                use pisa_reference::sanitize::Target;
+                let what = match &report.target {
+                    Target::Memory {
+                        variable: Some(v), ..
+                    } => Some(v.clone()),
+                    Target::Memory { allocation, .. } => self
+                        .buffers
+                        .iter()
+                        .find(|(a, _)| a == allocation)
+                        .map(|(_, n)| n.clone()),
+                    Target::Register { name } => Some(format!("register %{name}")),
+                    Target::None => None,
+                };
+                Finding {
+                    first_at: at(report.first.span),
+                    second_at: report.second.as_ref().map(|e| at(e.span)),
+                    what,
+                    report,
+                }
+            })
+            .collect()
     }
 
     /// Runs `job`: writes its `.host_access` globals, places its buffers in fresh
@@ -273,6 +389,19 @@ impl<'p> Reference<'p> {
             Ok((addr, addr))
         })?;
         let (params, size) = pisa_translator::reflect::params_of(kernel);
+        self.buffers = job
+            .args
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| matches!(d, Data::Buffer(_)))
+            .zip(&buffers)
+            .map(|((i, _), &(addr, _))| {
+                let name = params
+                    .get(i)
+                    .map_or(String::new(), |p| format!(" (%{})", p.name));
+                (addr, format!("argument {i}{name}"))
+            })
+            .collect();
         let block = crate::pack_args(&kernel.name, &params, size, &args)?;
         let l = job.launch(kernel.attrs.reqd_work_group_size);
         let launch = pisa_reference::Launch {
@@ -344,6 +473,23 @@ impl<'p> Reference<'p> {
         }
         Ok(())
     }
+}
+
+/// [`on_reference`] with the sanitizers `sanitize`: what the run leaves and what they found
+/// (also when the run failed: the findings before the failure, then the error).
+pub fn on_reference_sanitized(
+    program: &pisa_translator::Program,
+    job: &Job,
+    config: pisa_reference::Config,
+    sanitize: pisa_reference::Sanitize,
+) -> (Result<Outputs>, Vec<Finding>) {
+    let mut r = match Reference::new(program, config) {
+        Ok(r) => r,
+        Err(e) => return (Err(e), Vec::new()),
+    };
+    r.set_sanitize(sanitize);
+    let out = r.run(job);
+    (out, r.take_findings())
 }
 
 /// Runs `job` on a fresh [`Reference`] machine with `config`, for the linked `program`

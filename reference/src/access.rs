@@ -5,6 +5,7 @@
 use crate::error::{undefined, Error, Result};
 use crate::memory::{decode_generic, Fault, Generic, PRIVATE_TAG, SHARED_TAG, TAG_MASK};
 use crate::operand::LaneCtx;
+use crate::sanitize::{Check, Report, Target};
 use pisa_translator::ir::{AddrSpace, MemSpace, VarRef};
 use pisa_translator::memcheck::{
     AccessKind, Allocation, AllocationKind, Reason, Site, VariableName, Violation, WorkItem,
@@ -238,6 +239,89 @@ impl LaneCtx<'_, '_> {
             Fault::OutOfBounds => self.oob(addr, len),
             Fault::ReadOnly => undefined(self.span, format!("store to .const memory at {addr:#x}")),
         }
+    }
+
+    /// The sanitizers' view of an access of `len` bytes at `place` (already checked by
+    /// [`LaneCtx::place`]): `write` for a store or read-modify-write, `atomic` for an atomic
+    /// access, `reads` when the initialization checker counts it as a read (loads and every
+    /// atomic but an exchange, whose new value does not depend on the old), `var` the
+    /// variable the address was written relative to. Nothing when no sanitizer runs.
+    pub fn observe(
+        &mut self,
+        place: Place,
+        len: usize,
+        write: bool,
+        atomic: bool,
+        reads: bool,
+        var: Option<VarRef>,
+    ) {
+        let Some(san) = self.env.san else { return };
+        let who = self.who();
+        match place {
+            Place::Private(a) => {
+                let init = &mut self.lane.private_init;
+                if init.is_empty() {
+                    return;
+                }
+                let (start, end) = (a as usize, (a as usize + len).min(init.len()));
+                if write {
+                    init[start..end].fill(true);
+                } else if let Some(i) = init[start..end].iter().position(|&b| !b).filter(|_| reads)
+                {
+                    let addr = a as u64 + i as u64;
+                    let variable = self.variable_name(var, MemSpace::Private, addr);
+                    san.borrow_mut().report(
+                        (Check::Init, (who.func, who.pc), (u32::MAX, 1)),
+                        |s| Report {
+                            check: Check::Init,
+                            message: "read of private memory that nothing wrote in this launch"
+                                .into(),
+                            first: s.event(&who, Some(AccessKind::Load)),
+                            second: None,
+                            target: Target::Memory {
+                                space: MemSpace::Private,
+                                address: addr,
+                                allocation: 0,
+                                variable,
+                            },
+                            missing: Vec::new(),
+                            count: 1,
+                        },
+                    );
+                }
+            }
+            Place::Shared(a) => {
+                let mut state = san.borrow_mut();
+                if !(state.opts.race || state.opts.init) {
+                    return;
+                }
+                state.shared_access(&who, a, len, write, atomic, reads, || {
+                    self.variable_name(var, MemSpace::Shared, a as u64)
+                });
+            }
+            Place::Global(a) => {
+                let mut state = san.borrow_mut();
+                if !state.opts.race {
+                    return;
+                }
+                if let Some((start, size, name)) = self.global.allocation(a, len as u64) {
+                    let variable = name.map(str::to_string);
+                    state.global_access(&who, start, size, a - start, len, write, atomic, variable);
+                }
+            }
+        }
+    }
+
+    /// The name of the variable at `addr` of `space` (`var` when the address is written
+    /// relative to it), for a report.
+    fn variable_name(&self, var: Option<VarRef>, space: MemSpace, addr: u64) -> Option<String> {
+        if let Some((name, _)) = var.and_then(|v| self.held_variable(v, space)) {
+            return Some(match name.function {
+                Some(f) => format!("{} in @{f}", name.name),
+                None => name.name,
+            });
+        }
+        self.env.prepared.local_variable_at(space, addr)
     }
 
     /// Loads `len` bytes.

@@ -27,6 +27,8 @@ pub(crate) struct Env<'a> {
     pub group_count: [u32; 3],
     /// `%subgroupsize`.
     pub subgroup_size: u32,
+    /// The sanitizers' state, when any runs ([`crate::sanitize`]).
+    pub san: Option<&'a std::cell::RefCell<crate::sanitize::State>>,
 }
 
 /// Whether a work-item can run.
@@ -56,6 +58,9 @@ pub(crate) struct Frame {
     pub private_mark: usize,
     /// The caller's `retval` operand, if the call has one.
     pub ret_to: Option<Operand>,
+    /// Which bytes of `regs` were written, when the initialization checker runs (else
+    /// empty).
+    pub init: Vec<bool>,
 }
 
 /// One work-item.
@@ -65,6 +70,8 @@ pub(crate) struct Lane {
     pub local_id: [u32; 3],
     /// `%laneid`.
     pub lane_id: u32,
+    /// The linear local id (`x + y*lx + z*lx*ly`).
+    pub linear: u32,
     /// The call stack; the last frame runs.
     pub frames: Vec<Frame>,
     /// The private arena: every function's `.private` variables at their static offsets,
@@ -72,17 +79,31 @@ pub(crate) struct Lane {
     pub private: Vec<u8>,
     /// Whether it can run.
     pub state: LaneState,
+    /// Which bytes of `private` were written, when the initialization checker runs (else
+    /// empty).
+    pub private_init: Vec<bool>,
+    /// Whether the initialization checker runs.
+    pub track_init: bool,
 }
 
 impl Lane {
     /// A work-item about to enter `env.kernel`.
-    pub fn new(env: &Env, local_id: [u32; 3], lane_id: u32) -> Result<Lane> {
+    pub fn new(env: &Env, local_id: [u32; 3], lane_id: u32, linear: u32) -> Result<Lane> {
+        let track_init = env.san.is_some_and(|s| s.borrow().opts.init);
+        let private_size = env.prepared.private_size as usize;
         let mut lane = Lane {
             local_id,
             lane_id,
+            linear,
             frames: Vec::new(),
-            private: vec![0; env.prepared.private_size as usize],
+            private: vec![0; private_size],
             state: LaneState::Running,
+            private_init: if track_init {
+                vec![false; private_size]
+            } else {
+                Vec::new()
+            },
+            track_init,
         };
         lane.push_frame(env.prepared, env.kernel, None, Span::default())?;
         Ok(lane)
@@ -130,6 +151,9 @@ impl Lane {
                 ));
             }
             self.private.resize(base + end, 0);
+            if self.track_init {
+                self.private_init.resize(base + end, false);
+            }
             base
         } else {
             0
@@ -141,6 +165,11 @@ impl Lane {
             private_base: base as u32,
             private_mark: mark,
             ret_to,
+            init: if self.track_init {
+                vec![false; layout.reg_bytes]
+            } else {
+                Vec::new()
+            },
         });
         Ok(())
     }
@@ -149,6 +178,9 @@ impl Lane {
     pub fn pop_frame(&mut self) -> Option<Frame> {
         let f = self.frames.pop()?;
         self.private.truncate(f.private_mark);
+        if self.track_init {
+            self.private_init.truncate(f.private_mark);
+        }
         Some(f)
     }
 }

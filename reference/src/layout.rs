@@ -190,6 +190,24 @@ impl Prepared {
             }))
     }
 
+    /// The name of the `.shared` or `.private` variable whose static bytes hold `addr`, as
+    /// `name` (`name` in `@function` for a body-scope one): what a sanitizer report names.
+    pub fn local_variable_at(&self, space: MemSpace, addr: u64) -> Option<String> {
+        for (f, layout) in self.module.functions.iter().zip(&self.funcs) {
+            for (v, place) in f.locals.iter().zip(&layout.locals) {
+                let start = match (space, *place) {
+                    (MemSpace::Shared, LocalPlace::Shared(o)) => o as u64,
+                    (MemSpace::Private, LocalPlace::Private(o)) => o as u64,
+                    _ => continue,
+                };
+                if (start..start + v.size).contains(&addr) {
+                    return Some(format!("{} in @{}", v.name, f.name));
+                }
+            }
+        }
+        None
+    }
+
     /// The bytes of an initializer list for a variable of `size` bytes (zero-padded).
     fn init_bytes(&self, items: &[InitItem], size: u64, span: Span) -> Result<Vec<u8>> {
         let mut out = Vec::new();

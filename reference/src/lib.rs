@@ -48,8 +48,10 @@ mod layout;
 mod machine;
 pub mod memory;
 mod operand;
+pub mod sanitize;
 mod simt;
 pub mod softfloat;
 
 pub use error::Error;
 pub use machine::{Config, Launch, LoadedModule, Machine, Symbol, CALL_DEPTH_LIMIT};
+pub use sanitize::{Report, Sanitize};

@@ -12,9 +12,11 @@ use crate::error::{Error, Result};
 use crate::lane::Env;
 use crate::layout::Prepared;
 use crate::memory::GlobalMemory;
+use crate::sanitize::{Report, Sanitize, State};
 use crate::simt::{run_group, Steps};
 use pisa_translator::ir::{self, FuncId, Linkage};
 use pisa_translator::Span;
+use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -127,6 +129,8 @@ pub struct Machine {
     id: u64,
     config: Config,
     memory: GlobalMemory,
+    sanitize: Sanitize,
+    reports: Vec<Report>,
 }
 
 impl Machine {
@@ -136,7 +140,28 @@ impl Machine {
             id: NEXT_MACHINE.fetch_add(1, Ordering::Relaxed),
             config,
             memory: GlobalMemory::new(),
+            sanitize: Sanitize::NONE,
+            reports: Vec::new(),
         }
+    }
+
+    /// Runs the sanitizers `s` in the following dispatches ([`crate::sanitize`]: races,
+    /// uninitialized reads, barriers; the bounds checks always run). Their findings are
+    /// collected, not errors: a dispatch runs to its end and [`Machine::take_reports`] returns
+    /// them.
+    pub fn set_sanitize(&mut self, s: Sanitize) {
+        self.sanitize = s;
+    }
+
+    /// The sanitizers that run.
+    pub fn sanitize(&self) -> Sanitize {
+        self.sanitize
+    }
+
+    /// The sanitizers' findings of the dispatches since the last call, each dispatch's
+    /// deduplicated (one per pair of lines, with a count), in the order found.
+    pub fn take_reports(&mut self) -> Vec<Report> {
+        std::mem::take(&mut self.reports)
     }
 
     /// The configuration.
@@ -232,6 +257,42 @@ impl Machine {
             taken: 0,
             limit: self.config.step_limit,
         };
+        let san = self.sanitize.any().then(|| {
+            RefCell::new(State::new(
+                self.sanitize,
+                module.prepared.clone(),
+                launch,
+                group_count,
+                self.config.subgroup_size,
+            ))
+        });
+        let result = self.run_groups(
+            prepared,
+            fid,
+            launch,
+            args,
+            group_count,
+            &mut steps,
+            san.as_ref(),
+        );
+        if let Some(san) = san {
+            self.reports.extend(san.into_inner().into_reports());
+        }
+        result
+    }
+
+    /// Runs every work-group of a dispatch, one after another.
+    #[allow(clippy::too_many_arguments)]
+    fn run_groups<'a>(
+        &mut self,
+        prepared: &'a Prepared,
+        fid: usize,
+        launch: &'a Launch,
+        args: &'a [u8],
+        group_count: [u32; 3],
+        steps: &mut Steps,
+        san: Option<&'a RefCell<State>>,
+    ) -> Result<()> {
         for gz in 0..group_count[2] {
             for gy in 0..group_count[1] {
                 for gx in 0..group_count[0] {
@@ -249,8 +310,9 @@ impl Machine {
                         local_size,
                         group_count,
                         subgroup_size: self.config.subgroup_size,
+                        san,
                     };
-                    run_group(&env, &mut self.memory, &mut steps)?;
+                    run_group(&env, &mut self.memory, steps)?;
                 }
             }
         }

@@ -158,6 +158,18 @@ impl GlobalMemory {
         (end <= a.data.len() as u64).then_some((start, off))
     }
 
+    /// The allocation holding `[addr, addr + len)`: its start, its size, and the name of the
+    /// module variable it is (`None` for a buffer).
+    pub fn allocation(&self, addr: u64, len: u64) -> Option<(u64, u64, Option<&str>)> {
+        let (start, _) = self.locate(addr, len)?;
+        let a = &self.allocs[&start];
+        let name = match &a.kind {
+            AllocationKind::Variable { name, .. } => Some(name.as_str()),
+            _ => None,
+        };
+        Some((start, a.data.len() as u64, name))
+    }
+
     /// Whether `[addr, addr + len)` lies inside one allocation.
     pub fn contains(&self, addr: u64, len: u64) -> bool {
         self.locate(addr, len).is_some()

@@ -11,6 +11,7 @@ use crate::error::{malformed, unsupported, Result};
 use crate::lane::{Env, Lane};
 use crate::layout::{FuncLayout, LocalPlace};
 use crate::memory::GlobalMemory;
+use crate::sanitize::{Check, Report, Target, Who};
 use pisa_translator::ir::{
     self, AddrBase, AddrOffset, Address, DataType, Inst, MemSpace, Operand, RegId, RegType,
     SpecialReg, Swizzle, VarRef,
@@ -35,6 +36,9 @@ pub(crate) struct LaneCtx<'a, 'e> {
     func: &'e ir::Function,
     /// Its layout.
     layout: &'e FuncLayout,
+    /// Whether the initialization checker runs (kept here so that the plain interpreter
+    /// tests one flag per register access).
+    track_init: bool,
 }
 
 impl<'a, 'e> LaneCtx<'a, 'e> {
@@ -49,7 +53,9 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
     ) -> LaneCtx<'a, 'e> {
         let f = lane.top().func.0 as usize;
         let (func, layout) = (&env.prepared.module.functions[f], &env.prepared.funcs[f]);
+        let track_init = lane.track_init;
         LaneCtx {
+            track_init,
             env,
             lane,
             shared,
@@ -148,6 +154,7 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
                         self.malformed("a vector wider than 128 bits used as a scalar operand")
                     );
                 }
+                self.check_reg(reg, off, len);
                 Ok(from_le(&self.lane.top().regs[off..off + len]))
             }
             Operand::Pred { reg, negated } => Ok(u128::from(self.read_pred_reg(reg)? != negated)),
@@ -176,6 +183,7 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
             return Err(self.malformed("a register used as a predicate"));
         }
         let off = self.layout().reg_offset[reg.0 as usize];
+        self.check_reg(reg, off, 1);
         Ok(self.lane.top().regs[off] & 1 != 0)
     }
 
@@ -197,6 +205,7 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
                 if n != len {
                     return Err(self.malformed(format!("operand has {n} bytes, {len} expected")));
                 }
+                self.check_reg(reg, off, n);
                 Ok(self.lane.top().regs[off..off + n].to_vec())
             }
             _ if len <= 16 => Ok(to_le(self.read(op)?, len)),
@@ -217,12 +226,14 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
         let (off, len) = self.reg_range(reg, swizzle)?;
         if self.reg_type(reg)? == RegType::Pred {
             self.lane.top_mut().regs[off] = (v & 1) as u8;
+            self.mark_reg(off, 1);
             return Ok(());
         }
         if len > 16 {
             return Err(self.malformed("a vector wider than 128 bits written as a scalar"));
         }
         self.lane.top_mut().regs[off..off + len].copy_from_slice(&v.to_le_bytes()[..len]);
+        self.mark_reg(off, len);
         Ok(())
     }
 
@@ -242,7 +253,88 @@ impl<'a, 'e> LaneCtx<'a, 'e> {
             )));
         }
         self.lane.top_mut().regs[off..off + n].copy_from_slice(bytes);
+        self.mark_reg(off, n);
         Ok(())
+    }
+
+    /// Bytes `start..start + len` of the whole register `reg` (what `extract` reads: only
+    /// those bytes count as read for the initialization checker).
+    pub fn read_reg_part(&self, reg: RegId, start: usize, len: usize) -> Result<Vec<u8>> {
+        let (off, size) = self.reg_range(reg, None)?;
+        if start + len > size {
+            return Err(self.malformed("a part beyond the register"));
+        }
+        self.check_reg(reg, off + start, len);
+        Ok(self.lane.top().regs[off + start..off + start + len].to_vec())
+    }
+
+    /// Writes `bytes` at byte `start` of the whole register `reg` (what `insert` writes:
+    /// only those bytes count as written for the initialization checker).
+    pub fn write_reg_part(&mut self, reg: RegId, start: usize, bytes: &[u8]) -> Result<()> {
+        let (off, size) = self.reg_range(reg, None)?;
+        if start + bytes.len() > size {
+            return Err(self.malformed("a part beyond the register"));
+        }
+        let at = off + start;
+        self.lane.top_mut().regs[at..at + bytes.len()].copy_from_slice(bytes);
+        self.mark_reg(at, bytes.len());
+        Ok(())
+    }
+
+    /// The initialization checker: reports a read of bytes `off..off + len` of register
+    /// `reg` when some were never written in this activation.
+    #[inline]
+    fn check_reg(&self, reg: RegId, off: usize, len: usize) {
+        if !self.track_init {
+            return;
+        }
+        let init = &self.lane.top().init;
+        if init.is_empty() || init[off..off + len].iter().all(|&b| b) {
+            return;
+        }
+        self.uninit_reg(reg);
+    }
+
+    #[cold]
+    fn uninit_reg(&self, reg: RegId) {
+        let Some(san) = self.env.san else { return };
+        let who = self.who();
+        let name = self.func().reg_name(reg).to_string();
+        san.borrow_mut().report(
+            (Check::Init, (who.func, who.pc), (u32::MAX - 1, reg.0)),
+            |s| Report {
+                check: Check::Init,
+                message: format!("read of register %{name}, some of whose bytes nothing wrote"),
+                first: s.event(&who, None),
+                second: None,
+                target: Target::Register { name },
+                missing: Vec::new(),
+                count: 1,
+            },
+        );
+    }
+
+    /// The initialization checker: bytes `off..off + len` of the register file are written.
+    #[inline]
+    fn mark_reg(&mut self, off: usize, len: usize) {
+        if !self.track_init {
+            return;
+        }
+        let init = &mut self.lane.top_mut().init;
+        if !init.is_empty() {
+            init[off..off + len].fill(true);
+        }
+    }
+
+    /// The running work-item and instruction, for the sanitizers.
+    pub fn who(&self) -> Who {
+        let top = self.lane.top();
+        Who {
+            item: self.lane.linear,
+            local: self.lane.local_id,
+            func: top.func.0,
+            pc: top.pc as u32,
+        }
     }
 
     /// The value of a special register (arch-4).

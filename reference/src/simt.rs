@@ -25,7 +25,10 @@ use crate::exec::{self, Effect};
 use crate::lane::{Env, Lane, LaneState};
 use crate::memory::GlobalMemory;
 use crate::operand::LaneCtx;
+use crate::sanitize::{Check, Report, State, Target, Who};
+use pisa_translator::ir::{FuncId, Opcode};
 use pisa_translator::Span;
+use std::cell::RefCell;
 use std::cmp::Ordering;
 
 /// Steps a sub-group runs before the next one gets its turn.
@@ -62,9 +65,17 @@ pub(crate) fn run_group(env: &Env, global: &mut GlobalMemory, steps: &mut Steps)
             ((linear / lx) % ly) as u32,
             (linear / (lx * ly)) as u32,
         ];
-        lanes.push(Lane::new(env, local_id, (linear % sg) as u32)?);
+        lanes.push(Lane::new(
+            env,
+            local_id,
+            (linear % sg) as u32,
+            linear as u32,
+        )?);
     }
     let mut shared = vec![0u8; env.prepared.shared_size as usize];
+    if let Some(san) = env.san {
+        san.borrow_mut().begin_group(env.group_id, shared.len());
+    }
     loop {
         let mut ran = false;
         for start in (0..count).step_by(sg) {
@@ -96,6 +107,10 @@ fn release_barrier(env: &Env, lanes: &mut [Lane]) -> Result<bool> {
         match at {
             None => at = Some(here),
             Some(first) if first != here => {
+                if let Some(san) = env.san.filter(|s| s.borrow().opts.sync) {
+                    report_divergent_wait(san, lanes, first);
+                    break;
+                }
                 return Err(Error::BarrierDivergence {
                     at: span_of(env, lane),
                 });
@@ -110,7 +125,94 @@ fn release_barrier(env: &Env, lanes: &mut [Lane]) -> Result<bool> {
         lane.state = LaneState::Running;
         lane.top_mut().pc += 1;
     }
+    if let Some(san) = env.san {
+        san.borrow_mut().barrier_released();
+    }
     Ok(true)
+}
+
+/// The barrier checker: work-items wait at different barriers (the first at `first`). The
+/// report names the first barrier, another one, and the work-items waiting elsewhere; the
+/// caller then releases them all.
+fn report_divergent_wait(san: &RefCell<State>, lanes: &[Lane], first: (FuncId, usize)) {
+    let waiting = lanes.iter().filter(|l| l.state == LaneState::AtBarrier);
+    let (at, elsewhere): (Vec<&Lane>, Vec<&Lane>) = waiting.partition(|l| {
+        let f = l.top();
+        (f.func, f.pc) == first
+    });
+    let (Some(a), Some(b)) = (at.first(), elsewhere.first()) else {
+        return;
+    };
+    let who = |l: &Lane| Who {
+        item: l.linear,
+        local: l.local_id,
+        func: l.top().func.0,
+        pc: l.top().pc as u32,
+    };
+    let (wa, wb) = (who(a), who(b));
+    let mut state = san.borrow_mut();
+    let missing = elsewhere
+        .iter()
+        .map(|l| state.running_item(l.local_id))
+        .collect();
+    state.report((Check::Sync, (wa.func, wa.pc), (wb.func, wb.pc)), |s| {
+        Report {
+            check: Check::Sync,
+            message: "work-items of a work-group wait at different barriers".into(),
+            first: s.event(&wa, None),
+            second: Some(s.event(&wb, None)),
+            target: Target::None,
+            missing,
+            count: 1,
+        }
+    });
+}
+
+/// Whether `lane` is about to leave the kernel: its next instruction is an unconditional
+/// `return` of the kernel or the end of the kernel's body. The barrier checker counts it as
+/// exited (isa-9: an exited work-item need not reach a barrier).
+fn at_exit(env: &Env, lane: &Lane) -> bool {
+    if lane.frames.len() != 1 {
+        return false;
+    }
+    let f = lane.top();
+    let body = env.prepared.module.functions[f.func.0 as usize]
+        .body
+        .as_deref()
+        .unwrap_or(&[]);
+    body.get(f.pc)
+        .is_none_or(|i| i.op == Opcode::Return && !i.q.cond)
+}
+
+/// The barrier checker at a `barrier.workgroup` that the work-items `executing` of the
+/// sub-group `lanes` execute: the others that are still running (at another place, so they
+/// skipped it) are missing, unless they are about to exit.
+fn check_barrier(env: &Env, san: &RefCell<State>, lanes: &[Lane], executing: &[usize], at: Who) {
+    let missing: Vec<&Lane> = lanes
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| l.state != LaneState::Done && !executing.contains(i) && !at_exit(env, l))
+        .map(|(_, l)| l)
+        .collect();
+    if missing.is_empty() {
+        return;
+    }
+    let mut state = san.borrow_mut();
+    let missing = missing
+        .iter()
+        .map(|l| state.running_item(l.local_id))
+        .collect();
+    state.report((Check::Sync, (at.func, at.pc), (u32::MAX, 0)), |s| Report {
+        check: Check::Sync,
+        message: "barrier.workgroup in divergent control flow: work-items of the sub-group \
+                  did not reach it with the others"
+            .into(),
+        first: s.event(&at, None),
+        second: None,
+        target: Target::None,
+        missing,
+        count: 1,
+    });
 }
 
 fn span_of(env: &Env, lane: &Lane) -> Span {
@@ -171,6 +273,17 @@ fn step(
         }
         return Ok(true);
     };
+    if inst.op == Opcode::Barrier {
+        if let Some(san) = env.san.filter(|s| s.borrow().opts.sync) {
+            let who = Who {
+                item: lanes[first].linear,
+                local: lanes[first].local_id,
+                func: top.func.0,
+                pc: top.pc as u32,
+            };
+            check_barrier(env, san, lanes, executing, who);
+        }
+    }
     if exec::is_subgroup(inst.op) {
         exec::subgroup::exec(env, lanes, executing, shared, global, active_mask, inst)?;
         for &i in executing {
@@ -207,10 +320,14 @@ fn apply(
             lane.push_frame(env.prepared, callee, ret_to, at)?;
             let func = &env.prepared.module.functions[callee.0 as usize];
             let layout = &env.prepared.funcs[callee.0 as usize];
-            let regs = &mut lane.top_mut().regs;
+            let frame = lane.top_mut();
             for (p, bytes) in func.reg_params.iter().zip(&args) {
                 let off = layout.reg_offset[p.0 as usize];
-                regs[off..off + bytes.len()].copy_from_slice(bytes);
+                frame.regs[off..off + bytes.len()].copy_from_slice(bytes);
+                // The initialization checker: a parameter is written by the call.
+                if !frame.init.is_empty() {
+                    frame.init[off..off + bytes.len()].fill(true);
+                }
             }
         }
         Effect::Return(value) => {

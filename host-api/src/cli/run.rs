@@ -1,6 +1,6 @@
 //! `pisa-vk run FILE... --kernel NAME [--grid X[,Y[,Z]]] [--block ...] [--offset ...]
 //! [--arg SPEC]... [--set NAME=SPEC]... [--print SEL[:TYPE]]... [--out SEL=PATH]... [--json]
-//! [--device D]`
+//! [--device D] [--sanitize LIST]`
 
 use super::output::{self, Selection, Shown};
 use super::{invalid, read_sources, Failure};
@@ -59,6 +59,13 @@ pub struct Args {
     /// allocation it missed, and the run exits 3. `--device reference` always checks.
     #[arg(long)]
     checked: bool,
+    /// Run the reference interpreter's sanitizers (with `--device reference`): a
+    /// comma-separated list of `race` (data races on shared and global memory), `init`
+    /// (reads of shared, private or register bytes nothing wrote), `sync` (barriers not
+    /// reached by every work-item, sub-group masks naming inactive lanes) or `all`. Findings
+    /// are printed on stderr (JSON with `--json`) and the run exits 3.
+    #[arg(long, value_name = "LIST")]
+    sanitize: Option<String>,
     /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
     /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
     #[arg(long)]
@@ -133,8 +140,23 @@ pub fn run(a: Args) -> Result<(), Failure> {
                  PISA's exact results",
             ));
         }
-        (run_reference(&files, &job, a.subgroup_size)?, 0)
+        let sanitize = match &a.sanitize {
+            Some(list) => pisa_reference::Sanitize::parse(list).map_err(Failure::usage)?,
+            None => pisa_reference::Sanitize::NONE,
+        };
+        let (outputs, findings) = run_reference(&files, &job, a.subgroup_size, sanitize, a.json)?;
+        if !findings.is_empty() {
+            let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
+            output::print(&job.kernel, &shown, a.json);
+            return Err(findings_failure(&findings, a.json));
+        }
+        (outputs, 0)
     } else {
+        if a.sanitize.is_some() {
+            return Err(Failure::usage(
+                "--sanitize runs on the reference interpreter: add --device reference",
+            ));
+        }
         let device = a.device.as_deref();
         run_vulkan(
             &files,
@@ -253,18 +275,81 @@ fn run_on(
     Ok(reference::on_device_unchecked(&module, job)?)
 }
 
-/// `--device reference`: the CPU reference interpreter, with the same job and output.
+/// `--device reference`: the CPU reference interpreter, with the same job and output, and
+/// the findings of the sanitizers `sanitize` (printed on stderr before a failure of the run).
 fn run_reference(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
     job: &Job,
     subgroup_size: u32,
-) -> Result<Outputs, Failure> {
+    sanitize: pisa_reference::Sanitize,
+    json: bool,
+) -> Result<(Outputs, Vec<reference::Finding>), Failure> {
     let program = pisa_translator::link(files).map_err(invalid)?;
     let config = pisa_reference::Config {
         subgroup_size,
         ..Default::default()
     };
-    Ok(reference::on_reference(&program, job, config)?)
+    let (outputs, findings) = reference::on_reference_sanitized(&program, job, config, sanitize);
+    match outputs {
+        Ok(o) => Ok((o, findings)),
+        Err(e) => {
+            if !findings.is_empty() {
+                eprintln!("{}", findings_failure(&findings, json).message);
+            }
+            Err(e.into())
+        }
+    }
+}
+
+/// The failure (exit 3) that reports the sanitizers' findings: text, or with `json` one JSON
+/// object `{"sanitizer": [...]}` (one entry per finding).
+fn findings_failure(findings: &[reference::Finding], json: bool) -> Failure {
+    let message = if json {
+        let list: Vec<serde_json::Value> = findings.iter().map(finding_json).collect();
+        serde_json::json!({ "sanitizer": list }).to_string()
+    } else {
+        let mut s: Vec<String> = findings.iter().map(|f| f.render()).collect();
+        s.push(format!(
+            "error: the sanitizers found {} problem(s)",
+            findings.len()
+        ));
+        s.join("\n")
+    };
+    Failure { code: 3, message }
+}
+
+/// One finding as JSON.
+fn finding_json(f: &reference::Finding) -> serde_json::Value {
+    use pisa_reference::sanitize::{Event, Target};
+    use serde_json::json;
+    let event = |e: &Event, at: &(String, usize, usize)| {
+        json!({
+            "file": at.0, "line": at.1, "column": at.2,
+            "function": e.function,
+            "access": e.access.map(|a| format!("{a:?}").to_lowercase()),
+            "work_item": {
+                "global": e.work_item.global,
+                "local": e.work_item.local,
+                "group": e.work_item.group,
+            },
+        })
+    };
+    let r = &f.report;
+    let (space, address) = match &r.target {
+        Target::Memory { space, address, .. } => (Some(space.as_str()), Some(*address)),
+        _ => (None, None),
+    };
+    json!({
+        "check": r.check.as_str(),
+        "message": r.message,
+        "first": event(&r.first, &f.first_at),
+        "second": r.second.as_ref().zip(f.second_at.as_ref()).map(|(e, at)| event(e, at)),
+        "space": space,
+        "address": address,
+        "what": f.what,
+        "missing": r.missing.iter().map(|w| w.local).collect::<Vec<_>>(),
+        "count": r.count,
+    })
 }
 
 #[cfg(test)]

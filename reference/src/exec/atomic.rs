@@ -52,6 +52,20 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             _ => None,
         },
     })?;
+    if let Some(san) = ctx.env.san {
+        let (who, order, scope) = (ctx.lane.linear, q.order, q.scope);
+        // An atomic without an order is relaxed.
+        let order = order.or(Some(pisa_translator::ir::MemOrder::Relaxed));
+        san.borrow_mut().order(who, order, scope, true);
+        let var = match addr.base {
+            AddrBase::Var(v) => Some(v),
+            _ => None,
+        };
+        // an exchange's new value does not depend on the old: a store for the initialization
+        // checker (the old value it returns is not tracked)
+        ctx.observe(place, n, true, true, a != A::Xchg, var);
+        san.borrow_mut().order(who, order, scope, false);
+    }
     let takes_src0 = !matches!(a, A::Inc | A::Dec);
     let src0 = if takes_src0 {
         ctx.src(ctx.op(inst, 2)?, w)?

@@ -122,16 +122,15 @@ fn extract_insert(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             ),
         ));
     }
-    let whole = count as usize * eb;
-    let mut v = ctx.read_bytes(vec_op, whole)?;
-    let range = index as usize * eb..(index as usize + elems) * eb;
+    // Only the elements concerned are read or written (the initialization checker sees
+    // exactly those bytes).
+    let start = index as usize * eb;
     if extract {
-        let part = v[range].to_vec();
+        let part = ctx.read_reg_part(reg, start, elems * eb)?;
         ctx.write_bytes(other, &part)
     } else {
         let part = ctx.read_bytes(other, elems * eb)?;
-        v[range].copy_from_slice(&part);
-        ctx.write_bytes(vec_op, &v)
+        ctx.write_reg_part(reg, start, &part)
     }
 }
 

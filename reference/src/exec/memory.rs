@@ -60,6 +60,23 @@ pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {
             _ => None,
         },
     })?;
+    if ctx.env.san.is_some() {
+        let var = match a.base {
+            AddrBase::Var(v) => Some(v),
+            _ => None,
+        };
+        let who = ctx.lane.linear;
+        let write = inst.op != Opcode::Ld;
+        let order = |ctx: &LaneCtx, before: bool| {
+            if let (true, Some(san)) = (atomic, ctx.env.san) {
+                san.borrow_mut()
+                    .order(who, inst.q.order, inst.q.scope, before);
+            }
+        };
+        order(ctx, true);
+        ctx.observe(place, total, write, atomic, !write, var);
+        order(ctx, false);
+    }
     match inst.op {
         Opcode::Ld => {
             let bytes = ctx.load(place, total)?;

@@ -73,7 +73,16 @@ pub(crate) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<Effect> {
         Iatom | Fatom => next(atomic::exec(ctx, inst)),
         // A fence orders memory accesses; this machine performs every access in program
         // order, one work-item at a time, so there is nothing to do.
-        Fence => Ok(Effect::Next),
+        // The race checker counts it as a release and an acquire at its scope.
+        Fence => {
+            if let Some(san) = ctx.env.san {
+                let (who, order, scope) = (ctx.lane.linear, inst.q.order, inst.q.scope);
+                let mut state = san.borrow_mut();
+                state.order(who, order, scope, true);
+                state.order(who, order, scope, false);
+            }
+            Ok(Effect::Next)
+        }
         Barrier => Ok(Effect::Barrier),
         Fred | Ired | Redfirstidx | Shfl => {
             Err(ctx.malformed("sub-group instruction outside a sub-group step"))

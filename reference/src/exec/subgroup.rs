@@ -24,6 +24,8 @@ struct Input {
     control: u128,
     /// The participation mask operand, already and-ed with `%activemask`.
     participating: u32,
+    /// The participation mask operand as written.
+    raw: u32,
 }
 
 /// Executes a sub-group instruction for the work-items `executing` of `lanes`.
@@ -48,6 +50,9 @@ pub(crate) fn exec(
         );
         inputs.push(read_input(&ctx, inst)?);
     }
+    if let Some(san) = env.san.filter(|s| s.borrow().opts.sync) {
+        check_mask(lanes, executing, &inputs, active_mask, san);
+    }
     let mut results = Vec::with_capacity(inputs.len());
     for input in &inputs {
         results.push(compute(inst, input, &inputs)?);
@@ -67,6 +72,61 @@ pub(crate) fn exec(
         }
     }
     Ok(())
+}
+
+/// The barrier checker: a participation mask that names lanes of the sub-group (`lanes`)
+/// that do not execute the instruction (not in `%activemask`). Lanes beyond the sub-group's
+/// size do not exist and are not reported (a partial last sub-group with mask 0xffffffff).
+fn check_mask(
+    lanes: &[Lane],
+    executing: &[usize],
+    inputs: &[Input],
+    active_mask: u32,
+    san: &std::cell::RefCell<crate::sanitize::State>,
+) {
+    use crate::sanitize::{Check, Report, Target, Who};
+    let exists = if lanes.len() >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << lanes.len()) - 1
+    };
+    let Some((pos, input)) = inputs
+        .iter()
+        .enumerate()
+        .find(|(_, i)| i.raw & exists & !active_mask != 0)
+    else {
+        return;
+    };
+    let lane = &lanes[executing[pos]];
+    let top = lane.top();
+    let who = Who {
+        item: lane.linear,
+        local: lane.local_id,
+        func: top.func.0,
+        pc: top.pc as u32,
+    };
+    let absent = input.raw & exists & !active_mask;
+    let mut state = san.borrow_mut();
+    let missing = lanes
+        .iter()
+        .filter(|l| absent >> l.lane_id & 1 != 0)
+        .map(|l| state.running_item(l.local_id))
+        .collect();
+    state.report((Check::Sync, (who.func, who.pc), (u32::MAX, 1)), |s| {
+        Report {
+            check: Check::Sync,
+            message: format!(
+                "sub-group operation with participation mask {:#010x} naming lanes that are not \
+             active (%activemask {active_mask:#010x})",
+                input.raw
+            ),
+            first: s.event(&who, None),
+            second: None,
+            target: Target::None,
+            missing,
+            count: 1,
+        }
+    });
 }
 
 fn check_type(ctx: &LaneCtx, inst: &Inst) -> Result<DataType> {
@@ -93,18 +153,21 @@ fn read_input(ctx: &LaneCtx, inst: &Inst) -> Result<Input> {
             value: 0,
             control: 0,
             participating: ctx.src(ctx.op(inst, 1)?, 32)? as u32 & m,
+            raw: ctx.src(ctx.op(inst, 1)?, 32)? as u32,
         },
         Opcode::Shfl => Input {
             lane,
             value: ctx.src(ctx.op(inst, 1)?, 32)?,
             control: ctx.src(ctx.op(inst, 2)?, 32)?,
             participating: ctx.src(ctx.op(inst, 3)?, 32)? as u32 & m,
+            raw: ctx.src(ctx.op(inst, 3)?, 32)? as u32,
         },
         _ => Input {
             lane,
             value: ctx.src(ctx.op(inst, 1)?, ty.bits())?,
             control: 0,
             participating: ctx.src(ctx.op(inst, 2)?, 32)? as u32 & m,
+            raw: ctx.src(ctx.op(inst, 2)?, 32)? as u32,
         },
     })
 }
