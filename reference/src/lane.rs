@@ -27,6 +27,10 @@ pub(crate) struct Env<'a> {
     pub group_count: [u32; 3],
     /// `%subgroupsize`.
     pub subgroup_size: u32,
+    /// The call cycle of each function (`None` outside cycles).
+    pub cycles: &'a [Option<u32>],
+    /// [`crate::Config::stack_depth`].
+    pub stack_depth: u32,
 }
 
 /// Whether a work-item can run.

@@ -63,10 +63,18 @@ pub struct Args {
     /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
     #[arg(long)]
     fast_math: bool,
+    /// The most nested activations of the functions of one call cycle (recursion) a
+    /// work-item may have; a deeper call stops the run with a stack overflow naming the
+    /// call, the work-item and the depth (exit 3). Also on `--device reference`.
+    #[arg(long, default_value_t = pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH)]
+    stack_depth: u32,
 }
 
 /// Runs the kernel and prints buffers and globals.
 pub fn run(a: Args) -> Result<(), Failure> {
+    if a.stack_depth == 0 {
+        return Err(Failure::usage("--stack-depth must be at least 1"));
+    }
     let grid = argspec::parse_dims(&a.grid, 1).map_err(Failure::usage)?;
     let block = a
         .block
@@ -133,7 +141,10 @@ pub fn run(a: Args) -> Result<(), Failure> {
                  PISA's exact results",
             ));
         }
-        (run_reference(&files, &job, a.subgroup_size)?, 0)
+        (
+            run_reference(&files, &job, a.subgroup_size, a.stack_depth)?,
+            0,
+        )
     } else {
         let device = a.device.as_deref();
         run_vulkan(
@@ -143,6 +154,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             a.subgroup_size,
             a.fast_math,
             a.checked,
+            a.stack_depth,
         )?
     };
     let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
@@ -184,6 +196,7 @@ fn run_vulkan(
     subgroup_size: u32,
     fast_math: bool,
     checked: bool,
+    stack_depth: u32,
 ) -> Result<(Outputs, usize), Failure> {
     // Translated first for the portable model (or fast math), to learn what the context must
     // enable; then again only if the device's options differ.
@@ -193,6 +206,7 @@ fn run_vulkan(
             ..Default::default()
         }),
         checked,
+        stack_depth,
         ..pisa_translator::Options::with_subgroup_size(subgroup_size)
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
@@ -255,10 +269,12 @@ fn run_reference(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
     job: &Job,
     subgroup_size: u32,
+    stack_depth: u32,
 ) -> Result<Outputs, Failure> {
     let program = pisa_translator::link(files).map_err(invalid)?;
     let config = pisa_reference::Config {
         subgroup_size,
+        stack_depth,
         ..Default::default()
     };
     Ok(reference::on_reference(&program, job, config)?)
