@@ -24,7 +24,7 @@ fn recursive_factorials_run_and_overflow_exits_3() {
         "--grid",
         "8",
         "--arg",
-        "u64[8]:0",
+        "u64[8]",
     ];
     for device in [None, Some("reference")] {
         let mut args = base.to_vec();
@@ -62,7 +62,7 @@ fn recursive_factorials_run_and_overflow_exits_3() {
         "--grid",
         "1",
         "--arg",
-        "u64[1]:0",
+        "u64[1]",
         "--stack-depth",
         "0",
     ]);
