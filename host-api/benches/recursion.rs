@@ -59,7 +59,7 @@ fn bench(c: &mut Criterion) {
     let tree = ctx
         .buffer_from(&(0..1023u32).map(|k| k % 7).collect::<Vec<u32>>())
         .expect("buffer");
-    let out = ctx.buffer::<u32>(1024).expect("buffer");
+    let out = ctx.zeroed::<u32>(1024).expect("buffer");
     let fib_call = ".reg .32b %n;\nmov.32b %n, 20;\ncall %v, @fib(%n);";
     let tree_call = ".reg .32b %root;\nmov.32b %root, 0;\ncall %v, @sum(%t, %root);";
     let cases = [
