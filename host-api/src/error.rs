@@ -138,6 +138,12 @@ pub enum Error {
     /// PISA line.
     #[error("{0}")]
     MemoryViolation(Box<pisa_translator::memcheck::Violation>),
+    /// A work-item's call would have nested more activations of a call cycle's functions
+    /// than the module's stack depth (`pisa_translator::Options::stack_depth`): the kernel,
+    /// the call at its PISA line, the first such work-item and the depth, and how many more
+    /// overflowed. The work-item left the cycle; the launch's results are not to be used.
+    #[error("{0}")]
+    StackOverflow(Box<pisa_translator::passes::recursion::StackOverflow>),
     /// A buffer or symbol access whose length is not the one needed (a whole-buffer write of
     /// another length, a copy between buffers of different lengths).
     #[error("{op} {target}: {given} given, {expected} expected")]
@@ -234,6 +240,7 @@ impl Error {
             | Error::Runtime(_)
             | Error::Reference(_)
             | Error::MemoryViolation(_)
+            | Error::StackOverflow(_)
             | Error::Validation(_) => false,
         }
     }

@@ -24,7 +24,7 @@ use pisa_translator::reflect::KernelInfo;
 
 /// A checked launch on its way: its check block, the allocations of its table, and what
 /// a report of its violation names (kernel, launch, argument block).
-pub(crate) struct Check<'m> {
+pub(crate) struct MemoryCheck<'m> {
     info: &'m CheckInfo,
     block: pisa_runtime::Buffer,
     table: Vec<Allocation>,
@@ -59,6 +59,45 @@ pub(crate) fn prepare<'m>(
     arg_block: &[u8],
     push: &mut [u8],
 ) -> Result<Option<Check<'m>>> {
+    let memory = prepare_memory(module, kernel, launch, arg_block, push)?;
+    let stack = crate::stack::watch(module, kernel, launch);
+    Ok((memory.is_some() || stack.is_some()).then_some(Check { memory, stack }))
+}
+
+/// What the host reads back after a launch: a checked module's violation record, a
+/// module with call cycles' stack-overflow record (`crate::stack`).
+pub(crate) struct Check<'m> {
+    memory: Option<MemoryCheck<'m>>,
+    stack: Option<crate::stack::Watch<'m>>,
+}
+
+impl Check<'_> {
+    /// The check block of a checked launch, which the submission must keep alive.
+    pub fn block(&self) -> Option<&pisa_runtime::Buffer> {
+        self.memory.as_ref().map(|m| &m.block)
+    }
+
+    /// Reads the records of the finished launch: [`Error::MemoryViolation`] first, then
+    /// [`Error::StackOverflow`].
+    pub fn finish(self) -> Result<()> {
+        if let Some(m) = self.memory {
+            m.finish()?;
+        }
+        match self.stack {
+            Some(s) => s.finish(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The check block of a checked module's launch.
+fn prepare_memory<'m>(
+    module: &'m Module,
+    kernel: &'m KernelInfo,
+    launch: &Launch,
+    arg_block: &[u8],
+    push: &mut [u8],
+) -> Result<Option<MemoryCheck<'m>>> {
     let Some(info) = &module.reflection().checked else {
         return Ok(None);
     };
@@ -122,7 +161,7 @@ pub(crate) fn prepare<'m>(
     let buffer = rt.create_internal_buffer(bytes.len() as u64)?;
     buffer.write(0, &bytes)?;
     put(push, slot as u64, &buffer.device_address().to_le_bytes());
-    Ok(Some(Check {
+    Ok(Some(MemoryCheck {
         info,
         block: buffer,
         table,
@@ -196,12 +235,7 @@ pub(crate) fn finish_all(checks: Vec<Check<'_>>) -> Result<()> {
     checks.into_iter().try_for_each(Check::finish)
 }
 
-impl Check<'_> {
-    /// The check block, which the submission must keep alive until it has finished.
-    pub fn block(&self) -> &pisa_runtime::Buffer {
-        &self.block
-    }
-
+impl MemoryCheck<'_> {
     /// Reads the violation record of the finished launch: `Ok` when no access failed,
     /// else [`Error::MemoryViolation`] describing the first.
     pub fn finish(self) -> Result<()> {

@@ -750,8 +750,8 @@ impl Module {
     ) {
         stream.keep_leases(leases);
         stream.keep_alive(&self.arena);
-        if let Some(c) = check {
-            stream.keep_alive(c.block());
+        if let Some(b) = check.and_then(|c| c.block()) {
+            stream.keep_alive(b);
         }
     }
 

@@ -421,6 +421,10 @@ impl<'p> Reference<'p> {
                 pisa_reference::Error::Memory(v) => Error::MemoryViolation(Box::new(
                     crate::memcheck::from_reference(*v, sources, &params, &block),
                 )),
+                pisa_reference::Error::StackOverflow(mut o) => {
+                    o.site.resolve(sources);
+                    Error::StackOverflow(o)
+                }
                 e => located(e, sources),
             })?;
         let mut out = Outputs::default();

@@ -87,6 +87,12 @@ pub enum Error {
         /// The call that went too deep.
         at: Span,
     },
+    /// A call would have nested more activations of a call cycle's functions than
+    /// [`crate::Config::stack_depth`]: the kernel, the call, the work-item and the depth, as
+    /// the device reports them (the call's `location` is left to the caller, who has the
+    /// sources).
+    #[error("{}", .0.message())]
+    StackOverflow(Box<pisa_translator::passes::recursion::StackOverflow>),
     /// The [`crate::LoadedModule`] was loaded into another [`crate::Machine`].
     #[error("the module was loaded into another machine")]
     ForeignModule,
@@ -105,6 +111,10 @@ impl Error {
             Error::Memory(v) => Some(Span {
                 start: v.site.span.0,
                 end: v.site.span.1,
+            }),
+            Error::StackOverflow(o) => Some(Span {
+                start: o.site.span.0,
+                end: o.site.span.1,
             }),
             _ => None,
         }

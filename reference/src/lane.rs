@@ -29,6 +29,10 @@ pub(crate) struct Env<'a> {
     pub subgroup_size: u32,
     /// The sanitizers' state, when any runs ([`crate::sanitize`]).
     pub san: Option<&'a std::cell::RefCell<crate::sanitize::State>>,
+    /// The call cycle of each function (`None` outside cycles).
+    pub cycles: &'a [Option<u32>],
+    /// [`crate::Config::stack_depth`].
+    pub stack_depth: u32,
 }
 
 /// Whether a work-item can run.

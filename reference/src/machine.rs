@@ -39,16 +39,23 @@ pub struct Config {
     /// [`Error::StepLimit`] instead of running forever. The interpreter runs in the order of
     /// 10^5 to 10^6 steps per second.
     pub step_limit: u64,
+    /// The most nested activations of the functions of one call cycle a work-item may have:
+    /// a call that would nest more fails with [`Error::StackOverflow`], as the device's
+    /// explicit stack of the same depth does (`pisa_translator::Options::stack_depth`,
+    /// docs/spec-notes.md §33). Calls outside cycles are bounded by [`CALL_DEPTH_LIMIT`]
+    /// alone.
+    pub stack_depth: u32,
 }
 
 impl Default for Config {
-    /// 32 work-items per sub-group; 2^26 steps (2^31 work-item instructions at full
+    /// 32 work-items per sub-group; 2^26 steps; a stack depth of 64 (2^31 work-item instructions at full
     /// sub-groups: minutes of interpretation, so that a runaway kernel fails rather than
     /// hangs a test run).
     fn default() -> Config {
         Config {
             subgroup_size: 32,
             step_limit: 1 << 26,
+            stack_depth: pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH,
         }
     }
 }
@@ -95,6 +102,8 @@ pub struct Symbol {
 pub struct LoadedModule {
     machine: u64,
     prepared: Arc<Prepared>,
+    /// The call cycle of each function ([`pisa_translator::mid::calls::CallGraph::cycles`]).
+    cycles: Arc<Vec<Option<u32>>>,
 }
 
 impl LoadedModule {
@@ -213,6 +222,11 @@ impl Machine {
         Ok(LoadedModule {
             machine: self.id,
             prepared: Arc::new(Prepared::new(module, &mut self.memory)?),
+            cycles: Arc::new(
+                pisa_translator::mid::calls::CallGraph::new(module)
+                    .cycles()
+                    .of,
+            ),
         })
     }
 
@@ -274,6 +288,7 @@ impl Machine {
             group_count,
             &mut steps,
             san.as_ref(),
+            &module.cycles,
         );
         if let Some(san) = san {
             self.reports.extend(san.into_inner().into_reports());
@@ -292,6 +307,7 @@ impl Machine {
         group_count: [u32; 3],
         steps: &mut Steps,
         san: Option<&'a RefCell<State>>,
+        cycles: &'a [Option<u32>],
     ) -> Result<()> {
         for gz in 0..group_count[2] {
             for gy in 0..group_count[1] {
@@ -311,6 +327,8 @@ impl Machine {
                         group_count,
                         subgroup_size: self.config.subgroup_size,
                         san,
+                        cycles,
+                        stack_depth: self.config.stack_depth,
                     };
                     run_group(&env, &mut self.memory, steps)?;
                 }

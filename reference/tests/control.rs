@@ -394,7 +394,21 @@ fn runaway_recursion_and_loops_are_errors() {
         q(),
         vec![Operand::Void, Operand::Func(FuncId(0))],
     );
-    let e = run(vec![f.build(), k.build()], 1, Config::default()).unwrap_err();
+    let (f, k) = (f.build(), k.build());
+    // The call cycle's stack depth (64 activations by default) comes first: the call that
+    // would make the 65th active is the error, in @f, for work-item 0.
+    let e = run(vec![f.clone(), k.clone()], 1, Config::default()).unwrap_err();
+    let Error::StackOverflow(o) = &e else {
+        panic!("{e:?}")
+    };
+    assert_eq!((o.kernel.as_str(), o.site.function.as_str()), ("k", "f"));
+    assert_eq!((o.depth, o.work_item.global), (64, [0, 0, 0]));
+    // Beyond the interpreter's own frame limit, that limit.
+    let deep = Config {
+        stack_depth: u32::MAX,
+        ..Config::default()
+    };
+    let e = run(vec![f, k], 1, deep).unwrap_err();
     assert!(matches!(e, Error::CallDepth { .. }), "{e:?}");
 
     let mut k = Fb::kernel("k");

@@ -126,6 +126,7 @@ fn reference_run(sources: &[(String, String)], input: &[u64]) -> Result<Vec<u64>
     let config = pisa_reference::Config {
         subgroup_size: 32,
         step_limit: 1 << 22,
+        ..Default::default()
     };
     crate::reference_job_linked(&refs(sources), &job(input), config).map(|out| out.words(0))
 }

@@ -206,6 +206,7 @@ pub fn reference_run(
     let config = pisa_reference::Config {
         subgroup_size: options(sub).subgroup_size,
         step_limit: 1 << 24,
+        ..Default::default()
     };
     crate::reference_job("matrix.pisa", src, &job(input, out_per), config).map(|out| out.words(0))
 }

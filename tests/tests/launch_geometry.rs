@@ -40,6 +40,7 @@ fn reference(
     let config = pisa_reference::Config {
         subgroup_size,
         step_limit: 1 << 32,
+        ..Default::default()
     };
     let out = reference_job(
         "test.pisa",
@@ -359,6 +360,7 @@ fn empty_grids_and_oversized_work_groups_are_errors() {
         let config = pisa_reference::Config {
             subgroup_size: 8,
             step_limit: 1 << 20,
+            ..Default::default()
         };
         let err = reference_job(
             "test.pisa",

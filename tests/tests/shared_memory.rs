@@ -239,6 +239,7 @@ fn work_items_that_returned_do_not_hold_up_a_barrier() {
     let config = pisa_reference::Config {
         subgroup_size: 8,
         step_limit: 1 << 24,
+        ..Default::default()
     };
     let reference = pisa_conformance::reference_job("k.pisa", &src, &job, config).unwrap();
     let words: Vec<u32> = reference.buffers[0]

@@ -11,7 +11,9 @@
 //!   may share bytes; the array's length is a specialization constant each pipeline sets
 //!   to its kernel's size;
 //! - the *private arena*: the same for `.private`, per invocation. PISA forbids nothing about
-//!   recursion here, but the translator refuses it, so static frames are sound;
+//!   recursion here; the translator lowers call cycles onto an explicit stack first
+//!   (`passes::recursion`) and refuses `.private` variables in them, so static frames are
+//!   sound;
 //! - the *launch block*: the push-constant layout every kernel reads its launch values and
 //!   its `.param` argument block from;
 //! - the *lock tables* of the atomics that Vulkan has no instruction for (see [`locks`]).

@@ -59,6 +59,7 @@ pub mod link;
 pub mod memcheck;
 pub mod mid;
 pub mod options;
+pub mod passes;
 pub mod reflect;
 pub mod span;
 
@@ -138,7 +139,8 @@ pub fn check(file: &std::sync::Arc<SourceFile>) -> Result<ir::Module, Diagnostic
 /// Cost: linear in the file's size (front end, layout, structured control flow, SPIR-V);
 /// allocates the IR and the SPIR-V words; no I/O. Errors: every diagnostic of [`check`],
 /// then those of the link (an unresolved import), then those of the back end (an
-/// unsupported feature is named, never faked; recursion; too much shared or private memory;
+/// unsupported feature is named, never faked; recursion through function addresses; too much
+/// shared or private memory;
 /// options the program cannot be translated for).
 pub fn compile(
     file: &std::sync::Arc<SourceFile>,
@@ -165,8 +167,8 @@ pub fn compile_linked(
 /// the SPIR-V words of every kernel, and the [`reflect::Reflection`] a runtime needs.
 ///
 /// Cost: linear in the program's size; allocates the SPIR-V words and the reflection. Errors:
-/// what the back end refuses (unsupported features, recursion, too much shared or private
-/// memory, an impossible sub-group mapping in `options`), as [`Diagnostics`] against the
+/// what the back end refuses (unsupported features, recursion through function addresses,
+/// too much shared or private memory, an impossible sub-group mapping in `options`), as [`Diagnostics`] against the
 /// program's files.
 pub fn translate_program(program: &Program, options: &Options) -> Result<Translation, Diagnostics> {
     let _span = tracing::debug_span!(
@@ -188,6 +190,11 @@ pub fn translate_program(program: &Program, options: &Options) -> Result<Transla
     let mut t = back::spirv::translate(&program.module, options).map_err(diagnostics)?;
     if let Some(checks) = &mut t.reflection.checked {
         for site in &mut checks.sites {
+            site.resolve(&program.sources);
+        }
+    }
+    if let Some(r) = &mut t.reflection.recursion {
+        for site in &mut r.sites {
             site.resolve(&program.sources);
         }
     }

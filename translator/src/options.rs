@@ -41,6 +41,12 @@ pub struct Options {
     /// [`Reflection::checked`](crate::reflect::Reflection::checked). Slower; for finding
     /// bugs.
     pub checked: bool,
+    /// The most nested activations of the functions of one call cycle a work-item may have
+    /// (recursion runs on an explicit stack of this many frames, [`crate::passes::recursion`];
+    /// a deeper call fails the launch with a stack overflow). At least 1; default
+    /// [`DEFAULT_STACK_DEPTH`](crate::passes::recursion::DEFAULT_STACK_DEPTH). Does nothing
+    /// for a module without call cycles.
+    pub stack_depth: u32,
 }
 
 /// A set of float widths (16, 32, 64 bits).
@@ -203,6 +209,7 @@ impl Default for Options {
             denorm_preserve: FloatWidths::default(),
             float: None,
             checked: false,
+            stack_depth: crate::passes::recursion::DEFAULT_STACK_DEPTH,
         }
     }
 }

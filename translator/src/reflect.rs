@@ -54,6 +54,9 @@ pub struct Reflection {
     pub faster_with_float64: bool,
     /// Where the launch values and the argument block sit in the push constants.
     pub launch: crate::layout::launch::LaunchLayout,
+    /// For a module with call cycles ([`crate::passes::recursion`]): the stack depth, the
+    /// module variable where a stack overflow is recorded and the calls it may name.
+    pub recursion: Option<crate::passes::recursion::RecursionInfo>,
 }
 
 /// A kernel.

@@ -70,10 +70,18 @@ pub struct Args {
     /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
     #[arg(long)]
     fast_math: bool,
+    /// The most nested activations of the functions of one call cycle (recursion) a
+    /// work-item may have; a deeper call stops the run with a stack overflow naming the
+    /// call, the work-item and the depth (exit 3). Also on `--device reference`.
+    #[arg(long, default_value_t = pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH)]
+    stack_depth: u32,
 }
 
 /// Runs the kernel and prints buffers and globals.
 pub fn run(a: Args) -> Result<(), Failure> {
+    if a.stack_depth == 0 {
+        return Err(Failure::usage("--stack-depth must be at least 1"));
+    }
     let grid = argspec::parse_dims(&a.grid, 1).map_err(Failure::usage)?;
     let block = a
         .block
@@ -144,7 +152,14 @@ pub fn run(a: Args) -> Result<(), Failure> {
             Some(list) => pisa_reference::Sanitize::parse(list).map_err(Failure::usage)?,
             None => pisa_reference::Sanitize::NONE,
         };
-        let (outputs, findings) = run_reference(&files, &job, a.subgroup_size, sanitize, a.json)?;
+        let (outputs, findings) = run_reference(
+            &files,
+            &job,
+            a.subgroup_size,
+            a.stack_depth,
+            sanitize,
+            a.json,
+        )?;
         if !findings.is_empty() {
             let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
             output::print(&job.kernel, &shown, a.json);
@@ -165,6 +180,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             a.subgroup_size,
             a.fast_math,
             a.checked,
+            a.stack_depth,
         )?
     };
     let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
@@ -206,6 +222,7 @@ fn run_vulkan(
     subgroup_size: u32,
     fast_math: bool,
     checked: bool,
+    stack_depth: u32,
 ) -> Result<(Outputs, usize), Failure> {
     // Translated first for the portable model (or fast math), to learn what the context must
     // enable; then again only if the device's options differ.
@@ -215,6 +232,7 @@ fn run_vulkan(
             ..Default::default()
         }),
         checked,
+        stack_depth,
         ..pisa_translator::Options::with_subgroup_size(subgroup_size)
     };
     options.subgroup_mapping().map_err(Failure::usage)?;
@@ -281,12 +299,14 @@ fn run_reference(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
     job: &Job,
     subgroup_size: u32,
+    stack_depth: u32,
     sanitize: pisa_reference::Sanitize,
     json: bool,
 ) -> Result<(Outputs, Vec<reference::Finding>), Failure> {
     let program = pisa_translator::link(files).map_err(invalid)?;
     let config = pisa_reference::Config {
         subgroup_size,
+        stack_depth,
         ..Default::default()
     };
     let (outputs, findings) = reference::on_reference_sanitized(&program, job, config, sanitize);

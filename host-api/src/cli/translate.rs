@@ -55,6 +55,10 @@ pub struct Args {
     /// is performed; the reflection gets the site table (`checked`).
     #[arg(long)]
     checked: bool,
+    /// The most nested activations of the functions of one call cycle (recursion) a
+    /// work-item may have: the size of the explicit stack (recorded in the reflection).
+    #[arg(long, default_value_t = pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH)]
+    stack_depth: u32,
     /// Assume the device's Fma is fused for these float widths: a comma-separated list of
     /// 16, 32, 64, or `all` (`pisa-vk devices` shows what a device does; `pisa-vk run`
     /// decides this from the device).
@@ -104,6 +108,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             f64: a.denorm_preserve,
         },
         checked: a.checked,
+        stack_depth: a.stack_depth,
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,

@@ -3,10 +3,12 @@
 //! operand is the (possibly negated) predicate.
 
 use super::Effect;
-use crate::error::{undefined, unsupported, Result};
+use crate::error::{undefined, unsupported, Error, Result};
 use crate::layout::reg_size;
 use crate::operand::LaneCtx;
 use pisa_translator::ir::{FuncId, Inst, Opcode, Operand};
+use pisa_translator::memcheck::{Site, WorkItem};
+use pisa_translator::passes::recursion::StackOverflow;
 
 pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<Effect> {
     // `.cond`: the predicate comes first; a false condition falls through.
@@ -126,6 +128,7 @@ fn call(ctx: &mut LaneCtx, ops: &[Operand]) -> Result<Effect> {
             .ty;
         bytes.push(ctx.read_bytes(arg, reg_size(ty))?);
     }
+    check_stack_depth(ctx, callee)?;
     let ret_to = match retval {
         Operand::Void => None,
         r @ Operand::Reg { .. } => Some(*r),
@@ -136,4 +139,45 @@ fn call(ctx: &mut LaneCtx, ops: &[Operand]) -> Result<Effect> {
         args: bytes,
         ret_to,
     })
+}
+
+/// A call into a call cycle may not nest more than [`crate::Config::stack_depth`]
+/// activations of the cycle's functions in the work-item (the device's explicit stack has
+/// that many frames): counted over the work-item's frames, the caller's included.
+fn check_stack_depth(ctx: &LaneCtx, callee: FuncId) -> Result<()> {
+    let cycles = ctx.env.cycles;
+    let Some(cycle) = cycles.get(callee.0 as usize).copied().flatten() else {
+        return Ok(());
+    };
+    let active = ctx
+        .lane
+        .frames
+        .iter()
+        .filter(|f| cycles.get(f.func.0 as usize).copied().flatten() == Some(cycle))
+        .count();
+    if active < ctx.env.stack_depth as usize {
+        return Ok(());
+    }
+    let env = ctx.env;
+    let enqueued = env.launch.local_size.map(u64::from);
+    Err(Error::StackOverflow(Box::new(StackOverflow {
+        kernel: env.prepared.module.functions[env.kernel.0 as usize]
+            .name
+            .clone(),
+        site: Site {
+            function: ctx.func().name.clone(),
+            span: (ctx.span.start, ctx.span.end),
+            align: 0,
+            variable: None,
+            location: None,
+        },
+        work_item: WorkItem::new(
+            env.group_id,
+            ctx.lane.local_id,
+            enqueued,
+            env.launch.global_offset,
+        ),
+        depth: env.stack_depth,
+        further: 0,
+    })))
 }

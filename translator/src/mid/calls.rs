@@ -142,6 +142,118 @@ impl CallGraph {
     pub fn stamps(&self) -> Vec<u32> {
         vec![0; self.callees.len()]
     }
+
+    /// The call cycles: for each function, the index of the strongly connected component
+    /// of the graph it belongs to when that component is a cycle (two or more functions,
+    /// or one that calls itself), else `None`; and for each such component whether it
+    /// holds the "any address-taken function" node (a cycle through a call of a register).
+    /// Components are numbered in the order of their lowest function. Tarjan's algorithm
+    /// with an explicit stack: linear in nodes and edges, any call-chain length.
+    pub fn cycles(&self) -> Cycles {
+        let nodes = self.callees.len();
+        const NONE: u32 = u32::MAX;
+        let mut index = vec![NONE; nodes];
+        let mut low = vec![0u32; nodes];
+        let mut on_stack = vec![false; nodes];
+        let mut stack: Vec<u32> = Vec::new();
+        let mut comp = vec![NONE; nodes];
+        let mut comps: Vec<Vec<u32>> = Vec::new();
+        let mut next = 0u32;
+        for root in 0..nodes as u32 {
+            if index[root as usize] != NONE {
+                continue;
+            }
+            let mut frames: Vec<(u32, usize)> = vec![(root, 0)];
+            index[root as usize] = next;
+            low[root as usize] = next;
+            next += 1;
+            stack.push(root);
+            on_stack[root as usize] = true;
+            while let Some(&mut (v, ref mut i)) = frames.last_mut() {
+                if let Some(&w) = self.callees[v as usize].get(*i) {
+                    *i += 1;
+                    if index[w as usize] == NONE {
+                        index[w as usize] = next;
+                        low[w as usize] = next;
+                        next += 1;
+                        stack.push(w);
+                        on_stack[w as usize] = true;
+                        frames.push((w, 0));
+                    } else if on_stack[w as usize] {
+                        low[v as usize] = low[v as usize].min(index[w as usize]);
+                    }
+                    continue;
+                }
+                frames.pop();
+                if let Some(&(u, _)) = frames.last() {
+                    low[u as usize] = low[u as usize].min(low[v as usize]);
+                }
+                if low[v as usize] == index[v as usize] {
+                    let mut members = Vec::new();
+                    loop {
+                        let w = stack.pop().expect("Tarjan's stack holds the component");
+                        on_stack[w as usize] = false;
+                        comp[w as usize] = comps.len() as u32;
+                        members.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    comps.push(members);
+                }
+            }
+        }
+        let any = self.len() as u32;
+        let mut cyclic: Vec<(u32, Vec<FuncId>, bool)> = Vec::new();
+        for (c, members) in comps.iter().enumerate() {
+            let is_cycle =
+                members.len() > 1 || self.callees[members[0] as usize].contains(&members[0]);
+            if !is_cycle {
+                continue;
+            }
+            let mut funcs: Vec<FuncId> = members
+                .iter()
+                .filter(|&&w| w != any)
+                .map(|&w| FuncId(w))
+                .collect();
+            funcs.sort_unstable();
+            cyclic.push((c as u32, funcs, members.contains(&any)));
+        }
+        cyclic.sort_by_key(|(_, f, _)| f.first().map_or(u32::MAX, |f| f.0));
+        let mut of = vec![None; self.len()];
+        let mut members = Vec::new();
+        let mut indirect = Vec::new();
+        for (k, (_, funcs, through_any)) in cyclic.into_iter().enumerate() {
+            for f in &funcs {
+                of[f.0 as usize] = Some(k as u32);
+            }
+            members.push(funcs);
+            indirect.push(through_any);
+        }
+        Cycles {
+            of,
+            members,
+            indirect,
+        }
+    }
+}
+
+/// The call cycles of a module ([`CallGraph::cycles`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Cycles {
+    /// For each function, the cycle it belongs to.
+    pub of: Vec<Option<u32>>,
+    /// The functions of each cycle, in id order.
+    pub members: Vec<Vec<FuncId>>,
+    /// Whether each cycle passes through a call of a register (a function address).
+    pub indirect: Vec<bool>,
+}
+
+impl Cycles {
+    /// Whether the module has no call cycle.
+    pub fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
 }
 
 #[cfg(test)]
@@ -200,5 +312,35 @@ mod tests {
             let want = g.reachable_from([id(k)]);
             assert_eq!(seen, names(&m, &want), "{k}");
         }
+    }
+
+    #[test]
+    fn cycles_are_the_strongly_connected_components() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .function void @self() { call void, @self(); return; }\n\
+            .function void @even() { call void, @odd(); return; }\n\
+            .function void @odd() { call void, @even(); call void, @leaf(); return; }\n\
+            .function void @leaf() { return; }\n\
+            .function void @pointed() { .reg .64b %p;\n addrof.64b %p, @pointed;\n call void, %p();\n return; }\n\
+            .kernel @k() { call void, @self(); call void, @even(); }\n";
+        let (m, g) = graph(src);
+        let c = g.cycles();
+        let named = |k: usize| -> Vec<String> {
+            c.members[k]
+                .iter()
+                .map(|f| m.functions[f.0 as usize].name.clone())
+                .collect()
+        };
+        assert_eq!(c.members.len(), 3, "{c:?}");
+        assert_eq!(named(0), ["self"]);
+        assert_eq!(named(1), ["even", "odd"]);
+        assert_eq!(named(2), ["pointed"]);
+        assert_eq!(c.indirect, [false, false, true]);
+        let id = |n: &str| m.functions.iter().position(|f| f.name == n).unwrap();
+        assert_eq!(c.of[id("leaf")], None);
+        assert_eq!(c.of[id("k")], None);
+        assert_eq!(c.of[id("odd")], Some(1));
+        let (m2, g2) = graph(SRC);
+        assert!(g2.cycles().is_empty(), "{:?}", m2.functions.len());
     }
 }

@@ -1,0 +1,373 @@
+//! Recursion on the device (docs/spec-notes.md §33): call cycles lowered to state machines
+//! on an explicit stack (`pisa_translator::passes::recursion`), run on the device and on the
+//! reference interpreter, and compared with values worked out by hand: factorial,
+//! Fibonacci, Ackermann(2, n), mutual recursion, a recursive quicksort of a `.private`
+//! array, a tree walk over a `.global` array, a cycle across two linked modules, and the
+//! stack-overflow error on both sides at the exact depth. Every module passes spirv-val
+//! (`device_job` validates).
+
+use pisa_conformance::{
+    device_job, device_job_linked, io_job, kernel_module, reference_job, reference_job_linked,
+    DeviceFailure,
+};
+use pisa_translator::Options;
+
+/// A kernel whose work-item i reads `in[i]` into `%x` (64-bit), runs `code` and stores
+/// `%r` (64-bit) to `out[i]`; `decls` go before it (the recursive functions).
+fn per_item(decls: &str, code: &str) -> String {
+    kernel_module(
+        decls,
+        &format!(
+            ".reg .64b %pin, %pout, %off, %x, %r;\n.reg .32b %i, %g, %s, %l;\n\
+             mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
+             umad.32b %i, %g, %s, %l;\numul.full.32b %off, %i, 8;\n\
+             ld.param.64b %pin, [%in];\niadd.64b %pin, %pin, %off;\nld.global.64b %x, [%pin];\n\
+             ld.param.64b %pout, [%out];\niadd.64b %pout, %pout, %off;\n\
+             mov.64b %r, 0;\n{code}\nst.global.64b [%pout], %r;"
+        ),
+    )
+}
+
+fn options(depth: u32) -> Options {
+    Options {
+        stack_depth: depth,
+        ..Options::default()
+    }
+}
+
+fn config(depth: u32) -> pisa_reference::Config {
+    pisa_reference::Config {
+        stack_depth: depth,
+        ..Default::default()
+    }
+}
+
+/// Runs `src` per input word (`out_per` output words each) on the device and the reference
+/// with stack depth `depth`; asserts they agree and returns the device's words.
+fn run(src: &str, input: &[u64], in_per: usize, out_per: usize, depth: u32) -> Vec<u64> {
+    let job = io_job(input, in_per, out_per, 8);
+    let dev = match device_job("rec.pisa", src, &options(depth), &job) {
+        Ok(out) => out.words(0),
+        Err(DeviceFailure::Translate(e)) => panic!("translation failed:\n{e}\n{src}"),
+        Err(DeviceFailure::Run(e)) => panic!("device run failed: {e}\n{src}"),
+    };
+    let reference = reference_job("rec.pisa", src, &job, config(depth))
+        .unwrap_or_else(|e| panic!("reference failed: {e}\n{src}"))
+        .words(0);
+    assert_eq!(dev, reference, "device and reference differ\n{src}");
+    dev
+}
+
+const FACT: &str = ".function .64b @fact(.reg .64b %n) {\n  .reg .64b %m, %f;\n  .pred %p;\n\
+      ucmp.le.64b %p, %n, 1;\n  return.cond %p, 1;\n  isub.64b %m, %n, 1;\n\
+      call %f, @fact(%m);\n  umul.64b %f, %f, %n;\n  return %f;\n}\n";
+
+#[test]
+fn factorial() {
+    let src = per_item(FACT, "call %r, @fact(%x);");
+    let input: Vec<u64> = (0..=20).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        let want: u64 = (1..=n.max(1)).product();
+        assert_eq!(r, want, "{n}!");
+    }
+}
+
+#[test]
+fn fibonacci_with_two_calls_per_activation() {
+    let fib = ".function .32b @fib(.reg .32b %n) {\n  .reg .32b %m, %a, %b;\n  .pred %small;\n\
+          ucmp.lt.32b %small, %n, 2;\n  return.cond %small, %n;\n  isub.32b %m, %n, 1;\n\
+          call %a, @fib(%m);\n  isub.32b %m, %n, 2;\n  call %b, @fib(%m);\n\
+          iadd.32b %a, %a, %b;\n  return %a;\n}\n";
+    let src = per_item(
+        fib,
+        ".reg .32b %n, %v;\ntrunc.32b.64b %n, %x;\ncall %v, @fib(%n);\nzext.64b.32b %r, %v;",
+    );
+    let input: Vec<u64> = (0..=16).rev().collect();
+    let out = run(&src, &input, 1, 1, 64);
+    let mut fibs = vec![0u64, 1];
+    for k in 2..=16 {
+        fibs.push(fibs[k - 1] + fibs[k - 2]);
+    }
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, fibs[n as usize], "fib({n})");
+    }
+}
+
+#[test]
+fn ackermann_two_n_recurses_deeply() {
+    // A(0, n) = n + 1; A(m, 0) = A(m - 1, 1); A(m, n) = A(m - 1, A(m, n - 1)).
+    // A(2, n) = 2n + 3; its deepest nesting is A(2, n)'s value plus 2 activations or so.
+    let ack =
+        ".function .64b @ack(.reg .64b %m, .reg .64b %n) {\n  .reg .64b %a, %t;\n  .pred %p;\n\
+          ucmp.eq.64b %p, %m, 0;\n  goto.cond %p, zero_m;\n\
+          isub.64b %a, %m, 1;\n  ucmp.eq.64b %p, %n, 0;\n  goto.cond %p, zero_n;\n\
+          isub.64b %t, %n, 1;\n  call %t, @ack(%m, %t);\n  call %t, @ack(%a, %t);\n  return %t;\n\
+        zero_n:\n  mov.64b %t, 1;\n  call %t, @ack(%a, %t);\n  return %t;\n\
+        zero_m:\n  iadd.64b %t, %n, 1;\n  return %t;\n}\n";
+    let src = per_item(
+        ack,
+        ".reg .64b %two;\nmov.64b %two, 2;\ncall %r, @ack(%two, %x);",
+    );
+    let input: Vec<u64> = (0..=40).collect();
+    let out = run(&src, &input, 1, 1, 200);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, 2 * n + 3, "A(2, {n})");
+    }
+}
+
+#[test]
+fn mutual_recursion_is_even_is_odd() {
+    let fns =
+        ".function .32b @is_even(.reg .64b %n) {\n  .reg .64b %m;\n  .reg .32b %v;\n  .pred %z;\n\
+          ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 1;\n  isub.64b %m, %n, 1;\n\
+          call %v, @is_odd(%m);\n  return %v;\n}\n\
+        .function .32b @is_odd(.reg .64b %n) {\n  .reg .64b %m;\n  .reg .32b %v;\n  .pred %z;\n\
+          ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n  isub.64b %m, %n, 1;\n\
+          call %v, @is_even(%m);\n  return %v;\n}\n";
+    let src = per_item(
+        fns,
+        ".reg .32b %e, %o;\ncall %e, @is_even(%x);\ncall %o, @is_odd(%x);\n\
+         shl.32b %o, %o, 1;\nor.32b %e, %e, %o;\nzext.64b.32b %r, %e;",
+    );
+    let input: Vec<u64> = (0..60).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        let want = if n % 2 == 0 { 1 } else { 2 };
+        assert_eq!(r, want, "parity of {n}");
+    }
+}
+
+#[test]
+fn quicksort_of_a_private_array() {
+    // Each work-item copies its 16 input words (low 32 bits) into a .private array,
+    // sorts it with a recursive quicksort (Lomuto partition) that takes the array's
+    // address, and writes it back.
+    let qsort = ".function void @qsort(.reg .32b %a, .reg .32b %lo, .reg .32b %hi) {\n\
+          .reg .32b %pivot, %i, %j, %pi, %pj, %vi, %vj, %t;\n  .pred %p;\n\
+          scmp.ge.32b %p, %lo, %hi;\n  return.cond %p;\n\
+          shl.32b %t, %hi, 2;\n  iadd.32b %t, %a, %t;\n  ld.private.32b %pivot, [%t];\n\
+          mov.32b %i, %lo;\n  mov.32b %j, %lo;\n\
+        loop:\n  scmp.ge.32b %p, %j, %hi;\n  goto.cond %p, done;\n\
+          shl.32b %pj, %j, 2;\n  iadd.32b %pj, %a, %pj;\n  ld.private.32b %vj, [%pj];\n\
+          ucmp.ge.32b %p, %vj, %pivot;\n  goto.cond %p, next;\n\
+          shl.32b %pi, %i, 2;\n  iadd.32b %pi, %a, %pi;\n  ld.private.32b %vi, [%pi];\n\
+          st.private.32b [%pi], %vj;\n  st.private.32b [%pj], %vi;\n  iadd.32b %i, %i, 1;\n\
+        next:\n  iadd.32b %j, %j, 1;\n  goto loop;\n\
+        done:\n  shl.32b %pi, %i, 2;\n  iadd.32b %pi, %a, %pi;\n  ld.private.32b %vi, [%pi];\n\
+          ld.private.32b %vj, [%t];\n  st.private.32b [%pi], %vj;\n  st.private.32b [%t], %vi;\n\
+          isub.32b %t, %i, 1;\n  call void, @qsort(%a, %lo, %t);\n\
+          iadd.32b %t, %i, 1;\n  call void, @qsort(%a, %t, %hi);\n  return;\n}\n";
+    let src = format!(
+        ".version 0.1;\n.target 100;\n{qsort}\
+         .kernel @k(.param[8] %out, .param[8] %in) {{\n\
+           .private .align 4 @arr[64];\n\
+           .reg .64b %pin, %pout, %off, %v;\n  .reg .32b %i, %k, %a, %pa, %w;\n  .pred %p;\n\
+           mov.32b %i, %groupid.x;\n  umad.32b %i, %i, %enqueuedlocalsize.x, %localid.x;\n\
+           umul.full.32b %off, %i, 128;\n\
+           ld.param.64b %pin, [%in];\n  iadd.64b %pin, %pin, %off;\n\
+           ld.param.64b %pout, [%out];\n  iadd.64b %pout, %pout, %off;\n\
+           addrof.32b %a, @arr;\n  mov.32b %k, 0;\n\
+         fill:\n  ld.global.64b %v, [%pin];\n  trunc.32b.64b %w, %v;\n\
+           shl.32b %pa, %k, 2;\n  iadd.32b %pa, %a, %pa;\n  st.private.32b [%pa], %w;\n\
+           iadd.64b %pin, %pin, 8;\n  iadd.32b %k, %k, 1;\n  ucmp.lt.32b %p, %k, 16;\n  goto.cond %p, fill;\n\
+           mov.32b %k, 0;\n  mov.32b %w, 15;\n  call void, @qsort(%a, %k, %w);\n  mov.32b %k, 0;\n\
+         out:\n  shl.32b %pa, %k, 2;\n  iadd.32b %pa, %a, %pa;\n  ld.private.32b %w, [%pa];\n\
+           zext.64b.32b %v, %w;\n  st.global.64b [%pout], %v;\n\
+           iadd.64b %pout, %pout, 8;\n  iadd.32b %k, %k, 1;\n  ucmp.lt.32b %p, %k, 16;\n  goto.cond %p, out;\n\
+         }}\n"
+    );
+    // 12 work-items: sorted, reversed, all equal, and pseudo-random arrays with repeats.
+    let mut input = Vec::new();
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    for item in 0..12u64 {
+        for k in 0..16u64 {
+            let v = match item {
+                0 => k,
+                1 => 15 - k,
+                2 => 7,
+                3 => u32::MAX as u64 - k % 3,
+                _ => {
+                    seed ^= seed << 13;
+                    seed ^= seed >> 7;
+                    seed ^= seed << 17;
+                    seed % 10
+                }
+            };
+            input.push(v);
+        }
+    }
+    let out = run(&src, &input, 16, 16, 64);
+    for (item, (got, given)) in out.chunks(16).zip(input.chunks(16)).enumerate() {
+        let mut want = given.to_vec();
+        want.sort_unstable();
+        assert_eq!(got, &want[..], "work-item {item}");
+    }
+}
+
+/// A binary tree of 12 nodes in a `.global` array: node k is (value, left, right) as three
+/// 32-bit words, -1 for no child.
+const TREE: [(u32, i32, i32); 12] = [
+    (5, 1, 2),
+    (3, 3, 4),
+    (8, 5, -1),
+    (1, -1, 6),
+    (4, -1, -1),
+    (7, 7, 8),
+    (2, -1, -1),
+    (6, 9, -1),
+    (9, 10, 11),
+    (10, -1, -1),
+    (11, -1, -1),
+    (12, -1, -1),
+];
+
+#[test]
+fn tree_walk_over_a_global_array() {
+    // sum(k) = value(k) + sum(left) + sum(right) * 2 (a weight, so the order of the two
+    // calls shows), sum(-1) = 0; work-item i sums the subtree of node in[i].
+    let words: Vec<String> = TREE
+        .iter()
+        .flat_map(|&(v, l, r)| [v as i32, l, r])
+        .map(|w| format!(".32b {}", w as u32))
+        .collect();
+    let decls = format!(
+        ".global .align 4 @tree[{}] = {{ {} }};\n\
+         .function .64b @sum(.reg .32b %k) {{\n  .reg .64b %base, %node, %v, %s, %t;\n\
+           .reg .32b %w, %c;\n  .pred %p;\n\
+           scmp.lt.32b %p, %k, 0;\n  return.cond %p, 0;\n\
+           addrof.64b %base, @tree;\n  umul.full.32b %node, %k, 12;\n  iadd.64b %node, %base, %node;\n\
+           ld.global.32b %w, [%node];\n  zext.64b.32b %v, %w;\n\
+           ld.global.32b %c, [%node+4];\n  call %s, @sum(%c);\n  iadd.64b %v, %v, %s;\n\
+           ld.global.32b %c, [%node+8];\n  call %t, @sum(%c);\n  shl.64b %t, %t, 1;\n\
+           iadd.64b %v, %v, %t;\n  return %v;\n}}\n",
+        TREE.len() * 12,
+        words.join(", ")
+    );
+    let src = per_item(
+        &decls,
+        ".reg .32b %root;\ntrunc.32b.64b %root, %x;\ncall %r, @sum(%root);",
+    );
+    fn sum(k: i32) -> u64 {
+        if k < 0 {
+            return 0;
+        }
+        let (v, l, r) = TREE[k as usize];
+        v as u64 + sum(l) + 2 * sum(r)
+    }
+    let input: Vec<u64> = (0..TREE.len() as u64).chain([u32::MAX as u64]).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&k, r) in input.iter().zip(out) {
+        assert_eq!(r, sum(k as u32 as i32), "subtree {k}");
+    }
+}
+
+#[test]
+fn a_cycle_across_two_linked_modules() {
+    let lib = ".version 0.1;\n.target 100;\n\
+        .import .function .32b @is_odd(.reg .64b %n);\n\
+        .export .function .32b @is_even(.reg .64b %n) {\n  .reg .64b %m;\n  .reg .32b %v;\n  .pred %z;\n\
+          ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 1;\n  isub.64b %m, %n, 1;\n\
+          call %v, @is_odd(%m);\n  return %v;\n}\n";
+    let main = per_item(
+        ".import .function .32b @is_even(.reg .64b %n);\n\
+         .export .function .32b @is_odd(.reg .64b %n) {\n  .reg .64b %m;\n  .reg .32b %v;\n  .pred %z;\n\
+           ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n  isub.64b %m, %n, 1;\n\
+           call %v, @is_even(%m);\n  return %v;\n}\n",
+        ".reg .32b %e;\ncall %e, @is_even(%x);\nzext.64b.32b %r, %e;",
+    );
+    let sources = [("lib.pisa", lib), ("main.pisa", main.as_str())];
+    let input: Vec<u64> = (0..40).collect();
+    let job = io_job(&input, 1, 1, 8);
+    let dev = device_job_linked(&sources, &options(64), &job)
+        .unwrap_or_else(|e| panic!("{e:?}"))
+        .words(0);
+    let reference = reference_job_linked(&sources, &job, config(64))
+        .unwrap()
+        .words(0);
+    assert_eq!(dev, reference);
+    for (&n, r) in input.iter().zip(dev) {
+        assert_eq!(r, u64::from(n % 2 == 0), "is_even({n})");
+    }
+}
+
+#[test]
+fn stack_overflow_is_an_error_at_the_exact_depth_on_both_sides() {
+    // fact(n) nests n activations: with a depth of 8, fact(8) runs and fact(9) overflows
+    // at its recursive call (line 5 of the module), in the work-item that asked for it.
+    let src = per_item(FACT, "call %r, @fact(%x);");
+    let line = src
+        .lines()
+        .position(|l| l.contains("call %f, @fact(%m)"))
+        .unwrap()
+        + 1;
+    let ok = run(&src, &[8, 1, 0, 7], 1, 1, 8);
+    assert_eq!(ok, [40320, 1, 1, 5040]);
+    // Work-item 5 of 8 (in one work-group) overflows.
+    let input = [1, 2, 3, 4, 5, 9, 6, 7];
+    let job = io_job(&input, 1, 1, 8);
+    let dev = match device_job("rec.pisa", &src, &options(8), &job) {
+        Err(DeviceFailure::Run(e)) => e,
+        other => panic!("expected a stack overflow, got {other:?}"),
+    };
+    let reference = reference_job("rec.pisa", &src, &job, config(8)).unwrap_err();
+    for text in [&dev, &reference] {
+        for fact in [
+            "stack overflow".to_string(),
+            format!("rec.pisa:{line}:"),
+            "call %f, @fact(%m)".to_string(),
+            "kernel `k`".to_string(),
+            "work-item [5, 0, 0]".to_string(),
+            "more than 8 activations".to_string(),
+        ] {
+            assert!(text.contains(&fact), "`{fact}` missing from: {text}");
+        }
+    }
+    // Two work-items overflow: the device counts the other one.
+    let job = io_job(&[9, 1, 12, 1], 1, 1, 4);
+    let dev = match device_job("rec.pisa", &src, &options(8), &job) {
+        Err(DeviceFailure::Run(e)) => e,
+        other => panic!("expected a stack overflow, got {other:?}"),
+    };
+    assert!(dev.contains("1 other work-item overflowed too"), "{dev}");
+    // After the failed launch the module's fault record is clear again: the same module
+    // runs a launch within the depth.
+}
+
+#[test]
+fn recursion_through_a_function_address_is_refused_naming_the_cycle() {
+    let src = ".version 0.1;\n.target 100;\n\
+        .function void @a() {\n  .reg .64b %p;\n  addrof.64b %p, @a;\n  call void, %p();\n  return;\n}\n\
+        .kernel @k() {\n  call void, @a();\n}\n";
+    let file = std::sync::Arc::new(pisa_translator::SourceFile::new("rec.pisa", src));
+    let err = pisa_translator::compile(&file, &Default::default()).expect_err("refused");
+    let text = err.render();
+    assert!(
+        text.contains(
+            "recursion through a function address is not supported yet: call cycle @a -> @a"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn reflection_records_the_stack_depth_and_modules_without_cycles_have_none() {
+    let src = per_item(FACT, "call %r, @fact(%x);");
+    let t = pisa_conformance::translate_with(&src, &options(33));
+    let r = t
+        .reflection
+        .recursion
+        .as_ref()
+        .expect("a module with a cycle");
+    assert_eq!(r.stack_depth, 33);
+    assert_eq!(r.sites.len(), 1);
+    assert_eq!(r.sites[0].function, "fact");
+    let loc = r.sites[0].location.as_ref().expect("located");
+    assert_eq!(loc.text, "call %f, @fact(%m)");
+    let plain = per_item("", "mov.64b %r, %x;");
+    let t = pisa_conformance::translate_with(&plain, &options(33));
+    assert!(t.reflection.recursion.is_none());
+    // Without a cycle the stack depth changes nothing.
+    let a = pisa_conformance::translate_with(&plain, &options(2));
+    assert_eq!(a.spirv, t.spirv);
+}
