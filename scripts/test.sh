@@ -3,8 +3,8 @@
 # device of the machine (lavapipe in CI) under the Khronos validation layer, which fails a
 # test on any message.
 #
-# `scripts/test.sh --quick` is the fast loop for the common edit (docs/conformance.md, "Test
-# layers"): every crate's unit tests, the translator's suites (front end, golden SPIR-V,
+# `scripts/test.sh --quick` is the fast loop for the common edit (docs/architecture.md,
+# "Testing and measuring"): every crate's unit tests, the translator's suites (front end, golden SPIR-V,
 # words), and a small device sample (integer, control flow, memory, the driver-bug probes),
 # all under the validation layer. CI runs the full command.
 set -euo pipefail
