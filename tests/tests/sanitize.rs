@@ -20,6 +20,7 @@ fn try_findings(
     let config = pisa_reference::Config {
         subgroup_size,
         step_limit: 1 << 24,
+        ..Default::default()
     };
     let (out, found) =
         reference::on_reference_sanitized(&program, job, config, pisa_reference::Sanitize::ALL);
@@ -32,17 +33,10 @@ fn try_findings(
     Ok(found.iter().map(Finding::render).collect())
 }
 
-/// Runs `job` on the reference with every sanitizer; the findings, rendered.
+/// Runs `job` on the reference with every sanitizer; the findings, rendered (the program
+/// must run).
 fn findings(sources: &[(&str, &str)], job: &Job, subgroup_size: u32) -> Vec<String> {
-    let program = pisa_translator::link(&source_files(sources)).expect("valid program");
-    let config = pisa_reference::Config {
-        subgroup_size,
-        step_limit: 1 << 24,
-    };
-    let (out, found) =
-        reference::on_reference_sanitized(&program, job, config, pisa_reference::Sanitize::ALL);
-    out.expect("the program runs on the reference");
-    found.iter().map(Finding::render).collect()
+    try_findings(sources, job, subgroup_size).expect("the program runs on the reference")
 }
 
 /// The bytes of the matrix kernels' third parameter (`tests/matrix/mod.rs`'s `PARAM`).
