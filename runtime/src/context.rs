@@ -258,6 +258,8 @@ impl Context {
             driver_bugs: crate::DriverBugs::default(),
         };
         ctx.driver_bugs = crate::DriverBugs::probe(&ctx);
+        // The probe's pipeline is not one of the user's: the in-memory cache starts empty.
+        ctx.clear_pipeline_cache();
         Ok(ctx)
     }
 
