@@ -159,7 +159,15 @@ class Buffer:
     def set(self, values) -> None:
         """Overwrites the contents with ``values`` (converted to the dtype and broadcast to the
         shape)."""
-        array = np.broadcast_to(np.asarray(values, dtype=self.dtype), self.shape)
+        values = np.asarray(values, dtype=self.dtype)
+        try:
+            array = np.broadcast_to(values, self.shape)
+        except ValueError:
+            raise SizeError(
+                f"{values.size} values of shape {values.shape} for a buffer of "
+                f"{self.dtype} {self.shape} ({self.nbytes} bytes): give its shape or one that "
+                "broadcasts to it"
+            ) from None
         self._native.write(as_bytes(device_layout(array)))
         count_transfer("upload", self.nbytes)
 

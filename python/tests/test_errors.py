@@ -196,3 +196,13 @@ def test_a_checked_context_reports_a_bad_access_and_an_unchecked_one_does_not(ct
     buf = plain.zeros(4, np.uint32)
     plain.load(good).kernel("k")(1, 1, buf)
     assert list(buf.get()) == [0, 0, 0, 7]
+
+
+def test_a_buffer_set_of_the_wrong_size_is_a_size_error(ctx):
+    buf = ctx.zeros(4, np.uint32)
+    with pytest.raises(pisa_vk.SizeError, match=r"3 values of shape \(3,\) for a buffer of uint32 \(4,\)"):
+        buf.set([1, 2, 3])
+    buf.set(7)  # one value broadcasts
+    assert buf.get().tolist() == [7, 7, 7, 7]
+    buf.set([0, 1, 2, 0xFFFFFFFF])
+    assert buf.get().tolist() == [0, 1, 2, 0xFFFFFFFF]
