@@ -164,15 +164,8 @@ impl<'m> Verifier<'m> {
             return;
         }
         for (k, op) in inst.ops.iter().enumerate() {
-            let rule = rules
-                .get(k)
-                .or_else(|| rules.last())
-                .expect("a form with operands");
-            let kind = if k >= rules.len() {
-                Kind::Args
-            } else {
-                rule.kind
-            };
+            // Operands past the form's rules are a call's further arguments.
+            let kind = rules.get(k).map_or(Kind::Args, |r| r.kind);
             self.operand(f, inst, k, op, kind);
         }
         if inst.op == Opcode::Call {
