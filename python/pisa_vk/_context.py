@@ -62,6 +62,8 @@ class Context:
             self._native = _native.Context(device, checked)
         finally:
             _log.flush()
+        # Found when the context was made; read once here, not at every launch.
+        self._driver_warnings = self._native.driver_warnings()
 
     def driver_bugs(self) -> dict:
         """The known driver bugs the device's probes found when the context was made
@@ -74,12 +76,9 @@ class Context:
         """Warns (RuntimeWarning) at the first launch of the process on a device with a known
         driver bug that gives wrong results; once per process."""
         global _warned_driver_bugs
-        if _warned_driver_bugs:
-            return
-        found = self._native.driver_warnings()
-        if found:
+        if self._driver_warnings and not _warned_driver_bugs:
             _warned_driver_bugs = True
-            for w in found:
+            for w in self._driver_warnings:
                 warnings.warn(w, RuntimeWarning, stacklevel=4)
 
     @staticmethod
