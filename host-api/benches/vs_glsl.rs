@@ -392,6 +392,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         push_constant_size: push_size,
         required_subgroup_size: None,
         require_full_subgroups: false,
+        virtual_lanes: None,
         required_features: Default::default(),
         name_for_errors: &case.glsl,
     };

@@ -69,7 +69,8 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
     Ok(Options {
         hardware_subgroup_size: options
             .hardware_subgroup_size
-            .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size)),
+            .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size))
+            .or_else(|| virtual_lanes_subgroup_size(ctx.info(), options.subgroup_size)),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
         checked: options.checked || ctx.checked(),
         denorm_preserve: pisa_translator::FloatWidths {
@@ -112,6 +113,23 @@ pub fn clustered_subgroup_size(device: &pisa_runtime::DeviceInfo, n: u32) -> Opt
     (1..8)
         .map(|k| n << k)
         .take_while(|&h| h <= 128)
+        .find(|&h| runs(h))
+}
+
+/// The hardware sub-group width on which `device` runs PISA sub-groups of `n` lanes on
+/// virtual lanes (spec-notes §88), when it can run neither `n`-wide sub-groups nor a
+/// multiple ([`clustered_subgroup_size`]): the widest power of two below `n` in its sub-group
+/// size range (lavapipe: 8, or 16 with `LP_NATIVE_VECTOR_WIDTH=512`). Each invocation then
+/// carries `n / H` work-items. `None` when the device runs `n` lanes or a multiple, or has no
+/// power-of-two width below `n`.
+pub fn virtual_lanes_subgroup_size(device: &pisa_runtime::DeviceInfo, n: u32) -> Option<u32> {
+    let runs = |h: u32| (device.min_subgroup_size..=device.max_subgroup_size).contains(&h);
+    if !n.is_power_of_two() || n > 32 || runs(n) || clustered_subgroup_size(device, n).is_some() {
+        return None;
+    }
+    (1..=5)
+        .map(|k| n >> k)
+        .take_while(|&h| h >= 1)
         .find(|&h| runs(h))
 }
 

@@ -65,7 +65,7 @@ pub use buffer::Buffer;
 pub use context::Context;
 pub use device::{
     clustered_subgroup_size, device_float_model, device_options, kernel_features,
-    required_features, translation_features,
+    required_features, translation_features, virtual_lanes_subgroup_size,
 };
 pub use dim::{Dim3, DimInt, Dims, IntoDim3, Launch};
 pub use error::{Error, Extent, Result};

@@ -634,7 +634,10 @@ impl Module {
             specialization: enqueued,
             push_constant_size: k.push_constant_size,
             required_subgroup_size: subgroup,
-            require_full_subgroups: subgroup.is_some_and(|n| !edge_x || local[0] % n == 0),
+            // On virtual lanes the device's work-group is a whole number of sub-groups.
+            require_full_subgroups: k.virtual_lanes.is_some()
+                || subgroup.is_some_and(|n| !edge_x || local[0] % n == 0),
+            virtual_lanes: k.virtual_lanes,
             required_features: kernel_features(k),
             name_for_errors: name,
         };

@@ -44,6 +44,7 @@
 //!     push_constant_size: 8,
 //!     required_subgroup_size: None,
 //!     require_full_subgroups: false,
+//!     virtual_lanes: None,
 //!     required_features: FeatureSet {
 //!         buffer_device_address: true,
 //!         int64: true,

@@ -51,6 +51,12 @@ pub struct PipelineDesc<'a> {
     pub required_subgroup_size: Option<u32>,
     /// Whether every sub-group must be full (`REQUIRE_FULL_SUBGROUPS`).
     pub require_full_subgroups: bool,
+    /// For a kernel translated on virtual lanes
+    /// (`pisa_translator::reflect::KernelInfo::virtual_lanes`): the PISA work-items each
+    /// invocation carries (K). `local_size` is then the PISA work-group; the pipeline runs
+    /// [`PipelineDesc::hardware_local_size`] invocations and specialization constant 7 is
+    /// set to 1 (true). `None` for every other pipeline.
+    pub virtual_lanes: Option<u32>,
     /// Features the kernel needs; creation fails naming each one not enabled.
     pub required_features: FeatureSet,
     /// What to call the kernel in error messages.
@@ -58,17 +64,46 @@ pub struct PipelineDesc<'a> {
 }
 
 impl PipelineDesc<'_> {
+    /// The work-group the device runs: `local_size`, or on virtual lanes
+    /// `[ceil(x·y·z / (K·H)) · H, 1, 1]` (one hardware sub-group of H =
+    /// `required_subgroup_size` per PISA sub-group of K·H work-items).
+    pub fn hardware_local_size(&self) -> [u32; 3] {
+        match self.virtual_lanes {
+            Some(k) => {
+                let h = self.required_subgroup_size.unwrap_or(1).max(1) as u64;
+                let n = k.max(1) as u64 * h;
+                let [x, y, z] = self.local_size.map(u64::from);
+                let x = (x * y * z).div_ceil(n) * h;
+                [u32::try_from(x).unwrap_or(u32::MAX), 1, 1]
+            }
+            None => self.local_size,
+        }
+    }
+
+    /// The values of specialization constants 4, 5, ...: `specialization`, and on virtual
+    /// lanes constant 7 set to 1 (the constants before it padded with 1).
+    fn specialization_values(&self) -> Vec<u32> {
+        let mut v = self.specialization.to_vec();
+        if self.virtual_lanes.is_some() {
+            v.resize(v.len().max(3), 1);
+            v.truncate(3);
+            v.push(1);
+        }
+        v
+    }
+
     /// Checks the local size against the device limits (`maxComputeWorkGroupSize`,
     /// `maxComputeWorkGroupInvocations`, `maxComputeWorkgroupSubgroups` for a required
     /// sub-group size, a multiple of the sub-group size in x for full sub-groups): what
     /// [`Context::create_pipeline`](crate::Context::create_pipeline) checks, for callers that
     /// report launch errors their own way. The message does not name the kernel.
     pub fn check_local_size(&self, info: &DeviceInfo) -> Result<(), String> {
-        let [x, y, z] = self.local_size;
-        let max = info.max_workgroup_size;
         if self.local_size.contains(&0) {
+            let [x, y, z] = self.local_size;
             return Err(format!("local size {x}x{y}x{z} has a zero dimension"));
         }
+        let [x, y, z] = self.hardware_local_size();
+        let max = info.max_workgroup_size;
         if x > max[0] || y > max[1] || z > max[2] {
             return Err(format!(
                 "local size {x}x{y}x{z} exceeds maxComputeWorkGroupSize {}x{}x{}",
@@ -322,7 +357,7 @@ impl PipelineCache {
             entry: desc.entry_point.to_string(),
             local_size: desc.local_size,
             shared_memory_size: desc.shared_memory_size,
-            specialization: desc.specialization.to_vec(),
+            specialization: desc.specialization_values(),
             push_constant_size: desc.push_constant_size,
             subgroup_size: desc.required_subgroup_size,
             full_subgroups: desc.require_full_subgroups,
@@ -521,7 +556,8 @@ fn build(
             });
         }
     };
-    let spec_count = 4 + desc.specialization.len() as u32;
+    let values = desc.specialization_values();
+    let spec_count = 4 + values.len() as u32;
     let spec_entries: Vec<vk::SpecializationMapEntry> = (0..spec_count)
         .map(|i| {
             vk::SpecializationMapEntry::default()
@@ -535,7 +571,7 @@ fn build(
         .local_size
         .iter()
         .chain([&shared_words])
-        .chain(desc.specialization)
+        .chain(&values)
         .flat_map(|v| v.to_ne_bytes())
         .collect();
     let spec = vk::SpecializationInfo::default()
@@ -639,6 +675,7 @@ mod tests {
             push_constant_size: 16,
             required_subgroup_size: None,
             require_full_subgroups: false,
+            virtual_lanes: None,
             required_features: FeatureSet::default(),
             name_for_errors: "k",
         }

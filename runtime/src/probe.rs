@@ -168,6 +168,7 @@ pub(crate) fn run_probe(
         push_constant_size: 8,
         required_subgroup_size: None,
         require_full_subgroups: false,
+        virtual_lanes: None,
         required_features: required,
         name_for_errors,
         shared_memory_size: 0,

@@ -302,7 +302,13 @@ fn invalid_mappings_are_errors() {
     let file = Arc::new(SourceFile::new("t.pisa", kernel_module("", ALL)));
     for (n, h, why) in [
         (8, Some(12), "hardware sub-group size 12"),
-        (16, Some(8), "smaller than the sub-group size 16"),
+        // Narrower hardware is virtual lanes (`virtual_lanes.rs`), not clusters; a cluster
+        // of virtual lanes is not a mapping.
+        (
+            8,
+            Some(16),
+            "virtual lanes need hardware sub-groups no wider",
+        ),
         (32, Some(256), "hardware sub-group size 256"),
         (64, None, "sub-group size 64"),
         (0, Some(64), "sub-group size 0"),
@@ -310,6 +316,11 @@ fn invalid_mappings_are_errors() {
     ] {
         let o = Options {
             hardware_subgroup_size: h,
+            virtual_lanes: if why.starts_with("virtual") {
+                pisa_translator::VirtualLanes::SubgroupKernels
+            } else {
+                pisa_translator::VirtualLanes::Auto
+            },
             ..Options::with_subgroup_size(n)
         };
         let err = match pisa_translator::compile(&file, &o) {

@@ -63,7 +63,7 @@ pub mod passes;
 pub mod reflect;
 pub mod span;
 
-pub use options::{FloatModel, FloatWidths, SubgroupMapping};
+pub use options::{FloatModel, FloatWidths, SubgroupMapping, VirtualLanes};
 
 /// Translation options: the sub-group width and its mapping onto the hardware's, what the
 /// float lowering may assume about the device, the checked (memory-checking) translation.

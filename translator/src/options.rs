@@ -17,8 +17,13 @@ pub struct Options {
     /// hardware sub-group is then one PISA sub-group (the "clustered" mapping, e.g. PISA's
     /// 32 lanes as one half of an AMD wave64). `None` (or `subgroup_size`) maps one PISA
     /// sub-group to one hardware sub-group. A power-of-two multiple of `subgroup_size`, at
-    /// most 128; see [`SubgroupMapping`].
+    /// most 128, or narrower than `subgroup_size` for virtual lanes; see [`SubgroupMapping`].
     pub hardware_subgroup_size: Option<u32>,
+    /// Which kernels run on virtual lanes: each invocation carries `subgroup_size /
+    /// hardware` PISA work-items (one when the widths agree) under a lane mask (spec-notes
+    /// §88). [`VirtualLanes::Auto`] (the default) puts sub-group kernels there where the
+    /// hardware sub-group is narrower than `subgroup_size`.
+    pub virtual_lanes: VirtualLanes,
     /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
     /// sub-group instructions, so that `%activemask` and the lanes taking part in a sub-group
     /// instruction are exactly the work-items that reached it together. Only for devices with
@@ -47,6 +52,19 @@ pub struct Options {
     /// [`DEFAULT_STACK_DEPTH`](crate::passes::recursion::DEFAULT_STACK_DEPTH). Does nothing
     /// for a module without call cycles.
     pub stack_depth: u32,
+}
+
+/// Which kernels a translation puts on virtual lanes (spec-notes §88).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub enum VirtualLanes {
+    /// Sub-group kernels, where the hardware sub-group is narrower than the PISA one.
+    #[default]
+    Auto,
+    /// Every sub-group kernel, whatever the widths: partial sub-groups for any work-group
+    /// size also where the hardware is as wide as PISA's sub-group (one lane per invocation).
+    SubgroupKernels,
+    /// Every kernel, cross-lane or not (to measure the cost of the mask).
+    AllKernels,
 }
 
 /// A set of float widths (16, 32, 64 bits).
@@ -158,12 +176,16 @@ impl Options {
 pub struct SubgroupMapping {
     /// The PISA sub-group width N (`%subgroupsize`): a power of two from 1 to 32.
     pub width: u32,
-    /// The hardware sub-group width H the pipeline must be created with: N, or a power-of-two
-    /// multiple of N up to 128 (Vulkan's largest sub-group).
+    /// The hardware sub-group width H the pipeline must be created with: N, a power-of-two
+    /// multiple of N up to 128 (Vulkan's largest sub-group; clustered), or a power of two
+    /// below N (virtual lanes only).
     pub hardware: u32,
     /// How the function being lowered numbers lanes (set per function by the back end;
     /// [`LaneNumbering::Hardware`] from [`SubgroupMapping::new`]).
     pub lanes: LaneNumbering,
+    /// PISA work-items each invocation of the function being lowered carries: `N / H` (at
+    /// least 1) on virtual lanes, 0 natively (set per function by the back end).
+    pub virtual_lanes: u32,
 }
 
 impl SubgroupMapping {
@@ -181,22 +203,30 @@ impl SubgroupMapping {
                 "hardware sub-group size {hw}: must be a power of two from 1 to 128"
             ));
         }
-        if hw < width {
-            return Err(format!(
-                "hardware sub-group size {hw} is smaller than the sub-group size {width}: it \
-                 must be a multiple of it"
-            ));
-        }
         Ok(SubgroupMapping {
             width,
             hardware: hw,
             lanes: LaneNumbering::Hardware,
+            virtual_lanes: 0,
         })
     }
 
     /// Whether a hardware sub-group holds several PISA sub-groups.
     pub fn clustered(&self) -> bool {
-        self.hardware != self.width
+        self.hardware > self.width
+    }
+
+    /// PISA work-items per invocation on virtual lanes: `N / H`, or 1 when the hardware is as
+    /// wide; an error when it is wider (clusters and virtual lanes do not combine).
+    pub fn lanes_per_invocation(&self) -> Result<u32, String> {
+        if self.clustered() {
+            return Err(format!(
+                "virtual lanes need hardware sub-groups no wider than the sub-group size \
+                 {}, not {}",
+                self.width, self.hardware
+            ));
+        }
+        Ok(self.width / self.hardware)
     }
 }
 
@@ -205,6 +235,7 @@ impl Default for Options {
         Options {
             subgroup_size: 32,
             hardware_subgroup_size: None,
+            virtual_lanes: VirtualLanes::Auto,
             maximal_reconvergence: false,
             denorm_preserve: FloatWidths::default(),
             float: None,

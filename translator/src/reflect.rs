@@ -59,6 +59,11 @@ pub struct Reflection {
     pub recursion: Option<crate::passes::recursion::RecursionInfo>,
 }
 
+/// The specialization constant (a bool) that a kernel on virtual lanes must be specialized
+/// with as true, so that the pipeline's work-group is the hardware shape
+/// ([`KernelInfo::virtual_lanes`]).
+pub const VIRTUAL_LANES_SPEC_ID: u32 = 7;
+
 /// A kernel.
 #[derive(Clone, Debug, Serialize)]
 pub struct KernelInfo {
@@ -92,6 +97,12 @@ pub struct KernelInfo {
     /// the kernel is translated for the clustered mapping
     /// ([`crate::Options::hardware_subgroup_size`]).
     pub hardware_subgroup_size: Option<u32>,
+    /// PISA work-items each invocation carries when the kernel runs on virtual lanes
+    /// ([`crate::VirtualLanes`], spec-notes §88): `subgroup_size / hardware_subgroup_size`,
+    /// 1 when the widths agree. Its pipeline then runs `ceil(x·y·z / subgroup_size) ·
+    /// hardware_subgroup_size` invocations in x for a PISA work-group of `x·y·z`, with
+    /// specialization constant [`VIRTUAL_LANES_SPEC_ID`] set to 1. `None` natively.
+    pub virtual_lanes: Option<u32>,
 }
 
 /// A kernel parameter.

@@ -1,5 +1,5 @@
 //! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
-//! [--hardware-subgroup-size H] [--maximal-reconvergence] [--denorm-preserve]
+//! [--hardware-subgroup-size H] [--lanes auto|virtual|all] [--maximal-reconvergence] [--denorm-preserve]
 //! [--fused-fma WIDTHS] [--float64] [--fast-math] [--checked]`
 //!
 //! Without a device, the default float model is portable: exact on every Vulkan device and
@@ -19,6 +19,29 @@ enum Emit {
     Spvasm,
     /// Reflection metadata as JSON.
     Reflection,
+}
+
+/// Which kernels run on virtual lanes (`--lanes`).
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Lanes {
+    /// Sub-group kernels, where the hardware sub-group is narrower than --subgroup-size.
+    #[default]
+    Auto,
+    /// Every sub-group kernel, also on hardware as wide (partial sub-groups for any
+    /// work-group size).
+    Virtual,
+    /// Every kernel, with cross-lane operations or not (to measure the mask's cost).
+    All,
+}
+
+impl From<Lanes> for pisa_translator::VirtualLanes {
+    fn from(l: Lanes) -> Self {
+        match l {
+            Lanes::Auto => pisa_translator::VirtualLanes::Auto,
+            Lanes::Virtual => pisa_translator::VirtualLanes::SubgroupKernels,
+            Lanes::All => pisa_translator::VirtualLanes::AllKernels,
+        }
+    }
 }
 
 /// Arguments of `translate`.
@@ -43,6 +66,11 @@ pub struct Args {
     /// `hardware_subgroup_size`). `pisa-vk run` decides this from the device.
     #[arg(long)]
     hardware_subgroup_size: Option<u32>,
+    /// Which kernels run on virtual lanes: each invocation carries --subgroup-size /
+    /// --hardware-subgroup-size work-items, so that PISA's 32-lane sub-groups run on narrower
+    /// hardware and any work-group size has partial sub-groups (spec-notes §88).
+    #[arg(long, value_enum, default_value = "auto")]
+    lanes: Lanes,
     /// Ask for maximal reconvergence in kernels with sub-group instructions (for devices with
     /// VK_KHR_shader_maximal_reconvergence; `pisa-vk run` decides this from the device).
     #[arg(long)]
@@ -101,6 +129,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
     let options = pisa_translator::Options {
         subgroup_size: a.subgroup_size,
         hardware_subgroup_size: a.hardware_subgroup_size,
+        virtual_lanes: a.lanes.into(),
         maximal_reconvergence: a.maximal_reconvergence,
         denorm_preserve: pisa_translator::FloatWidths {
             f16: a.denorm_preserve,

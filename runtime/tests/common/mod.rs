@@ -311,6 +311,7 @@ pub fn desc<'a>(spirv: &'a [u32], local_x: u32, push: u32, name: &'a str) -> Pip
         push_constant_size: push,
         required_subgroup_size: None,
         require_full_subgroups: false,
+        virtual_lanes: None,
         required_features: FeatureSet {
             buffer_device_address: true,
             int64: true,

@@ -692,6 +692,7 @@ forward! {
     constant_bit64(result_type: Word, value: u64) -> Word;
     constant_composite(result_type: Word, constituents: impl IntoIterator<Item = Word>) -> Word;
     spec_constant_bit32(result_type: Word, value: u32) -> Word;
+    spec_constant_false(result_type: Word) -> Word;
     spec_constant_composite(result_type: Word, constituents: impl IntoIterator<Item = Word>) -> Word;
 }
 

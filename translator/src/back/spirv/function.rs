@@ -46,14 +46,24 @@ pub struct FnCx<'a> {
     pub f: &'a Function,
     /// Its id.
     pub fid: FuncId,
-    /// Variables of the registers, by [`RegId`].
+    /// Variables of the registers, by [`RegId`], one set per lane (lane-major: lane `l`'s
+    /// register `r` is `regs[l * count + r]`; one set natively).
     regs: Vec<Word>,
     /// SPIR-V types of the registers, by [`RegId`].
     reg_types: Vec<Word>,
-    /// The dispatch variable of the irreducible-region repair, when the CFG has one.
-    dispatch: Option<Word>,
-    /// The junction variable of merge sequencing, when the CFG has one.
-    junction: Option<Word>,
+    /// The dispatch variable of the irreducible-region repair, per lane, when the CFG has
+    /// one (else empty).
+    pub(super) dispatch: Vec<Word>,
+    /// The junction variable of merge sequencing, per lane, when the CFG has one.
+    pub(super) junction: Vec<Word>,
+    /// The lane whose registers operands read and write: 0 natively; on virtual lanes the
+    /// lane being emitted ([`super::virtual_lanes`]).
+    pub lane: u32,
+    /// The virtual-lane state of a function lowered on virtual lanes.
+    pub(super) vl: Option<super::virtual_lanes::Lanes>,
+    /// Signatures of the virtual-lane copies of the functions, by [`FuncId`] (empty when no
+    /// kernel runs on virtual lanes).
+    pub vsigs: &'a [FnSig],
     brk: Option<Word>,
     /// Open labelled blocks and loops, innermost last.
     stack: Vec<Frame>,
@@ -74,6 +84,15 @@ pub struct FnCx<'a> {
     pub(super) argument_slots: std::cell::OnceCell<Vec<crate::mid::provenance::ArgumentSlot>>,
     /// What each register may hold as a generic address, by [`RegId`].
     pub provenance: Vec<crate::mid::provenance::Provenance>,
+}
+
+/// The control-flow variables a CFG may add ([`Cfg::dispatch`], [`Cfg::junction`]).
+#[derive(Clone, Copy)]
+pub(super) enum CfgVar {
+    /// The dispatch variable of the irreducible-region repair.
+    Dispatch,
+    /// The junction variable of merge sequencing.
+    Junction,
 }
 
 /// Not an open construct (in `open_at`).
@@ -146,12 +165,17 @@ impl<'a> FnCx<'a> {
         m: &'a mut ModuleCx,
         module: &'a Module,
         layout: &'a ModuleLayout,
-        sigs: &'a [FnSig],
+        sigs: (&'a [FnSig], &'a [FnSig]),
         fid: FuncId,
         subgroups: super::SubgroupMapping,
     ) -> EResult {
+        let (sigs, vsigs) = sigs;
         let f = &module.functions[fid.0 as usize];
-        let sig = &sigs[fid.0 as usize];
+        let k = subgroups.virtual_lanes;
+        let sig = match vsigs.get(fid.0 as usize) {
+            Some(v) if k > 0 && !f.is_kernel() => v,
+            _ => &sigs[fid.0 as usize],
+        };
         m.b.begin_function(
             sig.ret_ty,
             Some(sig.id),
@@ -159,7 +183,14 @@ impl<'a> FnCx<'a> {
             sig.fn_ty,
         )
         .map_err(bug)?;
-        m.b.name(sig.id, f.name.clone());
+        m.b.name(
+            sig.id,
+            if k > 0 && !f.is_kernel() {
+                format!("{}.lanes", f.name)
+            } else {
+                f.name.clone()
+            },
+        );
         let mut params = Vec::new();
         for &t in &sig.param_tys {
             params.push(m.b.function_parameter(t).map_err(bug)?);
@@ -172,10 +203,13 @@ impl<'a> FnCx<'a> {
             sigs,
             f,
             fid,
-            regs: Vec::with_capacity(f.regs.len()),
+            regs: Vec::with_capacity(f.regs.len() * k.max(1) as usize),
             reg_types: Vec::with_capacity(f.regs.len()),
-            dispatch: None,
-            junction: None,
+            dispatch: Vec::new(),
+            junction: Vec::new(),
+            lane: 0,
+            vl: None,
+            vsigs,
             brk: None,
             stack: Vec::new(),
             open_at: Vec::new(),
@@ -190,34 +224,53 @@ impl<'a> FnCx<'a> {
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);
             cx.reg_types.push(ty);
-            let p = cx.m.ptr(StorageClass::Function, ty);
-            let v = cx.m.b.variable(p, None, StorageClass::Function, None);
-            cx.regs.push(v);
         }
-        for (i, &p) in params.iter().enumerate() {
-            if let Some(&r) = f.reg_params.get(i) {
-                let v = cx.regs[r.0 as usize];
-                cx.m.b.store(v, p, None, []).map_err(bug)?;
+        for _ in 0..k.max(1) {
+            for &ty in &cx.reg_types {
+                let p = cx.m.ptr(StorageClass::Function, ty);
+                let v = cx.m.b.variable(p, None, StorageClass::Function, None);
+                cx.regs.push(v);
+            }
+        }
+        // Natively parameter `i` is register `reg_params[i]`; on virtual lanes the mask comes
+        // first, then each parameter once per lane.
+        let lanes = k.max(1) as usize;
+        let first = if k > 0 && !f.is_kernel() { 1 } else { 0 };
+        for (i, &r) in f.reg_params.iter().enumerate() {
+            for lane in 0..lanes {
+                if let Some(&p) = params.get(first + i * lanes + lane) {
+                    let v = cx.regs[lane * f.regs.len() + r.0 as usize];
+                    cx.m.b.store(v, p, None, []).map_err(bug)?;
+                }
             }
         }
         let cfg = Cfg::build(f)?;
         let u32t = cx.m.uint(32);
-        if cfg.dispatch {
-            cx.dispatch = Some(cx.local_var(u32t)?);
-        }
-        if cfg.junction {
-            cx.junction = Some(cx.local_var(u32t)?);
-        }
-        if f.is_kernel() {
-            cx.kernel_prologue()?;
+        for _ in 0..lanes {
+            if cfg.dispatch {
+                let v = cx.local_var(u32t)?;
+                cx.dispatch.push(v);
+            }
+            if cfg.junction {
+                let v = cx.local_var(u32t)?;
+                cx.junction.push(v);
+            }
         }
         let events = structurize(&cfg).map_err(|msg| Diagnostic::error(f.span, msg))?;
-        let falls = cx.lower(&cfg, &events).map_err(|mut d| {
+        let at_function = |mut d: Diagnostic| {
             if d.span == crate::span::Span::default() {
                 d.span = f.span;
             }
             d
-        })?;
+        };
+        if k > 0 {
+            let mask = (first == 1).then(|| params[0]);
+            return cx.emit_on_lanes(&cfg, &events, mask).map_err(at_function);
+        }
+        if f.is_kernel() {
+            cx.kernel_prologue()?;
+        }
+        let falls = cx.lower(&cfg, &events).map_err(at_function)?;
         if falls {
             cx.emit_return(None)?;
         }
@@ -264,9 +317,9 @@ impl<'a> FnCx<'a> {
         }
     }
 
-    /// The variable of a register.
+    /// The variable of a register (of the lane being emitted, [`FnCx::lane`]).
     pub fn reg_var(&self, r: RegId) -> Word {
-        self.regs[r.0 as usize]
+        self.regs[self.lane as usize * self.f.regs.len() + r.0 as usize]
     }
 
     /// A new Function variable of type `ty`, declared in the entry block.
@@ -373,7 +426,7 @@ impl<'a> FnCx<'a> {
         self.m.b.load(ty, None, var, None, []).map_err(bug)
     }
 
-    fn emit_return(&mut self, value: Option<Operand>) -> EResult {
+    pub(super) fn emit_return(&mut self, value: Option<Operand>) -> EResult {
         if self.f.is_kernel() {
             self.flush_checks()?;
         }
@@ -416,25 +469,32 @@ impl<'a> FnCx<'a> {
         }
     }
 
-    fn cond_value(&mut self, cond: Cond) -> EResult<Word> {
+    pub(super) fn cond_value(&mut self, cond: Cond) -> EResult<Word> {
         match cond {
             Cond::Pred { reg, negated } => self.read_pred(&Operand::Pred { reg, negated }),
             Cond::DispatchBelow(bound) => {
-                let var = self.cfg_var(self.dispatch)?;
+                let var = self.cfg_var(CfgVar::Dispatch)?;
                 let (v, k, bt) = self.load_cfg_var(var, bound)?;
                 self.m.b.u_less_than(bt, None, v, k).map_err(bug)
             }
             Cond::Junction(value) => {
-                let var = self.cfg_var(self.junction)?;
+                let var = self.cfg_var(CfgVar::Junction)?;
                 let (v, k, bt) = self.load_cfg_var(var, value)?;
                 self.m.b.i_equal(bt, None, v, k).map_err(bug)
             }
         }
     }
 
-    /// The dispatch or junction variable, which the CFG says it uses.
-    fn cfg_var(&self, var: Option<Word>) -> EResult<Word> {
-        var.ok_or_else(|| self.err("internal error: a control-flow variable the CFG lacks"))
+    /// The dispatch or junction variable of the lane being emitted, which the CFG says it
+    /// uses.
+    pub(super) fn cfg_var(&self, which: CfgVar) -> EResult<Word> {
+        let vars = match which {
+            CfgVar::Dispatch => &self.dispatch,
+            CfgVar::Junction => &self.junction,
+        };
+        vars.get(self.lane as usize)
+            .copied()
+            .ok_or_else(|| self.err("internal error: a control-flow variable the CFG lacks"))
     }
 
     /// The value of a control-flow variable, the constant `k` and the bool type.
@@ -458,8 +518,8 @@ impl<'a> FnCx<'a> {
             }
             Code::SetDispatch(value) | Code::SetJunction(value) => {
                 let var = match cfg.blocks[b].code {
-                    Code::SetDispatch(_) => self.dispatch,
-                    _ => self.junction,
+                    Code::SetDispatch(_) => CfgVar::Dispatch,
+                    _ => CfgVar::Junction,
                 };
                 let var = self.cfg_var(var)?;
                 let k = self.m.const_u32(value);
@@ -850,7 +910,7 @@ impl<'a> FnCx<'a> {
     /// table zeroed, if the kernel reserves one (every work-item takes part). No work-item
     /// lies outside the NDRange: partial edge work-groups are dispatched with their own,
     /// smaller, local size, so there is nothing to guard.
-    fn kernel_prologue(&mut self) -> EResult {
+    pub(super) fn kernel_prologue(&mut self) -> EResult {
         self.init_checks()?;
         self.init_lane_numbering()?;
         self.init_shared_locks()

@@ -160,6 +160,10 @@ impl FnCx<'_> {
                         self.err("access to a memory space the module declares no variable in")
                     );
                 };
+                let word = match space {
+                    WordSpace::Private => self.private_word(word)?,
+                    _ => word,
+                };
                 let p = self.m.ptr(class, u32t);
                 self.m.b.access_chain(p, None, var, [word]).map_err(bug)
             }

@@ -5,6 +5,9 @@
 //! [`structurize`] (structured tree) → [`function`] (SPIR-V constructs, registers) with the
 //! instruction lowerings in `ops*`, [`memory`], [`special`] and `values`; [`module`]
 //! holds the module-wide builder state and [`builder`] encodes the SPIR-V. Memory layout is decided in [`crate::layout`].
+//! Kernels on virtual lanes (PISA sub-groups wider than the hardware's, partial
+//! sub-groups) are lowered by `virtual_lanes` instead of [`function`]'s construct
+//! lowering, with the same instruction lowerings run once per lane.
 
 mod atomic_lock;
 mod atomic_mem;
@@ -21,12 +24,15 @@ mod ops_int;
 mod ops_subgroup;
 pub mod special;
 mod values;
+mod virtual_lanes;
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, Module, Opcode, Operand};
 use crate::layout::{self, ModuleLayout};
 pub use crate::mid::lanes::LaneNumbering;
-pub use crate::options::{FloatModel, FloatWidths, Options, SubgroupMapping, Translation};
+pub use crate::options::{
+    FloatModel, FloatWidths, Options, SubgroupMapping, Translation, VirtualLanes,
+};
 use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
 use function::{FnCx, FnSig};
 use module::ModuleCx;
@@ -64,7 +70,23 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let lane_plan = crate::mid::lanes::plan(module, &crate::mid::calls::CallGraph::new(module));
-    let mut m = ModuleCx::new(layout.shared_size, layout.private_size, layout.launch.size);
+    let on_lanes = virtual_kernels(module, options, &subgroups, &lane_plan.subgroup_kernel);
+    let any_on_lanes = on_lanes.contains(&true);
+    let k = if any_on_lanes {
+        subgroups
+            .lanes_per_invocation()
+            .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?
+    } else {
+        0
+    };
+    let mut m = ModuleCx::new(
+        layout.shared_size,
+        layout.private_size * k.max(1),
+        layout.launch.size,
+    );
+    if any_on_lanes {
+        m.declare_virtual_lanes(subgroups.width, subgroups.hardware, layout.private_size / 4);
+    }
     m.float = options.float.unwrap_or_default();
     if lane_plan.needs_flag {
         m.declare_lane_flag();
@@ -73,19 +95,40 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         checked::declare(&mut m, module);
     }
     let sigs = signatures(&mut m, module);
+    let vsigs = if any_on_lanes {
+        virtual_signatures(&mut m, module, k)
+    } else {
+        Vec::new()
+    };
     let mut errors = Vec::new();
-    for (i, f) in module.functions.iter().enumerate() {
+    'functions: for (i, f) in module.functions.iter().enumerate() {
         if f.body.is_none() {
             continue;
         }
-        let mapping = SubgroupMapping {
+        let native = SubgroupMapping {
             lanes: lane_plan.numbering[i],
             ..subgroups
         };
-        if let Err(e) = FnCx::emit(&mut m, module, &layout, &sigs, FuncId(i as u32), mapping) {
-            errors.push(e);
-            // The builder is left mid-function; stop at the first failing function.
-            break;
+        let lanes = SubgroupMapping {
+            virtual_lanes: k,
+            ..native
+        };
+        // A kernel is emitted once, natively or on virtual lanes; a function also on
+        // virtual lanes when some kernel runs there.
+        let mut mappings = Vec::with_capacity(2);
+        if !on_lanes[i] {
+            mappings.push(native);
+        }
+        if on_lanes[i] || (any_on_lanes && !f.is_kernel()) {
+            mappings.push(lanes);
+        }
+        for mapping in mappings {
+            let id = FuncId(i as u32);
+            if let Err(e) = FnCx::emit(&mut m, module, &layout, (&sigs, &vsigs), id, mapping) {
+                errors.push(e);
+                // The builder is left mid-function; stop at the first failing function.
+                break 'functions;
+            }
         }
     }
     if !errors.is_empty() {
@@ -107,7 +150,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
             float_controls(&mut m, id, options.denorm_preserve);
-            if reconverge && subgroup_kernels[i] {
+            if reconverge && subgroup_kernels[i] && !on_lanes[i] {
                 m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
             }
         }
@@ -136,11 +179,13 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     }
     for k in &mut reflection.kernels {
         if let Some(&i) = kernel_index.get(k.name.as_str()) {
-            if subgroup_kernels[i] {
+            if subgroup_kernels[i] || on_lanes[i] {
                 k.subgroup_size = Some(subgroups.width);
                 k.hardware_subgroup_size = Some(subgroups.hardware);
                 k.features.push(Feature::SubgroupSizeControl);
-                if reconverge {
+                if on_lanes[i] {
+                    k.virtual_lanes = Some(subgroups.width / subgroups.hardware);
+                } else if reconverge {
                     k.features.push(Feature::MaximalReconvergence);
                 }
             }
@@ -205,6 +250,62 @@ fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
                 None => void,
             };
             let param_tys: Vec<u32> = tmp_param_tys.iter().map(|&t| m.reg_type(t)).collect();
+            let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
+            FnSig {
+                id: m.b.id(),
+                fn_ty,
+                ret_ty,
+                param_tys,
+            }
+        })
+        .collect()
+}
+
+/// Which functions are kernels lowered on virtual lanes ([`VirtualLanes`]).
+fn virtual_kernels(
+    module: &Module,
+    options: &Options,
+    subgroups: &SubgroupMapping,
+    subgroup_kernel: &[bool],
+) -> Vec<bool> {
+    module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let sub = subgroup_kernel.get(i).copied().unwrap_or(false);
+            f.is_kernel()
+                && f.body.is_some()
+                && match options.virtual_lanes {
+                    VirtualLanes::Auto => sub && subgroups.hardware < subgroups.width,
+                    VirtualLanes::SubgroupKernels => sub,
+                    VirtualLanes::AllKernels => true,
+                }
+        })
+        .collect()
+}
+
+/// Signatures of the virtual-lane copies of the functions (K lanes): the callers' lane mask
+/// (u32), then each parameter once per lane; an array of K return values.
+fn virtual_signatures(m: &mut ModuleCx, module: &Module, k: u32) -> Vec<FnSig> {
+    let void = m.b.type_void();
+    let u32t = m.uint(32);
+    module
+        .functions
+        .iter()
+        .map(|f| {
+            let ret_ty = match f.ret {
+                Some(t) => {
+                    let t = m.reg_type(t);
+                    m.array(t, k)
+                }
+                None => void,
+            };
+            let mut param_tys = vec![u32t];
+            for &r in &f.reg_params {
+                let t = m.reg_type(f.regs[r.0 as usize].ty);
+                param_tys.extend(std::iter::repeat_n(t, k as usize));
+            }
             let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
             FnSig {
                 id: m.b.id(),
@@ -316,6 +417,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 features: features.to_vec(),
                 subgroup_size: None,
                 hardware_subgroup_size: None,
+                virtual_lanes: None,
             }
         })
         .collect();
@@ -381,16 +483,21 @@ mod tests {
                 width: 32,
                 hardware: 64,
                 lanes: LaneNumbering::Hardware,
+                virtual_lanes: 0,
             })
         );
         assert!(m(32, Some(64)).unwrap().clustered());
+        // Narrower hardware: virtual lanes, N / H work-items per invocation.
+        assert_eq!(m(32, Some(8)).unwrap().lanes_per_invocation(), Ok(4));
+        assert_eq!(m(32, Some(1)).unwrap().lanes_per_invocation(), Ok(32));
+        assert_eq!(m(16, None).unwrap().lanes_per_invocation(), Ok(1));
+        assert!(m(32, Some(64)).unwrap().lanes_per_invocation().is_err());
         assert!(!m(32, None).unwrap().clustered());
         assert!(!m(8, Some(8)).unwrap().clustered());
         for (n, h) in [
             (0, None),
             (64, None),
             (24, Some(48)),
-            (16, Some(8)),
             (8, Some(12)),
             (32, Some(256)),
             (u32::MAX, Some(u32::MAX)),

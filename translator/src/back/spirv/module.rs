@@ -22,6 +22,16 @@ pub const SHARED_WORDS_SPEC_ID: u32 = 3;
 /// are smaller than in a partial edge work-group.
 pub const ENQUEUED_LOCAL_SIZE_SPEC_ID: u32 = 4;
 
+pub use crate::reflect::VIRTUAL_LANES_SPEC_ID;
+
+/// What a module with kernels on virtual lanes declares ([`ModuleCx::declare_virtual_lanes`]).
+#[derive(Clone, Copy, Debug)]
+pub struct VirtualModule {
+    /// 32-bit words of one work-item's private arena; lane `l` of an invocation owns words
+    /// `l·private_lane_words ..` of the arena.
+    pub private_lane_words: u32,
+}
+
 /// Module-wide builder state.
 pub struct ModuleCx {
     /// The SPIR-V builder.
@@ -52,6 +62,11 @@ pub struct ModuleCx {
     pub workgroup_size: Word,
     /// `%enqueuedlocalsize`: specialization constants 4, 5, 6.
     pub enqueued_local_size: [Word; 3],
+    /// `%localsize`: specialization constants 0, 1, 2 (the components of `workgroup_size`
+    /// natively; on virtual lanes the hardware work-group has another shape).
+    pub local_size: [Word; 3],
+    /// The virtual-lane state of a module with kernels on virtual lanes.
+    pub virtual_lanes: Option<VirtualModule>,
     /// Module-scope variables referenced (for entry-point interfaces).
     pub interface: Vec<Word>,
     types: HashMap<TypeKey, Word>,
@@ -141,6 +156,8 @@ impl ModuleCx {
             checks: None,
             workgroup_size: 0,
             enqueued_local_size: [0; 3],
+            local_size: [0; 3],
+            virtual_lanes: None,
             interface: Vec::new(),
             subgroup_users: BTreeSet::new(),
             float: super::FloatModel::default(),
@@ -174,6 +191,7 @@ impl ModuleCx {
             *c = cx.b.spec_constant_bit32(u32t, 1);
             cx.b.decorate(*c, Decoration::SpecId, [SpvOperand::LiteralBit32(i as u32)]);
         }
+        cx.local_size = comps;
         let v3 = cx.vector(u32t, 3);
         cx.workgroup_size = cx.b.spec_constant_composite(v3, comps);
         cx.b.decorate(
@@ -214,6 +232,62 @@ impl ModuleCx {
             cx.private = Some(v);
         }
         cx
+    }
+
+    /// Makes the module's work-group shape depend on specialization constant
+    /// [`VIRTUAL_LANES_SPEC_ID`] (a bool, false by default): when true, the pipeline runs a PISA
+    /// work-group of `x·y·z` work-items (constants 0-2) as `ceil(x·y·z / n) · h` invocations
+    /// in x, one hardware sub-group of `h` per PISA sub-group of `n`; `private_lane_words` is
+    /// the private arena of one work-item (the arena holds one per lane).
+    pub fn declare_virtual_lanes(&mut self, n: u32, h: u32, private_lane_words: u32) {
+        let bt = self.ty(Scalar::Bool);
+        let u32t = self.ty(Scalar::U(32));
+        let flag = self.b.spec_constant_false(bt);
+        self.b.decorate(
+            flag,
+            Decoration::SpecId,
+            [SpvOperand::LiteralBit32(VIRTUAL_LANES_SPEC_ID)],
+        );
+        self.b.name(flag, "pisa_virtual_lanes");
+        let [x, y, z] = self.local_size;
+        let (n1, nc, hc, one) = (
+            self.const_u32(n - 1),
+            self.const_u32(n),
+            self.const_u32(h),
+            self.const_u32(1),
+        );
+        let xy = self.spec_op(u32t, spirv::Op::IMul, &[x, y]);
+        let count = self.spec_op(u32t, spirv::Op::IMul, &[xy, z]);
+        let up = self.spec_op(u32t, spirv::Op::IAdd, &[count, n1]);
+        let groups = self.spec_op(u32t, spirv::Op::UDiv, &[up, nc]);
+        let wide = self.spec_op(u32t, spirv::Op::IMul, &[groups, hc]);
+        let hx = self.spec_op(u32t, spirv::Op::Select, &[flag, wide, x]);
+        let hy = self.spec_op(u32t, spirv::Op::Select, &[flag, one, y]);
+        let hz = self.spec_op(u32t, spirv::Op::Select, &[flag, one, z]);
+        let v3 = self.vector(u32t, 3);
+        let shape = self.b.spec_constant_composite(v3, [hx, hy, hz]);
+        // The `WorkgroupSize` decoration moves to the new composite.
+        let old = self.workgroup_size;
+        for d in &mut self.b.module_mut().annotations {
+            if d.class.opcode == spirv::Op::Decorate
+                && d.operands.first() == Some(&SpvOperand::IdRef(old))
+                && d.operands.get(1) == Some(&SpvOperand::Decoration(Decoration::BuiltIn))
+            {
+                d.operands[0] = SpvOperand::IdRef(shape);
+            }
+        }
+        self.workgroup_size = shape;
+        self.virtual_lanes = Some(VirtualModule { private_lane_words });
+    }
+
+    /// An `OpSpecConstantOp` of `op` on `operands`.
+    fn spec_op(&mut self, ty: Word, op: spirv::Op, operands: &[Word]) -> Word {
+        let id = self.b.id();
+        let mut ops = vec![SpvOperand::LiteralSpecConstantOpInteger(op)];
+        ops.extend(operands.iter().map(|&w| SpvOperand::IdRef(w)));
+        let inst = rspirv::dr::Instruction::new(spirv::Op::SpecConstantOp, Some(ty), Some(id), ops);
+        self.b.module_mut().types_global_values.push(inst);
+        id
     }
 
     /// Declares the [`lane_flag`](Self::lane_flag) variable.

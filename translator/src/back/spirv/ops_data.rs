@@ -6,7 +6,7 @@ use super::checked;
 use super::function::{bug, EResult, FnCx};
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
-use crate::ir::{AddrSpace, Bits, DataType, Inst, MemSpace, Opcode, Operand, RegType};
+use crate::ir::{AddrSpace, Bits, DataType, FuncId, Inst, MemSpace, Opcode, Operand, RegType};
 use crate::layout::{function_address, generic};
 use crate::memcheck::AccessKind;
 use rspirv::spirv::{self, Word};
@@ -504,7 +504,14 @@ impl FnCx<'_> {
     }
 
     fn indirect_call(&mut self, target: Word, ret: Operand, args: &[Operand]) -> EResult {
-        // Candidates: functions with a body whose parameter and return types match.
+        let candidates = self.indirect_candidates(ret, args);
+        let bt = self.m.ty(Scalar::Bool);
+        self.indirect_chain(&candidates, target, ret, args, bt)
+    }
+
+    /// The functions a call through an address may reach: those with a body whose
+    /// parameter and return types match the call's, in function order.
+    pub(super) fn indirect_candidates(&self, ret: Operand, args: &[Operand]) -> Vec<FuncId> {
         let arg_tys: Vec<Option<RegType>> = args
             .iter()
             .map(|a| match *a {
@@ -516,8 +523,7 @@ impl FnCx<'_> {
             Operand::Reg { reg, .. } => Some(self.reg_ty(reg)),
             _ => None,
         };
-        let candidates: Vec<crate::ir::FuncId> = self
-            .module
+        self.module
             .functions
             .iter()
             .enumerate()
@@ -532,9 +538,7 @@ impl FnCx<'_> {
                         .all(|(r, t)| Some(g.regs[r.0 as usize].ty) == *t)
             })
             .map(|(i, _)| crate::ir::FuncId(i as u32))
-            .collect();
-        let bt = self.m.ty(Scalar::Bool);
-        self.indirect_chain(&candidates, target, ret, args, bt)
+            .collect()
     }
 
     fn indirect_chain(

@@ -6,14 +6,21 @@
 //! This module alone maps PISA sub-groups onto hardware sub-groups
 //! ([`SubgroupMapping`](super::SubgroupMapping)): natively one PISA sub-group of N lanes is
 //! one hardware sub-group; clustered, it is one aligned N-lane cluster of a hardware
-//! sub-group of H lanes (PISA's 32 lanes as half of a wave64). Only the lane, mask and scope
-//! plumbing differs, in four helpers: [`pisa_lane`](FnCx::pisa_lane) (`%laneid` = hardware
-//! lane `& (N-1)`), [`ballot`](FnCx::ballot) (the cluster's N bits of the hardware ballot;
-//! `%activemask` is a ballot), `shuffle` (reads hardware lane `base | pisa_lane`) and
-//! `reduce` (`ClusteredReduce` with `ClusterSize` N instead of `Reduce`).
+//! sub-group of H lanes (PISA's 32 lanes as half of a wave64); on virtual lanes
+//! ([`super::virtual_lanes`]) each of the H invocations of a hardware sub-group carries K =
+//! N/H PISA lanes, lane `hw·K + l` being lane `l` of hardware lane `hw`. Only the lane,
+//! mask and scope plumbing differs, in four helpers: [`pisa_lane`](FnCx::pisa_lane)
+//! (`%laneid` = hardware lane `& (N-1)`, or `hw·K + l`), [`ballot`](FnCx::ballot) (the
+//! cluster's N bits of the hardware ballot, or the OR over the sub-group of each
+//! invocation's K bits shifted to `hw·K`; `%activemask` is a ballot), `shuffle` (reads
+//! hardware lane `base | pisa_lane`; on virtual lanes K shuffles per lane, one per slot, and
+//! a select) and `reduce` (`ClusteredReduce` with `ClusterSize` N instead of `Reduce`; on
+//! virtual lanes a fold over the K lanes first). Instructions are written over the lanes of
+//! one invocation ([`FnCx::each_lane`]: one natively), so every mapping shares them.
 //!
 //! Every active invocation executes the SPIR-V group operations (none is skipped by a
-//! branch), so a shuffle only ever reads a lane that executes it; a work-item outside the
+//! branch; on virtual lanes every invocation of the sub-group does, with its lane mask), so
+//! a shuffle only ever reads a lane that executes it; a work-item outside the
 //! participation mask (`mask & %activemask`) then keeps its `dst` through a select.
 //!
 //! - `shfl`: the source lane is computed as in the specification (signed 32-bit lane
@@ -39,6 +46,23 @@ use super::module::Scalar;
 use super::ops_int::int_shape;
 use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp};
 use rspirv::spirv::{BuiltIn, Capability, GroupOperation, Scope, Word};
+
+/// One lane's part of `shfl` ([`FnCx::shfl_source`]).
+struct ShflLane {
+    old: Word,
+    value: Word,
+    ok: Word,
+    me: Word,
+    from: Word,
+}
+
+/// One lane's part of a `fred` element ([`FnCx::fred_key`]).
+struct FredLane {
+    x32: Word,
+    nan_here: Word,
+    counts: Word,
+    contribution: Word,
+}
 
 /// A two-operand builder method (`bitwise_and`, `i_add`, ...).
 type BinaryOp = fn(&mut Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
@@ -87,21 +111,21 @@ impl FnCx<'_> {
         }
     }
 
-    fn scope(&mut self) -> Word {
+    pub(super) fn scope(&mut self) -> Word {
         self.m.const_u32(Scope::Subgroup as u32)
     }
 
     /// `a op b` on u32 values with a builder method.
-    fn u32_op(&mut self, f: BinaryOp, a: Word, b: Word) -> EResult<Word> {
+    pub(super) fn u32_op(&mut self, f: BinaryOp, a: Word, b: Word) -> EResult<Word> {
         let t = self.m.uint(32);
         f(&mut self.m.b, t, None, a, b).map_err(bug)
     }
 
-    fn and32(&mut self, a: Word, b: Word) -> EResult<Word> {
+    pub(super) fn and32(&mut self, a: Word, b: Word) -> EResult<Word> {
         self.u32_op(Builder::bitwise_and, a, b)
     }
 
-    fn and_const(&mut self, a: Word, k: u32) -> EResult<Word> {
+    pub(super) fn and_const(&mut self, a: Word, k: u32) -> EResult<Word> {
         let k = self.m.const_u32(k);
         self.and32(a, k)
     }
@@ -126,16 +150,22 @@ impl FnCx<'_> {
     }
 
     /// `SubgroupLocalInvocationId`: this invocation's lane in the hardware sub-group.
-    fn hardware_lane(&mut self) -> EResult<Word> {
+    pub(super) fn hardware_lane(&mut self) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniform);
         let var = self.m.builtin(BuiltIn::SubgroupLocalInvocationId, false);
         let u32t = self.m.uint(32);
         self.m.b.load(u32t, None, var, None, []).map_err(bug)
     }
 
-    /// `%laneid`: the hardware lane, within its cluster when clustered (`lane & (N-1)`).
+    /// `%laneid`: the hardware lane, within its cluster when clustered (`lane & (N-1)`);
+    /// on virtual lanes `hw·K + l` for the lane `l` being emitted.
     pub(super) fn pisa_lane(&mut self) -> EResult<Word> {
         let lane = self.hardware_lane()?;
+        if let Some(k) = self.virtual_k() {
+            let first = self.mul_const(lane, k)?;
+            let l = self.m.const_u32(self.lane);
+            return self.u32_op(Builder::i_add, first, l);
+        }
         if self.subgroups.clustered() {
             self.and_const(lane, self.subgroups.width - 1)
         } else {
@@ -154,7 +184,11 @@ impl FnCx<'_> {
     /// PISA sub-group whose `pred` is true, bit `i` for `%laneid` `i`. Natively (N ≤ 32) that
     /// is word 0 of the ballot; clustered, the N bits of the cluster: word `base >> 5`,
     /// shifted right by `base & 31`, masked to N bits.
-    pub(super) fn ballot(&mut self, pred: Word) -> EResult<Word> {
+    pub(super) fn ballot(&mut self, preds: &[Word]) -> EResult<Word> {
+        if self.virtual_k().is_some() {
+            return self.ballot_on_lanes(preds);
+        }
+        let pred = preds[0];
         self.m.capability(Capability::GroupNonUniformBallot);
         let u32t = self.m.uint(32);
         let v4 = self.m.vector(u32t, 4);
@@ -199,9 +233,18 @@ impl FnCx<'_> {
         }
     }
 
+    /// Each lane's u32 from PISA lane `from[l]` of the values `values` (one per lane of this
+    /// invocation) of its PISA sub-group.
+    fn shuffle(&mut self, values: &[Word], from: &[Word]) -> EResult<Vec<Word>> {
+        if self.virtual_k().is_some() {
+            return self.shuffle_on_lanes(values, from);
+        }
+        Ok(vec![self.shuffle_hw(values[0], from[0])?])
+    }
+
     /// `OpGroupNonUniformShuffle` of a u32 from PISA lane `lane` of this invocation's PISA
     /// sub-group (hardware lane `base | lane` when clustered; `lane` is below N there).
-    fn shuffle(&mut self, value: Word, lane: Word) -> EResult<Word> {
+    pub(super) fn shuffle_hw(&mut self, value: Word, lane: Word) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniformShuffle);
         let lane = if self.subgroups.clustered() {
             let base = self.cluster_base()?;
@@ -219,12 +262,16 @@ impl FnCx<'_> {
 
     /// `%activemask`: the lanes of this invocation's PISA sub-group that execute here.
     pub(super) fn active_mask(&mut self) -> EResult<Word> {
+        if let Some(a) = self.vl.as_ref().and_then(|v| v.active) {
+            return Ok(a);
+        }
         let t = self.m.const_bool(true);
-        self.ballot(t)
+        let all = vec![t; self.lane_count() as usize];
+        self.ballot(&all)
     }
 
     /// `FindILsb` of a u32 (all ones for 0).
-    fn find_lsb(&mut self, x: Word) -> EResult<Word> {
+    pub(super) fn find_lsb(&mut self, x: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let glsl = self.m.glsl;
         self.m
@@ -257,12 +304,16 @@ impl FnCx<'_> {
     fn redfirstidx(&mut self, inst: &Inst) -> EResult {
         self.check_ty(inst, &[DataType::B32])?;
         let active = self.active_mask()?;
-        let mask = self.read_uint(&inst.ops[1], 32)?;
-        let p = self.and32(mask, active)?;
-        // No participating lane: the specification's loop does not end (undefined); this
-        // gives all ones.
-        let r = self.find_lsb(p)?;
-        self.write_uint(&inst.ops[0], 32, r)
+        self.each_lane(|cx| {
+            let mask = cx.read_uint(&inst.ops[1], 32)?;
+            let p = cx.and32(mask, active)?;
+            // No participating lane: the specification's loop does not end (undefined); this
+            // gives all ones.
+            let r = cx.find_lsb(p)?;
+            let r = cx.keep_if_inactive(&inst.ops[0], r)?;
+            cx.write_uint(&inst.ops[0], 32, r)
+        })?;
+        Ok(())
     }
 
     fn shfl(&mut self, inst: &Inst) -> EResult {
@@ -271,6 +322,22 @@ impl FnCx<'_> {
             .q
             .shfl
             .ok_or_else(|| self.err("`shfl` without an operation (.up .dn .xor .idx)"))?;
+        let lanes = self.each_lane(|cx| cx.shfl_source(inst, op))?;
+        let values: Vec<Word> = lanes.iter().map(|l| l.value).collect();
+        let from: Vec<Word> = lanes.iter().map(|l| l.from).collect();
+        let got = self.shuffle(&values, &from)?;
+        self.each_lane(|cx| {
+            let l = &lanes[cx.lane as usize];
+            let got = cx.sel(32, l.ok, got[cx.lane as usize], l.value)?;
+            let r = cx.sel(32, l.me, got, l.old)?;
+            cx.write_uint(&inst.ops[0], 32, r)
+        })?;
+        Ok(())
+    }
+
+    /// One lane's part of `shfl` before the exchange: its operands, whether it takes part,
+    /// and the lane it reads (its own when the source is out of bounds or not taking part).
+    fn shfl_source(&mut self, inst: &Inst, op: ShflOp) -> EResult<ShflLane> {
         let bt = self.m.ty(Scalar::Bool);
         let u32t = self.m.uint(32);
         let old = self.read_uint(&inst.ops[0], 32)?;
@@ -321,15 +388,28 @@ impl FnCx<'_> {
         let ok = self.bool_and(ok, src_in)?;
         // A lane in the mask is active, so the shuffle reads a lane that executes it.
         let from = self.sel(32, ok, src_lane, lane)?;
-        let got = self.shuffle(value, from)?;
-        let got = self.sel(32, ok, got, value)?;
-        let r = self.sel(32, me, got, old)?;
-        self.write_uint(&inst.ops[0], 32, r)
+        Ok(ShflLane {
+            old,
+            value,
+            ok,
+            me,
+            from,
+        })
+    }
+
+    /// `op` over the u32 contributions `xs` (one per lane of this invocation) of this
+    /// invocation's PISA sub-group; on virtual lanes the K lanes are folded first.
+    fn reduce(&mut self, op: AtomOp, xs: &[Word]) -> EResult<Word> {
+        let mut x = xs[0];
+        for &y in &xs[1..] {
+            x = self.fold_lanes(op, x, y)?;
+        }
+        self.reduce_hw(op, x)
     }
 
     /// `OpGroupNonUniform<op>` of a u32 over the active lanes of this invocation's PISA
     /// sub-group: `Reduce` natively, `ClusteredReduce` with `ClusterSize` N when clustered.
-    fn reduce(&mut self, op: AtomOp, x: Word) -> EResult<Word> {
+    pub(super) fn reduce_hw(&mut self, op: AtomOp, x: Word) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniformArithmetic);
         let (r, cluster) = if self.subgroups.clustered() {
             self.m.capability(Capability::GroupNonUniformClustered);
@@ -377,6 +457,25 @@ impl FnCx<'_> {
                 )))
             }
         };
+        let lanes = self.each_lane(|cx| cx.ired_contribution(inst, op, w))?;
+        let xs: Vec<Word> = lanes.iter().map(|l| l.2).collect();
+        let r = self.reduce(op, &xs)?;
+        let r = self.resize(r, 32, w)?;
+        self.each_lane(|cx| {
+            let (old, me, _) = lanes[cx.lane as usize];
+            let r = cx.sel(w, me, r, old)?;
+            cx.write_uint(&inst.ops[0], w, r)
+        })?;
+        Ok(())
+    }
+
+    /// One lane's `dst`, whether it takes part, and what it gives the reduction of `ired`.
+    fn ired_contribution(
+        &mut self,
+        inst: &Inst,
+        op: AtomOp,
+        w: u32,
+    ) -> EResult<(Word, Word, Word)> {
         let bt = self.m.ty(Scalar::Bool);
         let old = self.read_uint(&inst.ops[0], w)?;
         let x = self.read_uint(&inst.ops[1], w)?;
@@ -404,10 +503,7 @@ impl FnCx<'_> {
         };
         let identity = self.m.const_u32(identity);
         let contribution = self.sel(32, me, x32, identity)?;
-        let r = self.reduce(op, contribution)?;
-        let r = self.resize(r, 32, w)?;
-        let r = self.sel(w, me, r, old)?;
-        self.write_uint(&inst.ops[0], w, r)
+        Ok((old, me, contribution))
     }
 
     fn fred(&mut self, inst: &Inst) -> EResult {
@@ -424,28 +520,93 @@ impl FnCx<'_> {
         };
         let fb = FloatBits::of(ty).ok_or_else(|| self.err("`fred`: not a float type"))?;
         let (w, n) = int_shape(Some(ty));
-        let old = self.src_elems(inst, 0, w, n)?;
-        let xs = self.src_elems(inst, 1, w, n)?;
-        let (lane, _, me) = self.participation(inst, 2)?;
-        let mut out = Vec::with_capacity(xs.len());
-        for (e, &x) in xs.iter().enumerate() {
-            let r = self.fred_elem(op, inst.q.nanp, &fb, x, lane, me)?;
-            let r = self.resize(r, 32, w)?;
-            out.push(self.sel(w, me, r, old[e])?);
+        let lanes = self.each_lane(|cx| {
+            let old = cx.src_elems(inst, 0, w, n)?;
+            let xs = cx.src_elems(inst, 1, w, n)?;
+            let (lane, _, me) = cx.participation(inst, 2)?;
+            Ok((old, xs, lane, me))
+        })?;
+        let ids: Vec<Word> = lanes.iter().map(|l| l.2).collect();
+        let mes: Vec<Word> = lanes.iter().map(|l| l.3).collect();
+        let mut out = vec![Vec::with_capacity(n as usize); lanes.len()];
+        for e in 0..lanes[0].1.len() {
+            let xs: Vec<Word> = lanes.iter().map(|l| l.1[e]).collect();
+            let rs = self.fred_elem(op, inst.q.nanp, &fb, &xs, &ids, &mes)?;
+            for (l, r) in rs.into_iter().enumerate() {
+                let r = self.resize(r, 32, w)?;
+                out[l].push(self.sel(w, mes[l], r, lanes[l].0[e])?);
+            }
         }
-        self.dst_elems(inst, w, &out)
+        self.each_lane(|cx| cx.dst_elems(inst, w, &out[cx.lane as usize]))?;
+        Ok(())
     }
 
-    /// One element of `fred`: `x` of `fb.width` bits; the result as a u32.
+    /// One element of `fred` over the lanes of this invocation: each lane's `x` of
+    /// `fb.width` bits, `%laneid` and whether it takes part; each lane's result as a u32.
     fn fred_elem(
         &mut self,
         op: AtomOp,
         nanp: bool,
         fb: &FloatBits,
-        x: Word,
-        lane: Word,
-        me: Word,
-    ) -> EResult<Word> {
+        xs: &[Word],
+        lanes: &[Word],
+        mes: &[Word],
+    ) -> EResult<Vec<Word>> {
+        let bt = self.m.ty(Scalar::Bool);
+        let mut per = Vec::with_capacity(xs.len());
+        for (&x, &me) in xs.iter().zip(mes) {
+            per.push(self.fred_key(op, fb, x, me)?);
+        }
+        let rop = if op == AtomOp::Min {
+            AtomOp::Smin
+        } else {
+            AtomOp::Smax
+        };
+        let contributions: Vec<Word> = per.iter().map(|p| p.contribution).collect();
+        let rk = self.reduce(rop, &contributions)?;
+        let numeric = self.total_key(rk)?;
+        let mask = self.m.const_u32(u32::MAX >> (32 - fb.width));
+        let numeric = self.and32(numeric, mask)?;
+        // The first NaN in lane order, quiet.
+        let nan_here: Vec<Word> = per.iter().map(|p| p.nan_here).collect();
+        let nan_lanes = self.ballot(&nan_here)?;
+        let zero = self.m.const_u32(0);
+        let use_nan = if nanp {
+            self.m
+                .b
+                .i_not_equal(bt, None, nan_lanes, zero)
+                .map_err(bug)?
+        } else {
+            let counts: Vec<Word> = per.iter().map(|p| p.counts).collect();
+            let num_lanes = self.ballot(&counts)?;
+            self.m.b.i_equal(bt, None, num_lanes, zero).map_err(bug)?
+        };
+        let first = self.find_lsb(nan_lanes)?;
+        let some_nan = self
+            .m
+            .b
+            .i_not_equal(bt, None, nan_lanes, zero)
+            .map_err(bug)?;
+        let read_nan = self.bool_and(use_nan, some_nan)?;
+        let mut from = Vec::with_capacity(lanes.len());
+        for &lane in lanes {
+            from.push(self.sel(32, read_nan, first, lane)?);
+        }
+        let x32s: Vec<Word> = per.iter().map(|p| p.x32).collect();
+        let nans = self.shuffle(&x32s, &from)?;
+        let quiet = self.m.const_u32(fb.quiet);
+        let mut out = Vec::with_capacity(nans.len());
+        for nan in nans {
+            let nan = self.u32_op(Builder::bitwise_or, nan, quiet)?;
+            out.push(self.sel(32, use_nan, nan, numeric)?);
+        }
+        Ok(out)
+    }
+
+    /// One lane's part of a `fred` element before the reduction: its value as a u32 (made
+    /// `|x|` for `.absmax`), whether it is a NaN that takes part, whether it counts as a
+    /// number, and its total-order key or the identity.
+    fn fred_key(&mut self, op: AtomOp, fb: &FloatBits, x: Word, me: Word) -> EResult<FredLane> {
         let bt = self.m.ty(Scalar::Bool);
         let x32 = self.resize(x, fb.width, 32)?;
         let mag = self.and_const(x32, !fb.sign() & (u32::MAX >> (32 - fb.width)))?;
@@ -472,39 +633,13 @@ impl FnCx<'_> {
             i32::MIN as u32
         });
         let contribution = self.sel(32, counts, key, identity)?;
-        let rop = if op == AtomOp::Min {
-            AtomOp::Smin
-        } else {
-            AtomOp::Smax
-        };
-        let rk = self.reduce(rop, contribution)?;
-        let numeric = self.total_key(rk)?;
-        let mask = self.m.const_u32(u32::MAX >> (32 - fb.width));
-        let numeric = self.and32(numeric, mask)?;
-        // The first NaN in lane order, quiet.
         let nan_here = self.bool_and(me, is_nan)?;
-        let nan_lanes = self.ballot(nan_here)?;
-        let zero = self.m.const_u32(0);
-        let use_nan = if nanp {
-            self.m
-                .b
-                .i_not_equal(bt, None, nan_lanes, zero)
-                .map_err(bug)?
-        } else {
-            let num_lanes = self.ballot(counts)?;
-            self.m.b.i_equal(bt, None, num_lanes, zero).map_err(bug)?
-        };
-        let first = self.find_lsb(nan_lanes)?;
-        let some_nan = self
-            .m
-            .b
-            .i_not_equal(bt, None, nan_lanes, zero)
-            .map_err(bug)?;
-        let read_nan = self.bool_and(use_nan, some_nan)?;
-        let from = self.sel(32, read_nan, first, lane)?;
-        let nan = self.shuffle(x32, from)?;
-        let nan = self.u32_op(Builder::bitwise_or, nan, quiet)?;
-        self.sel(32, use_nan, nan, numeric)
+        Ok(FredLane {
+            x32,
+            nan_here,
+            counts,
+            contribution,
+        })
     }
 
     /// `s ^ ((s >> 31 arithmetic) >> 1 logical)`: flips the magnitude of negative values

@@ -97,6 +97,10 @@ impl FnCx<'_> {
     }
 
     fn workgroup_size(&mut self, c: u8) -> EResult<Word> {
+        if self.m.virtual_lanes.is_some() {
+            // The work-group's shape is the hardware's there; PISA's is the constants.
+            return Ok(self.m.local_size[c as usize]);
+        }
         let u32t = self.m.uint(32);
         let ws = self.m.workgroup_size;
         self.m
@@ -118,6 +122,7 @@ impl FnCx<'_> {
         let l = self.layout.launch;
         let (c4, c8) = (4 * c as u32, 8 * c as u32);
         match reg {
+            SpecialReg::LocalId if self.vl.is_some() => self.virtual_local_id(c),
             SpecialReg::LocalId => self.builtin_component(BuiltIn::LocalInvocationId, c),
             SpecialReg::GroupId => {
                 let id = self.builtin_component(BuiltIn::WorkgroupId, c)?;
@@ -157,6 +162,10 @@ impl FnCx<'_> {
     /// `%laneid` as this function numbers lanes: the hardware mapping's, the linear local
     /// id mod N, or either by the flag its kernel set ([`LaneNumbering`]).
     fn lane_id(&mut self) -> EResult<Word> {
+        if self.vl.is_some() {
+            // Virtual lanes number lanes by linear local id whatever the kernel.
+            return self.pisa_lane();
+        }
         match self.subgroups.lanes {
             LaneNumbering::Hardware => self.pisa_lane(),
             LaneNumbering::Linear => self.linear_lane(),

@@ -1,0 +1,321 @@
+//! Virtual lanes (spec-notes §88): PISA's 32-lane sub-groups on lavapipe, whose hardware
+//! sub-groups are 8 lanes (16 with `LP_NATIVE_VECTOR_WIDTH=512`), and partial sub-groups for
+//! any work-group size.
+//!
+//! Every kernel here is translated for PISA's width, 32, on the device's own hardware width
+//! ([`Options::hardware_subgroup_size`]), so each invocation carries 32 / H work-items, and
+//! is compared bit for bit with the reference interpreter at 32 lanes - the isa-7 matrix
+//! under divergence with partial participation masks, whole and partial sub-groups, calls
+//! (direct and through addresses that differ per lane), private memory per lane - or with
+//! values worked out by hand (launch shapes, the spec's examples).
+//! [`whole_suite_at_16_lanes`] runs this binary again at 16 lanes.
+
+mod subgroup_cases;
+
+use pisa_conformance::{context, device_subgroup_size, run_both_with, translate_with};
+use pisa_translator::{Options, VirtualLanes};
+use std::sync::Arc;
+use subgroup_cases::*;
+
+/// PISA's 32-lane sub-groups on the device's hardware width (virtual lanes).
+fn lanes32() -> Options {
+    Options {
+        subgroup_size: 32,
+        hardware_subgroup_size: Some(device_subgroup_size()),
+        ..Options::default()
+    }
+}
+
+/// `input` without its last 3 work-items and 7 more: the last work-group of 64 is then
+/// partial, its second sub-group too.
+fn partial(mut input: Vec<u64>, _n: u32) -> Vec<u64> {
+    input.truncate(input.len() - 10 * IN_PER);
+    input
+}
+
+/// Scenarios for 32 lanes, cut by [`partial`].
+fn cases(n: u32, seed: u64, value: &mut dyn FnMut(&mut rand::rngs::StdRng) -> u64) -> Vec<u64> {
+    partial(scenarios(n, seed, value), n)
+}
+
+/// Plain scenarios for 32 lanes.
+fn whole(n: u32, seed: u64, value: &mut dyn FnMut(&mut rand::rngs::StdRng) -> u64) -> Vec<u64> {
+    scenarios(n, seed, value)
+}
+
+#[test]
+fn translation_records_virtual_lanes() {
+    let h = device_subgroup_size();
+    let t = translate_with(
+        &kernel(32, false, "shfl.idx.32b %d, %v, 0, 0xffffffff"),
+        &lanes32(),
+    );
+    let k = t.reflection.kernel("k").unwrap();
+    assert_eq!(k.subgroup_size, Some(32));
+    assert_eq!(k.hardware_subgroup_size, Some(h));
+    assert_eq!(k.virtual_lanes, Some(32 / h));
+    // A kernel without cross-lane operations stays native unless every kernel is asked for.
+    let plain = pisa_conformance::kernel_module("", "mov.32b %r, %laneid;");
+    let plain = plain.replace("{\n", "{\n.reg .32b %r;\n");
+    let t = translate_with(&plain, &lanes32());
+    assert_eq!(t.reflection.kernel("k").unwrap().virtual_lanes, None);
+    let all = Options {
+        virtual_lanes: VirtualLanes::AllKernels,
+        ..lanes32()
+    };
+    let t = translate_with(&plain, &all);
+    assert_eq!(
+        t.reflection.kernel("k").unwrap().virtual_lanes,
+        Some(32 / h)
+    );
+}
+
+#[test]
+fn shfl_every_mode_at_32_lanes() {
+    every_shfl(&lanes32(), 1100, whole);
+    every_shfl(&lanes32(), 1200, cases);
+}
+
+#[test]
+fn ired_every_operation_and_type_at_32_lanes() {
+    every_ired(&lanes32(), 1300, whole);
+    every_ired(&lanes32(), 1400, cases);
+}
+
+#[test]
+fn fred_every_operation_type_and_nan_mode_at_32_lanes() {
+    every_fred(&lanes32(), 1500, whole);
+    every_fred(&lanes32(), 1600, cases);
+}
+
+#[test]
+fn redfirstidx_at_32_lanes() {
+    let mut input = scenarios(32, 1700, int_value(32));
+    // Give every scenario a participating lane (the first executing one), so that the
+    // result is defined.
+    for chunk in input.chunks_mut(IN_PER * 32) {
+        let first = (0..32).find(|&l| chunk[l * IN_PER + 3] != 0).unwrap();
+        let mask = chunk[2] | 1 << first;
+        for l in 0..32 {
+            chunk[l * IN_PER + 2] = mask;
+        }
+    }
+    let out = check_with(&lanes32(), 32, false, "redfirstidx.32b %d, %m", &input);
+    for (s, chunk) in input.chunks(IN_PER * 32).enumerate() {
+        let exec: u64 = (0..32)
+            .map(|l| chunk[l * IN_PER + 3] << l)
+            .fold(0, |a, b| a | b);
+        let want = (chunk[2] & exec).trailing_zeros() as u64;
+        for l in 0..32 {
+            // A lane that skipped the instruction keeps its old `dst`.
+            let want = if chunk[l * IN_PER + 3] != 0 {
+                want
+            } else {
+                chunk[l * IN_PER + 4]
+            };
+            assert_eq!(out[s * 32 + l], want, "scenario {s} lane {l}");
+        }
+    }
+}
+
+/// Each work-item stores its linear local id, `%laneid`, `%activemask` and the sum of the
+/// linear ids of its sub-group (`ired.sum`).
+const SHAPE: &str = ".version 0.1;\n.target 100;\n\
+.kernel @shape(.param[8] %out) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %x, %y, %z, %lx, %ly, %id, %g, %n, %lane, %am, %sum;\n\
+  mov.32b %x, %localid.x;\n  mov.32b %y, %localid.y;\n  mov.32b %z, %localid.z;\n\
+  mov.32b %lx, %localsize.x;\n  mov.32b %ly, %localsize.y;\n\
+  umad.32b %id, %z, %ly, %y;\n  umad.32b %id, %id, %lx, %x;\n\
+  mov.32b %g, %groupid.x;\n  mov.32b %n, %localsize.z;\n  umul.32b %n, %n, %ly;\n\
+  umul.32b %n, %n, %lx;\n  umad.32b %g, %g, %n, %id;\n\
+  mov.32b %lane, %laneid;\n  mov.32b %am, %activemask;\n\
+  ired.sum.32b %sum, %id, 0xffffffff;\n\
+  ld.param.64b %p, [%out];\n  umul.full.32b %off, %g, 16;\n  iadd.64b %p, %p, %off;\n\
+  st.global.32b [%p], %id;\n  st.global.32b [%p + 4], %lane;\n\
+  st.global.32b [%p + 8], %am;\n  st.global.32b [%p + 12], %sum;\n}\n";
+
+#[test]
+fn every_work_group_shape_has_partial_sub_groups() {
+    let t = translate_with(SHAPE, &lanes32());
+    let m = pisa_vk::Module::from_translation(context(), "shape.pisa", Arc::new(t)).unwrap();
+    for local in [
+        [1, 1, 1],
+        [5, 1, 1],
+        [33, 1, 1],
+        [100, 1, 1],
+        [3, 5, 2],
+        [7, 3, 4],
+        [32, 2, 1],
+    ] {
+        let n: u32 = local.iter().product();
+        let groups = 3u32;
+        let out = context().zeroed::<u32>((4 * n * groups) as usize).unwrap();
+        let global = [local[0] * groups, local[1], local[2]];
+        m.dispatch("shape", global, local, &[(&out).into()])
+            .unwrap();
+        let got = out.read().unwrap();
+        for g in 0..groups {
+            for id in 0..n {
+                let w = &got[(4 * (g * n + id)) as usize..][..4];
+                let s = id / 32;
+                let present = (n - 32 * s).min(32);
+                let mask = if present == 32 {
+                    u32::MAX
+                } else {
+                    (1 << present) - 1
+                };
+                let sum: u32 = (32 * s..32 * s + present).sum();
+                assert_eq!(
+                    w,
+                    [id, id % 32, mask, sum],
+                    "local {local:?} group {g} item {id}"
+                );
+            }
+        }
+    }
+}
+
+/// Calls under divergence: `@twice` (with a `shfl` inside) is called by the odd lanes only,
+/// and each lane calls one of two functions through an address chosen by its value.
+const CALLS: &str = "
+.function .32b @twice(.reg .32b %a) {
+  .reg .32b %b;
+  shfl.xor.32b %b, %a, 2, 0xffffffff;
+  iadd.32b %b, %b, %a;
+  return %b;
+}
+.function .32b @inc(.reg .32b %a) {
+  .reg .32b %b, %am;
+  mov.32b %am, %activemask;
+  iadd.32b %b, %a, %am;
+  return %b;
+}
+.function .32b @dec(.reg .32b %a) {
+  .reg .32b %b;
+  ired.sum.32b %b, %a, 0xffffffff;
+  isub.32b %b, %b, 1;
+  return %b;
+}
+";
+
+#[test]
+fn calls_diverge_per_lane_direct_and_through_addresses() {
+    let body = ".reg .64b %pin, %pout, %off, %f;\n.reg .32b %i, %v, %d, %e, %r, %am;\n\
+        .pred %odd, %low;\n\
+        mov.32b %i, %groupid.x;\nmov.32b %e, %enqueuedlocalsize.x;\nmov.32b %r, %localid.x;\n\
+        umad.32b %i, %i, %e, %r;\n\
+        ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 40;\niadd.64b %pin, %pin, %off;\n\
+        ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 16;\niadd.64b %pout, %pout, %off;\n\
+        ld.global.32b %v, [%pin];\nld.global.32b %d, [%pin + 32];\n\
+        and.32b %r, %v, 1;\nucmp.ne.32b %odd, %r, 0;\n\
+        call.cond %odd, %d, @twice(%v);\n\
+        and.32b %r, %v, 6;\nucmp.lt.32b %low, %r, 3;\n\
+        addrof.64b %f, @inc;\ngoto.cond %low, picked;\naddrof.64b %f, @dec;\n\
+        picked:\ncall %e, %f(%v);\nmov.32b %am, %activemask;\n\
+        st.global.32b [%pout], %d;\nst.global.32b [%pout + 8], %e;";
+    let src = pisa_conformance::kernel_module(CALLS, body);
+    let input = scenarios(32, 1800, int_value(32));
+    for local in [64, 40, 7] {
+        run_both_with(&src, &input, IN_PER, 2, local, &lanes32(), |a, b| a == b);
+    }
+}
+
+#[test]
+fn private_memory_is_per_work_item() {
+    // Each work-item writes its value into a private array, shuffles, then reads its own
+    // array back: another lane's writes never show.
+    let body = ".private .align 4 @arr[16];\n.reg .64b %pin, %pout, %off;\n\
+        .reg .32b %i, %v, %w, %e, %r, %a;\n\
+        mov.32b %i, %groupid.x;\nmov.32b %e, %enqueuedlocalsize.x;\nmov.32b %r, %localid.x;\n\
+        umad.32b %i, %i, %e, %r;\n\
+        ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 40;\niadd.64b %pin, %pin, %off;\n\
+        ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 16;\niadd.64b %pout, %pout, %off;\n\
+        ld.global.32b %v, [%pin];\n\
+        addrof.32b %a, @arr;\nand.32b %r, %v, 3;\nshl.32b %r, %r, 2;\niadd.32b %a, %a, %r;\n\
+        st.private.32b [%a], %v;\nshfl.xor.32b %w, %v, 5, 0xffffffff;\n\
+        ld.private.32b %r, [%a];\n\
+        st.global.32b [%pout], %r;\nst.global.32b [%pout + 8], %w;";
+    let src = pisa_conformance::kernel_module("", body);
+    let input = scenarios(32, 1900, int_value(32));
+    let out = run_both_with(&src, &input, IN_PER, 2, 64, &lanes32(), |a, b| a == b);
+    for (i, w) in out.chunks(2).enumerate() {
+        assert_eq!(w[0], input[i * IN_PER] & 0xFFFF_FFFF, "work-item {i}");
+    }
+}
+
+#[test]
+fn spec_prefix_sum_over_32_lanes() {
+    // isa-7's inclusive scan with `shfl.up` over a whole 32-lane sub-group: each work-item
+    // ends with the wrapping sum of its sub-group's values up to its own.
+    let t = translate_with(SCAN, &lanes32());
+    let m = pisa_vk::Module::from_translation(context(), "scan.pisa", Arc::new(t)).unwrap();
+    let data: Vec<u32> = (0..64u32)
+        .map(|i| match i % 5 {
+            0 => u32::MAX,
+            1 => 0,
+            2 => 0x8000_0000,
+            _ => i * 3 + 1,
+        })
+        .collect();
+    let buf = context().buffer_from(&data).unwrap();
+    m.dispatch("scan", 64u64, 64u64, &[(&buf).into()]).unwrap();
+    let got = buf.read().unwrap();
+    for (i, g) in got.iter().enumerate() {
+        let start = i - i % 32;
+        let want = data[start..=i].iter().fold(0u32, |a, &b| a.wrapping_add(b));
+        assert_eq!(*g, want, "work-item {i}");
+    }
+}
+
+#[test]
+fn spec_reduction_example_over_32_lanes() {
+    let path = format!(
+        "{}/../examples/subgroup_reduce.pisa",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(path).unwrap();
+    let t = translate_with(&text, &lanes32());
+    let m = pisa_vk::Module::from_translation(context(), "reduce", Arc::new(t)).unwrap();
+    let n = 256usize;
+    let data: Vec<u32> = (0..n as u32).map(|i| i * 1000 + 3).collect();
+    let input = context().buffer_from(&data).unwrap();
+    let sums = context().zeroed::<u32>(n / 32).unwrap();
+    m.dispatch(
+        "subgroup_reduce",
+        n as u64,
+        64u64,
+        &[(&input).into(), (&sums).into()],
+    )
+    .unwrap();
+    for (s, g) in sums.read().unwrap().iter().enumerate() {
+        // sum over i in 32s..32s+32 of 1000 i + 3
+        let want = 1000 * (32 * 32 * s as u32 + 496) + 96;
+        assert_eq!(*g, want, "sub-group {s}");
+    }
+}
+
+#[test]
+fn the_default_path_runs_sub_group_kernels_at_32_lanes() {
+    // `Module::from_source` picks virtual lanes on its own on a narrower device.
+    let src = kernel(32, false, "ired.sum.32b %d, %v, 0xffffffff");
+    let m = pisa_vk::Module::from_source(context(), "k.pisa", &src).unwrap();
+    let info = m.translation().reflection.kernel("k").unwrap().clone();
+    if context().info().max_subgroup_size < 32 {
+        assert_eq!(info.virtual_lanes, Some(32 / device_subgroup_size()));
+    }
+    assert_eq!(info.subgroup_size, Some(32));
+}
+
+/// Runs this test binary again with lavapipe's 16-lane sub-groups (2 lanes per invocation).
+#[test]
+fn whole_suite_at_16_lanes() {
+    if pisa_conformance::is_16_lane_child() {
+        assert_eq!(
+            device_subgroup_size(),
+            16,
+            "the child process runs lavapipe at 16 lanes"
+        );
+        return;
+    }
+    pisa_conformance::rerun_at_16_lanes(11);
+}
