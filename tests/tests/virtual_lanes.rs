@@ -319,3 +319,43 @@ fn whole_suite_at_16_lanes() {
     }
     pisa_conformance::rerun_at_16_lanes(11);
 }
+
+#[test]
+fn the_memory_checker_names_the_pisa_work_item() {
+    // 48 work-items in work-groups of 24 (one partial sub-group each) store their global id
+    // into a 40-word buffer and their sub-group's `ired.sum` of local ids into another:
+    // global ids 40..47 (work-group 1, local ids 16..23) go past the first buffer's end.
+    let src = ".version 0.1;\n.target 100;\n\
+        .kernel @k(.param[8] %out, .param[8] %sums) {\n\
+        .reg .64b %p, %q, %off;\n.reg .32b %i, %l, %g, %e, %s;\n\
+        ld.param.64b %p, [%out];\nld.param.64b %q, [%sums];\n\
+        mov.32b %l, %localid.x;\nmov.32b %g, %groupid.x;\nmov.32b %e, %enqueuedlocalsize.x;\n\
+        umad.32b %i, %g, %e, %l;\nired.sum.32b %s, %l, 0xffffffff;\n\
+        umul.full.32b %off, %i, 4;\nst.global.32b [%q + %off], %s;\n\
+        st.global.32b [%p + %off], %i;\n}\n";
+    let o = Options {
+        checked: true,
+        ..lanes32()
+    };
+    let t = translate_with(src, &o);
+    assert!(t.reflection.kernel("k").unwrap().virtual_lanes.is_some());
+    let ctx = pisa_vk::Context::new().unwrap();
+    let m = pisa_vk::Module::from_translation(&ctx, "mc.pisa", Arc::new(t)).unwrap();
+    let out = ctx.zeroed::<u32>(40).unwrap();
+    let sums = ctx.zeroed::<u32>(48).unwrap();
+    let err = m
+        .dispatch("k", 48u64, 24u64, &[(&out).into(), (&sums).into()])
+        .expect_err("a store past the end");
+    let pisa_vk::Error::MemoryViolation(v) = err else {
+        panic!("{err}");
+    };
+    let w = &v.work_item;
+    assert!((40..48).contains(&w.global[0]), "{v}");
+    assert_eq!(w.group, [1, 0, 0], "{v}");
+    assert_eq!(w.local[0] as u64 + 24, w.global[0], "{v}");
+    assert_eq!(v.further, 7, "{v}");
+    assert_eq!(v.site.location.as_ref().unwrap().line, 15, "{v}");
+    assert_eq!(out.read().unwrap(), (0..40).collect::<Vec<u32>>(), "the good stores");
+    // local ids 0..23 in one partial sub-group: 0 + 1 + ... + 23
+    assert_eq!(sums.read().unwrap(), vec![276; 48]);
+}

@@ -41,8 +41,9 @@ pub struct Checks {
     /// `Private u64`: the check block's address, set by each kernel's prologue.
     pub block: Word,
     /// The work-item's own first violation, recorded in the check block when its kernel
-    /// returns ([`FnCx::flush_checks`]).
-    pub pending: Pending,
+    /// returns ([`FnCx::flush_checks`]); one per lane of an invocation (several on virtual
+    /// lanes, [`super::virtual_lanes`]).
+    pub pending: Vec<Pending>,
     /// The checked instructions, by the index the record carries.
     pub sites: Vec<Site>,
     /// The check block's [hot entries](block::HOT), copied by each kernel's prologue.
@@ -85,8 +86,9 @@ pub struct Pending {
 
 /// Declares the state of a checked translation of `module` in `m`: as many hot entries as
 /// the kernel with the most 8-byte parameters can fill (at most
-/// [`HOT_ENTRIES`](block::HOT_ENTRIES); the host fills them from those parameters).
-pub fn declare(m: &mut ModuleCx, module: &Module) {
+/// [`HOT_ENTRIES`](block::HOT_ENTRIES); the host fills them from those parameters), and
+/// the pending violation of each of the `lanes` work-items an invocation carries.
+pub fn declare(m: &mut ModuleCx, module: &Module, lanes: u32) {
     let hot_entries = module
         .functions
         .iter()
@@ -104,13 +106,18 @@ pub fn declare(m: &mut ModuleCx, module: &Module) {
         v
     };
     let block = private(m, u64t, "pisa_check_block");
-    let pending = Pending {
-        count: private(m, u32t, "pisa_check_count"),
-        site: private(m, u32t, "pisa_check_site"),
-        code: private(m, u32t, "pisa_check_code"),
-        size: private(m, u32t, "pisa_check_size"),
-        address: private(m, u64t, "pisa_check_address"),
-    };
+    let pending = (0..lanes.max(1))
+        .map(|l| {
+            let lane = if l == 0 { String::new() } else { format!("_lane{l}") };
+            Pending {
+                count: private(m, u32t, &format!("pisa_check_count{lane}")),
+                site: private(m, u32t, &format!("pisa_check_site{lane}")),
+                code: private(m, u32t, &format!("pisa_check_code{lane}")),
+                size: private(m, u32t, &format!("pisa_check_size{lane}")),
+                address: private(m, u64t, &format!("pisa_check_address{lane}")),
+            }
+        })
+        .collect();
     let bt = m.ty(Scalar::Bool);
     let hot = (0..hot_entries)
         .map(|k| HotEntry {
@@ -293,11 +300,11 @@ impl FnCx<'_> {
     /// its hot entries ([`Checks::hot`]) to the Private variables every function reads, and
     /// zeroes the work-item's count of violations ([`Pending`]).
     pub fn init_checks(&mut self) -> EResult {
-        let Some((var, count, hot)) = self
+        let Some((var, pending, hot)) = self
             .m
             .checks
             .as_ref()
-            .map(|c| (c.block, c.pending.count, c.hot.clone()))
+            .map(|c| (c.block, c.pending.clone(), c.hot.clone()))
         else {
             return Ok(());
         };
@@ -321,7 +328,10 @@ impl FnCx<'_> {
                 .map_err(bug)?;
         }
         let zero = self.m.const_u32(0);
-        self.m.b.store(count, zero, None, []).map_err(bug)
+        for p in pending {
+            self.m.b.store(p.count, zero, None, []).map_err(bug)?;
+        }
+        Ok(())
     }
 
     /// Runs `access` when the module is unchecked; else checks `a` first and runs `access`
@@ -846,7 +856,8 @@ impl FnCx<'_> {
     /// Counts a violation (`ok` false; `code` its record code) of the work-item and, when
     /// it is its first, keeps it ([`Pending`]): selects only, no branch.
     fn note_violation(&mut self, site: u32, code: Word, ok: Word, a: &Access) -> EResult {
-        let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
+        let lane = self.lane as usize;
+        let Some(p) = self.m.checks.as_ref().and_then(|c| c.pending.get(lane).copied()) else {
             return Err(self.err("internal error: a check outside a checked translation"));
         };
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
@@ -881,11 +892,22 @@ impl FnCx<'_> {
 
     /// At a kernel's return, in a checked translation: adds the work-item's violations to
     /// the dispatch's count and, when they are the dispatch's first, records the first of
-    /// them with the work-item's ids.
+    /// them with the work-item's ids - for each work-item the invocation carries.
     pub fn flush_checks(&mut self) -> EResult {
-        let Some(p) = self.m.checks.as_ref().map(|c| c.pending) else {
+        let Some(pending) = self.m.checks.as_ref().map(|c| c.pending.clone()) else {
             return Ok(());
         };
+        for (l, p) in pending.into_iter().enumerate() {
+            self.lane = l as u32;
+            let r = self.flush_lane(p);
+            self.lane = 0;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted.
+    fn flush_lane(&mut self, p: Pending) -> EResult {
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
         let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;

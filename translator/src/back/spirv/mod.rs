@@ -92,7 +92,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         m.declare_lane_flag();
     }
     if options.checked {
-        checked::declare(&mut m, module);
+        checked::declare(&mut m, module, k);
     }
     let sigs = signatures(&mut m, module);
     let vsigs = if any_on_lanes {

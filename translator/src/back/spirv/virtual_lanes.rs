@@ -32,7 +32,6 @@
 use super::builder::Builder;
 use super::function::{bug, CfgVar, EResult, FnCx};
 use super::module::Scalar;
-use crate::diag::Diagnostic;
 use crate::ir::{AtomOp, FuncId, Inst, Opcode, Operand, SpecialReg};
 use crate::mid::cfg::{BlockId, Cfg, Code};
 use crate::mid::structurize::Event;
@@ -323,13 +322,6 @@ impl FnCx<'_> {
         events: &[Event],
         mask: Option<Word>,
     ) -> EResult {
-        if self.m.checks.is_some() {
-            return Err(Diagnostic::error(
-                self.f.span,
-                "the memory checker does not run on virtual lanes yet: check this kernel on \
-                 a device with 32-lane sub-groups, or on the reference interpreter",
-            ));
-        }
         self.m.capability(Capability::GroupNonUniform);
         let u32t = self.m.uint(32);
         let cur = self.local_var(u32t)?;
