@@ -81,6 +81,29 @@ pub fn suite_options(options: &Options) -> Options {
     options
 }
 
+/// [`suite_options`] for the kernels the suite runs on the device and compares
+/// ([`device_job`]): with `PISA_CONFORMANCE_LANES=all`, every kernel runs on virtual lanes of
+/// the device's hardware width (spec-notes §88) where the test's sub-group width allows it
+/// (at least the hardware's), so the suite checks that everything keeps working there.
+/// Tests that inspect a translation's text or reflection keep the native translation.
+pub fn run_options(options: &Options) -> Options {
+    let mut options = suite_options(options);
+    match std::env::var("PISA_CONFORMANCE_LANES").as_deref() {
+        Err(_) | Ok("") | Ok("auto") => {}
+        Ok("all") => {
+            let h = options
+                .hardware_subgroup_size
+                .unwrap_or_else(device_subgroup_size);
+            if h <= options.subgroup_size {
+                options.hardware_subgroup_size = Some(h);
+                options.virtual_lanes = pisa_translator::VirtualLanes::AllKernels;
+            }
+        }
+        Ok(other) => panic!("PISA_CONFORMANCE_LANES={other:?}: use auto or all"),
+    }
+    options
+}
+
 /// The translator options of runs that exercise what users get (the differential
 /// generator): [`pisa_vk::device_options`] of the test context, as `Module::from_source`
 /// translates: the device's float model ([`pisa_vk::device_float_model`]; lavapipe: float64),
@@ -302,7 +325,7 @@ impl std::fmt::Display for DeviceFailure {
     }
 }
 
-/// Translates `src` (named `name` in diagnostics) with `options` ([`suite_options`]),
+/// Translates `src` (named `name` in diagnostics) with `options` ([`run_options`]),
 /// validates the SPIR-V, loads it on the test device and runs `job` there
 /// ([`reference::on_device`]: validation messages of this thread are an error).
 pub fn device_job(
@@ -321,7 +344,7 @@ pub fn device_job_linked(
     job: &Job,
 ) -> Result<Outputs, DeviceFailure> {
     let files = source_files(sources);
-    let t = pisa_translator::compile_linked(&files, &suite_options(options))
+    let t = pisa_translator::compile_linked(&files, &run_options(options))
         .map_err(|d| DeviceFailure::Translate(d.render()))?;
     validate(&t.spirv).map_err(|e| {
         DeviceFailure::Translate(format!("spirv-val: {e}\n{}", disassemble(&t.spirv)))

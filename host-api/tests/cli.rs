@@ -1027,3 +1027,76 @@ fn devices_says_which_driver_bugs_it_found() {
         assert!(s.contains("driver bugs: none found"), "{s}");
     }
 }
+
+/// A kernel with `%activemask` and `fred.max.f` at PISA's 32 lanes: each work-item stores
+/// the mask of its sub-group and the largest value of it.
+const ACTIVE_MAX: &str = ".version 0.1;\n.target 100;\n\
+.kernel @k(.param[8] %in, .param[8] %out) {\n\
+  .reg .64b %p, %q, %off;\n  .reg .32b %i, %g, %e, %am, %m;\n\
+  mov.32b %i, %localid.x;\n  mov.32b %g, %groupid.x;\n  mov.32b %e, %enqueuedlocalsize.x;\n\
+  umad.32b %i, %g, %e, %i;\n  umul.full.32b %off, %i, 4;\n\
+  ld.param.64b %p, [%in];\n  iadd.64b %p, %p, %off;\n  ld.global.32b %m, [%p];\n\
+  fred.max.f %m, %m, 0xffffffff;\n  mov.32b %am, %activemask;\n\
+  ld.param.64b %q, [%out];\n  umul.full.32b %off, %i, 8;\n  iadd.64b %q, %q, %off;\n\
+  st.global.32b [%q], %am;\n  st.global.32b [%q + 4], %m;\n}\n";
+
+/// `pisa-vk run` runs PISA's 32-lane sub-groups on a device with narrower ones (virtual
+/// lanes, spec-notes §88) for any work-group size, the CLI's values matching the reference
+/// interpreter's and the values worked out by hand; `devices` says how.
+#[test]
+fn run_gives_32_lane_sub_groups_for_any_block_on_every_device() {
+    let values: Vec<String> = (0..40).map(|i| format!("{}.5", (i * 7) % 40)).collect();
+    let arg = format!("f32[]:{}", values.join(","));
+    for block in ["1", "5", "33", "40"] {
+        let args = vec![
+            "run", "-", "--kernel", "k", "--grid", "40", "--block", block, "--arg", &arg, "--arg",
+            "u32[80]", "--print", "1", "--json",
+        ];
+        let mut outs = Vec::new();
+        for device in [None, Some("reference")] {
+            let mut a = args.clone();
+            if let Some(d) = device {
+                a.extend(["--device", d]);
+            }
+            let out = pisa_vk(&a, Some(ACTIVE_MAX));
+            assert_eq!(
+                out.status.code(),
+                Some(0),
+                "block {block}: {}",
+                text(&out.stderr)
+            );
+            let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+            outs.push(v);
+        }
+        assert_eq!(outs[0], outs[1], "block {block}: device and reference");
+        let b: usize = block.parse().unwrap();
+        let words: Vec<u64> = outs[0]
+            .to_string()
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|w| w.parse().ok())
+            .collect();
+        let tail = &words[words.len() - 80..];
+        for i in 0..40usize {
+            let (group, local) = (i / b, i % b);
+            let size = b.min(40 - group * b);
+            let first = 32 * (local / 32);
+            let present = (size - first).min(32);
+            let mask = if present == 32 {
+                u32::MAX
+            } else {
+                (1u32 << present) - 1
+            };
+            let base = group * b + first;
+            let max = (base..base + present).map(|j| (j * 7) % 40).max().unwrap() as f32 + 0.5;
+            assert_eq!(tail[2 * i] as u32, mask, "block {block} work-item {i}");
+            assert_eq!(
+                tail[2 * i + 1] as u32,
+                max.to_bits(),
+                "block {block} work-item {i}"
+            );
+        }
+    }
+    let out = pisa_vk(&["devices"], None);
+    let s = text(&out.stdout);
+    assert!(s.contains("sub-group kernels: 32 lanes"), "{s}");
+}

@@ -102,22 +102,14 @@ impl PipelineDesc<'_> {
             let [x, y, z] = self.local_size;
             return Err(format!("local size {x}x{y}x{z} has a zero dimension"));
         }
+        // A PISA work-group on virtual lanes is held to the device's limits as the user sees
+        // them, and the work-group the device runs to them too.
+        if self.virtual_lanes.is_some() {
+            Self::check_limits(self.local_size, info)?;
+        }
         let [x, y, z] = self.hardware_local_size();
-        let max = info.max_workgroup_size;
-        if x > max[0] || y > max[1] || z > max[2] {
-            return Err(format!(
-                "local size {x}x{y}x{z} exceeds maxComputeWorkGroupSize {}x{}x{}",
-                max[0], max[1], max[2]
-            ));
-        }
+        Self::check_limits([x, y, z], info)?;
         let invocations = x as u64 * y as u64 * z as u64;
-        if invocations > info.max_workgroup_invocations as u64 {
-            return Err(format!(
-                "local size {x}x{y}x{z} = {invocations} invocations exceeds \
-                 maxComputeWorkGroupInvocations {}",
-                info.max_workgroup_invocations
-            ));
-        }
         if let Some(n) = self.required_subgroup_size {
             let limit = n as u64 * info.max_workgroup_subgroups as u64;
             if info.max_workgroup_subgroups > 0 && invocations > limit {
@@ -138,6 +130,28 @@ impl PipelineDesc<'_> {
                      device: the work-group's x size must be a multiple of {n}, not {x}"
                 ));
             }
+        }
+        Ok(())
+    }
+
+    /// `maxComputeWorkGroupSize` and `maxComputeWorkGroupInvocations` for a work-group of
+    /// `shape`.
+    fn check_limits(shape: [u32; 3], info: &DeviceInfo) -> Result<(), String> {
+        let [x, y, z] = shape;
+        let max = info.max_workgroup_size;
+        if x > max[0] || y > max[1] || z > max[2] {
+            return Err(format!(
+                "local size {x}x{y}x{z} exceeds maxComputeWorkGroupSize {}x{}x{}",
+                max[0], max[1], max[2]
+            ));
+        }
+        let invocations = x as u64 * y as u64 * z as u64;
+        if invocations > info.max_workgroup_invocations as u64 {
+            return Err(format!(
+                "local size {x}x{y}x{z} = {invocations} invocations exceeds \
+                 maxComputeWorkGroupInvocations {}",
+                info.max_workgroup_invocations
+            ));
         }
         Ok(())
     }

@@ -155,15 +155,17 @@ fn first_line(s: &str) -> String {
     }
 }
 
-/// The translator options of `c`: the device's sub-group width for isa-7.
+/// The translator options of `c`: PISA's 32-lane sub-groups, for isa-7 on the device's own
+/// hardware width (virtual lanes where it is narrower, spec-notes §88).
 pub fn options(sub: bool) -> Options {
     Options {
         float: crate::float_model(),
-        ..Options::with_subgroup_size(if sub { subgroup_width() } else { 32 })
+        hardware_subgroup_size: sub.then(|| subgroup_width().min(32)),
+        ..Options::with_subgroup_size(32)
     }
 }
 
-/// The device's sub-group width (the width isa-7 rows are translated and interpreted at).
+/// The device's hardware sub-group width (isa-7 rows run their 32 lanes on it).
 pub fn subgroup_width() -> u32 {
     crate::context().info().subgroup_size
 }

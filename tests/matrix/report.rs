@@ -92,8 +92,9 @@ any NaN (the spec lets several NaN inputs or an invalid operation give any NaN);
 `fneg`, comparisons and conversions to integers compare every bit; approximate instructions
 (`.fast`, transcendental) compare within the ULP bound of the spec's notes. Inputs are kept
 where the spec defines the result (no division by zero, dynamic indices in bounds).
-Sub-group instructions (isa-7) run at the device's sub-group width on both sides (a
-non-conforming width where the device has no 32-wide sub-groups). Memory instructions use
+Sub-group instructions (isa-7) run at PISA's width, 32 lanes, on both sides: on a device
+whose sub-groups are narrower (lavapipe: 8) on virtual lanes, 32 (virtual), each invocation
+carrying 32 / H work-items (spec-notes §88). Memory instructions use
 a separate slot of the space per work-item and read back what they wrote; `fence` is run
 between a store and a load of one work-item, `barrier.workgroup` in an exchange through
 shared memory.

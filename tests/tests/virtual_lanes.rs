@@ -355,7 +355,11 @@ fn the_memory_checker_names_the_pisa_work_item() {
     assert_eq!(w.local[0] as u64 + 24, w.global[0], "{v}");
     assert_eq!(v.further, 7, "{v}");
     assert_eq!(v.site.location.as_ref().unwrap().line, 15, "{v}");
-    assert_eq!(out.read().unwrap(), (0..40).collect::<Vec<u32>>(), "the good stores");
+    assert_eq!(
+        out.read().unwrap(),
+        (0..40).collect::<Vec<u32>>(),
+        "the good stores"
+    );
     // local ids 0..23 in one partial sub-group: 0 + 1 + ... + 23
     assert_eq!(sums.read().unwrap(), vec![276; 48]);
 }

@@ -8,7 +8,9 @@
 //! (the structurizer's shapes, calls, float and memory work). Variants (docs/architecture.md):
 //! `portable` for every input; also `fused` and `float64` (float models, spec-notes §55) for
 //! the floating-point and conversion chapters and `float-*` programs; also `checked` (the
-//! memory checker) for the memory chapter, the operands chapter and `checked-*` programs.
+//! memory checker) for the memory chapter, the operands chapter and `checked-*` programs;
+//! also `lanes8` (virtual lanes: 32-lane sub-groups on 8-lane hardware, spec-notes §88) for
+//! the sub-group chapter and `subgroup*` programs.
 //! Every module also passes spirv-val (Vulkan 1.2).
 //!
 //! `PISA_BLESS=1 cargo test -p pisa-translator --test golden` rewrites the files (and removes
@@ -88,6 +90,15 @@ fn variants(stem: &str) -> Vec<(&'static str, Options)> {
             "checked",
             Options {
                 checked: true,
+                ..Options::default()
+            },
+        ));
+    }
+    if stem.starts_with("isa-7-") || stem.starts_with("subgroup") {
+        v.push((
+            "lanes8",
+            Options {
+                hardware_subgroup_size: Some(8),
                 ..Options::default()
             },
         ));

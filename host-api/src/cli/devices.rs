@@ -7,7 +7,8 @@ use super::Failure;
 pub struct Args {}
 
 /// Lists every device with its type, UUID (what `PISA_VK_DEVICE` and `--device` accept to
-/// pin one device whatever the loader's order), driver, sub-group sizes, work-group limits
+/// pin one device whatever the loader's order), driver, sub-group sizes and how sub-group
+/// kernels run there (native, clusters or virtual lanes), work-group limits
 /// (size, invocations, shared memory per work-group), the features pisa-vk uses, whether its
 /// `Fma` is fused per float width (found by running the probe kernel on it: `Module::load`
 /// and `pisa-vk run` translate for that), and the known driver bugs its probes found
@@ -29,6 +30,7 @@ pub fn run(_: Args) -> Result<(), Failure> {
             "    sub-group size: {} (min {}, max {})",
             d.subgroup_size, d.min_subgroup_size, d.max_subgroup_size
         );
+        println!("    sub-group kernels: {}", subgroup_mode(&d));
         println!(
             "    max work-group: {:?}, {} invocations, {} bytes of shared memory",
             d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
@@ -39,6 +41,21 @@ pub fn run(_: Args) -> Result<(), Failure> {
         println!("    driver bugs: {bugs}");
     }
     Ok(())
+}
+
+/// How a kernel with cross-lane operations runs PISA's 32-lane sub-groups on `d`: natively,
+/// as clusters of wider hardware sub-groups (spec-notes §53) or on virtual lanes (§88).
+fn subgroup_mode(d: &pisa_vk::DeviceInfo) -> String {
+    if let Some(h) = pisa_vk::clustered_subgroup_size(d, 32) {
+        format!("32 lanes as clusters of {h}-lane sub-groups")
+    } else if let Some(h) = pisa_vk::virtual_lanes_subgroup_size(d, 32) {
+        format!(
+            "32 lanes on virtual lanes: {} work-items per invocation of {h}-lane sub-groups",
+            32 / h
+        )
+    } else {
+        "32 lanes, native".to_string()
+    }
 }
 
 /// What the probes of device `index` found: which float widths it computes `Fma` for with

@@ -108,7 +108,11 @@ pub fn declare(m: &mut ModuleCx, module: &Module, lanes: u32) {
     let block = private(m, u64t, "pisa_check_block");
     let pending = (0..lanes.max(1))
         .map(|l| {
-            let lane = if l == 0 { String::new() } else { format!("_lane{l}") };
+            let lane = if l == 0 {
+                String::new()
+            } else {
+                format!("_lane{l}")
+            };
             Pending {
                 count: private(m, u32t, &format!("pisa_check_count{lane}")),
                 site: private(m, u32t, &format!("pisa_check_site{lane}")),
@@ -857,7 +861,12 @@ impl FnCx<'_> {
     /// it is its first, keeps it ([`Pending`]): selects only, no branch.
     fn note_violation(&mut self, site: u32, code: Word, ok: Word, a: &Access) -> EResult {
         let lane = self.lane as usize;
-        let Some(p) = self.m.checks.as_ref().and_then(|c| c.pending.get(lane).copied()) else {
+        let Some(p) = self
+            .m
+            .checks
+            .as_ref()
+            .and_then(|c| c.pending.get(lane).copied())
+        else {
             return Err(self.err("internal error: a check outside a checked translation"));
         };
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));

@@ -224,9 +224,14 @@ impl<'a> FnCx<'a> {
         for reg in &f.regs {
             let ty = cx.m.reg_type(reg.ty);
             cx.reg_types.push(ty);
+            let p = cx.m.ptr(StorageClass::Function, ty);
+            let v = cx.m.b.variable(p, None, StorageClass::Function, None);
+            cx.regs.push(v);
         }
-        for _ in 0..k.max(1) {
-            for &ty in &cx.reg_types {
+        // On virtual lanes, the registers of lanes 1.. (lane 0's are above).
+        for _ in 1..k.max(1) {
+            for i in 0..f.regs.len() {
+                let ty = cx.reg_types[i];
                 let p = cx.m.ptr(StorageClass::Function, ty);
                 let v = cx.m.b.variable(p, None, StorageClass::Function, None);
                 cx.regs.push(v);
