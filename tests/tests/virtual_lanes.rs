@@ -317,7 +317,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(11);
+    pisa_conformance::rerun_at_16_lanes(13);
 }
 
 #[test]

@@ -54,6 +54,11 @@ pub struct Args {
     /// sub-group runs as a cluster of a hardware sub-group.
     #[arg(long, default_value_t = 32)]
     subgroup_size: u32,
+    /// Which kernels run on virtual lanes (spec-notes §88): `auto` (sub-group kernels, where
+    /// the device's sub-groups are narrower), `virtual` (every sub-group kernel) or `all`
+    /// (every kernel).
+    #[arg(long, value_enum, default_value = "auto")]
+    lanes: super::translate::Lanes,
     /// Check every memory access (a memory checker; also `PISA_VK_CHECKED=1`): a bad access
     /// is not performed, the first is reported at its PISA line with its work-item and the
     /// allocation it missed, and the run exits 3. `--device reference` always checks.
@@ -173,15 +178,17 @@ pub fn run(a: Args) -> Result<(), Failure> {
             ));
         }
         let device = a.device.as_deref();
-        run_vulkan(
-            &files,
-            &job,
-            device,
-            a.subgroup_size,
-            a.fast_math,
-            a.checked,
-            a.stack_depth,
-        )?
+        let options = pisa_translator::Options {
+            float: Some(pisa_translator::FloatModel {
+                fast_math: a.fast_math,
+                ..Default::default()
+            }),
+            checked: a.checked,
+            stack_depth: a.stack_depth,
+            virtual_lanes: a.lanes.into(),
+            ..pisa_translator::Options::with_subgroup_size(a.subgroup_size)
+        };
+        run_vulkan(&files, &job, device, options)?
     };
     let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
     output::print(&job.kernel, &shown, a.json);
@@ -219,22 +226,10 @@ fn run_vulkan(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
     job: &Job,
     device: Option<&str>,
-    subgroup_size: u32,
-    fast_math: bool,
-    checked: bool,
-    stack_depth: u32,
+    options: pisa_translator::Options,
 ) -> Result<(Outputs, usize), Failure> {
     // Translated first for the portable model (or fast math), to learn what the context must
     // enable; then again only if the device's options differ.
-    let options = pisa_translator::Options {
-        float: Some(pisa_translator::FloatModel {
-            fast_math,
-            ..Default::default()
-        }),
-        checked,
-        stack_depth,
-        ..pisa_translator::Options::with_subgroup_size(subgroup_size)
-    };
     options.subgroup_mapping().map_err(Failure::usage)?;
     let translation = pisa_translator::compile_linked(files, &options).map_err(invalid)?;
     let selector = match device {

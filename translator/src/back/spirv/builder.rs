@@ -804,6 +804,7 @@ value_ops! {
     group_non_uniform_shuffle_down => GroupNonUniformShuffleDown(execution, value, delta);
     group_non_uniform_all => GroupNonUniformAll(execution, predicate);
     group_non_uniform_any => GroupNonUniformAny(execution, predicate);
+    group_non_uniform_all_equal => GroupNonUniformAllEqual(execution, value);
 }
 
 void_ops! {

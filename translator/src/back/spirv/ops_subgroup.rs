@@ -387,7 +387,18 @@ impl FnCx<'_> {
         let ok = self.bool_and(in_bounds, in_range)?;
         let ok = self.bool_and(ok, src_in)?;
         // A lane in the mask is active, so the shuffle reads a lane that executes it.
-        let from = self.sel(32, ok, src_lane, lane)?;
+        let own = match self.virtual_k() {
+            // On virtual lanes a lane that reads nothing reads its own invocation at the
+            // source's slot, so that every lane's slot stays the same across the sub-group
+            // (one shuffle per lane, `shuffle_on_lanes`); the value is not used.
+            Some(k) => {
+                let hw = self.and_const(lane, !(k - 1))?;
+                let slot = self.and_const(src_lane, k - 1)?;
+                self.u32_op(Builder::bitwise_or, hw, slot)?
+            }
+            None => lane,
+        };
+        let from = self.sel(32, ok, src_lane, own)?;
         Ok(ShflLane {
             old,
             value,

@@ -32,7 +32,7 @@
 use super::builder::Builder;
 use super::function::{bug, CfgVar, EResult, FnCx};
 use super::module::Scalar;
-use crate::ir::{AtomOp, FuncId, Inst, Opcode, Operand, SpecialReg};
+use crate::ir::{AtomOp, Bits, FuncId, Inst, Opcode, Operand, RegId, RegType, SpecialReg};
 use crate::mid::cfg::{BlockId, Cfg, Code};
 use crate::mid::structurize::Event;
 use rspirv::spirv::{self, BuiltIn, Capability, Word};
@@ -77,6 +77,45 @@ fn for_all_lanes(inst: &Inst) -> bool {
         inst.op,
         Opcode::Shfl | Opcode::Ired | Opcode::Fred | Opcode::Redfirstidx | Opcode::Barrier
     ) || inst.op == Opcode::Call
+}
+
+/// The registers and predicates `inst` writes.
+fn writes(inst: &Inst) -> impl Iterator<Item = RegId> + '_ {
+    let rules = crate::isa::def(inst.op).form(inst.form).operands;
+    inst.ops
+        .iter()
+        .enumerate()
+        .filter_map(move |(k, op)| match *op {
+            Operand::Reg { reg, .. } | Operand::Pred { reg, .. }
+                if rules.get(k).is_some_and(|r| r.write) =>
+            {
+                Some(reg)
+            }
+            _ => None,
+        })
+}
+
+/// Whether `inst` only computes registers from registers, immediates and special registers
+/// (no memory, call, cross-lane operation or barrier) and writes only scalar registers and
+/// predicates: then running it for an inactive lane and putting its registers back is the
+/// same as not running it.
+fn register_only(f: &crate::ir::Function, inst: &Inst) -> bool {
+    use Opcode::*;
+    let opaque = matches!(
+        inst.op,
+        Ld | St | Iatom | Fatom | Call | Shfl | Ired | Fred | Redfirstidx | Barrier | Fence
+    );
+    !opaque
+        && !inst
+            .ops
+            .iter()
+            .any(|o| matches!(o, Operand::Addr(_) | Operand::Var(_)))
+        && writes(inst).all(|r| {
+            matches!(
+                f.regs[r.0 as usize].ty,
+                RegType::Pred | RegType::Scalar(Bits::B8 | Bits::B16 | Bits::B32 | Bits::B64)
+            )
+        })
 }
 
 /// Whether `inst` reads `%activemask`.
@@ -259,28 +298,59 @@ impl FnCx<'_> {
         self.reduce_hw(AtomOp::Or, placed)
     }
 
-    /// Each lane's value of `values` from PISA lane `from[l]`: hardware lane `from / K`,
-    /// slot `from % K` (K shuffles per lane, one per slot, then a select).
+    /// Each lane's value of `values` from PISA lane `from[l]`: slot `from % K` of hardware
+    /// lane `from / K`. When lane `l` wants the same slot in every invocation of the
+    /// sub-group (shifts, rotations, a broadcast: `OpGroupNonUniformAllEqual`), each
+    /// invocation picks that slot of its own values and one shuffle moves it; otherwise K
+    /// shuffles, one per slot, and a select.
     pub(super) fn shuffle_on_lanes(
         &mut self,
         values: &[Word],
         from: &[Word],
     ) -> EResult<Vec<Word>> {
+        self.m.capability(Capability::GroupNonUniformVote);
         let k = self.lane_count();
+        let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
+        let scope = self.scope();
         let mut out = Vec::with_capacity(from.len());
         for &src in from {
             let kc = self.m.const_u32(k);
             let hw = self.u32_op(Builder::u_div, src, kc)?;
             let slot = self.u32_op(Builder::u_mod, src, kc)?;
-            let mut got = self.shuffle_hw(values[0], hw)?;
-            for (j, &v) in values.iter().enumerate().skip(1) {
-                let there = self.shuffle_hw(v, hw)?;
-                let jc = self.m.const_u32(j as u32);
-                let is = self.m.b.i_equal(bt, None, slot, jc).map_err(bug)?;
-                got = self.sel(32, is, there, got)?;
-            }
-            out.push(got);
+            // `vals[slot]`, by selects.
+            let pick = |cx: &mut Self, vals: &[Word]| -> EResult<Word> {
+                let mut got = vals[0];
+                for (j, &v) in vals.iter().enumerate().skip(1) {
+                    let jc = cx.m.const_u32(j as u32);
+                    let is = cx.m.b.i_equal(bt, None, slot, jc).map_err(bug)?;
+                    got = cx.sel(32, is, v, got)?;
+                }
+                Ok(got)
+            };
+            let same = self
+                .m
+                .b
+                .group_non_uniform_all_equal(bt, None, scope, slot)
+                .map_err(bug)?;
+            let var = self.local_var(u32t)?;
+            self.if_else(
+                same,
+                |cx| {
+                    let mine = pick(cx, values)?;
+                    let v = cx.shuffle_hw(mine, hw)?;
+                    cx.m.b.store(var, v, None, []).map_err(bug)
+                },
+                |cx| {
+                    let mut there = Vec::with_capacity(values.len());
+                    for &v in values {
+                        there.push(cx.shuffle_hw(v, hw)?);
+                    }
+                    let v = pick(cx, &there)?;
+                    cx.m.b.store(var, v, None, []).map_err(bug)
+                },
+            )?;
+            out.push(self.m.b.load(u32t, None, var, None, []).map_err(bug)?);
         }
         Ok(out)
     }
@@ -387,7 +457,12 @@ impl FnCx<'_> {
         let mut open: Vec<Open> = Vec::new();
         let mut live = true;
         let mut skipped = 0usize;
-        for &ev in events {
+        // Events up to this index were lowered together with an earlier one.
+        let mut consumed = 0usize;
+        for (i, &ev) in events.iter().enumerate() {
+            if i < consumed {
+                continue;
+            }
             if !live {
                 match ev {
                     Event::BeginBlock(_) | Event::BeginLoop { .. } | Event::BeginIf { .. } => {
@@ -491,6 +566,20 @@ impl FnCx<'_> {
                     let u32t = self.m.uint(32);
                     let not_taken = self.m.b.not(u32t, None, taken).map_err(bug)?;
                     let others = self.and32(cur, not_taken)?;
+                    // An arm that is one jump (`goto.cond`, a loop's bottom test) only moves
+                    // the lanes that take it: no construct, no vote.
+                    let jump = match events.get(i + 1..i + 3) {
+                        Some([Event::Continue(h), Event::EndIf]) => Some((true, *h)),
+                        Some([Event::Break(l), Event::EndIf]) => Some((false, *l)),
+                        _ => None,
+                    };
+                    if let Some((is_loop, target)) = jump {
+                        self.store_cur(taken)?;
+                        self.jump_lanes(is_loop, target)?;
+                        self.store_cur(others)?;
+                        consumed = i + 3;
+                        continue;
+                    }
                     let any = self.any_lane(taken)?;
                     let (arm, merge) = (self.m.b.id(), self.m.b.id());
                     self.m
@@ -653,11 +742,82 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    /// `insts` once per lane in `cur`, each lane's in program order.
+    /// `insts` once per lane in `cur`, each lane's in program order: runs of instructions
+    /// that only compute registers from registers ([`register_only`]) for every lane, an
+    /// inactive lane's registers then put back (a select each: no branch); the others inside
+    /// a guard per lane.
     fn run_per_lane(&mut self, cur: Word, insts: &[Inst]) -> EResult {
-        if insts.is_empty() {
-            return Ok(());
+        let mut rest = insts;
+        while let Some(first) = rest.first() {
+            let pure = register_only(self.f, first);
+            let n = rest
+                .iter()
+                .position(|i| register_only(self.f, i) != pure)
+                .unwrap_or(rest.len());
+            let (run, after) = rest.split_at(n);
+            if pure {
+                self.run_unguarded(cur, run)?;
+            } else {
+                self.run_guarded(cur, run)?;
+            }
+            rest = after;
         }
+        Ok(())
+    }
+
+    /// `insts` (registers from registers only) for every lane; the registers they write
+    /// keep their old values in lanes not in `cur`. When every lane of the invocation is in
+    /// `cur` (the common case), a second copy runs without putting anything back.
+    fn run_unguarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+        let all = self.m.const_u32(u32::MAX >> (32 - self.lane_count()));
+        let bt = self.m.ty(Scalar::Bool);
+        let full = self.m.b.i_equal(bt, None, cur, all).map_err(bug)?;
+        self.if_else(
+            full,
+            |cx| {
+                for l in 0..cx.lane_count() {
+                    cx.lane = l;
+                    let r = insts.iter().try_for_each(|inst| cx.inst(inst));
+                    cx.lane = 0;
+                    r?;
+                }
+                Ok(())
+            },
+            |cx| cx.run_restoring(cur, insts),
+        )
+    }
+
+    /// [`FnCx::run_unguarded`] when some lane may be outside `cur`.
+    fn run_restoring(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+        let mut written: Vec<RegId> = insts.iter().flat_map(|i| writes(i)).collect();
+        written.sort_unstable_by_key(|r| r.0);
+        written.dedup();
+        for l in 0..self.lane_count() {
+            self.lane = l;
+            let r = (|| {
+                let mut saved = Vec::with_capacity(written.len());
+                for &r in &written {
+                    let (t, v) = (self.reg_type(r), self.reg_var(r));
+                    saved.push(self.m.b.load(t, None, v, None, []).map_err(bug)?);
+                }
+                insts.iter().try_for_each(|inst| self.inst(inst))?;
+                let active = self.bit_set(cur, l)?;
+                for (&r, old) in written.iter().zip(saved) {
+                    let (t, v) = (self.reg_type(r), self.reg_var(r));
+                    let now = self.m.b.load(t, None, v, None, []).map_err(bug)?;
+                    let keep = self.m.b.select(t, None, active, now, old).map_err(bug)?;
+                    self.m.b.store(v, keep, None, []).map_err(bug)?;
+                }
+                Ok(())
+            })();
+            self.lane = 0;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// `insts` once per lane in `cur`, inside a guard per lane.
+    fn run_guarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
         for l in 0..self.lane_count() {
             let active = self.bit_set(cur, l)?;
             self.if_then(active, |cx| {
