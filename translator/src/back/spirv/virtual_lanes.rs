@@ -766,29 +766,10 @@ impl FnCx<'_> {
     }
 
     /// `insts` (registers from registers only) for every lane; the registers they write
-    /// keep their old values in lanes not in `cur`. When every lane of the invocation is in
-    /// `cur` (the common case), a second copy runs without putting anything back.
+    /// keep their old values in lanes not in `cur` (a select each). (A second copy for the
+    /// case where every lane is active doubled the driver's compile time of float-heavy
+    /// kernels, which K copies already multiply, for no gain measurable on lavapipe.)
     fn run_unguarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
-        let all = self.m.const_u32(u32::MAX >> (32 - self.lane_count()));
-        let bt = self.m.ty(Scalar::Bool);
-        let full = self.m.b.i_equal(bt, None, cur, all).map_err(bug)?;
-        self.if_else(
-            full,
-            |cx| {
-                for l in 0..cx.lane_count() {
-                    cx.lane = l;
-                    let r = insts.iter().try_for_each(|inst| cx.inst(inst));
-                    cx.lane = 0;
-                    r?;
-                }
-                Ok(())
-            },
-            |cx| cx.run_restoring(cur, insts),
-        )
-    }
-
-    /// [`FnCx::run_unguarded`] when some lane may be outside `cur`.
-    fn run_restoring(&mut self, cur: Word, insts: &[Inst]) -> EResult {
         let mut written: Vec<RegId> = insts.iter().flat_map(|i| writes(i)).collect();
         written.sort_unstable_by_key(|r| r.0);
         written.dedup();
