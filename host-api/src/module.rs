@@ -830,67 +830,44 @@ impl Module {
         };
         // The check block of a checked module, one for every dispatch of the launch.
         let check = crate::memcheck::prepare(self, k, launch, arg_block, push)?;
-        // One pipeline per local size (the enqueued one and the edge sizes: at most 8, one
-        // per combination of full and edge sizes), made before anything is recorded so that
-        // every error comes first.
-        let mut pipelines: [Option<([u32; 3], Arc<pisa_runtime::Pipeline>)>; 8] =
-            Default::default();
-        for part in plan.parts() {
-            let slot = pipelines
-                .iter_mut()
-                .find(|p| p.as_ref().is_none_or(|(size, _)| *size == part.local))
-                .expect("a plan has at most 8 local sizes");
-            if slot.is_none() {
-                let pipeline = match full.take_if(|_| part.local == local32) {
-                    Some(p) => p,
-                    None => self.pipeline(index, part.local, local32)?,
-                };
-                *slot = Some((part.local, pipeline));
-            }
-        }
-        let pipeline_of = |local: [u32; 3]| {
-            pipelines
-                .iter()
-                .flatten()
-                .find(|(size, _)| *size == local)
-                .map(|(_, p)| &**p)
-                .expect("a pipeline was made for every local size of the plan")
-        };
-        // The launch block of each part, with its group base: one after the other.
-        let size = push.len();
-        let mut repeated;
-        let pushes = match plan.parts().len() {
-            1 => push,
-            n => {
-                repeated = push.repeat(n);
-                &mut repeated[..]
-            }
-        };
-        for (part, p) in plan.parts().iter().zip(pushes.chunks_mut(size.max(1))) {
-            for d in 0..3 {
-                let at = l.group_base.map(|s| s + 4 * d as u32);
-                put(p, at, &part.group_base[d].to_le_bytes());
-            }
-        }
-        let dispatch = |(i, part): (usize, &crate::launch::Part)| pisa_runtime::DispatchPart {
-            pipeline: pipeline_of(part.local),
-            push_constants: &pushes[i * size..(i + 1) * size],
-            group_count: part.groups,
-        };
-        match plan.parts() {
-            [one] => {
-                stream.launch(&[dispatch((0, one))])?;
+        let pipelines = self.plan_pipelines(index, &plan, local32, full.take())?;
+        match plan.single() {
+            Some(one) => {
+                let pipeline = pipelines[0].as_ref().expect("made above");
+                stream.launch(&[pisa_runtime::DispatchPart {
+                    pipeline,
+                    push_constants: push,
+                    group_count: one.groups,
+                }])?;
                 if check.is_none() {
-                    let (_, pipeline) = pipelines[0].as_ref().expect("made above");
-                    self.remember(index, launch, pushes, pipeline, one.groups);
+                    self.remember(index, launch, push, pipeline, one.groups);
                 }
             }
-            parts => {
-                stream.launch(&parts.iter().enumerate().map(dispatch).collect::<Vec<_>>())?;
-            }
-        };
+            None => lazy_launch(stream, &plan, &pipelines, push, l.group_base)?,
+        }
         self.keep(stream, leases, check.as_ref());
         Ok(check)
+    }
+
+    /// The pipelines of kernel `index` for `plan`, one per local size of its regions (the
+    /// enqueued one, `local`, and the edge sizes: at most 8), in the order of
+    /// [`PlanPipelines`]; `full` is the enqueued size's when it exists. Made before
+    /// anything is recorded, so that every error comes first.
+    fn plan_pipelines(
+        &self,
+        index: usize,
+        plan: &crate::launch::Plan,
+        local: [u32; 3],
+        mut full: Option<Arc<pisa_runtime::Pipeline>>,
+    ) -> Result<PlanPipelines> {
+        let mut pipelines: PlanPipelines = Default::default();
+        for (slot, region) in pipelines.iter_mut().zip(plan.regions()) {
+            *slot = Some(match full.take_if(|_| region.local == local) {
+                Some(p) => p,
+                None => self.pipeline(index, region.local, local)?,
+            });
+        }
+        Ok(pipelines)
     }
 
     /// Remembers a launch of kernel `index` that was one dispatch (see
@@ -921,6 +898,41 @@ impl Module {
             groups,
         });
     }
+}
+
+/// The pipelines of a launch's plan: that of region `i` of
+/// [`Plan::regions`](crate::launch::Plan::regions) at `i`.
+type PlanPipelines = [Option<Arc<pisa_runtime::Pipeline>>; 8];
+
+/// Records the launch of a `plan` of several dispatches into `stream`, its parts made as
+/// they are recorded: each with the launch block `push` but for its group base (written at
+/// `group_base`, when the kernel has one), and the pipeline of its region.
+fn lazy_launch(
+    stream: &mut pisa_runtime::Stream,
+    plan: &crate::launch::Plan,
+    pipelines: &PlanPipelines,
+    push: &[u8],
+    group_base: Option<u32>,
+) -> Result<()> {
+    let refs: Vec<&pisa_runtime::Pipeline> = pipelines.iter().flatten().map(|p| &**p).collect();
+    let mut locals = [[0u32; 3]; 8];
+    for (l, region) in locals.iter_mut().zip(plan.regions()) {
+        *l = region.local;
+    }
+    let parts = plan.parts().map(move |part| pisa_runtime::LazyPart {
+        // Two regions never share a local size, so a part's size names its region.
+        pipeline: locals.iter().position(|l| *l == part.local).unwrap_or(0),
+        patch: part.group_base,
+        group_count: part.groups,
+    });
+    stream.launch_lazy(pisa_runtime::LazyLaunch {
+        pipelines: &refs,
+        push_constants: push,
+        patch_at: group_base,
+        count: plan.len(),
+        parts: Box::new(parts),
+    })?;
+    Ok(())
 }
 
 /// How a program is named in errors: its files' names, joined by ` + ` (`a.pisa + b.pisa`).

@@ -52,21 +52,29 @@ pub enum Error {
 
     /// A wait on the device took longer than the allowed time.
     ///
-    /// The work is still running on the device after this error. Until it ends, every call
-    /// of the [`Context`](crate::Context) that needs the device returns
+    /// The work is still running on the device after this error (unless it was a launch
+    /// submitted in batches whose time ran out between two of them: then nothing runs). Until
+    /// it ends, every call of the [`Context`](crate::Context) that needs the device returns
     /// [`Error::DeviceBusy`] at once (then the context works again); if it is still running
     /// when the context is dropped, its Vulkan objects are leaked rather than destroyed
-    /// while in use.
+    /// while in use. The message says whether the work included the first dispatch of a
+    /// pipeline, which on a CPU driver compiles it, and which hint applies.
     #[error(
-        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT); on a CPU driver the \
-         first dispatch of a pipeline includes compiling it (minutes for a checked kernel \
-         with thousands of accesses)"
+        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT); {}",
+        timeout_hint(.compiled, *.checked)
     )]
     Timeout {
         /// The time waited, in seconds (the timeout, for a submission that did not finish).
         seconds: f64,
         /// What was being waited for.
         what: String,
+        /// The pipelines (`PipelineDesc::name_for_errors`) whose first dispatch the work
+        /// included: on a CPU driver that dispatch compiles the pipeline. Empty when every
+        /// pipeline had run before.
+        compiled: Vec<String>,
+        /// Whether the work included a launch of a checked kernel (set by the host API,
+        /// which knows; `false` from the runtime).
+        checked: bool,
     },
 
     /// A call was refused because work that timed out earlier ([`Error::Timeout`]) is still
@@ -118,6 +126,26 @@ pub enum Error {
     /// A caller passed an argument the runtime cannot honour (the message says which).
     #[error("invalid argument: {0}")]
     InvalidArgument(String),
+}
+
+/// The hint of an [`Error::Timeout`]: whether the time included compiling a pipeline, and
+/// what to try.
+fn timeout_hint(compiled: &[String], checked: bool) -> String {
+    if compiled.is_empty() {
+        return "its pipelines had run before, so no compiling was included: the kernel may \
+                not end (a loop that never exits, a wait on memory no one writes), or the grid \
+                needs a longer PISA_VK_TIMEOUT"
+            .to_string();
+    }
+    let slow = match checked {
+        true => "minutes for a checked kernel with thousands of accesses",
+        false => "seconds for a large kernel",
+    };
+    format!(
+        "it was the first dispatch of {}, which on a CPU driver includes compiling it ({slow}): \
+         a longer PISA_VK_TIMEOUT may let it finish",
+        compiled.join(", ")
+    )
 }
 
 fn fmt_list(items: &[String]) -> String {
