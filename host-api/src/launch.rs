@@ -53,7 +53,10 @@ impl Plan {
 
     /// The number of dispatches [`Plan::parts`] makes (up to 2^96 with a limit of 1 group).
     pub fn len(&self) -> u128 {
-        self.regions().iter().map(|r| chunk_count(r, self.max)).sum()
+        self.regions()
+            .iter()
+            .map(|r| chunk_count(r, self.max))
+            .sum()
     }
 
     /// The one dispatch of a launch that is one (no edge, no dimension split).
@@ -376,7 +379,10 @@ mod tests {
         let p = plan([3 * 65535 + 1, 1, 1], [1; 3], LIMIT).unwrap();
         assert_eq!(p.len(), 4);
         let last = p.parts().last().unwrap();
-        assert_eq!((last.group_base, last.groups), ([3 * 65535, 0, 0], [1, 1, 1]));
+        assert_eq!(
+            (last.group_base, last.groups),
+            ([3 * 65535, 0, 0], [1, 1, 1])
+        );
     }
 
     #[test]
@@ -388,7 +394,13 @@ mod tests {
             groups: [4, 2, 1],
         };
         assert_eq!(p.single(), Some(one));
-        assert_eq!(plan([1000, 1, 1], [256, 1, 1], LIMIT).unwrap().single(), None);
-        assert_eq!(plan([65536, 1, 1], [1, 1, 1], LIMIT).unwrap().single(), None);
+        assert_eq!(
+            plan([1000, 1, 1], [256, 1, 1], LIMIT).unwrap().single(),
+            None
+        );
+        assert_eq!(
+            plan([65536, 1, 1], [1, 1, 1], LIMIT).unwrap().single(),
+            None
+        );
     }
 }

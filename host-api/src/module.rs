@@ -476,9 +476,12 @@ impl Module {
 
     /// Like [`Module::dispatch`], and returns the GPU time of the launch: from before its
     /// first work-group started to after its last one finished, measured with timestamp
-    /// queries on the device. Cost: that of [`Module::dispatch`], plus two timestamps
-    /// (the first timed launch makes a query pool). Errors: those of [`Module::dispatch`],
-    /// and `RuntimeError::MissingFeatures` when the queue has no timestamps.
+    /// queries on the device. It does not include compiling the launch's pipelines at their
+    /// first dispatch, which a CPU driver does (lavapipe: hundreds of milliseconds for a
+    /// kernel that then runs in a few): [`Module::dispatch_timings`] reports that apart.
+    /// Cost: that of [`Module::dispatch`], plus two timestamps (the first timed launch makes
+    /// a query pool). Errors: those of [`Module::dispatch`], and
+    /// `RuntimeError::MissingFeatures` when the queue has no timestamps.
     pub fn dispatch_timed(
         &self,
         kernel: &str,
@@ -486,9 +489,27 @@ impl Module {
         local: impl IntoDim3,
         args: impl IntoArgs,
     ) -> Result<Duration> {
+        Ok(self.dispatch_timings(kernel, global, local, args)?.gpu)
+    }
+
+    /// Like [`Module::dispatch_timed`], and also returns the GPU time of the first dispatch
+    /// of each pipeline the launch makes or uses for the first time
+    /// ([`LaunchTimes::first_dispatch_compile`]: the compile on a CPU driver). Same cost
+    /// (plus one dispatch without work-groups per new pipeline) and errors.
+    pub fn dispatch_timings(
+        &self,
+        kernel: &str,
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+        args: impl IntoArgs,
+    ) -> Result<LaunchTimes> {
         let (index, _) = self.kernel_info(kernel)?;
         let launch = self.launch_of(index, global, local)?;
-        Ok(self.run(index, &launch, args, true)?.unwrap_or_default())
+        let done = self.run(index, &launch, args, true)?;
+        Ok(LaunchTimes {
+            gpu: done.gpu_time().unwrap_or_default(),
+            first_dispatch_compile: done.first_dispatch_compile(),
+        })
     }
 
     /// Runs `kernel` with its argument block given as raw bytes (the escape hatch) and waits
@@ -517,7 +538,11 @@ impl Module {
         };
         let mut stream = self.ctx.rt.stream();
         let check = self.record_block(&mut stream, index, launch, push, separate, Vec::new())?;
-        stream.submit()?.wait()?;
+        let checked = check.is_some();
+        stream
+            .submit()?
+            .wait()
+            .map_err(|e| crate::memcheck::mark_checked(e, checked))?;
         crate::memcheck::finish_all(check.into_iter().collect())
     }
 
@@ -649,21 +674,20 @@ impl Module {
         Ok(desc)
     }
 
-    /// Runs the launch of kernel `index` as a stream of one command; with `timed`, returns
-    /// its GPU time.
+    /// Runs the launch of kernel `index` as a stream of one command, timed or not.
     fn run(
         &self,
         index: usize,
         launch: &Launch,
         args: impl IntoArgs,
         timed: bool,
-    ) -> Result<Option<Duration>> {
+    ) -> Result<crate::Completed> {
         let mut stream = crate::Stream::new(&self.ctx);
         if timed {
             stream.timed()?;
         }
         stream.record_launch(self, index, launch, args)?;
-        Ok(stream.run()?.gpu_time())
+        stream.run()
     }
 
     /// Packs `args` (refusing a buffer of another context) and records the launch into
@@ -933,6 +957,17 @@ fn lazy_launch(
         parts: Box::new(parts),
     })?;
     Ok(())
+}
+
+/// The times of a timed launch ([`Module::dispatch_timings`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchTimes {
+    /// The GPU time of the launch, without compiling its pipelines.
+    pub gpu: Duration,
+    /// The GPU time of the first dispatch of the pipelines it used for the first time,
+    /// without work-groups, before the launch: what a driver that compiles a pipeline at its
+    /// first dispatch (lavapipe) spends on that. `None` when every pipeline had run before.
+    pub first_dispatch_compile: Option<Duration>,
 }
 
 /// How a program is named in errors: its files' names, joined by ` + ` (`a.pisa + b.pisa`).

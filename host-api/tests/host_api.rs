@@ -378,3 +378,28 @@ fn repeated_launches_take_their_own_arguments_sizes_and_offsets() {
     }
     no_validation_messages(&ctx);
 }
+
+#[test]
+fn a_timed_launch_reports_the_first_dispatch_compile_apart() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "scale.pisa", SCALE).unwrap();
+    let data = ctx.buffer_from(&[1u32, 2, 3, 4, 5]).unwrap();
+    // The first launch makes the pipeline; lavapipe compiles it at its first dispatch.
+    let first = m.dispatch_timings("scale", 5, 5, (&data, 5u32)).unwrap();
+    let compile = first.first_dispatch_compile.expect("a new pipeline");
+    eprintln!(
+        "first dispatch compile {:.1} ms, launch {:.3} ms",
+        compile.as_secs_f64() * 1e3,
+        first.gpu.as_secs_f64() * 1e3
+    );
+    // Compiling a kernel takes lavapipe far longer than running 5 work-items of it.
+    assert!(compile > first.gpu, "{first:?}");
+    let again = m.dispatch_timings("scale", 5, 5, (&data, 5u32)).unwrap();
+    assert_eq!(again.first_dispatch_compile, None);
+    // Work-groups of 4 make two new pipelines (4, and 1 for the partial last work-group).
+    let edge = m.dispatch_timings("scale", 5, 4, (&data, 5u32)).unwrap();
+    assert!(edge.first_dispatch_compile.is_some());
+    // Three launches of `data[i] *= 3`.
+    assert_eq!(data.read().unwrap(), [27, 54, 81, 108, 135]);
+    no_validation_messages(&ctx);
+}

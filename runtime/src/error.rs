@@ -167,3 +167,38 @@ impl<T> VkResultExt<T> for Result<T, vk::Result> {
         self.map_err(|result| Error::Vulkan { call, result })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout(compiled: &[&str], checked: bool) -> String {
+        Error::Timeout {
+            seconds: 2.0,
+            what: "dispatch of k".into(),
+            compiled: compiled.iter().map(|s| s.to_string()).collect(),
+            checked,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_timeout_says_whether_it_included_compiling_and_which_hint_applies() {
+        assert_eq!(
+            timeout(&[], true),
+            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT); its pipelines had \
+             run before, so no compiling was included: the kernel may not end (a loop that \
+             never exits, a wait on memory no one writes), or the grid needs a longer \
+             PISA_VK_TIMEOUT"
+        );
+        assert_eq!(
+            timeout(&["k", "k (edge)"], false),
+            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT); it was the first \
+             dispatch of k, k (edge), which on a CPU driver includes compiling it (seconds for \
+             a large kernel): a longer PISA_VK_TIMEOUT may let it finish"
+        );
+        assert!(timeout(&["k"], true).contains(
+            "includes compiling it (minutes for a checked kernel with thousands of accesses)"
+        ));
+    }
+}

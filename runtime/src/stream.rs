@@ -383,7 +383,11 @@ impl<'c> Stream<'c> {
         let Some(first) = launch.parts.next() else {
             return Err(Error::InvalidArgument("a launch without parts".into()));
         };
-        let push_size = launch.pipelines.iter().map(|p| p.push_constant_size()).max();
+        let push_size = launch
+            .pipelines
+            .iter()
+            .map(|p| p.push_constant_size())
+            .max();
         let push_size = push_size.unwrap_or(0) as usize;
         let mut pipelines = Vec::with_capacity(launch.pipelines.len());
         for pipeline in launch.pipelines {
@@ -394,7 +398,10 @@ impl<'c> Stream<'c> {
             };
             pipelines.push(self.part(&part)?.pipeline);
         }
-        if launch.patch_at.is_some_and(|at| at as usize + 12 > push_size) {
+        if launch
+            .patch_at
+            .is_some_and(|at| at as usize + 12 > push_size)
+        {
             return Err(Error::InvalidArgument(format!(
                 "a patch at byte {:?} of {push_size} bytes of push constants",
                 launch.patch_at
@@ -635,7 +642,10 @@ impl<'c> Stream<'c> {
             compile_time: None,
         };
         let shared = &submission.shared;
-        let progress = submission.progress.get_mut().unwrap_or_else(|e| e.into_inner());
+        let progress = submission
+            .progress
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
         if progress.ops.as_slice().is_empty() {
             return Ok(submission);
         }
@@ -729,7 +739,9 @@ impl Progress {
         timing: Timing,
         timeout: Duration,
     ) -> Result<(), Error> {
-        let deadline = *self.deadline.get_or_insert_with(|| Instant::now() + timeout);
+        let deadline = *self
+            .deadline
+            .get_or_insert_with(|| Instant::now() + timeout);
         if Instant::now() >= deadline {
             self.expired = true;
             shared.give_back_slot(slot);
@@ -828,7 +840,14 @@ unsafe fn record(
             barrier(device, cmd);
         }
         if let Op::Launch(parts) = op {
-            let done = record_parts(device, cmd, parts, &mut progress.part, &mut budget, &mut bound)?;
+            let done = record_parts(
+                device,
+                cmd,
+                parts,
+                &mut progress.part,
+                &mut budget,
+                &mut bound,
+            )?;
             if !done {
                 break;
             }
@@ -948,7 +967,12 @@ impl LazyParts {
                 self.pipelines.len()
             )));
         };
-        if part.group_count.iter().zip(self.max_groups).any(|(g, m)| *g > m) {
+        if part
+            .group_count
+            .iter()
+            .zip(self.max_groups)
+            .any(|(g, m)| *g > m)
+        {
             return Err(Error::InvalidArgument(format!(
                 "dispatch of {}: group count {:?} exceeds the device limit \
                  maxComputeWorkGroupCount {:?}",

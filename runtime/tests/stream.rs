@@ -322,7 +322,11 @@ fn a_lazy_launch_runs_every_part_across_batches_and_times_compiling_apart() {
     for k in 0..count as usize {
         let record = &words[32 * k..32 * k + 32];
         let addr = buf.device_address() + 128 * k as u64;
-        assert_eq!(record[..3], [addr as u32, (addr >> 32) as u32, k as u32], "part {k}");
+        assert_eq!(
+            record[..3],
+            [addr as u32, (addr >> 32) as u32, k as u32],
+            "part {k}"
+        );
         assert!(record[3..].iter().all(|w| *w == 0xABAB_ABAB), "part {k}");
     }
     // One command; the pipeline's first dispatch (its compile on lavapipe) timed apart.
@@ -344,8 +348,8 @@ fn a_lazy_launch_stops_between_batches_once_its_time_has_passed() {
         timeout_seconds: Some(1.0),
         ..ContextOptions::default()
     };
-    let ctx = Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts)
-        .unwrap();
+    let ctx =
+        Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts).unwrap();
     let spirv = fill_kernel();
     let p = ctx.create_pipeline(&desc(&spirv, 1, 16, "fill")).unwrap();
     // 10^12 parts writing nothing (n = 0): far more than any memory could hold.
