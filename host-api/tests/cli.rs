@@ -411,7 +411,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
             ),
             (
                 &["--kernel", "scale", "--arg", "u32:1"],
-                "kernel `scale` takes 2 argument(s), 1 given",
+                "kernel `scale` takes 2 argument(s) (%data, %n), 1 given",
             ),
             (
                 &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u64:4"],

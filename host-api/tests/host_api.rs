@@ -137,7 +137,7 @@ fn sizes_of_any_integer_type_and_arguments_without_into() {
     let e = m.dispatch("vector_add", 8, 8, (&a, &b, 1u32)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "kernel `vector_add` takes 4 argument(s), 3 given"
+        "kernel `vector_add` takes 4 argument(s) (%a, %b, %c, %n), 3 given"
     );
     let e = m
         .dispatch("vector_add", 8, 8, (&a, &b, &c, 1u64))
@@ -170,7 +170,7 @@ fn typed_kernels_are_checked_when_they_are_made() {
     let e = m.kernel::<(Buffer<f32>, u32)>("vector_add").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "kernel `vector_add` takes 4 argument(s), 2 given"
+        "kernel `vector_add` takes 4 argument(s) (%a, %b, %c, %n), 2 given"
     );
     let e = m
         .kernel::<(Buffer<f32>, Buffer<f32>, Buffer<f32>, u64)>("vector_add")
