@@ -198,6 +198,7 @@ impl<'k> ArgSink<'k> {
                 kernel: self.kernel.to_string(),
                 expected: self.params.len(),
                 got: self.next,
+                params: param_names(self.params),
             });
         }
         match self.error {
@@ -391,6 +392,11 @@ impl Signature for () {
     }
 }
 
+/// The names of `params`, in order (for [`Error::ArgumentCount`]).
+fn param_names(params: &[ParamInfo]) -> Vec<String> {
+    params.iter().map(|p| p.name.clone()).collect()
+}
+
 /// Checks `S` against the kernel's `.param`s: their count ([`Error::ArgumentCount`]) and
 /// sizes ([`Error::ArgumentSize`], naming the type given).
 pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) -> Result<()> {
@@ -400,6 +406,7 @@ pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) 
             kernel: kernel.to_string(),
             expected: params.len(),
             got: sig.len(),
+            params: param_names(params),
         });
     }
     for (index, ((size, name), p)) in sig.iter().zip(params).enumerate() {

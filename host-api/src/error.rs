@@ -87,7 +87,10 @@ pub enum Error {
         count: usize,
     },
     /// A dispatch passed the wrong number of arguments.
-    #[error("kernel `{kernel}` takes {expected} argument(s), {got} given")]
+    #[error(
+        "kernel `{kernel}` takes {expected} argument(s) ({}), {got} given",
+        param_list(.params)
+    )]
     ArgumentCount {
         /// The kernel.
         kernel: String,
@@ -95,6 +98,8 @@ pub enum Error {
         expected: usize,
         /// What was passed.
         got: usize,
+        /// The names of its `.param`s, in order, without `%`.
+        params: Vec<String>,
     },
     /// An argument's size differs from its `.param[N]`.
     #[error("argument {index} (`%{param}`) of kernel `{kernel}` is {got} bytes, but `.param[{expected}]`")]
@@ -343,5 +348,18 @@ mod tests {
             "Buffer::read_range buffer `out` (4096 u32): elements 4090..4100 (bytes \
              16360..16400) are outside its 4096 u32 (16384 bytes)"
         );
+    }
+}
+
+/// The `.param` names of an [`Error::ArgumentCount`], as the kernel spells them: `%a, %b`
+/// (`none` for a kernel without parameters).
+fn param_list(params: &[String]) -> String {
+    match params.is_empty() {
+        true => "none".to_string(),
+        false => params
+            .iter()
+            .map(|p| format!("%{p}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }

@@ -10,6 +10,11 @@
 //! dimension is split into chunks. Every dispatch carries its first group's id (the group
 //! base of the launch block), so `%groupid`, `%groupcount` and the global ids kernels compute
 //! from them are those of the whole launch.
+//!
+//! A plan holds its (at most 8) regions only: its dispatches are made one at a time by
+//! [`Plan::parts`] as they are recorded, so planning costs the same for every grid (the
+//! largest legal one, 2^32 - 1 work-items per dimension in work-groups of 1, has about
+//! 2.8 * 10^14 dispatches at a limit of 65535 groups).
 
 /// One dispatch of a planned launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,29 +27,102 @@ pub(crate) struct Part {
     pub groups: [u32; 3],
 }
 
-/// A launch as dispatches.
+/// A launch as dispatches: its regions of one local size each, split into parts lazily.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Plan {
     /// `%groupcount` of the launch.
     pub group_count: [u32; 3],
-    parts: Parts,
-}
-
-/// The dispatches of a plan: one (a launch whose grid is a multiple of its work-group
-/// size, within the device's group counts: kept without a vector) or several.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Parts {
-    One(Part),
-    Many(Vec<Part>),
+    /// The regions, full work-groups first; only the first `regions_len` are used.
+    regions: [Part; 8],
+    regions_len: usize,
+    /// The most work-groups of one dispatch per dimension (each at least 1).
+    max: [u32; 3],
 }
 
 impl Plan {
-    /// The dispatches, full work-groups first.
-    pub fn parts(&self) -> &[Part] {
-        match &self.parts {
-            Parts::One(part) => std::slice::from_ref(part),
-            Parts::Many(parts) => parts,
+    /// The dispatches, full work-groups first, made one at a time.
+    pub fn parts(&self) -> Parts {
+        Parts {
+            regions: self.regions,
+            regions_len: self.regions_len,
+            max: self.max,
+            region: 0,
+            at: [0; 3],
         }
+    }
+
+    /// The number of dispatches [`Plan::parts`] makes (up to 2^96 with a limit of 1 group).
+    pub fn len(&self) -> u128 {
+        self.regions()
+            .iter()
+            .map(|r| chunk_count(r, self.max))
+            .sum()
+    }
+
+    /// The one dispatch of a launch that is one (no edge, no dimension split).
+    pub fn single(&self) -> Option<Part> {
+        match self.regions() {
+            [one] if chunk_count(one, self.max) == 1 => Some(*one),
+            _ => None,
+        }
+    }
+
+    /// Its regions: one per combination of full and edge sizes (at most 8), each with the
+    /// local size, first group and group count of the whole region.
+    pub fn regions(&self) -> &[Part] {
+        &self.regions[..self.regions_len]
+    }
+}
+
+/// The number of dispatches of at most `max` groups per dimension that cover `region`.
+fn chunk_count(region: &Part, max: [u32; 3]) -> u128 {
+    (0..3)
+        .map(|d| region.groups[d].div_ceil(max[d]) as u128)
+        .product()
+}
+
+/// The dispatches of a [`Plan`], made as they are asked for: each region in turn, split
+/// into chunks of at most the device's group counts, x fastest. It owns a copy of the plan's
+/// regions (a few hundred bytes), so it can outlive the plan.
+#[derive(Clone, Debug)]
+pub(crate) struct Parts {
+    regions: [Part; 8],
+    regions_len: usize,
+    max: [u32; 3],
+    /// The region being split.
+    region: usize,
+    /// The first group, relative to the region, of the next chunk.
+    at: [u32; 3],
+}
+
+impl Iterator for Parts {
+    type Item = Part;
+
+    fn next(&mut self) -> Option<Part> {
+        let region = *self.regions[..self.regions_len].get(self.region)?;
+        let mut part = region;
+        for d in 0..3 {
+            part.group_base[d] = region.group_base[d] + self.at[d];
+            part.groups[d] = (region.groups[d] - self.at[d]).min(self.max[d]);
+        }
+        self.advance(&region);
+        Some(part)
+    }
+}
+
+impl Parts {
+    /// Moves to the next chunk of `region` (x fastest), or to the next region's first.
+    fn advance(&mut self, region: &Part) {
+        for d in 0..3 {
+            // Both below 2^32: the sum does not overflow in 64 bits.
+            let next = self.at[d] as u64 + self.max[d] as u64;
+            if next < region.groups[d] as u64 {
+                self.at[d] = next as u32;
+                return;
+            }
+            self.at[d] = 0;
+        }
+        self.region += 1;
     }
 }
 
@@ -99,8 +177,6 @@ pub(crate) fn plan(
     // (at most one of each), the first `count[d]` of `runs[d]`.
     let mut runs = [[(0u32, 0u32, 0u32); 2]; 3];
     let mut count = [0usize; 3];
-    // Whether the launch is one dispatch: no edge, no dimension split.
-    let mut one = true;
     for d in 0..3 {
         if global[d] == 0 {
             return Err(format!("grid size 0 in dimension {}", DIM[d]));
@@ -119,7 +195,6 @@ pub(crate) fn plan(
         })?;
         let full = (global[d] / l) as u32;
         let edge = (global[d] % l) as u32;
-        one &= edge == 0 && full <= max_groups[d];
         if full > 0 {
             runs[d][count[d]] = (local[d], 0, full);
             count[d] += 1;
@@ -129,65 +204,31 @@ pub(crate) fn plan(
             count[d] += 1;
         }
     }
-    if one {
-        let part = Part {
-            local,
-            group_base: [0; 3],
-            groups: group_count,
-        };
-        return Ok(Plan {
-            group_count,
-            parts: Parts::One(part),
-        });
-    }
-    let mut parts = Vec::with_capacity(count.iter().product());
+    let empty = Part {
+        local,
+        group_base: [0; 3],
+        groups: [0; 3],
+    };
+    let mut regions = [empty; 8];
+    let mut regions_len = 0;
     for &(lx, bx, nx) in &runs[0][..count[0]] {
         for &(ly, by, ny) in &runs[1][..count[1]] {
             for &(lz, bz, nz) in &runs[2][..count[2]] {
-                chunks(
-                    [lx, ly, lz],
-                    [bx, by, bz],
-                    [nx, ny, nz],
-                    max_groups,
-                    &mut parts,
-                );
+                regions[regions_len] = Part {
+                    local: [lx, ly, lz],
+                    group_base: [bx, by, bz],
+                    groups: [nx, ny, nz],
+                };
+                regions_len += 1;
             }
         }
     }
     Ok(Plan {
         group_count,
-        parts: Parts::Many(parts),
+        regions,
+        regions_len,
+        max: max_groups.map(|m| m.max(1)),
     })
-}
-
-/// Splits the region of `groups` work-groups from `base` into dispatches of at most
-/// `max_groups` per dimension.
-fn chunks(
-    local: [u32; 3],
-    base: [u32; 3],
-    groups: [u32; 3],
-    max_groups: [u32; 3],
-    out: &mut Vec<Part>,
-) {
-    let max = max_groups.map(|m| m.max(1));
-    let starts = |d: usize| (0..groups[d]).step_by(max[d] as usize);
-    for z in starts(2) {
-        for y in starts(1) {
-            for x in starts(0) {
-                let at = [x, y, z];
-                let mut part = Part {
-                    local,
-                    group_base: [0; 3],
-                    groups: [0; 3],
-                };
-                for d in 0..3 {
-                    part.group_base[d] = base[d] + at[d];
-                    part.groups[d] = (groups[d] - at[d]).min(max[d]);
-                }
-                out.push(part);
-            }
-        }
-    }
 }
 
 #[cfg(test)]
@@ -200,7 +241,9 @@ mod tests {
     /// cover the NDRange exactly once with the local sizes of its work-groups.
     fn check_cover(global: [u64; 3], local: [u32; 3], plan: &Plan) {
         let mut items = 0u64;
+        let mut parts = 0u128;
         for p in plan.parts() {
+            parts += 1;
             for d in 0..3 {
                 assert!(p.groups[d] >= 1 && p.groups[d] <= LIMIT[d], "{p:?}");
                 let first = p.group_base[d] as u64 * local[d] as u64;
@@ -219,6 +262,7 @@ mod tests {
                 .product::<u64>();
         }
         assert_eq!(items, global.iter().product::<u64>());
+        assert_eq!(parts, plan.len());
         for d in 0..3 {
             assert_eq!(
                 plan.group_count[d] as u64,
@@ -231,7 +275,7 @@ mod tests {
     fn an_exact_launch_is_one_dispatch() {
         let p = plan([1024, 4, 1], [256, 2, 1], LIMIT).unwrap();
         assert_eq!(
-            p.parts(),
+            p.parts().collect::<Vec<_>>(),
             vec![Part {
                 local: [256, 2, 1],
                 group_base: [0; 3],
@@ -245,7 +289,7 @@ mod tests {
     fn partial_work_groups_are_dispatched_with_their_own_size() {
         let p = plan([1000, 1, 1], [256, 1, 1], LIMIT).unwrap();
         assert_eq!(
-            p.parts(),
+            p.parts().collect::<Vec<_>>(),
             vec![
                 Part {
                     local: [256, 1, 1],
@@ -262,13 +306,13 @@ mod tests {
         // 3-D with an edge in every dimension: 8 regions.
         let (g, l) = ([10, 7, 5], [4, 3, 2]);
         let p = plan(g, l, LIMIT).unwrap();
-        assert_eq!(p.parts().len(), 8);
+        assert_eq!(p.len(), 8);
         assert_eq!(p.group_count, [3, 3, 3]);
         check_cover(g, l, &p);
         // Fewer work-items than one work-group: only the edge.
         let p = plan([5, 1, 1], [64, 1, 1], LIMIT).unwrap();
-        assert_eq!(p.parts().len(), 1);
-        assert_eq!(p.parts()[0].local, [5, 1, 1]);
+        assert_eq!(p.len(), 1);
+        assert_eq!(p.parts().next().unwrap().local, [5, 1, 1]);
     }
 
     #[test]
@@ -276,15 +320,15 @@ mod tests {
         let (g, l) = ([16_777_216, 1, 1], [256, 1, 1]);
         let p = plan(g, l, LIMIT).unwrap();
         assert_eq!(p.group_count, [65536, 1, 1]);
-        assert_eq!(p.parts().len(), 2);
-        assert_eq!(p.parts()[1].group_base, [65535, 0, 0]);
-        assert_eq!(p.parts()[1].groups, [1, 1, 1]);
+        assert_eq!(p.len(), 2);
+        assert_eq!(p.parts().nth(1).unwrap().group_base, [65535, 0, 0]);
+        assert_eq!(p.parts().nth(1).unwrap().groups, [1, 1, 1]);
         check_cover(g, l, &p);
         // 2^31 - 1 groups of one work-item in x.
         let big = (1u64 << 31) - 1;
         let p = plan([big, 1, 1], [1, 1, 1], LIMIT).unwrap();
         assert_eq!(p.group_count[0] as u64, big);
-        assert_eq!(p.parts().len() as u64, big.div_ceil(65535));
+        assert_eq!(p.len() as u64, big.div_ceil(65535));
         check_cover([big, 1, 1], [1, 1, 1], &p);
         // 2-D above the limit in y, with edges in both dimensions.
         let (g, l) = ([100, 70_000 * 2 + 1, 1], [16, 2, 1]);
@@ -293,7 +337,7 @@ mod tests {
         check_cover(g, l, &p);
         // A small limit splits every dimension.
         let p = plan([9, 9, 9], [1, 1, 1], [4, 4, 4]).unwrap();
-        assert_eq!(p.parts().len(), 27);
+        assert_eq!(p.len(), 27);
     }
 
     #[test]
@@ -309,5 +353,54 @@ mod tests {
         let e = plan([1 << 32, 1, 1], [1, 1, 1], LIMIT).unwrap_err();
         assert!(e.contains("4294967296 work-groups in dimension x"), "{e}");
         plan([u32::MAX as u64, 1, 1], [1, 1, 1], [u32::MAX; 3]).unwrap();
+    }
+
+    #[test]
+    fn the_largest_grid_is_planned_without_making_its_parts() {
+        let max = u32::MAX as u64;
+        let p = plan([max; 3], [1; 3], LIMIT).unwrap();
+        assert_eq!(p.group_count, [u32::MAX; 3]);
+        assert_eq!(p.single(), None);
+        // 2^32 - 1 = 65535 * 65537: 65537 chunks of exactly 65535 groups per dimension.
+        assert_eq!(p.len(), 65537u128 * 65537 * 65537);
+        let mut parts = p.parts();
+        let full = |base: [u32; 3]| Part {
+            local: [1; 3],
+            group_base: base,
+            groups: [65535; 3],
+        };
+        assert_eq!(parts.next(), Some(full([0, 0, 0])));
+        assert_eq!(parts.next(), Some(full([65535, 0, 0])));
+        // x is fastest: the 65538th part starts the second row in y.
+        assert_eq!(parts.nth(65535), Some(full([0, 65535, 0])));
+        // The iterator is a copy of the regions and a cursor, whatever the grid.
+        assert!(std::mem::size_of::<Parts>() <= 400);
+        // The last part of a grid of 3 * 65535 + 1 groups in x is the lone group at the end.
+        let p = plan([3 * 65535 + 1, 1, 1], [1; 3], LIMIT).unwrap();
+        assert_eq!(p.len(), 4);
+        let last = p.parts().last().unwrap();
+        assert_eq!(
+            (last.group_base, last.groups),
+            ([3 * 65535, 0, 0], [1, 1, 1])
+        );
+    }
+
+    #[test]
+    fn only_an_exact_launch_within_the_limits_is_single() {
+        let p = plan([1024, 4, 1], [256, 2, 1], LIMIT).unwrap();
+        let one = Part {
+            local: [256, 2, 1],
+            group_base: [0; 3],
+            groups: [4, 2, 1],
+        };
+        assert_eq!(p.single(), Some(one));
+        assert_eq!(
+            plan([1000, 1, 1], [256, 1, 1], LIMIT).unwrap().single(),
+            None
+        );
+        assert_eq!(
+            plan([65536, 1, 1], [1, 1, 1], LIMIT).unwrap().single(),
+            None
+        );
     }
 }

@@ -69,7 +69,7 @@ pub use device::{
 };
 pub use dim::{Dim3, DimInt, Dims, IntoDim3, Launch};
 pub use error::{Error, Extent, Result};
-pub use module::{program_name, Kernel, Module};
+pub use module::{program_name, Kernel, LaunchTimes, Module};
 pub use pisa_runtime::driver_bugs;
 pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{

@@ -228,6 +228,25 @@ fn u32_at(b: &[u8], at: u64) -> u32 {
     u32::from_le_bytes(b[at..at + 4].try_into().unwrap_or([0; 4]))
 }
 
+/// `e`, with a [`RuntimeError::Timeout`](crate::RuntimeError::Timeout) of work that had
+/// checked launches (`checked`) marked so: its message then gives a checked kernel's hint.
+pub(crate) fn mark_checked(e: pisa_runtime::Error, checked: bool) -> pisa_runtime::Error {
+    match e {
+        pisa_runtime::Error::Timeout {
+            seconds,
+            what,
+            compiled,
+            checked: before,
+        } => pisa_runtime::Error::Timeout {
+            seconds,
+            what,
+            compiled,
+            checked: before || checked,
+        },
+        other => other,
+    }
+}
+
 /// Reads the records of the finished launches `checks` in their order: `Ok` when none had
 /// a bad access, else [`Error::MemoryViolation`] describing the first of the first launch
 /// that had one.

@@ -476,9 +476,12 @@ impl Module {
 
     /// Like [`Module::dispatch`], and returns the GPU time of the launch: from before its
     /// first work-group started to after its last one finished, measured with timestamp
-    /// queries on the device. Cost: that of [`Module::dispatch`], plus two timestamps
-    /// (the first timed launch makes a query pool). Errors: those of [`Module::dispatch`],
-    /// and `RuntimeError::MissingFeatures` when the queue has no timestamps.
+    /// queries on the device. It does not include compiling the launch's pipelines at their
+    /// first dispatch, which a CPU driver does (lavapipe: hundreds of milliseconds for a
+    /// kernel that then runs in a few): [`Module::dispatch_timings`] reports that apart.
+    /// Cost: that of [`Module::dispatch`], plus two timestamps (the first timed launch makes
+    /// a query pool). Errors: those of [`Module::dispatch`], and
+    /// `RuntimeError::MissingFeatures` when the queue has no timestamps.
     pub fn dispatch_timed(
         &self,
         kernel: &str,
@@ -486,9 +489,27 @@ impl Module {
         local: impl IntoDim3,
         args: impl IntoArgs,
     ) -> Result<Duration> {
+        Ok(self.dispatch_timings(kernel, global, local, args)?.gpu)
+    }
+
+    /// Like [`Module::dispatch_timed`], and also returns the GPU time of the first dispatch
+    /// of each pipeline the launch makes or uses for the first time
+    /// ([`LaunchTimes::first_dispatch_compile`]: the compile on a CPU driver). Same cost
+    /// (plus one dispatch without work-groups per new pipeline) and errors.
+    pub fn dispatch_timings(
+        &self,
+        kernel: &str,
+        global: impl IntoDim3,
+        local: impl IntoDim3,
+        args: impl IntoArgs,
+    ) -> Result<LaunchTimes> {
         let (index, _) = self.kernel_info(kernel)?;
         let launch = self.launch_of(index, global, local)?;
-        Ok(self.run(index, &launch, args, true)?.unwrap_or_default())
+        let done = self.run(index, &launch, args, true)?;
+        Ok(LaunchTimes {
+            gpu: done.gpu_time().unwrap_or_default(),
+            first_dispatch_compile: done.first_dispatch_compile(),
+        })
     }
 
     /// Runs `kernel` with its argument block given as raw bytes (the escape hatch) and waits
@@ -517,7 +538,11 @@ impl Module {
         };
         let mut stream = self.ctx.rt.stream();
         let check = self.record_block(&mut stream, index, launch, push, separate, Vec::new())?;
-        stream.submit()?.wait()?;
+        let checked = check.is_some();
+        stream
+            .submit()?
+            .wait()
+            .map_err(|e| crate::memcheck::mark_checked(e, checked))?;
         crate::memcheck::finish_all(check.into_iter().collect())
     }
 
@@ -649,21 +674,20 @@ impl Module {
         Ok(desc)
     }
 
-    /// Runs the launch of kernel `index` as a stream of one command; with `timed`, returns
-    /// its GPU time.
+    /// Runs the launch of kernel `index` as a stream of one command, timed or not.
     fn run(
         &self,
         index: usize,
         launch: &Launch,
         args: impl IntoArgs,
         timed: bool,
-    ) -> Result<Option<Duration>> {
+    ) -> Result<crate::Completed> {
         let mut stream = crate::Stream::new(&self.ctx);
         if timed {
             stream.timed()?;
         }
         stream.record_launch(self, index, launch, args)?;
-        Ok(stream.run()?.gpu_time())
+        stream.run()
     }
 
     /// Packs `args` (refusing a buffer of another context) and records the launch into
@@ -830,67 +854,44 @@ impl Module {
         };
         // The check block of a checked module, one for every dispatch of the launch.
         let check = crate::memcheck::prepare(self, k, launch, arg_block, push)?;
-        // One pipeline per local size (the enqueued one and the edge sizes: at most 8, one
-        // per combination of full and edge sizes), made before anything is recorded so that
-        // every error comes first.
-        let mut pipelines: [Option<([u32; 3], Arc<pisa_runtime::Pipeline>)>; 8] =
-            Default::default();
-        for part in plan.parts() {
-            let slot = pipelines
-                .iter_mut()
-                .find(|p| p.as_ref().is_none_or(|(size, _)| *size == part.local))
-                .expect("a plan has at most 8 local sizes");
-            if slot.is_none() {
-                let pipeline = match full.take_if(|_| part.local == local32) {
-                    Some(p) => p,
-                    None => self.pipeline(index, part.local, local32)?,
-                };
-                *slot = Some((part.local, pipeline));
-            }
-        }
-        let pipeline_of = |local: [u32; 3]| {
-            pipelines
-                .iter()
-                .flatten()
-                .find(|(size, _)| *size == local)
-                .map(|(_, p)| &**p)
-                .expect("a pipeline was made for every local size of the plan")
-        };
-        // The launch block of each part, with its group base: one after the other.
-        let size = push.len();
-        let mut repeated;
-        let pushes = match plan.parts().len() {
-            1 => push,
-            n => {
-                repeated = push.repeat(n);
-                &mut repeated[..]
-            }
-        };
-        for (part, p) in plan.parts().iter().zip(pushes.chunks_mut(size.max(1))) {
-            for d in 0..3 {
-                let at = l.group_base.map(|s| s + 4 * d as u32);
-                put(p, at, &part.group_base[d].to_le_bytes());
-            }
-        }
-        let dispatch = |(i, part): (usize, &crate::launch::Part)| pisa_runtime::DispatchPart {
-            pipeline: pipeline_of(part.local),
-            push_constants: &pushes[i * size..(i + 1) * size],
-            group_count: part.groups,
-        };
-        match plan.parts() {
-            [one] => {
-                stream.launch(&[dispatch((0, one))])?;
+        let pipelines = self.plan_pipelines(index, &plan, local32, full.take())?;
+        match plan.single() {
+            Some(one) => {
+                let pipeline = pipelines[0].as_ref().expect("made above");
+                stream.launch(&[pisa_runtime::DispatchPart {
+                    pipeline,
+                    push_constants: push,
+                    group_count: one.groups,
+                }])?;
                 if check.is_none() {
-                    let (_, pipeline) = pipelines[0].as_ref().expect("made above");
-                    self.remember(index, launch, pushes, pipeline, one.groups);
+                    self.remember(index, launch, push, pipeline, one.groups);
                 }
             }
-            parts => {
-                stream.launch(&parts.iter().enumerate().map(dispatch).collect::<Vec<_>>())?;
-            }
-        };
+            None => lazy_launch(stream, &plan, &pipelines, push, l.group_base)?,
+        }
         self.keep(stream, leases, check.as_ref());
         Ok(check)
+    }
+
+    /// The pipelines of kernel `index` for `plan`, one per local size of its regions (the
+    /// enqueued one, `local`, and the edge sizes: at most 8), in the order of
+    /// [`PlanPipelines`]; `full` is the enqueued size's when it exists. Made before
+    /// anything is recorded, so that every error comes first.
+    fn plan_pipelines(
+        &self,
+        index: usize,
+        plan: &crate::launch::Plan,
+        local: [u32; 3],
+        mut full: Option<Arc<pisa_runtime::Pipeline>>,
+    ) -> Result<PlanPipelines> {
+        let mut pipelines: PlanPipelines = Default::default();
+        for (slot, region) in pipelines.iter_mut().zip(plan.regions()) {
+            *slot = Some(match full.take_if(|_| region.local == local) {
+                Some(p) => p,
+                None => self.pipeline(index, region.local, local)?,
+            });
+        }
+        Ok(pipelines)
     }
 
     /// Remembers a launch of kernel `index` that was one dispatch (see
@@ -921,6 +922,52 @@ impl Module {
             groups,
         });
     }
+}
+
+/// The pipelines of a launch's plan: that of region `i` of
+/// [`Plan::regions`](crate::launch::Plan::regions) at `i`.
+type PlanPipelines = [Option<Arc<pisa_runtime::Pipeline>>; 8];
+
+/// Records the launch of a `plan` of several dispatches into `stream`, its parts made as
+/// they are recorded: each with the launch block `push` but for its group base (written at
+/// `group_base`, when the kernel has one), and the pipeline of its region.
+fn lazy_launch(
+    stream: &mut pisa_runtime::Stream,
+    plan: &crate::launch::Plan,
+    pipelines: &PlanPipelines,
+    push: &[u8],
+    group_base: Option<u32>,
+) -> Result<()> {
+    let refs: Vec<&pisa_runtime::Pipeline> = pipelines.iter().flatten().map(|p| &**p).collect();
+    let mut locals = [[0u32; 3]; 8];
+    for (l, region) in locals.iter_mut().zip(plan.regions()) {
+        *l = region.local;
+    }
+    let parts = plan.parts().map(move |part| pisa_runtime::LazyPart {
+        // Two regions never share a local size, so a part's size names its region.
+        pipeline: locals.iter().position(|l| *l == part.local).unwrap_or(0),
+        patch: part.group_base,
+        group_count: part.groups,
+    });
+    stream.launch_lazy(pisa_runtime::LazyLaunch {
+        pipelines: &refs,
+        push_constants: push,
+        patch_at: group_base,
+        count: plan.len(),
+        parts: Box::new(parts),
+    })?;
+    Ok(())
+}
+
+/// The times of a timed launch ([`Module::dispatch_timings`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LaunchTimes {
+    /// The GPU time of the launch, without compiling its pipelines.
+    pub gpu: Duration,
+    /// The GPU time of the first dispatch of the pipelines it used for the first time,
+    /// without work-groups, before the launch: what a driver that compiles a pipeline at its
+    /// first dispatch (lavapipe) spends on that. `None` when every pipeline had run before.
+    pub first_dispatch_compile: Option<Duration>,
 }
 
 /// How a program is named in errors: its files' names, joined by ` + ` (`a.pisa + b.pisa`).

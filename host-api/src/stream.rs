@@ -361,7 +361,11 @@ impl Submission<'_> {
     /// device), [`Error::MemoryViolation`] for the first launch of a checked module, in
     /// recording order, that made a bad access (the reads are lost then).
     pub fn wait(self) -> Result<Completed> {
-        let inner = self.inner.wait()?;
+        let checked = !self.checks.is_empty();
+        let inner = self
+            .inner
+            .wait()
+            .map_err(|e| crate::memcheck::mark_checked(e, checked))?;
         crate::memcheck::finish_all(self.checks)?;
         Ok(Completed {
             inner,
@@ -396,6 +400,14 @@ impl Completed {
     /// order; `None` for an untimed one.
     pub fn command_times(&self) -> Option<&[Duration]> {
         self.inner.command_times()
+    }
+
+    /// For a timed stream whose launches used pipelines for the first time, the GPU time of
+    /// their first dispatch without work-groups, before the first command: a CPU driver
+    /// (lavapipe) compiles a pipeline then, and [`Completed::command_times`] leave it out.
+    /// `None` for an untimed stream, or when every pipeline had run before.
+    pub fn first_dispatch_compile(&self) -> Option<Duration> {
+        self.inner.first_dispatch_compile()
     }
 
     /// For a timed stream, the GPU time of the whole submission (the sum of

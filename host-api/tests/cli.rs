@@ -411,7 +411,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
             ),
             (
                 &["--kernel", "scale", "--arg", "u32:1"],
-                "kernel `scale` takes 2 argument(s), 1 given",
+                "kernel `scale` takes 2 argument(s) (%data, %n), 1 given",
             ),
             (
                 &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u64:4"],
@@ -1099,4 +1099,59 @@ fn run_gives_32_lane_sub_groups_for_any_block_on_every_device() {
     let out = pisa_vk(&["devices"], None);
     let s = text(&out.stdout);
     assert!(s.contains("sub-group kernels: 32 lanes"), "{s}");
+}
+
+/// The peak resident memory (VmHWM) of process `pid` in kB, while it runs.
+fn peak_kb(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+#[test]
+fn the_largest_grid_times_out_within_the_timeout_in_bounded_memory() {
+    // Before: its dispatches were all made before submitting (4.4 GB after 20 s, never
+    // ending). Now they are made in batches as they are submitted.
+    let start = std::time::Instant::now();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
+        .args(scale_args(&[]).iter().take(4))
+        .args([
+            "--grid",
+            "4294967295,4294967295,4294967295",
+            "--block",
+            "1,1,1",
+        ])
+        .args(["--arg", "u32[]:1", "--arg", "u32:0"])
+        .env("PISA_VK_TIMEOUT", "2")
+        .env("PISA_VK_DEVICE", "llvmpipe")
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/.."))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("pisa-vk runs");
+    let mut peak = 0;
+    while child.try_wait().expect("wait").is_none() {
+        peak = peak.max(peak_kb(child.id()).unwrap_or(0));
+        assert!(start.elapsed().as_secs() < 30, "still running, {peak} kB");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let took = start.elapsed().as_secs_f64();
+    let out = child.wait_with_output().expect("output");
+    let stderr = text(&out.stderr);
+    eprintln!("{took:.2} s, peak {peak} kB: {stderr}");
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    // 2^32 - 1 = 65535 * 65537: 65537^3 dispatches of 65535^3 groups each.
+    assert!(
+        stderr.contains(
+            "dispatch of kernel `scale` of examples/scale.pisa with 65535x65535x65535 groups \
+             and 281487861809152 more part(s) (4096 of its 281487861809153 dispatches \
+             submitted) did not finish within 2.000 s (PISA_VK_TIMEOUT); it was the first \
+             dispatch of kernel `scale`"
+        ),
+        "{stderr}"
+    );
+    // 2 s of timeout, 1 s of grace when the context is dropped, start-up.
+    assert!(took < 12.0, "{took}");
+    // lavapipe and the program take about 100 MB; a batch of 4096 dispatches is small.
+    assert!(peak < 400_000, "{peak} kB");
 }

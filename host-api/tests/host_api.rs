@@ -137,7 +137,7 @@ fn sizes_of_any_integer_type_and_arguments_without_into() {
     let e = m.dispatch("vector_add", 8, 8, (&a, &b, 1u32)).unwrap_err();
     assert_eq!(
         e.to_string(),
-        "kernel `vector_add` takes 4 argument(s), 3 given"
+        "kernel `vector_add` takes 4 argument(s) (%a, %b, %c, %n), 3 given"
     );
     let e = m
         .dispatch("vector_add", 8, 8, (&a, &b, &c, 1u64))
@@ -170,7 +170,7 @@ fn typed_kernels_are_checked_when_they_are_made() {
     let e = m.kernel::<(Buffer<f32>, u32)>("vector_add").unwrap_err();
     assert_eq!(
         e.to_string(),
-        "kernel `vector_add` takes 4 argument(s), 2 given"
+        "kernel `vector_add` takes 4 argument(s) (%a, %b, %c, %n), 2 given"
     );
     let e = m
         .kernel::<(Buffer<f32>, Buffer<f32>, Buffer<f32>, u64)>("vector_add")
@@ -376,5 +376,30 @@ fn repeated_launches_take_their_own_arguments_sizes_and_offsets() {
         m.dispatch("pick", 1, 1, (&a, table)).unwrap();
         assert_eq!(a.read_range(..1).unwrap(), [last]);
     }
+    no_validation_messages(&ctx);
+}
+
+#[test]
+fn a_timed_launch_reports_the_first_dispatch_compile_apart() {
+    let ctx = lavapipe();
+    let m = Module::from_source(&ctx, "scale.pisa", SCALE).unwrap();
+    let data = ctx.buffer_from(&[1u32, 2, 3, 4, 5]).unwrap();
+    // The first launch makes the pipeline; lavapipe compiles it at its first dispatch.
+    let first = m.dispatch_timings("scale", 5, 5, (&data, 5u32)).unwrap();
+    let compile = first.first_dispatch_compile.expect("a new pipeline");
+    eprintln!(
+        "first dispatch compile {:.1} ms, launch {:.3} ms",
+        compile.as_secs_f64() * 1e3,
+        first.gpu.as_secs_f64() * 1e3
+    );
+    // Compiling a kernel takes lavapipe far longer than running 5 work-items of it.
+    assert!(compile > first.gpu, "{first:?}");
+    let again = m.dispatch_timings("scale", 5, 5, (&data, 5u32)).unwrap();
+    assert_eq!(again.first_dispatch_compile, None);
+    // Work-groups of 4 make two new pipelines (4, and 1 for the partial last work-group).
+    let edge = m.dispatch_timings("scale", 5, 4, (&data, 5u32)).unwrap();
+    assert!(edge.first_dispatch_compile.is_some());
+    // Three launches of `data[i] *= 3`.
+    assert_eq!(data.read().unwrap(), [27, 54, 81, 108, 135]);
     no_validation_messages(&ctx);
 }

@@ -52,21 +52,29 @@ pub enum Error {
 
     /// A wait on the device took longer than the allowed time.
     ///
-    /// The work is still running on the device after this error. Until it ends, every call
-    /// of the [`Context`](crate::Context) that needs the device returns
+    /// The work is still running on the device after this error (unless it was a launch
+    /// submitted in batches whose time ran out between two of them: then nothing runs). Until
+    /// it ends, every call of the [`Context`](crate::Context) that needs the device returns
     /// [`Error::DeviceBusy`] at once (then the context works again); if it is still running
     /// when the context is dropped, its Vulkan objects are leaked rather than destroyed
-    /// while in use.
+    /// while in use. The message says whether the work included the first dispatch of a
+    /// pipeline, which on a CPU driver compiles it, and which hint applies.
     #[error(
-        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT); on a CPU driver the \
-         first dispatch of a pipeline includes compiling it (minutes for a checked kernel \
-         with thousands of accesses)"
+        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT); {}",
+        timeout_hint(.compiled, *.checked)
     )]
     Timeout {
         /// The time waited, in seconds (the timeout, for a submission that did not finish).
         seconds: f64,
         /// What was being waited for.
         what: String,
+        /// The pipelines (`PipelineDesc::name_for_errors`) whose first dispatch the work
+        /// included: on a CPU driver that dispatch compiles the pipeline. Empty when every
+        /// pipeline had run before.
+        compiled: Vec<String>,
+        /// Whether the work included a launch of a checked kernel (set by the host API,
+        /// which knows; `false` from the runtime).
+        checked: bool,
     },
 
     /// A call was refused because work that timed out earlier ([`Error::Timeout`]) is still
@@ -120,6 +128,26 @@ pub enum Error {
     InvalidArgument(String),
 }
 
+/// The hint of an [`Error::Timeout`]: whether the time included compiling a pipeline, and
+/// what to try.
+fn timeout_hint(compiled: &[String], checked: bool) -> String {
+    if compiled.is_empty() {
+        return "its pipelines had run before, so no compiling was included: the kernel may \
+                not end (a loop that never exits, a wait on memory no one writes), or the grid \
+                needs a longer PISA_VK_TIMEOUT"
+            .to_string();
+    }
+    let slow = match checked {
+        true => "minutes for a checked kernel with thousands of accesses",
+        false => "seconds for a large kernel",
+    };
+    format!(
+        "it was the first dispatch of {}, which on a CPU driver includes compiling it ({slow}): \
+         a longer PISA_VK_TIMEOUT may let it finish",
+        compiled.join(", ")
+    )
+}
+
 fn fmt_list(items: &[String]) -> String {
     if items.is_empty() {
         "none".to_string()
@@ -137,5 +165,40 @@ pub(crate) trait VkResultExt<T> {
 impl<T> VkResultExt<T> for Result<T, vk::Result> {
     fn vk(self, call: &'static str) -> Result<T, Error> {
         self.map_err(|result| Error::Vulkan { call, result })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timeout(compiled: &[&str], checked: bool) -> String {
+        Error::Timeout {
+            seconds: 2.0,
+            what: "dispatch of k".into(),
+            compiled: compiled.iter().map(|s| s.to_string()).collect(),
+            checked,
+        }
+        .to_string()
+    }
+
+    #[test]
+    fn a_timeout_says_whether_it_included_compiling_and_which_hint_applies() {
+        assert_eq!(
+            timeout(&[], true),
+            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT); its pipelines had \
+             run before, so no compiling was included: the kernel may not end (a loop that \
+             never exits, a wait on memory no one writes), or the grid needs a longer \
+             PISA_VK_TIMEOUT"
+        );
+        assert_eq!(
+            timeout(&["k", "k (edge)"], false),
+            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT); it was the first \
+             dispatch of k, k (edge), which on a CPU driver includes compiling it (seconds for \
+             a large kernel): a longer PISA_VK_TIMEOUT may let it finish"
+        );
+        assert!(timeout(&["k"], true).contains(
+            "includes compiling it (minutes for a checked kernel with thousands of accesses)"
+        ));
     }
 }

@@ -100,4 +100,6 @@ pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use live::LiveBuffer;
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;
-pub use stream::{Completion, DispatchPart, ReadId, Stream, Submission};
+pub use stream::{
+    Completion, DispatchPart, LazyLaunch, LazyPart, ReadId, Stream, Submission, BATCH_DISPATCHES,
+};

@@ -198,6 +198,21 @@ pub(crate) struct PipelineObjects {
     pub layout: vk::PipelineLayout,
     /// `PipelineDesc::name_for_errors`.
     pub name: String,
+    /// Bytes of push constants it takes.
+    pub push_constant_size: u32,
+    /// Whether a submission has dispatched it: on a CPU driver (lavapipe) its first
+    /// dispatch compiles the shader ([`PipelineObjects::first_dispatch`]).
+    dispatched: std::sync::atomic::AtomicBool,
+}
+
+impl PipelineObjects {
+    /// Marks the pipeline dispatched; `true` the first time (the dispatch that, on a CPU
+    /// driver, compiles it).
+    pub fn first_dispatch(&self) -> bool {
+        !self
+            .dispatched
+            .swap(true, std::sync::atomic::Ordering::AcqRel)
+    }
 }
 
 impl std::fmt::Debug for Pipeline {
@@ -619,6 +634,8 @@ fn build(
                 shared: Arc::clone(shared),
                 pipeline: p[0],
                 layout,
+                dispatched: Default::default(),
+                push_constant_size: desc.push_constant_size,
                 name: desc.name_for_errors.to_string(),
             }),
             local_size: desc.local_size,

@@ -19,14 +19,30 @@
 //! A timed stream ([`Stream::timed`]) writes a timestamp query before its first command
 //! and after each command; [`Completion::command_times`] gives the GPU time of each.
 //!
+//! A launch may have more dispatches than fit in memory (the parts of the largest legal
+//! grid): [`Stream::launch_lazy`] takes them as an iterator, made as they are recorded. A
+//! submission records at most [`BATCH_DISPATCHES`] dispatches into its command buffer at a
+//! time; when a batch has finished, waiting for (or polling) the submission records and
+//! submits the next one into the same command buffer, so memory does not grow with the
+//! grid. The timeout covers every batch together: [`Submission::wait`] returns
+//! [`Error::Timeout`] once the whole time has passed, between batches too (then nothing
+//! is left running). A timed submission's times then include the host's time between
+//! batches.
+//!
+//! A timed stream also measures what the first dispatch of each of its pipelines costs
+//! beyond running it: on a CPU driver (lavapipe) that dispatch compiles the shader. Before
+//! its first command it dispatches each pipeline never dispatched before with no work-groups,
+//! timed apart ([`Completion::first_dispatch_compile`]), so that the commands' times are
+//! those of running them.
+//!
 //! Robustness is the one of a blocking dispatch: [`Submission::wait`] waits at most the
 //! context's timeout (`PISA_VK_TIMEOUT`) and then reports [`Error::Timeout`]; the submission
 //! then becomes the device's busy state, so that every call needing the device returns
 //! [`Error::DeviceBusy`] until it has been seen finished (submitting a stream is one such
 //! call).
 
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use ash::vk;
 
@@ -54,6 +70,63 @@ pub struct DispatchPart<'a> {
     pub group_count: [u32; 3],
 }
 
+/// The most dispatches recorded into a command buffer at a time: a launch with more is
+/// submitted in batches of this many (see the [module documentation](self)).
+pub const BATCH_DISPATCHES: u128 = 4096;
+
+/// One dispatch of a launch recorded with [`Stream::launch_lazy`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LazyPart {
+    /// Its pipeline: an index into [`LazyLaunch::pipelines`].
+    pub pipeline: usize,
+    /// Three words written at [`LazyLaunch::patch_at`] in its push constants (for example
+    /// the id of its first work-group).
+    pub patch: [u32; 3],
+    /// Work-groups in x, y, z (each at most `maxComputeWorkGroupCount`).
+    pub group_count: [u32; 3],
+}
+
+/// A launch whose dispatches are made as they are recorded ([`Stream::launch_lazy`]): any
+/// number of them in bounded memory. Like the parts of [`Stream::launch`], nothing orders
+/// them.
+pub struct LazyLaunch<'a> {
+    /// The pipelines its parts use (all with the same push-constant size).
+    pub pipelines: &'a [&'a Pipeline],
+    /// The push constants of every part (at most the pipelines' size; zero-padded), but
+    /// for the part's [`LazyPart::patch`].
+    pub push_constants: &'a [u8],
+    /// Where each part's patch goes in its push constants (12 bytes), if anywhere.
+    pub patch_at: Option<u32>,
+    /// How many parts `parts` gives (for messages).
+    pub count: u128,
+    /// The parts; at least one.
+    pub parts: Box<dyn Iterator<Item = LazyPart> + Send>,
+}
+
+impl std::fmt::Debug for LazyLaunch<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyLaunch")
+            .field("pipelines", &self.pipelines)
+            .field("patch_at", &self.patch_at)
+            .field("count", &self.count)
+            .finish()
+    }
+}
+
+/// A recorded [`LazyLaunch`]: what it needs, and the parts not yet recorded.
+struct LazyParts {
+    pipelines: Vec<Arc<PipelineObjects>>,
+    /// Exactly the pipelines' push-constant size.
+    push: Vec<u8>,
+    patch_at: Option<usize>,
+    count: u128,
+    /// `maxComputeWorkGroupCount`.
+    max_groups: [u32; 3],
+    /// The first part (for messages), and the rest.
+    first: LazyPart,
+    rest: Box<dyn Iterator<Item = LazyPart> + Send>,
+}
+
 /// A recorded dispatch, owning what it needs.
 struct Part {
     pipeline: Arc<PipelineObjects>,
@@ -62,18 +135,53 @@ struct Part {
     groups: [u32; 3],
 }
 
-/// The dispatches of a recorded launch: one (the common case, kept without a vector) or
-/// several.
+/// The dispatches of a recorded launch: one (the common case, kept without a vector),
+/// several, or made as they are recorded.
 enum Parts {
     One(Part),
     Many(Vec<Part>),
+    Lazy(LazyParts),
 }
 
 impl Parts {
+    /// The parts held in memory (none for a lazy launch).
     fn as_slice(&self) -> &[Part] {
         match self {
             Parts::One(part) => std::slice::from_ref(part),
             Parts::Many(parts) => parts,
+            Parts::Lazy(_) => &[],
+        }
+    }
+
+    /// How many dispatches it has.
+    fn count(&self) -> u128 {
+        match self {
+            Parts::Lazy(lazy) => lazy.count,
+            parts => parts.as_slice().len() as u128,
+        }
+    }
+
+    /// Its pipelines, once per part (lazy: once each); allocates nothing.
+    fn pipelines(&self) -> impl Iterator<Item = &Arc<PipelineObjects>> {
+        let lazy: &[Arc<PipelineObjects>] = match self {
+            Parts::Lazy(lazy) => &lazy.pipelines,
+            _ => &[],
+        };
+        lazy.iter()
+            .chain(self.as_slice().iter().map(|p| &p.pipeline))
+    }
+
+    /// The name of its (first) pipeline and its first part's group count.
+    fn first(&self) -> (&str, [u32; 3]) {
+        match self {
+            Parts::Lazy(lazy) => (
+                &lazy.pipelines[lazy.first.pipeline].name,
+                lazy.first.group_count,
+            ),
+            parts => {
+                let first = &parts.as_slice()[0];
+                (&first.pipeline.name, first.groups)
+            }
         }
     }
 }
@@ -104,6 +212,14 @@ impl Ops {
         match self {
             Ops::Empty => &[],
             Ops::One(op) => std::slice::from_ref(op),
+            Ops::Many(ops) => ops,
+        }
+    }
+
+    fn as_mut_slice(&mut self) -> &mut [Op] {
+        match self {
+            Ops::Empty => &mut [],
+            Ops::One(op) => std::slice::from_mut(op),
             Ops::Many(ops) => ops,
         }
     }
@@ -145,17 +261,12 @@ impl Op {
     fn describe(&self) -> String {
         match self {
             Op::Launch(parts) => {
-                let parts = parts.as_slice();
-                let first = &parts[0];
-                let [x, y, z] = first.groups;
-                let more = match parts.len() {
+                let (name, [x, y, z]) = parts.first();
+                let more = match parts.count() {
                     1 => String::new(),
                     n => format!(" and {} more part(s)", n - 1),
                 };
-                format!(
-                    "dispatch of {} with {x}x{y}x{z} groups{more}",
-                    first.pipeline.name
-                )
+                format!("dispatch of {name} with {x}x{y}x{z} groups{more}")
             }
             Op::Copy { size, .. } => format!("a copy of {size} bytes"),
             Op::Fill { size, .. } => format!("a fill of {size} bytes"),
@@ -256,6 +367,58 @@ impl<'c> Stream<'c> {
         if !recorded.is_empty() {
             self.ops.push(Op::Launch(Parts::Many(recorded)));
         }
+        Ok(self)
+    }
+
+    /// Records one launch whose parts are made as they are recorded, in batches of at most
+    /// [`BATCH_DISPATCHES`] (see the [module documentation](self)): memory does not depend
+    /// on their number. Errors (nothing is recorded then): those of [`Stream::launch`] for
+    /// the pipelines and push constants, a patch beyond the push constants, no parts
+    /// ([`Error::InvalidArgument`]). A part naming no pipeline of the launch, or with too
+    /// many groups, is an [`Error::InvalidArgument`] of the submission when it is recorded.
+    pub fn launch_lazy(&mut self, mut launch: LazyLaunch) -> Result<&mut Self, Error> {
+        if let Some(warning) = self.ctx.driver_bugs().first_warning() {
+            tracing::warn!(target: "pisa_vk", "{warning}");
+        }
+        let Some(first) = launch.parts.next() else {
+            return Err(Error::InvalidArgument("a launch without parts".into()));
+        };
+        let push_size = launch
+            .pipelines
+            .iter()
+            .map(|p| p.push_constant_size())
+            .max();
+        let push_size = push_size.unwrap_or(0) as usize;
+        let mut pipelines = Vec::with_capacity(launch.pipelines.len());
+        for pipeline in launch.pipelines {
+            let part = DispatchPart {
+                pipeline,
+                push_constants: launch.push_constants,
+                group_count: [0; 3],
+            };
+            pipelines.push(self.part(&part)?.pipeline);
+        }
+        if launch
+            .patch_at
+            .is_some_and(|at| at as usize + 12 > push_size)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "a patch at byte {:?} of {push_size} bytes of push constants",
+                launch.patch_at
+            )));
+        }
+        let mut push = launch.push_constants.to_vec();
+        push.resize(push_size, 0);
+        let lazy = LazyParts {
+            pipelines,
+            push,
+            patch_at: launch.patch_at.map(|at| at as usize),
+            count: launch.count,
+            max_groups: self.ctx.info().max_workgroup_count,
+            first,
+            rest: launch.parts,
+        };
+        self.ops.push(Op::Launch(Parts::Lazy(lazy)));
         Ok(self)
     }
 
@@ -435,7 +598,11 @@ impl<'c> Stream<'c> {
         self
     }
 
-    /// Records the commands into a command buffer and submits it, without waiting. Errors:
+    /// Records the commands into a command buffer and submits it, without waiting: all of
+    /// them, or the first batch of a launch of more than [`BATCH_DISPATCHES`] dispatches
+    /// (the submission records the rest as it is waited for). A timed stream first
+    /// dispatches each pipeline never dispatched before with no work-groups (its compile
+    /// time on a CPU driver, [`Completion::first_dispatch_compile`]). Errors:
     /// [`Error::DeviceBusy`] while work that timed out still runs (nothing is submitted), a
     /// failed Vulkan call. A stream without commands submits nothing (its submission is
     /// finished at once).
@@ -444,49 +611,172 @@ impl<'c> Stream<'c> {
             "submit",
             commands = self.ops.as_slice().len(),
             kernel = self.ops.as_slice().iter().find_map(|op| match op {
-                Op::Launch(parts) => parts.as_slice().first().map(|p| p.pipeline.name.as_str()),
+                Op::Launch(parts) => Some(parts.first().0),
                 _ => None,
             }),
             timed = self.timed
         )
         .entered();
         let shared = Arc::clone(self.ctx.shared());
-        let timeout_seconds = self.ctx.timeout_seconds();
+        let first = first_dispatches(self.ops.as_slice());
+        let warm = self.timed && !first.is_empty();
+        let queries = match self.timed {
+            true => self.ops.as_slice().len() as u32 + 1 + warm as u32,
+            false => 0,
+        };
         let mut submission = Submission {
             shared,
-            slot: None,
-            ops: self.ops,
+            progress: Mutex::new(Progress {
+                slot: None,
+                ops: self.ops,
+                op: 0,
+                part: 0,
+                deadline: None,
+                expired: false,
+            }),
             _keep: self.keep,
-            queries: 0,
-            timeout_seconds,
+            timing: Timing { queries, warm },
+            compiled: first.iter().map(|p| p.name.clone()).collect(),
+            timeout_seconds: self.ctx.timeout_seconds(),
             times: None,
+            compile_time: None,
         };
-        if submission.ops.as_slice().is_empty() {
+        let shared = &submission.shared;
+        let progress = submission
+            .progress
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        if progress.ops.as_slice().is_empty() {
             return Ok(submission);
         }
-        let shared = &submission.shared;
-        shared.check_idle(|| match submission.ops.as_slice() {
-            [Op::Launch(parts)] => format!("dispatch {}", parts.as_slice()[0].pipeline.name),
+        shared.check_idle(|| match progress.ops.as_slice() {
+            [Op::Launch(parts)] => format!("dispatch {}", parts.first().0),
             ops => format!("submit a stream of {} commands", ops.len()),
         })?;
-        let mut slot = shared.take_slot()?;
-        let queries = if self.timed {
-            submission.ops.as_slice().len() as u32 + 1
-        } else {
-            0
+        let warm = match warm {
+            true => first,
+            false => Vec::new(),
         };
-        // SAFETY: the slot is not in flight; every object recorded belongs to this device
-        // (checked when recorded) and is kept alive by `submission` until the fence signals.
-        let recorded = unsafe { record(shared, &mut slot, submission.ops.as_slice(), queries) }
+        let slot = shared.take_slot()?;
+        progress.submit_batch(shared, slot, submission.timing, &warm)?;
+        Ok(submission)
+    }
+}
+
+/// The pipelines of `ops` never dispatched before, once each, now marked dispatched: on a
+/// CPU driver their first dispatch compiles them.
+fn first_dispatches(ops: &[Op]) -> Vec<Arc<PipelineObjects>> {
+    let mut first: Vec<Arc<PipelineObjects>> = Vec::new();
+    for op in ops {
+        let Op::Launch(parts) = op else { continue };
+        for p in parts.pipelines() {
+            if !first.iter().any(|f| Arc::ptr_eq(f, p)) && p.first_dispatch() {
+                first.push(Arc::clone(p));
+            }
+        }
+    }
+    first
+}
+
+/// How a submission is timed: its timestamp queries (0: untimed; else one before the first
+/// command, one after each, and with `warm` one after the first dispatches of new pipelines).
+#[derive(Clone, Copy, Debug)]
+struct Timing {
+    queries: u32,
+    warm: bool,
+}
+
+/// What a submission has recorded and what it has left.
+struct Progress {
+    /// The slot in flight; `None` when nothing was submitted or once finished.
+    slot: Option<Slot>,
+    ops: Ops,
+    /// The next command to record, and how many of its dispatches are recorded.
+    op: usize,
+    part: u128,
+    /// When the time allowed for the whole submission ends: set by the first wait, or by
+    /// the first batch submitted after the first one.
+    deadline: Option<Instant>,
+    /// Whether the time ran out between two batches (nothing more was submitted).
+    expired: bool,
+}
+
+impl Progress {
+    /// Whether every command is recorded.
+    fn recorded(&self) -> bool {
+        self.op >= self.ops.as_slice().len()
+    }
+
+    /// Records the next batch into `slot` (reset) and submits it; on an error the slot is
+    /// given back (nothing of the batch was submitted).
+    fn submit_batch(
+        &mut self,
+        shared: &DeviceShared,
+        mut slot: Slot,
+        timing: Timing,
+        warm: &[Arc<PipelineObjects>],
+    ) -> Result<(), Error> {
+        // SAFETY: the slot is not in flight and reset; every object recorded belongs to this
+        // device (checked when recorded) and is kept alive by the submission until the fence
+        // signals.
+        let recorded = unsafe { record(shared, &mut slot, self, timing, warm) }
             .and_then(|()| unsafe { shared.queue_submit(slot.cmd, slot.fence) });
         if let Err(e) = recorded {
-            // Nothing was submitted: the slot is reusable (it is reset when taken).
             shared.give_back_slot(slot);
             return Err(e);
         }
-        submission.queries = queries;
-        submission.slot = Some(slot);
-        Ok(submission)
+        self.slot = Some(slot);
+        Ok(())
+    }
+
+    /// With the batch in flight finished (its fence signalled) and commands left: the next
+    /// batch submitted, or, once the deadline has passed, nothing (`expired`; the slot given
+    /// back).
+    fn next_batch(
+        &mut self,
+        shared: &DeviceShared,
+        slot: Slot,
+        timing: Timing,
+        timeout: Duration,
+    ) -> Result<(), Error> {
+        let deadline = *self
+            .deadline
+            .get_or_insert_with(|| Instant::now() + timeout);
+        if Instant::now() >= deadline {
+            self.expired = true;
+            shared.give_back_slot(slot);
+            return Ok(());
+        }
+        // SAFETY: the slot's submission has finished (its fence signalled).
+        if let Err(e) = unsafe { slot.reset(&shared.device) } {
+            shared.give_back_slot(slot);
+            return Err(e);
+        }
+        self.submit_batch(shared, slot, timing, &[])
+    }
+
+    /// What is waited for, for a timeout: the command, or the stream and its first launch.
+    fn describe(&self) -> String {
+        let what = match self.ops.as_slice() {
+            [op] => op.describe(),
+            ops => {
+                // Name a launch when there is one: it is what may run forever.
+                let first = ops.iter().find(|op| matches!(op, Op::Launch(_)));
+                format!(
+                    "a stream of {} commands with {}",
+                    ops.len(),
+                    first.unwrap_or(&ops[0]).describe()
+                )
+            }
+        };
+        match self.ops.as_slice().get(self.op) {
+            Some(Op::Launch(parts)) if self.part > 0 || self.expired => format!(
+                "{what} ({} of its {} dispatches submitted)",
+                self.part,
+                parts.count()
+            ),
+            _ => what,
+        }
     }
 }
 
@@ -507,109 +797,68 @@ const STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
     vk::PipelineStageFlags::COMPUTE_SHADER.as_raw() | vk::PipelineStageFlags::TRANSFER.as_raw(),
 );
 
-/// Records `ops` into the slot's command buffer, with `queries` timestamps (0: untimed; else
-/// one per command plus one).
+/// Records the next batch of `progress`'s commands into the slot's command buffer: from its
+/// cursor until every command is recorded or [`BATCH_DISPATCHES`] dispatches are, moving
+/// the cursor. The first batch of a timed submission starts its queries and, with
+/// `timing.warm`, dispatches each pipeline of `warm` with no work-groups first.
 ///
 /// # Safety
-/// The slot is not in flight; every handle in `ops` belongs to `shared`'s device.
+/// The slot is not in flight and reset; every handle in the commands and `warm` belongs to
+/// `shared`'s device.
 unsafe fn record(
     shared: &DeviceShared,
     slot: &mut Slot,
-    ops: &[Op],
-    queries: u32,
+    progress: &mut Progress,
+    timing: Timing,
+    warm: &[Arc<PipelineObjects>],
 ) -> Result<(), Error> {
     use crate::error::VkResultExt;
     let device = &shared.device;
     let cmd = slot.cmd;
-    let timer = if queries > 0 {
-        Some(slot.timer(&shared.device, shared.timestamps, queries)?)
-    } else {
-        None
+    let timer = match timing.queries {
+        0 => None,
+        n => Some(slot.timer(&shared.device, shared.timestamps, n)?),
     };
     let begin =
         vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
     device
         .begin_command_buffer(cmd, &begin)
         .vk("vkBeginCommandBuffer")?;
-    if let Some(t) = timer {
-        t.record_start(device, cmd, queries);
-    }
-    let mut bound = None;
-    for (i, op) in ops.iter().enumerate() {
-        if i > 0 {
-            device.cmd_pipeline_barrier(
-                cmd,
-                STAGES,
-                STAGES,
-                vk::DependencyFlags::empty(),
-                &[command_barrier()],
-                &[],
-                &[],
-            );
+    let first_batch = progress.op == 0 && progress.part == 0;
+    if let Some(t) = timer.filter(|_| first_batch) {
+        t.record_start(device, cmd, timing.queries);
+        if timing.warm {
+            record_warm_up(device, cmd, warm);
+            t.record(device, cmd, 1);
         }
-        match op {
-            Op::Launch(parts) => {
-                for part in parts.as_slice() {
-                    let p = &part.pipeline;
-                    if bound != Some(p.pipeline) {
-                        device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-                        bound = Some(p.pipeline);
-                    }
-                    if !part.push.is_empty() {
-                        device.cmd_push_constants(
-                            cmd,
-                            p.layout,
-                            vk::ShaderStageFlags::COMPUTE,
-                            0,
-                            &part.push,
-                        );
-                    }
-                    let [x, y, z] = part.groups;
-                    device.cmd_dispatch(cmd, x, y, z);
-                }
+    }
+    let base = timing.warm as u32;
+    let mut budget = BATCH_DISPATCHES;
+    let mut bound = None;
+    while let Some(op) = progress.ops.as_mut_slice().get_mut(progress.op) {
+        if progress.op > 0 && progress.part == 0 {
+            barrier(device, cmd);
+        }
+        if let Op::Launch(parts) = op {
+            let done = record_parts(
+                device,
+                cmd,
+                parts,
+                &mut progress.part,
+                &mut budget,
+                &mut bound,
+            )?;
+            if !done {
+                break;
             }
-            Op::Copy {
-                src,
-                src_offset,
-                dst,
-                dst_offset,
-                size,
-            } => {
-                let region = vk::BufferCopy {
-                    src_offset: *src_offset,
-                    dst_offset: *dst_offset,
-                    size: *size,
-                };
-                device.cmd_copy_buffer(cmd, src.handle(), dst.handle(), &[region]);
-            }
-            Op::Fill {
-                dst,
-                offset,
-                size,
-                value,
-            } => device.cmd_fill_buffer(cmd, dst.handle(), *offset, *size, *value),
-            Op::Update { dst, offset, data } => {
-                device.cmd_update_buffer(cmd, dst.handle(), *offset, data)
-            }
-            Op::Read {
-                src,
-                offset,
-                staging,
-                size,
-            } => {
-                if *size > 0 {
-                    let region = vk::BufferCopy {
-                        src_offset: *offset,
-                        dst_offset: 0,
-                        size: *size,
-                    };
-                    device.cmd_copy_buffer(cmd, src.handle(), staging.handle(), &[region]);
-                }
-            }
+        } else {
+            record_transfer(device, cmd, op);
         }
         if let Some(t) = timer {
-            t.record(device, cmd, i as u32 + 1);
+            t.record(device, cmd, base + progress.op as u32 + 1);
         }
+        progress.op += 1;
+        progress.part = 0;
     }
     let to_host = vk::MemoryBarrier::default()
         .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
@@ -626,39 +875,242 @@ unsafe fn record(
     device.end_command_buffer(cmd).vk("vkEndCommandBuffer")
 }
 
+/// Records [`command_barrier`] between two commands.
+///
+/// # Safety
+/// `cmd` is a command buffer of `device` in the recording state.
+unsafe fn barrier(device: &ash::Device, cmd: vk::CommandBuffer) {
+    device.cmd_pipeline_barrier(
+        cmd,
+        STAGES,
+        STAGES,
+        vk::DependencyFlags::empty(),
+        &[command_barrier()],
+        &[],
+        &[],
+    );
+}
+
+/// Dispatches each of `pipelines` with no work-groups: nothing runs, but a driver that
+/// compiles a pipeline at its first dispatch (lavapipe) compiles it here.
+///
+/// # Safety
+/// `cmd` is a command buffer of `device` in the recording state; the pipelines belong to it.
+unsafe fn record_warm_up(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    pipelines: &[Arc<PipelineObjects>],
+) {
+    for p in pipelines {
+        device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
+        if p.push_constant_size > 0 {
+            let zeros = vec![0u8; p.push_constant_size as usize];
+            device.cmd_push_constants(cmd, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &zeros);
+        }
+        device.cmd_dispatch(cmd, 0, 0, 0);
+    }
+}
+
+/// Records the dispatches of a launch from its `done`-th on, at most `budget` of them
+/// (both updated); `true` once every one is recorded. `bound` is the pipeline bound last.
+///
+/// # Safety
+/// `cmd` is a command buffer of `device` in the recording state; the pipelines belong to it.
+unsafe fn record_parts(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    parts: &mut Parts,
+    done: &mut u128,
+    budget: &mut u128,
+    bound: &mut Option<vk::Pipeline>,
+) -> Result<bool, Error> {
+    let count = parts.count();
+    while *done < count {
+        if *budget == 0 {
+            return Ok(false);
+        }
+        match &mut *parts {
+            Parts::Lazy(lazy) => {
+                let Some(part) = lazy.next_part(*done)? else {
+                    return Ok(true);
+                };
+                let p = &lazy.pipelines[part.pipeline];
+                dispatch(device, cmd, p, &lazy.push, part.group_count, bound);
+            }
+            eager => {
+                let part = &eager.as_slice()[*done as usize];
+                dispatch(device, cmd, &part.pipeline, &part.push, part.groups, bound);
+            }
+        }
+        *done += 1;
+        *budget -= 1;
+    }
+    Ok(true)
+}
+
+impl LazyParts {
+    /// Its `index`-th part (counting from 0, asked for in order), its patch written into
+    /// the push constants; `None` once the parts run out. A part naming no pipeline of the
+    /// launch or with too many groups is an [`Error::InvalidArgument`].
+    fn next_part(&mut self, index: u128) -> Result<Option<LazyPart>, Error> {
+        let part = match index {
+            0 => self.first,
+            _ => match self.rest.next() {
+                Some(part) => part,
+                None => return Ok(None),
+            },
+        };
+        let Some(pipeline) = self.pipelines.get(part.pipeline) else {
+            return Err(Error::InvalidArgument(format!(
+                "part {index} of a launch names pipeline {} of {}",
+                part.pipeline,
+                self.pipelines.len()
+            )));
+        };
+        if part
+            .group_count
+            .iter()
+            .zip(self.max_groups)
+            .any(|(g, m)| *g > m)
+        {
+            return Err(Error::InvalidArgument(format!(
+                "dispatch of {}: group count {:?} exceeds the device limit \
+                 maxComputeWorkGroupCount {:?}",
+                pipeline.name, part.group_count, self.max_groups
+            )));
+        }
+        if let Some(at) = self.patch_at {
+            for (d, word) in part.patch.iter().enumerate() {
+                self.push[at + 4 * d..at + 4 * d + 4].copy_from_slice(&word.to_le_bytes());
+            }
+        }
+        Ok(Some(part))
+    }
+}
+
+/// Records one dispatch of `groups` with `pipeline` and its push constants `push`, binding
+/// the pipeline unless it is `bound`.
+///
+/// # Safety
+/// `cmd` is a command buffer of `device` in the recording state; the pipeline belongs to it
+/// and `push` is at most its push-constant size.
+unsafe fn dispatch(
+    device: &ash::Device,
+    cmd: vk::CommandBuffer,
+    pipeline: &PipelineObjects,
+    push: &[u8],
+    groups: [u32; 3],
+    bound: &mut Option<vk::Pipeline>,
+) {
+    if *bound != Some(pipeline.pipeline) {
+        device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
+        *bound = Some(pipeline.pipeline);
+    }
+    if !push.is_empty() {
+        device.cmd_push_constants(cmd, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
+    }
+    let [x, y, z] = groups;
+    device.cmd_dispatch(cmd, x, y, z);
+}
+
+/// Records a command that is not a launch.
+///
+/// # Safety
+/// `cmd` is a command buffer of `device` in the recording state; the buffers belong to it.
+unsafe fn record_transfer(device: &ash::Device, cmd: vk::CommandBuffer, op: &Op) {
+    match op {
+        Op::Launch(_) => {}
+        Op::Copy {
+            src,
+            src_offset,
+            dst,
+            dst_offset,
+            size,
+        } => {
+            let region = vk::BufferCopy {
+                src_offset: *src_offset,
+                dst_offset: *dst_offset,
+                size: *size,
+            };
+            device.cmd_copy_buffer(cmd, src.handle(), dst.handle(), &[region]);
+        }
+        Op::Fill {
+            dst,
+            offset,
+            size,
+            value,
+        } => device.cmd_fill_buffer(cmd, dst.handle(), *offset, *size, *value),
+        Op::Update { dst, offset, data } => {
+            device.cmd_update_buffer(cmd, dst.handle(), *offset, data)
+        }
+        Op::Read {
+            src,
+            offset,
+            staging,
+            size,
+        } => {
+            if *size > 0 {
+                let region = vk::BufferCopy {
+                    src_offset: *offset,
+                    dst_offset: 0,
+                    size: *size,
+                };
+                device.cmd_copy_buffer(cmd, src.handle(), staging.handle(), &[region]);
+            }
+        }
+    }
+}
+
 /// A submitted [`Stream`]: poll it with [`Submission::is_done`], wait for it with
 /// [`Submission::wait`]. Dropping it without waiting waits (at most the timeout) and
 /// ignores errors. It keeps every buffer and pipeline of its commands alive until then.
 #[must_use = "a submission should be waited for to see its errors and results"]
 pub struct Submission {
     shared: Arc<DeviceShared>,
-    /// The slot in flight; `None` when nothing was submitted or once finished.
-    slot: Option<Slot>,
-    ops: Ops,
+    progress: Mutex<Progress>,
     _keep: Vec<BufferLease>,
-    queries: u32,
+    timing: Timing,
+    /// The names of the pipelines it dispatched first (see [`Error::Timeout`]).
+    compiled: Vec<String>,
     timeout_seconds: f64,
     times: Option<Vec<Duration>>,
+    compile_time: Option<Duration>,
 }
 
 impl std::fmt::Debug for Submission {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let progress = self.progress();
         f.debug_struct("Submission")
-            .field("commands", &self.ops.as_slice().len())
-            .field("in_flight", &self.slot.is_some())
+            .field("commands", &progress.ops.as_slice().len())
+            .field("in_flight", &progress.slot.is_some())
             .finish()
     }
 }
 
 impl Submission {
+    fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
     /// Whether the device has finished the submission: a look at its fence, never a wait.
-    /// A failed query (a lost device) is [`Error::Vulkan`].
+    /// When a batch of a launch submitted in batches has finished, the next one is recorded
+    /// and submitted here (`false` then), unless the time allowed has run out (`true`:
+    /// nothing more will run; [`Submission::wait`] reports the timeout). A failed query (a
+    /// lost device) is [`Error::Vulkan`], and so is a failed submission of a batch.
     pub fn is_done(&self) -> Result<bool, Error> {
-        let Some(slot) = &self.slot else {
+        let mut progress = self.progress();
+        let Some(slot) = &progress.slot else {
             return Ok(true);
         };
         // SAFETY: the fence belongs to this device and is in flight or signalled.
-        match unsafe { self.shared.device.get_fence_status(slot.fence) } {
+        let done = unsafe { self.shared.device.get_fence_status(slot.fence) };
+        match done {
+            Ok(true) if !progress.recorded() => {
+                let slot = progress.slot.take().expect("looked at above");
+                let timeout = Duration::from_secs_f64(self.timeout_seconds);
+                progress.next_batch(&self.shared, slot, self.timing, timeout)?;
+                Ok(progress.expired)
+            }
             Ok(done) => Ok(done),
             Err(result) => Err(Error::Vulkan {
                 call: "vkGetFenceStatus",
@@ -667,14 +1119,15 @@ impl Submission {
         }
     }
 
-    /// Waits for the submission, at most the context's timeout (`PISA_VK_TIMEOUT`), and
-    /// returns what it produced: the bytes of its reads and, for a timed stream, the GPU time
-    /// of each command. After [`Error::Timeout`] the work still runs: until it ends, calls
-    /// that need the device return [`Error::DeviceBusy`] (see [`Context`]).
+    /// Waits for the submission, at most the context's timeout (`PISA_VK_TIMEOUT`) for all
+    /// its batches together, and returns what it produced: the bytes of its reads and, for
+    /// a timed stream, the GPU time of each command. After [`Error::Timeout`] the work may
+    /// still run: until it ends, calls that need the device return [`Error::DeviceBusy`]
+    /// (see [`Context`]).
     pub fn wait(mut self) -> Result<Completion, Error> {
         self.finish()?;
         let mut reads = Vec::new();
-        for op in self.ops.as_slice() {
+        for op in self.progress().ops.as_slice() {
             if let Op::Read { staging, size, .. } = op {
                 let mut bytes = vec![0u8; *size as usize];
                 staging.read(0, &mut bytes)?;
@@ -683,55 +1136,84 @@ impl Submission {
         }
         Ok(Completion {
             times: self.times.take(),
+            compile: self.compile_time,
             reads,
         })
     }
 
-    /// Waits for the fence (bounded by the timeout); on success reads the timestamps and
-    /// gives the slot back. Does nothing when nothing is in flight.
+    /// Waits for every batch (bounded by the timeout, from the first wait on), submitting
+    /// each after the one before; on success reads the timestamps and gives the slot back.
+    /// Does nothing when nothing is in flight.
     fn finish(&mut self) -> Result<(), Error> {
-        let Some(slot) = self.slot.take() else {
-            return Ok(());
-        };
+        let timeout = Duration::from_secs_f64(self.timeout_seconds);
+        let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
+        let deadline = *progress
+            .deadline
+            .get_or_insert_with(|| Instant::now() + timeout);
+        loop {
+            let Some(slot) = progress.slot.take() else {
+                return match progress.expired {
+                    true => Err(self.timeout(false)),
+                    false => Ok(()),
+                };
+            };
+            let left = deadline.saturating_duration_since(Instant::now());
+            let ns = u64::try_from(left.as_nanos()).unwrap_or(u64::MAX);
+            let device = &self.shared.device;
+            // SAFETY: the fence belongs to this device.
+            match unsafe { device.wait_for_fences(&[slot.fence], true, ns) } {
+                Ok(()) if !progress.recorded() => {
+                    progress.next_batch(&self.shared, slot, self.timing, timeout)?;
+                }
+                Ok(()) => return self.finished(slot),
+                Err(vk::Result::TIMEOUT) => {
+                    // The slot is leaked: its fence is the busy state from now on.
+                    let what = progress.describe();
+                    self.shared.set_busy(slot.fence, what);
+                    return Err(self.timeout(true));
+                }
+                Err(result) => {
+                    return Err(Error::Vulkan {
+                        call: "vkWaitForFences",
+                        result,
+                    })
+                }
+            }
+        }
+    }
+
+    /// After the last batch has finished: its timestamps read, the slot given back.
+    fn finished(&mut self, slot: Slot) -> Result<(), Error> {
         let device = &self.shared.device;
-        let ns = (self.timeout_seconds * 1e9) as u64;
-        // SAFETY: the fence belongs to this device.
-        match unsafe { device.wait_for_fences(&[slot.fence], true, ns) } {
-            Ok(()) => {
-                let times = match slot.existing_timer() {
-                    Some(t) if self.queries > 0 => Some(t.intervals(device, self.queries)),
-                    _ => None,
-                };
-                self.shared.give_back_slot(slot);
-                self.times = times.transpose()?;
-                Ok(())
+        let queries = self.timing.queries;
+        let times = match slot.existing_timer() {
+            Some(t) if queries > 0 => Some(t.intervals(device, queries)),
+            _ => None,
+        };
+        self.shared.give_back_slot(slot);
+        if let Some(mut times) = times.transpose()? {
+            if self.timing.warm && !times.is_empty() {
+                self.compile_time = Some(times.remove(0));
             }
-            Err(vk::Result::TIMEOUT) => {
-                let what = match self.ops.as_slice() {
-                    [op] => op.describe(),
-                    ops => {
-                        // Name a launch when there is one: it is what may run forever.
-                        let first = ops.iter().find(|op| matches!(op, Op::Launch(_)));
-                        format!(
-                            "a stream of {} commands with {}",
-                            ops.len(),
-                            first.unwrap_or(&ops[0]).describe()
-                        )
-                    }
-                };
-                // The slot is leaked: its fence is the busy state from now on.
-                self.shared.set_busy(slot.fence, what.clone());
-                // VK_TIMEOUT means the whole timeout has passed (no clock is read on the way:
-                // it would cost every wait).
-                Err(Error::Timeout {
-                    seconds: self.timeout_seconds,
-                    what,
-                })
-            }
-            Err(result) => Err(Error::Vulkan {
-                call: "vkWaitForFences",
-                result,
-            }),
+            self.times = Some(times);
+        }
+        Ok(())
+    }
+
+    /// The [`Error::Timeout`] of this submission (`running`: its work may still run).
+    fn timeout(&mut self, running: bool) -> Error {
+        let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
+        let mut what = progress.describe();
+        if !running {
+            what.push_str(", stopped between two batches");
+        }
+        // VK_TIMEOUT means the whole timeout has passed (no clock is read on the way: it
+        // would cost every wait).
+        Error::Timeout {
+            seconds: self.timeout_seconds,
+            what,
+            compiled: self.compiled.clone(),
+            checked: false,
         }
     }
 }
@@ -746,6 +1228,7 @@ impl Drop for Submission {
 #[derive(Clone, Debug, Default)]
 pub struct Completion {
     times: Option<Vec<Duration>>,
+    compile: Option<Duration>,
     reads: Vec<Vec<u8>>,
 }
 
@@ -763,7 +1246,8 @@ impl Completion {
     }
 
     /// For a timed stream, the GPU time of each command in the order they were recorded
-    /// (a launch of several parts is one command); `None` for an untimed one.
+    /// (a launch of several parts is one command); `None` for an untimed one. A launch's
+    /// time does not include compiling its pipelines ([`Completion::first_dispatch_compile`]).
     pub fn command_times(&self) -> Option<&[Duration]> {
         self.times.as_deref()
     }
@@ -772,5 +1256,14 @@ impl Completion {
     /// last one finished.
     pub fn gpu_time(&self) -> Option<Duration> {
         self.times.as_ref().map(|t| t.iter().sum())
+    }
+
+    /// For a timed stream that dispatched pipelines never dispatched before, the GPU time of
+    /// their first dispatch without work-groups, before the first command: what a driver
+    /// that compiles a pipeline at its first dispatch (lavapipe) spends compiling them, kept
+    /// out of [`Completion::command_times`]. `None` for an untimed stream or one whose
+    /// pipelines had all run before.
+    pub fn first_dispatch_compile(&self) -> Option<Duration> {
+        self.compile
     }
 }

@@ -284,3 +284,110 @@ fn the_pipeline_cache_is_kept_on_disk_and_bad_files_are_ignored() {
     assert!(off.pipeline_cache_path().is_none());
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A lazy launch of `count` parts of one group of `copy_push_kernel`, part `k` writing its
+/// 128-byte record at `base + 128 k` with word 2 = `k` (its patch: address low, high, `k`).
+fn lazy_records(s: &mut Stream, p: &pisa_runtime::Pipeline, base: u64, count: u64) {
+    let parts = (0..count).map(move |k| {
+        let addr = base + 128 * k;
+        pisa_runtime::LazyPart {
+            pipeline: 0,
+            patch: [addr as u32, (addr >> 32) as u32, k as u32],
+            group_count: [1, 1, 1],
+        }
+    });
+    s.launch_lazy(pisa_runtime::LazyLaunch {
+        pipelines: &[p],
+        push_constants: &[0xAB; 128],
+        patch_at: Some(0),
+        count: count as u128,
+        parts: Box::new(parts),
+    })
+    .unwrap();
+}
+
+#[test]
+fn a_lazy_launch_runs_every_part_across_batches_and_times_compiling_apart() {
+    let ctx = lavapipe();
+    let spirv = copy_push_kernel();
+    let p = ctx.create_pipeline(&desc(&spirv, 32, 128, "copy")).unwrap();
+    // Two full batches and 3 parts more.
+    let count = 2 * pisa_runtime::BATCH_DISPATCHES as u64 + 3;
+    let buf = ctx.create_buffer(128 * count).unwrap();
+    let mut s = ctx.stream();
+    s.timed(true).unwrap();
+    lazy_records(&mut s, &p, buf.device_address(), count);
+    let done = s.submit().unwrap().wait().unwrap();
+    let words = read_u32s(&buf, 32 * count as usize);
+    for k in 0..count as usize {
+        let record = &words[32 * k..32 * k + 32];
+        let addr = buf.device_address() + 128 * k as u64;
+        assert_eq!(
+            record[..3],
+            [addr as u32, (addr >> 32) as u32, k as u32],
+            "part {k}"
+        );
+        assert!(record[3..].iter().all(|w| *w == 0xABAB_ABAB), "part {k}");
+    }
+    // One command; the pipeline's first dispatch (its compile on lavapipe) timed apart.
+    assert_eq!(done.command_times().unwrap().len(), 1);
+    assert!(done.first_dispatch_compile().is_some());
+    // Its second launch compiles nothing.
+    let mut s = ctx.stream();
+    s.timed(true).unwrap();
+    lazy_records(&mut s, &p, buf.device_address(), 1);
+    let done = s.submit().unwrap().wait().unwrap();
+    assert_eq!(done.first_dispatch_compile(), None);
+    assert_eq!(done.command_times().unwrap().len(), 1);
+    no_validation_messages(&ctx);
+}
+
+#[test]
+fn a_lazy_launch_stops_between_batches_once_its_time_has_passed() {
+    let opts = ContextOptions {
+        timeout_seconds: Some(1.0),
+        ..ContextOptions::default()
+    };
+    let ctx =
+        Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts).unwrap();
+    let spirv = fill_kernel();
+    let p = ctx.create_pipeline(&desc(&spirv, 1, 16, "fill")).unwrap();
+    // 10^12 parts writing nothing (n = 0): far more than any memory could hold.
+    let parts = (0..1_000_000_000_000u64).map(|_| pisa_runtime::LazyPart {
+        pipeline: 0,
+        patch: [0; 3],
+        group_count: [1, 1, 1],
+    });
+    let mut s = ctx.stream();
+    s.launch_lazy(pisa_runtime::LazyLaunch {
+        pipelines: &[&p],
+        push_constants: &addr_n_push(0, 0),
+        patch_at: None,
+        count: 1_000_000_000_000,
+        parts: Box::new(parts),
+    })
+    .unwrap();
+    let sub = s.submit().unwrap();
+    // The first batch (4096 empty dispatches) ends well within 1.5 s; polling then submits
+    // the second one and starts the 1 s allowed; after it, polling submits nothing more.
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!sub.is_done().unwrap());
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(sub.is_done().unwrap());
+    match sub.wait() {
+        Err(e @ Error::Timeout { .. }) => assert_eq!(
+            e.to_string(),
+            "dispatch of fill with 1x1x1 groups and 999999999999 more part(s) (8192 of its \
+             1000000000000 dispatches submitted), stopped between two batches did not finish \
+             within 1.000 s (PISA_VK_TIMEOUT); it was the first dispatch of fill, which on a \
+             CPU driver includes compiling it (seconds for a large kernel): a longer \
+             PISA_VK_TIMEOUT may let it finish"
+        ),
+        other => panic!("expected Timeout, got {other:?}"),
+    }
+    // Nothing runs any more: the device is not busy.
+    let buf = ctx.create_buffer(64 * 4).unwrap();
+    ctx.dispatch(&p, &addr_n_push(buf.device_address(), 64), [64, 1, 1])
+        .unwrap();
+    assert_eq!(read_u32s(&buf, 3), [7, 10, 13]);
+}

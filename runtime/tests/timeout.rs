@@ -132,9 +132,24 @@ fn endless_kernel_times_out_and_every_later_call_returns_promptly() {
     let waited = start.elapsed().as_secs_f64();
     eprintln!("timed out after {waited:.3} s: {err}");
     match &err {
-        Error::Timeout { seconds, what } => {
+        Error::Timeout {
+            seconds,
+            what,
+            compiled,
+            ..
+        } => {
             assert!(*seconds >= 1.9 && *seconds < 3.0, "{seconds}");
             assert!(what.contains("spin"), "{what}");
+            // `spin` ran twice before: no compiling was in this dispatch.
+            assert!(compiled.is_empty(), "{compiled:?}");
+            assert!(
+                err.to_string().ends_with(
+                    "(PISA_VK_TIMEOUT); its pipelines had run before, so no compiling was \
+                     included: the kernel may not end (a loop that never exits, a wait on \
+                     memory no one writes), or the grid needs a longer PISA_VK_TIMEOUT"
+                ),
+                "{err}"
+            );
         }
         other => panic!("expected Timeout, got {other:?}"),
     }

@@ -371,6 +371,10 @@ fn bytes(n: u64) -> String {
     }
 }
 
+/// The distance (1 MiB) beyond which [`Allocation::describe`] calls an access far from
+/// every allocation rather than counting the bytes.
+pub const FAR: u64 = 1 << 20;
+
 impl Allocation {
     /// Bytes `[addr, addr + size)` and the allocation have in common.
     pub fn overlap(&self, addr: u64, size: u64) -> u64 {
@@ -394,10 +398,22 @@ impl Allocation {
 
     /// Where `[addr, addr + size)` lies relative to the allocation, e.g. "4,096 bytes past
     /// the end of argument 0 (`%out`, 16 bytes)".
+    ///
+    /// The allocation is taken to be the nearest one ([`nearest`]): an access more than
+    /// [`FAR`] bytes from it reads "far from every allocation", with its address range, e.g.
+    /// "far from every allocation (more than 1 MiB away); the nearest is argument 1 `%out`
+    /// (16 bytes) at 0x7f0000001000..0x7f0000001010".
     pub fn describe(&self, addr: u64, size: u64) -> String {
         let whole = format!("{self} ({})", bytes(self.size));
         let end = addr.saturating_add(size);
         let a_end = self.start.saturating_add(self.size);
+        if self.distance(addr, size) > FAR {
+            return format!(
+                "far from every allocation (more than 1 MiB away); the nearest is {whole} at \
+                 {:#x}..{a_end:#x}",
+                self.start
+            );
+        }
         if addr >= a_end {
             match addr - a_end {
                 0 => format!("just past the end of {whole}"),
@@ -654,6 +670,30 @@ mod tests {
         assert_eq!(
             a.describe(0x1001, 1),
             "1 byte into argument 0 `%out` (16 bytes)"
+        );
+        // Up to 1 MiB away the bytes are counted; beyond, the nearest allocation's range.
+        assert_eq!(
+            a.describe(0x1010 + 1_048_576, 4),
+            "1,048,576 bytes past the end of argument 0 `%out` (16 bytes)"
+        );
+        assert_eq!(
+            a.describe(0x1010 + 1_048_577, 4),
+            "far from every allocation (more than 1 MiB away); the nearest is argument 0 \
+             `%out` (16 bytes) at 0x1000..0x1010"
+        );
+        // The issue's case: 139,628,648,583,427 bytes before the start of an argument.
+        let b = Allocation {
+            start: 139_628_648_583_427 + 4,
+            size: 64,
+            kind: AllocationKind::Argument {
+                index: 1,
+                name: "x".into(),
+            },
+        };
+        assert_eq!(
+            b.describe(0, 4),
+            "far from every allocation (more than 1 MiB away); the nearest is argument 1 \
+             `%x` (64 bytes) at 0x7efdd3ffd107..0x7efdd3ffd147"
         );
         assert_eq!(grouped(1_048_560), "1,048,560");
         assert_eq!(grouped(999), "999");
