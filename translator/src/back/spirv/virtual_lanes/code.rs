@@ -1,0 +1,278 @@
+//! Straight-line code on virtual lanes: runs of per-lane instructions (register-only runs
+//! for every lane with inactive lanes' registers put back, the others inside a guard per
+//! lane) and the instructions that run once for all lanes (cross-lane operations, calls,
+//! `barrier.workgroup`); calls of the `.lanes` functions, direct and through addresses.
+
+use super::super::function::{bug, CfgVar, EResult, FnCx};
+use super::super::module::Scalar;
+use crate::ir::{Bits, FuncId, Inst, Opcode, Operand, RegId, RegType, SpecialReg};
+use crate::mid::cfg::{BlockId, Cfg, Code};
+use rspirv::spirv::Word;
+
+/// Whether `inst` runs once for all lanes of an invocation rather than once per lane.
+fn for_all_lanes(inst: &Inst) -> bool {
+    matches!(
+        inst.op,
+        Opcode::Shfl | Opcode::Ired | Opcode::Fred | Opcode::Redfirstidx | Opcode::Barrier
+    ) || inst.op == Opcode::Call
+}
+
+/// The registers and predicates `inst` writes.
+fn writes(inst: &Inst) -> impl Iterator<Item = RegId> + '_ {
+    let rules = crate::isa::def(inst.op).form(inst.form).operands;
+    inst.ops
+        .iter()
+        .enumerate()
+        .filter_map(move |(k, op)| match *op {
+            Operand::Reg { reg, .. } | Operand::Pred { reg, .. }
+                if rules.get(k).is_some_and(|r| r.write) =>
+            {
+                Some(reg)
+            }
+            _ => None,
+        })
+}
+
+/// Whether `inst` only computes registers from registers, immediates and special registers
+/// (no memory, call, cross-lane operation or barrier) and writes only scalar registers and
+/// predicates: then running it for an inactive lane and putting its registers back is the
+/// same as not running it.
+fn register_only(f: &crate::ir::Function, inst: &Inst) -> bool {
+    use Opcode::*;
+    let opaque = matches!(
+        inst.op,
+        Ld | St | Iatom | Fatom | Call | Shfl | Ired | Fred | Redfirstidx | Barrier | Fence
+    );
+    !opaque
+        && !inst
+            .ops
+            .iter()
+            .any(|o| matches!(o, Operand::Addr(_) | Operand::Var(_)))
+        && writes(inst).all(|r| {
+            matches!(
+                f.regs[r.0 as usize].ty,
+                RegType::Pred | RegType::Scalar(Bits::B8 | Bits::B16 | Bits::B32 | Bits::B64)
+            )
+        })
+}
+
+/// Whether `inst` reads `%activemask`.
+fn reads_active_mask(inst: &Inst) -> bool {
+    inst.ops.iter().any(|o| {
+        matches!(
+            o,
+            Operand::Special {
+                reg: SpecialReg::ActiveMask,
+                ..
+            }
+        )
+    })
+}
+
+impl FnCx<'_> {
+    /// The straight-line code of a block: runs of per-lane instructions once per active lane,
+    /// the others once for all lanes.
+    pub(super) fn code_on_lanes(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
+        let cur = self.load_cur()?;
+        let insts = match cfg.blocks[b].code {
+            Code::Insts(ref r) => {
+                let f = self.f;
+                match f.body.as_deref().and_then(|body| body.get(r.clone())) {
+                    Some(insts) => insts,
+                    None => return Err(self.err("internal error: block outside the function body")),
+                }
+            }
+            Code::SetDispatch(value) | Code::SetJunction(value) => {
+                let which = match cfg.blocks[b].code {
+                    Code::SetDispatch(_) => CfgVar::Dispatch,
+                    _ => CfgVar::Junction,
+                };
+                let k = self.m.const_u32(value);
+                let u32t = self.m.uint(32);
+                self.each_lane(|cx| {
+                    let var = cx.cfg_var(which)?;
+                    let old = cx.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+                    let active = cx.bit_set(cur, cx.lane)?;
+                    let v = cx.sel(32, active, k, old)?;
+                    cx.m.b.store(var, v, None, []).map_err(bug)
+                })?;
+                return Ok(());
+            }
+        };
+        // `%activemask` does not change inside a block: one ballot, before any guard.
+        let needs_active = insts
+            .iter()
+            .any(|i| reads_active_mask(i) || crate::mid::lanes::cross_lane(i));
+        if let Some(vl) = self.vl.as_mut() {
+            vl.active = None;
+        }
+        if needs_active {
+            let a = self.active_mask()?;
+            if let Some(vl) = self.vl.as_mut() {
+                vl.active = Some(a);
+            }
+        }
+        let mut run = 0;
+        for (i, inst) in insts.iter().enumerate() {
+            if for_all_lanes(inst) {
+                self.run_per_lane(cur, &insts[run..i])?;
+                if inst.op == Opcode::Call {
+                    self.call_on_lanes(cur, inst).map_err(|mut d| {
+                        if d.span == crate::span::Span::default() {
+                            d.span = inst.span;
+                        }
+                        d
+                    })?;
+                } else {
+                    self.inst(inst)?;
+                }
+                run = i + 1;
+            }
+        }
+        self.run_per_lane(cur, &insts[run..])?;
+        if let Some(vl) = self.vl.as_mut() {
+            vl.active = None;
+        }
+        Ok(())
+    }
+
+    /// `insts` once per lane in `cur`, each lane's in program order: runs of instructions
+    /// that only compute registers from registers ([`register_only`]) for every lane, an
+    /// inactive lane's registers then put back (a select each: no branch); the others inside
+    /// a guard per lane.
+    fn run_per_lane(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+        let mut rest = insts;
+        while let Some(first) = rest.first() {
+            let pure = register_only(self.f, first);
+            let n = rest
+                .iter()
+                .position(|i| register_only(self.f, i) != pure)
+                .unwrap_or(rest.len());
+            let (run, after) = rest.split_at(n);
+            if pure {
+                self.run_unguarded(cur, run)?;
+            } else {
+                self.run_guarded(cur, run)?;
+            }
+            rest = after;
+        }
+        Ok(())
+    }
+
+    /// `insts` (registers from registers only) for every lane; the registers they write
+    /// keep their old values in lanes not in `cur` (a select each). (A second copy for the
+    /// case where every lane is active doubled the driver's compile time of float-heavy
+    /// kernels, which K copies already multiply, for no gain measurable on lavapipe.)
+    fn run_unguarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+        let mut written: Vec<RegId> = insts.iter().flat_map(|i| writes(i)).collect();
+        written.sort_unstable_by_key(|r| r.0);
+        written.dedup();
+        for l in 0..self.lane_count() {
+            self.lane = l;
+            let r = (|| {
+                let mut saved = Vec::with_capacity(written.len());
+                for &r in &written {
+                    let (t, v) = (self.reg_type(r), self.reg_var(r));
+                    saved.push(self.m.b.load(t, None, v, None, []).map_err(bug)?);
+                }
+                insts.iter().try_for_each(|inst| self.inst(inst))?;
+                let active = self.bit_set(cur, l)?;
+                for (&r, old) in written.iter().zip(saved) {
+                    let (t, v) = (self.reg_type(r), self.reg_var(r));
+                    let now = self.m.b.load(t, None, v, None, []).map_err(bug)?;
+                    let keep = self.m.b.select(t, None, active, now, old).map_err(bug)?;
+                    self.m.b.store(v, keep, None, []).map_err(bug)?;
+                }
+                Ok(())
+            })();
+            self.lane = 0;
+            r?;
+        }
+        Ok(())
+    }
+
+    /// `insts` once per lane in `cur`, inside a guard per lane.
+    fn run_guarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+        for l in 0..self.lane_count() {
+            let active = self.bit_set(cur, l)?;
+            self.if_then(active, |cx| {
+                cx.lane = l;
+                let r = insts.iter().try_for_each(|inst| cx.inst(inst));
+                cx.lane = 0;
+                r
+            })?;
+        }
+        Ok(())
+    }
+
+    /// `call` on virtual lanes: the lanes in `cur` (and, for `call.cond`, whose predicate
+    /// holds) call the target's virtual-lane function together; through a function
+    /// address, each candidate in function order with the lanes whose address names it.
+    fn call_on_lanes(&mut self, cur: Word, inst: &Inst) -> EResult {
+        let first = usize::from(inst.q.cond);
+        let callers = if inst.q.cond {
+            self.lanes_where(cur, |cx| cx.read_pred(&inst.ops[0]))?
+        } else {
+            cur
+        };
+        let ret = inst.ops[first];
+        let args = &inst.ops[first + 2..];
+        match inst.ops[first + 1] {
+            Operand::Func(f) => self.call_lanes(f, callers, ret, args),
+            Operand::Reg { .. } => {
+                let targets = self.each_lane(|cx| cx.read_uint(&inst.ops[first + 1], 64))?;
+                let bt = self.m.ty(Scalar::Bool);
+                for f in self.indirect_candidates(ret, args) {
+                    let addr = self.m.const_uint(64, crate::layout::function_address(f));
+                    let mask = self.lanes_where(callers, |cx| {
+                        let t = targets[cx.lane as usize];
+                        cx.m.b.i_equal(bt, None, t, addr).map_err(bug)
+                    })?;
+                    self.call_lanes(f, mask, ret, args)?;
+                }
+                Ok(())
+            }
+            _ => Err(self.err("call target must be a function or a 64-bit register")),
+        }
+    }
+
+    /// The lanes in `mask` call `f`'s virtual-lane function, when there are some in the
+    /// hardware sub-group; each stores its result.
+    fn call_lanes(&mut self, f: FuncId, mask: Word, ret: Operand, args: &[Operand]) -> EResult {
+        let (module, vsigs) = (self.module, self.vsigs);
+        let callee = &module.functions[f.0 as usize];
+        if callee.body.is_none() {
+            return Err(self.err(format!(
+                "call of `@{}`, which has no body (an import the program was not linked with)",
+                callee.name
+            )));
+        }
+        let Some(sig) = vsigs.get(f.0 as usize) else {
+            return Err(self.err("internal error: no virtual-lane function for a call"));
+        };
+        let (id, ret_ty) = (sig.id, sig.ret_ty);
+        let any = self.any_lane(mask)?;
+        self.if_then(any, |cx| {
+            let mut vals = vec![mask];
+            for (a, &r) in args.iter().zip(&callee.reg_params) {
+                let ty = callee.regs[r.0 as usize].ty;
+                vals.extend(cx.each_lane(|cx| cx.read_as_type(a, ty))?);
+            }
+            let r = cx.m.b.function_call(ret_ty, None, id, vals).map_err(bug)?;
+            if let (Operand::Reg { reg, .. }, Some(ty)) = (ret, callee.ret) {
+                let t = cx.type_of(ty);
+                for l in 0..cx.lane_count() {
+                    let v = cx.m.b.composite_extract(t, None, r, [l]).map_err(bug)?;
+                    let called = cx.bit_set(mask, l)?;
+                    cx.if_then(called, |cx| {
+                        cx.lane = l;
+                        let var = cx.reg_var(reg);
+                        cx.lane = 0;
+                        cx.m.b.store(var, v, None, []).map_err(bug)
+                    })?;
+                }
+            }
+            Ok(())
+        })
+    }
+}

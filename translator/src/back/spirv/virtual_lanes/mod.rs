@@ -1,0 +1,300 @@
+//! Virtual lanes (spec-notes §88): PISA's sub-groups of N lanes on hardware sub-groups of
+//! H < N lanes, and partial sub-groups for any work-group size.
+//!
+//! A function lowered on virtual lanes runs K = N/H PISA work-items in each invocation
+//! (K = 1 when the widths agree): lane `l` of hardware lane `hw` of hardware sub-group `s` is
+//! the work-item of linear local id `s·N + hw·K + l`, so one hardware sub-group carries one
+//! whole PISA sub-group. Every register, the dispatch and junction variables of the CFG and
+//! the private arena exist once per lane ([`FnCx::lane`] selects them); special registers
+//! are computed per lane.
+//!
+//! Control flow is the structurizer's ([`crate::mid::structurize`]) under a lane mask `cur`
+//! (bit `l` for lane `l`), and it is *sub-group-uniform*: a branch arm runs when some lane of
+//! the hardware sub-group takes it (`OpGroupNonUniformAny`), a loop repeats while some lane
+//! continues, and a jump only moves lanes between masks (`break` to the pending mask of its
+//! label, `continue` to its loop's, `return` retires them). Straight-line code runs once per
+//! active lane, each lane's instructions in program order inside `if cur & (1 << l)`: a load
+//! that could fault, a store, an atomic happen for active lanes only. Cross-lane
+//! instructions, calls and `barrier.workgroup` run once for all lanes, outside those guards,
+//! so every invocation of the sub-group executes the SPIR-V group operations together:
+//! no reconvergence is asked of the device. This is the reconvergence of the native path
+//! (the structured constructs' merges), so `%activemask` agrees with it and with the
+//! reference interpreter on structured programs.
+//!
+//! Calls: a function reached from a kernel on virtual lanes gets a second SPIR-V function
+//! (`name.lanes`) that takes the callers' lane mask, then each parameter once per lane, and
+//! returns an array of K values; a call through a function address calls each candidate
+//! in turn with the lanes whose address names it (in function order, as the reference
+//! orders frames).
+//!
+//! Must not: decide instruction semantics (the `ops_*` modules do, per lane).
+
+//!
+//! Files: this one holds the lane state, the lane masks and the work-items' ids; `control`
+//! lowers the structured events under the mask, `code` the straight-line code and calls,
+//! `exchange` the cross-lane primitives (ballot, shuffle, fold) the isa-7 lowerings use.
+
+mod code;
+mod control;
+mod exchange;
+
+use super::builder::Builder;
+use super::function::{bug, EResult, FnCx};
+use super::module::Scalar;
+use crate::ir::Operand;
+use crate::mid::cfg::{BlockId, Cfg};
+use crate::mid::structurize::Event;
+use rspirv::spirv::{BuiltIn, Capability, Word};
+use rustc_hash::FxHashMap;
+
+/// The state of a function being lowered on virtual lanes.
+pub(crate) struct Lanes {
+    /// Lanes per invocation (K).
+    pub k: u32,
+    /// `Function u32`: the mask of this invocation's lanes that execute here.
+    pub cur: Word,
+    /// `Function u32` masks of the lanes waiting at the end of a labelled block (`false`) or
+    /// at the continue of a loop (`true`), by block.
+    waiting: FxHashMap<(bool, BlockId), Word>,
+    /// `Function` array of K return values, for a function that returns one.
+    ret: Option<Word>,
+    /// `%activemask` of the code being lowered, computed before its per-lane guards.
+    pub active: Option<Word>,
+}
+
+impl FnCx<'_> {
+    /// K when the function is lowered on virtual lanes.
+    pub(super) fn virtual_k(&self) -> Option<u32> {
+        self.vl.as_ref().map(|v| v.k)
+    }
+
+    /// The lanes of one invocation: K on virtual lanes, else 1.
+    pub(super) fn lane_count(&self) -> u32 {
+        self.virtual_k().unwrap_or(1)
+    }
+
+    /// Runs `f` once per lane of the invocation with [`FnCx::lane`] set to it.
+    pub(super) fn each_lane<T>(
+        &mut self,
+        mut f: impl FnMut(&mut Self) -> EResult<T>,
+    ) -> EResult<Vec<T>> {
+        let n = self.lane_count();
+        let mut out = Vec::with_capacity(n as usize);
+        for l in 0..n {
+            self.lane = l;
+            let r = f(self);
+            self.lane = 0;
+            out.push(r?);
+        }
+        Ok(out)
+    }
+
+    /// `value` for an active lane, the current `dst` for an inactive one (virtual lanes; a
+    /// lane that does not execute keeps its registers).
+    pub(super) fn keep_if_inactive(&mut self, dst: &Operand, value: Word) -> EResult<Word> {
+        if self.vl.is_none() {
+            return Ok(value);
+        }
+        let old = self.read_uint(dst, 32)?;
+        let active = self.lane_active(self.lane)?;
+        self.sel(32, active, value, old)
+    }
+
+    /// Whether lane `l` is in `cur`.
+    fn lane_active(&mut self, l: u32) -> EResult<Word> {
+        let cur = self.load_cur()?;
+        self.bit_set(cur, l)
+    }
+
+    /// `(mask >> l) & 1 != 0`.
+    fn bit_set(&mut self, mask: Word, l: u32) -> EResult<Word> {
+        let bit = self.and_const(mask, 1 << l)?;
+        let zero = self.m.const_u32(0);
+        let bt = self.m.ty(Scalar::Bool);
+        self.m.b.i_not_equal(bt, None, bit, zero).map_err(bug)
+    }
+
+    /// `x * k` on u32.
+    pub(super) fn mul_const(&mut self, x: Word, k: u32) -> EResult<Word> {
+        let k = self.m.const_u32(k);
+        self.u32_op(Builder::i_mul, x, k)
+    }
+
+    fn cur_var(&self) -> EResult<Word> {
+        self.vl
+            .as_ref()
+            .map(|v| v.cur)
+            .ok_or_else(|| self.err("internal error: no lane mask outside virtual lanes"))
+    }
+
+    fn load_cur(&mut self) -> EResult<Word> {
+        let v = self.cur_var()?;
+        let u32t = self.m.uint(32);
+        self.m.b.load(u32t, None, v, None, []).map_err(bug)
+    }
+
+    fn store_cur(&mut self, value: Word) -> EResult {
+        let v = self.cur_var()?;
+        self.m.b.store(v, value, None, []).map_err(bug)
+    }
+
+    /// The mask of lanes waiting at the end of labelled block `block` (`is_loop` false) or
+    /// at the continue of the loop it heads.
+    fn waiting(&mut self, is_loop: bool, block: BlockId) -> EResult<Word> {
+        if let Some(&v) = self
+            .vl
+            .as_ref()
+            .and_then(|v| v.waiting.get(&(is_loop, block)))
+        {
+            return Ok(v);
+        }
+        let u32t = self.m.uint(32);
+        let v = self.local_var(u32t)?;
+        if let Some(vl) = self.vl.as_mut() {
+            vl.waiting.insert((is_loop, block), v);
+        }
+        Ok(v)
+    }
+
+    /// Whether some lane of the hardware sub-group is in its invocation's `mask`.
+    fn any_lane(&mut self, mask: Word) -> EResult<Word> {
+        self.m.capability(Capability::GroupNonUniformVote);
+        let bt = self.m.ty(Scalar::Bool);
+        let zero = self.m.const_u32(0);
+        let some = self.m.b.i_not_equal(bt, None, mask, zero).map_err(bug)?;
+        let scope = self.scope();
+        self.m
+            .b
+            .group_non_uniform_any(bt, None, scope, some)
+            .map_err(bug)
+    }
+
+    /// The mask of lanes whose `pred(lane)` holds, among `within`.
+    fn lanes_where(
+        &mut self,
+        within: Word,
+        mut pred: impl FnMut(&mut Self) -> EResult<Word>,
+    ) -> EResult<Word> {
+        let bits = self.each_lane(|cx| {
+            let p = pred(cx)?;
+            let bit = cx.m.const_u32(1 << cx.lane);
+            let zero = cx.m.const_u32(0);
+            cx.sel(32, p, bit, zero)
+        })?;
+        let mut mask = self.m.const_u32(0);
+        for b in bits {
+            mask = self.u32_op(Builder::bitwise_or, mask, b)?;
+        }
+        self.and32(within, mask)
+    }
+
+    /// The work-item's linear local id for lane `l`: `SubgroupId·N + hw·K + l`.
+    pub(super) fn virtual_linear_id(&mut self) -> EResult<Word> {
+        self.m.capability(Capability::GroupNonUniform);
+        let var = self.m.builtin(BuiltIn::SubgroupId, false);
+        let u32t = self.m.uint(32);
+        let sg = self.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+        let base = self.mul_const(sg, self.subgroups.width)?;
+        let lane = self.pisa_lane()?;
+        self.u32_op(Builder::i_add, base, lane)
+    }
+
+    /// `%localid` component `c` of the lane being emitted, from its linear id over
+    /// `%localsize` (x fastest).
+    pub(super) fn virtual_local_id(&mut self, c: u8) -> EResult<Word> {
+        let id = self.virtual_linear_id()?;
+        let [x, y, _] = self.m.local_size;
+        match c {
+            0 => self.u32_op(Builder::u_mod, id, x),
+            1 => {
+                let row = self.u32_op(Builder::u_div, id, x)?;
+                self.u32_op(Builder::u_mod, row, y)
+            }
+            _ => {
+                let plane = self.u32_op(Builder::i_mul, x, y)?;
+                self.u32_op(Builder::u_div, id, plane)
+            }
+        }
+    }
+
+    /// Emits the body of the function on virtual lanes ([`FnCx::emit`] has declared its
+    /// registers and parameters): `mask` is the callers' lane mask (a kernel starts with the
+    /// lanes whose work-item exists). Ends the function.
+    pub(super) fn emit_on_lanes(
+        &mut self,
+        cfg: &Cfg,
+        events: &[Event],
+        mask: Option<Word>,
+    ) -> EResult {
+        self.m.capability(Capability::GroupNonUniform);
+        let u32t = self.m.uint(32);
+        let cur = self.local_var(u32t)?;
+        let k = self.subgroups.virtual_lanes;
+        let ret = match (self.f.ret, self.f.is_kernel()) {
+            (Some(ty), false) => {
+                let t = self.type_of(ty);
+                let arr = self.m.array(t, k);
+                Some(self.local_var(arr)?)
+            }
+            _ => None,
+        };
+        self.vl = Some(Lanes {
+            k,
+            cur,
+            waiting: FxHashMap::default(),
+            ret,
+            active: None,
+        });
+        let start = match mask {
+            Some(m) => m,
+            None => self.existing_lanes()?,
+        };
+        self.store_cur(start)?;
+        if self.f.is_kernel() {
+            self.kernel_prologue()?;
+        }
+        self.lower_on_lanes(cfg, events)?;
+        match (self.f.is_kernel(), ret) {
+            (true, _) => self.emit_return(None)?,
+            (false, Some(r)) => {
+                let t = self.sigs_ret_ty();
+                let v = self.m.b.load(t, None, r, None, []).map_err(bug)?;
+                self.m.b.ret_value(v).map_err(bug)?;
+            }
+            (false, None) => self.m.b.ret().map_err(bug)?,
+        }
+        self.m.b.end_function().map_err(bug)?;
+        Ok(())
+    }
+
+    /// The return type of this function's virtual-lane signature.
+    fn sigs_ret_ty(&self) -> Word {
+        self.vsigs.get(self.fid.0 as usize).map_or(0, |s| s.ret_ty)
+    }
+
+    /// A kernel's first mask: the lanes whose linear local id is inside the work-group (the
+    /// last PISA sub-group of a work-group may be partial).
+    fn existing_lanes(&mut self) -> EResult<Word> {
+        let [x, y, z] = self.m.local_size;
+        let xy = self.u32_op(Builder::i_mul, x, y)?;
+        let count = self.u32_op(Builder::i_mul, xy, z)?;
+        let all = self.m.const_u32(u32::MAX);
+        let bt = self.m.ty(Scalar::Bool);
+        self.lanes_where(all, |cx| {
+            let id = cx.virtual_linear_id()?;
+            cx.m.b.u_less_than(bt, None, id, count).map_err(bug)
+        })
+    }
+
+    /// The private arena word `word` of the lane being emitted (lane `l` owns the `l`-th
+    /// copy of the arena).
+    pub(super) fn private_word(&mut self, word: Word) -> EResult<Word> {
+        match (self.vl.is_some(), self.m.virtual_lanes) {
+            (true, Some(v)) if self.lane > 0 => {
+                let off = self.m.const_u32(self.lane * v.private_lane_words);
+                self.u32_op(Builder::i_add, word, off)
+            }
+            _ => Ok(word),
+        }
+    }
+}
