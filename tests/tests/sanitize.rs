@@ -98,10 +98,10 @@ fn a_thousand_generated_programs_are_clean_under_sanitize_all() {
             .map(|(n, t)| (n.as_str(), t.as_str()))
             .collect();
         let job = io_job(
-            &generator::inputs(seed),
+            &generator::program_inputs(seed, &program),
             generator::IN_PER,
             generator::OUT_PER,
-            generator::LOCAL,
+            program.local,
         );
         let found = findings(&refs, &job, 32);
         if !found.is_empty() {
