@@ -771,7 +771,7 @@ impl Gen {
     /// A sequence of `n` statements: units and (depth permitting) control flow.
     fn block(&mut self, n: usize) {
         for _ in 0..n {
-            if self.version >= 4 && self.rng.random_bool(0.1) {
+            if self.version >= 4 && self.rng.random_bool(0.2) {
                 self.lanes_control();
                 continue;
             }
