@@ -19,7 +19,10 @@
 //!   meet at one label after different numbers of trips, which the reference runs together
 //!   (smallest program position first, `reference/src/simt.rs`) while the device's
 //!   structurizer keeps its own order, so `%activemask` would be the device's choice, not the
-//!   program's (docs/spec-notes.md §39). Every loop generated has one back edge, at its end.
+//!   program's (docs/spec-notes.md §39); nor do calls there reach a function that executes
+//!   them. Every loop generated has one back edge, at its end (a loop whose lanes jump back
+//!   to its header from the middle of the body differs the same way: the reference runs
+//!   their next trip alone, the device reconverges them with the others at the header).
 //! * Work-group sizes are drawn per program (1, 5, 8, 17, 32, 33, 64, 100; one or two
 //!   work-groups), so partial sub-groups are exercised.
 //!
@@ -49,6 +52,16 @@ pub(super) fn geometry(seed: u64) -> (u64, u64) {
         rng.random_range(1..3)
     };
     (local, groups)
+}
+
+/// Whether a line executes a cross-lane instruction or reads a sub-group register.
+pub(super) fn is_cross_lane(text: &str) -> bool {
+    ["shfl.", "ired.", "fred.", "redfirstidx."]
+        .iter()
+        .any(|m| text.starts_with(m))
+        || ["%activemask", "%laneid", "%subgroupsize"]
+            .iter()
+            .any(|r| text.contains(r))
 }
 
 /// Participation masks written as immediates.

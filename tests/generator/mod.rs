@@ -212,6 +212,8 @@ const POOL_DECLS: &str = ".reg .16b %h0, %h1, %h2, %h3, %t16;\n\
 struct Func {
     name: String,
     ret: u32,
+    /// Whether it executes cross-lane instructions (version 4), itself or in a callee.
+    lanes: bool,
 }
 
 struct Gen {
@@ -709,7 +711,19 @@ impl Gen {
         if self.funcs.is_empty() {
             return None;
         }
-        let i = self.rng.random_range(0..self.funcs.len());
+        let i = if self.version >= 4 && !self.lanes_ok {
+            // where cross-lane instructions may not go, neither may a call of a function
+            // that executes them
+            let free: Vec<usize> = (0..self.funcs.len())
+                .filter(|&i| !self.funcs[i].lanes)
+                .collect();
+            if free.is_empty() {
+                return None;
+            }
+            free[self.rng.random_range(0..free.len())]
+        } else {
+            self.rng.random_range(0..self.funcs.len())
+        };
         let (name, ret) = (self.funcs[i].name.clone(), self.funcs[i].ret);
         let d = self.reg(ret);
         Some((name, d, self.reg(64), self.reg(32)))
@@ -937,6 +951,7 @@ impl Gen {
     }
 
     fn function(&mut self, idx: usize) {
+        let first = self.lines.len();
         let ret = self.pick(&[32u32, 64]);
         let name = format!("f{idx}");
         self.emit(format!(
@@ -965,7 +980,15 @@ impl Gen {
         let r = self.reg(ret);
         self.emit(format!("return {r};"));
         self.emit("}");
-        self.funcs.push(Func { name, ret });
+        let lanes = self.version >= 4
+            && self.lines[first..].iter().any(|l| {
+                lanes::is_cross_lane(&l.text)
+                    || self
+                        .funcs
+                        .iter()
+                        .any(|f| f.lanes && l.text.contains(&format!("@{}(", f.name)))
+            });
+        self.funcs.push(Func { name, ret, lanes });
     }
 
     fn store_all(&mut self) {

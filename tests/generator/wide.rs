@@ -285,13 +285,18 @@ impl Gen {
     /// functions returning the same width, or an entry of the `@FT` table in `.const`
     /// memory picked by a register, or a pointer stored to private memory and loaded back.
     fn indirect_call(&mut self) {
-        if self.funcs.is_empty() {
+        // version 4: no function that executes cross-lane instructions where they may not go
+        let lane_free = self.version >= 4 && !self.lanes_ok;
+        let allowed: Vec<usize> = (0..self.funcs.len())
+            .filter(|&i| !(lane_free && self.funcs[i].lanes))
+            .collect();
+        if allowed.is_empty() {
             return self.fence();
         }
-        let ret = self.funcs[self.rng.random_range(0..self.funcs.len())].ret;
-        let same: Vec<String> = self
-            .funcs
+        let ret = self.funcs[allowed[self.rng.random_range(0..allowed.len())]].ret;
+        let same: Vec<String> = allowed
             .iter()
+            .map(|&i| &self.funcs[i])
             .filter(|f| f.ret == ret)
             .map(|f| f.name.clone())
             .collect();
