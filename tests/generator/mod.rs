@@ -20,6 +20,9 @@
 //! what [`wide`] describes, drawing from the random stream only where version 1 does not,
 //! so every version-1 program stays what it was. Version 3 is version 2's program of the
 //! same seed split into a library and a kernel module linked into one program ([`linked`]).
+//! Version 4 is version 3 with cross-lane instructions under divergence, loops whose trip
+//! count differs per lane and a work-group size of its own ([`lanes`]), drawing from the
+//! random stream only where version 3 does not.
 //! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
