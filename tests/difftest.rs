@@ -8,6 +8,7 @@
 //! `pisa-difftest [--generator V] --count 10000 --seed 1 [--threads N] [--stop-after K]`
 //! (`--generator 1`, the default, is the generator of the campaigns recorded before
 //! version 2 existed; `--generator 3` splits version 2's programs into two linked modules;
+//! `--generator 4` adds cross-lane instructions under divergence and its own work-group sizes;
 //! `--check-only N [--generator V]` checks N programs with the front end and the linker;
 //! `--current FILE` writes each seed to FILE before running it, so that a campaign script
 //! can name the program that aborted the process, as an LLVM error in lavapipe does).
@@ -153,9 +154,8 @@ fn main() {
         static_insts.load(Ordering::Relaxed)
     );
     println!(
-        "device instructions:    {} (upper bound: per-item instruction count with loop trip counts, x {} work-items)",
-        dyn_insts.load(Ordering::Relaxed),
-        pisa_conformance::generator::ITEMS
+        "device instructions:    {} (upper bound: per-item instruction count with loop trip counts, x the program's work-items)",
+        dyn_insts.load(Ordering::Relaxed)
     );
     println!(
         "mismatches:             {} (translate errors {}, device errors {}, invalid programs {})",

@@ -210,6 +210,8 @@ mod tests {
                 })
                 .collect(),
             split: None,
+            items: super::super::ITEMS,
+            local: super::super::LOCAL,
         }
     }
 

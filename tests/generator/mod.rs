@@ -20,11 +20,15 @@
 //! what [`wide`] describes, drawing from the random stream only where version 1 does not,
 //! so every version-1 program stays what it was. Version 3 is version 2's program of the
 //! same seed split into a library and a kernel module linked into one program ([`linked`]).
+//! Version 4 is version 3 with cross-lane instructions under divergence, loops whose trip
+//! count differs per lane and a work-group size of its own ([`lanes`]), drawing from the
+//! random stream only where version 3 does not.
 //! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod lanes;
 mod linked;
 mod run;
 mod wide;
@@ -33,9 +37,10 @@ pub use linked::Split;
 
 pub use run::*;
 
-/// Work-items per dispatch and per work-group.
+/// Work-items per dispatch (versions 1 to 3; version 4 draws its own, [`Program::items`]).
 pub const ITEMS: usize = 16;
-/// Work-group size (shared memory is split in `LOCAL` slots of `SLOT` bytes).
+/// Work-group size (shared memory is split in `LOCAL` slots of `SLOT` bytes; versions 1 to
+/// 3, version 4 draws its own, [`Program::local`]).
 pub const LOCAL: u64 = 8;
 /// Input words per work-item.
 pub const IN_PER: usize = 8;
@@ -45,7 +50,7 @@ const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
 
 /// The newest generator version (versions are 1..=this).
-pub const GENERATOR_VERSIONS: u32 = 3;
+pub const GENERATOR_VERSIONS: u32 = 4;
 
 /// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
 /// it, the register, and whether it loads.
@@ -88,6 +93,10 @@ pub struct Program {
     pub lines: Vec<Line>,
     /// Version 3: how the program is split into two linked modules.
     pub split: Option<Split>,
+    /// Work-items of the dispatch ([`ITEMS`] before version 4).
+    pub items: usize,
+    /// Work-group size ([`LOCAL`] before version 4).
+    pub local: u64,
 }
 
 impl Program {
@@ -148,6 +157,8 @@ impl Program {
         }
         Some(Program {
             split: self.split.clone(),
+            items: self.items,
+            local: self.local,
             lines: self
                 .lines
                 .iter()
@@ -164,6 +175,8 @@ impl Program {
     fn without_group(&self, g: usize) -> Program {
         Program {
             split: self.split.clone(),
+            items: self.items,
+            local: self.local,
             lines: self
                 .lines
                 .iter()
@@ -202,6 +215,8 @@ const POOL_DECLS: &str = ".reg .16b %h0, %h1, %h2, %h3, %t16;\n\
 struct Func {
     name: String,
     ret: u32,
+    /// Whether it executes cross-lane instructions (version 4), itself or in a callee.
+    lanes: bool,
 }
 
 struct Gen {
@@ -215,8 +230,16 @@ struct Gen {
     loops: usize,
     in_kernel: bool,
     funcs: Vec<Func>,
-    /// The generator version (1 to 3; 3 generates what 2 does, then splits it).
+    /// The generator version (1 to 4; 3 generates what 2 does, then splits it; 4 is 3 with
+    /// cross-lane instructions, per-lane loops and its own work-group size).
     version: u32,
+    /// Whether cross-lane instructions may go here (version 4: not inside the irreducible
+    /// cycles, [`lanes`]).
+    lanes_ok: bool,
+    /// Work-group size.
+    local: u64,
+    /// Work-groups of the dispatch.
+    groups: u64,
 }
 
 fn regs(w: u32) -> &'static [&'static str] {
@@ -691,7 +714,19 @@ impl Gen {
         if self.funcs.is_empty() {
             return None;
         }
-        let i = self.rng.random_range(0..self.funcs.len());
+        let i = if self.version >= 4 && !self.lanes_ok {
+            // where cross-lane instructions may not go, neither may a call of a function
+            // that executes them
+            let free: Vec<usize> = (0..self.funcs.len())
+                .filter(|&i| !self.funcs[i].lanes)
+                .collect();
+            if free.is_empty() {
+                return None;
+            }
+            free[self.rng.random_range(0..free.len())]
+        } else {
+            self.rng.random_range(0..self.funcs.len())
+        };
         let (name, ret) = (self.funcs[i].name.clone(), self.funcs[i].ret);
         let d = self.reg(ret);
         Some((name, d, self.reg(64), self.reg(32)))
@@ -712,6 +747,10 @@ impl Gen {
     /// One unit (a deletable group).
     fn unit(&mut self) {
         self.open();
+        if self.version >= 4 && self.lanes_ok && self.rng.random_bool(0.2) {
+            self.lanes_unit();
+            return self.close();
+        }
         if self.version >= 2 && self.rng.random_bool(0.2) {
             self.wide_unit();
             return self.close();
@@ -749,6 +788,10 @@ impl Gen {
     /// A sequence of `n` statements: units and (depth permitting) control flow.
     fn block(&mut self, n: usize) {
         for _ in 0..n {
+            if self.version >= 4 && self.rng.random_bool(0.2) {
+                self.lanes_control();
+                continue;
+            }
             if self.version >= 2 && self.rng.random_bool(0.08) {
                 self.wide_control();
                 continue;
@@ -831,6 +874,7 @@ impl Gen {
     /// Two labels A and B on a cycle, entered at A or at B; bounded by a counter.
     fn irreducible(&mut self) {
         self.open();
+        let lanes_ok = std::mem::replace(&mut self.lanes_ok, false);
         self.loops += 1;
         self.depth += 1;
         let lc = "%lc2";
@@ -858,6 +902,7 @@ impl Gen {
         self.weight = saved;
         self.emit(format!("{out}:"));
         self.depth -= 1;
+        self.lanes_ok = lanes_ok;
         self.close();
     }
 
@@ -909,6 +954,7 @@ impl Gen {
     }
 
     fn function(&mut self, idx: usize) {
+        let first = self.lines.len();
         let ret = self.pick(&[32u32, 64]);
         let name = format!("f{idx}");
         self.emit(format!(
@@ -918,11 +964,17 @@ impl Gen {
         if self.version >= 2 {
             self.emit(wide::WIDE_DECLS);
         }
+        if self.version >= 4 {
+            self.emit(lanes::LANES_DECLS);
+        }
         self.emit(".reg .64b %a2;");
         self.emit("zext.64b.32b %a2, %a1;");
         self.init_pool(&["%a0", "%a2"]);
         if self.version >= 2 {
             self.wide_prologue();
+        }
+        if self.version >= 4 {
+            self.lanes_prologue();
         }
         let n = self.rng.random_range(2..8);
         for _ in 0..n {
@@ -931,7 +983,15 @@ impl Gen {
         let r = self.reg(ret);
         self.emit(format!("return {r};"));
         self.emit("}");
-        self.funcs.push(Func { name, ret });
+        let lanes = self.version >= 4
+            && self.lines[first..].iter().any(|l| {
+                lanes::is_cross_lane(&l.text)
+                    || self
+                        .funcs
+                        .iter()
+                        .any(|f| f.lanes && l.text.contains(&format!("@{}(", f.name)))
+            });
+        self.funcs.push(Func { name, ret, lanes });
     }
 
     fn store_all(&mut self) {
@@ -967,6 +1027,9 @@ impl Gen {
             self.emit(wide::WIDE_DECLS);
             self.emit(wide::WIDE_KERNEL_DECLS);
         }
+        if self.version >= 4 {
+            self.emit(lanes::LANES_DECLS);
+        }
         self.emit(".reg .64b %pin, %pout, %off;\n.reg .32b %gid, %gsz, %lid, %item;");
         self.emit(".private .align 16 @P[64];");
         let group_words = if self.version >= 2 {
@@ -976,7 +1039,7 @@ impl Gen {
         };
         self.emit(&format!(
             ".shared .align 16 @S[{}];",
-            SLOT * LOCAL + group_words
+            SLOT * self.local + group_words
         ));
         self.emit("mov.32b %gid, %groupid.x;");
         self.emit("mov.32b %gsz, %enqueuedlocalsize.x;");
@@ -1010,9 +1073,19 @@ impl Gen {
             self.wide_prologue();
             self.wide_kernel_prologue();
         }
+        if self.version >= 4 {
+            self.lanes_prologue();
+        }
         let parts = self.rng.random_range(1..4);
         for part in 0..parts {
-            let n = self.rng.random_range(6..16);
+            // version 4: fewer statements (on virtual lanes every work-item's instructions
+            // are lowered once per lane of an invocation, and the device's compile time grows
+            // with that)
+            let n = if self.version >= 4 {
+                self.rng.random_range(4..10)
+            } else {
+                self.rng.random_range(6..16)
+            };
             self.block(n);
             if part + 1 < parts && self.rng.random_bool(0.7) {
                 // exchange with the neighbour's shared slot between two barriers
@@ -1075,7 +1148,13 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
         in_kernel: false,
         funcs: Vec::new(),
         version,
+        lanes_ok: true,
+        local: LOCAL,
+        groups: ITEMS as u64 / LOCAL,
     };
+    if version >= 4 {
+        (g.local, g.groups) = lanes::geometry(seed);
+    }
     g.emit(".version 0.1;\n.target 100;");
     if version >= 2 {
         g.wide_module_data();
@@ -1092,12 +1171,24 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
     Program {
         lines: g.lines,
         split,
+        items: (g.local * g.groups) as usize,
+        local: g.local,
     }
 }
 
-/// Input words for the program of `seed`: integer and floating-point edge values mixed with
-/// random bits.
+/// Input words for the program of `seed` (versions 1 to 3): integer and floating-point edge
+/// values mixed with random bits.
 pub fn inputs(seed: u64) -> Vec<u64> {
+    inputs_for(seed, ITEMS)
+}
+
+/// Input words of `items` work-items for the program of `seed` ([`inputs`] for `items` =
+/// [`ITEMS`]; the words of the first work-items do not depend on `items`).
+pub fn program_inputs(seed: u64, p: &Program) -> Vec<u64> {
+    inputs_for(seed, p.items)
+}
+
+fn inputs_for(seed: u64, items: usize) -> Vec<u64> {
     let mut rng = StdRng::seed_from_u64(seed ^ 0x9E37_79B9_7F4A_7C15);
     const F32: [u32; 14] = [
         0,
@@ -1137,7 +1228,7 @@ pub fn inputs(seed: u64) -> Vec<u64> {
             _ => (rng.random_range(-4.0f32..4.0)).to_bits() as u64,
         }
     };
-    (0..ITEMS * IN_PER)
+    (0..items * IN_PER)
         .map(|_| match rng.random_range(0..6) {
             0 => INT[rng.random_range(0..INT.len())],
             1 => rng.random::<u64>(),

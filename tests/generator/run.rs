@@ -2,7 +2,7 @@
 //! difference: the report names the smallest program found, the one output value that
 //! differs (the register or scratch word, device and reference values) and how to rerun it.
 
-use super::{generate_version, inputs, Program, IN_PER, ITEMS, LOCAL, OUT_PER};
+use super::{generate_version, program_inputs, Program, IN_PER, LOCAL, OUT_PER};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -68,10 +68,10 @@ enum Outcome {
     Differ(Kind, String),
 }
 
-/// The job every generated program runs: `ITEMS` work-items in work-groups of `LOCAL`,
-/// `%out` zeroed, `%in` the inputs.
-fn job(input: &[u64]) -> pisa_vk::reference::Job {
-    crate::io_job(input, IN_PER, OUT_PER, LOCAL)
+/// The job every generated program runs: a work-item per `IN_PER` input words in
+/// work-groups of `local` ([`Program::local`]), `%out` zeroed, `%in` the inputs.
+fn job(input: &[u64], local: u64) -> pisa_vk::reference::Job {
+    crate::io_job(input, IN_PER, OUT_PER, local)
 }
 
 /// The translator options of every generated program: what `Module::from_source` uses on
@@ -90,8 +90,12 @@ fn refs(sources: &[(String, String)]) -> Vec<(&str, &str)> {
         .collect()
 }
 
-fn device_run(sources: &[(String, String)], input: &[u64]) -> Result<Vec<u64>, (Kind, String)> {
-    device_run_linked(sources, input, options())
+fn device_run(
+    sources: &[(String, String)],
+    input: &[u64],
+    local: u64,
+) -> Result<Vec<u64>, (Kind, String)> {
+    device_run_linked(sources, input, local, options())
 }
 
 /// Runs the generated program `src` (one module) on the device, translated with `options`
@@ -105,6 +109,7 @@ pub fn device_run_with(
     device_run_linked(
         &[("diff.pisa".to_string(), src.to_string())],
         input,
+        LOCAL,
         options,
     )
 }
@@ -112,9 +117,10 @@ pub fn device_run_with(
 fn device_run_linked(
     sources: &[(String, String)],
     input: &[u64],
+    local: u64,
     options: &pisa_translator::Options,
 ) -> Result<Vec<u64>, (Kind, String)> {
-    crate::device_job_linked(&refs(sources), options, &job(input))
+    crate::device_job_linked(&refs(sources), options, &job(input, local))
         .map(|out| out.words(0))
         .map_err(|e| match e {
             crate::DeviceFailure::Translate(m) => (Kind::Translate, m),
@@ -122,13 +128,17 @@ fn device_run_linked(
         })
 }
 
-fn reference_run(sources: &[(String, String)], input: &[u64]) -> Result<Vec<u64>, String> {
+fn reference_run(
+    sources: &[(String, String)],
+    input: &[u64],
+    local: u64,
+) -> Result<Vec<u64>, String> {
     let config = pisa_reference::Config {
         subgroup_size: 32,
         step_limit: 1 << 22,
         ..Default::default()
     };
-    crate::reference_job_linked(&refs(sources), &job(input), config).map(|out| out.words(0))
+    crate::reference_job_linked(&refs(sources), &job(input, local), config).map(|out| out.words(0))
 }
 
 /// The fields of output word `j` of a work-item (what `store_all` writes there): name,
@@ -208,11 +218,11 @@ fn describe(dev: &[u64], reference: &[u64]) -> Option<String> {
 
 fn execute(p: &Program, input: &[u64]) -> Outcome {
     let sources = p.sources();
-    let reference = match reference_run(&sources, input) {
+    let reference = match reference_run(&sources, input, p.local) {
         Ok(r) => r,
         Err(e) => return Outcome::Differ(Kind::Reference, e),
     };
-    let dev = match device_run(&sources, input) {
+    let dev = match device_run(&sources, input, p.local) {
         Ok(d) => d,
         Err((k, e)) => return Outcome::Differ(k, e),
     };
@@ -345,11 +355,11 @@ pub fn run_case_version(version: u32, seed: u64) -> Result<(), Mismatch> {
 /// [`run_case_version`] returning statistics.
 pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
     let p = generate_version(version, seed);
-    let input = inputs(seed);
+    let input = program_inputs(seed, &p);
     match execute(&p, &input) {
         Outcome::Same => Ok(CaseStats {
             static_instructions: p.static_instructions(),
-            dynamic_instructions: p.dynamic_instructions() * ITEMS as u64,
+            dynamic_instructions: p.dynamic_instructions() * p.items as u64,
         }),
         Outcome::Differ(kind, first) => {
             let minimize_it = std::env::var_os("PISA_DIFFTEST_NO_MINIMIZE").is_none();
@@ -389,11 +399,12 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
                 p.static_instructions(),
                 min.static_instructions()
             );
+            let (items, local) = (p.items, p.local);
             let run = format!(
-                "pisa-vk run {} --kernel k --grid {ITEMS} --block {LOCAL} --arg 'u64[{}]' \
+                "pisa-vk run {} --kernel k --grid {items} --block {local} --arg 'u64[{}]' \
                  --arg 'u64[]@{}'",
                 files.join(" "),
-                ITEMS * OUT_PER,
+                items * OUT_PER,
                 bin.display()
             );
             let caps = match pisa_vk::avoid_known_driver_bugs() {
@@ -404,7 +415,7 @@ pub fn run_case_stats(version: u32, seed: u64) -> Result<CaseStats, Mismatch> {
             let _ = writeln!(program, "// reference: {run} --device reference");
             let _ = writeln!(
                 program,
-                "// inputs ({ITEMS} work-items x {IN_PER} words, local size {LOCAL}; also in {}):",
+                "// inputs ({items} work-items x {IN_PER} words, local size {local}; also in {}):",
                 bin.display()
             );
             for c in input.chunks(IN_PER) {

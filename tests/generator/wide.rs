@@ -18,7 +18,7 @@
 //! Everything here draws from the generator's random stream only in version 2, so the
 //! programs of version 1 stay exactly what they were.
 
-use super::{Gen, ITEMS, LOCAL, SCRATCH, SLOT};
+use super::{Gen, SCRATCH, SLOT};
 use rand::Rng;
 
 /// Bytes of the work-group's common atomic words at the end of `@S`, and of each
@@ -72,7 +72,7 @@ impl Gen {
             self.emit("mov.32b %ad, 0;");
             self.emit(format!(
                 "iatom.shared.xchg.32b %ad, [@S + {}], %ad;",
-                SLOT * LOCAL + 4 * w
+                SLOT * self.local + 4 * w
             ));
         }
         self.emit("addrof.64b %gg, @G;");
@@ -285,13 +285,18 @@ impl Gen {
     /// functions returning the same width, or an entry of the `@FT` table in `.const`
     /// memory picked by a register, or a pointer stored to private memory and loaded back.
     fn indirect_call(&mut self) {
-        if self.funcs.is_empty() {
+        // version 4: no function that executes cross-lane instructions where they may not go
+        let lane_free = self.version >= 4 && !self.lanes_ok;
+        let allowed: Vec<usize> = (0..self.funcs.len())
+            .filter(|&i| !(lane_free && self.funcs[i].lanes))
+            .collect();
+        if allowed.is_empty() {
             return self.fence();
         }
-        let ret = self.funcs[self.rng.random_range(0..self.funcs.len())].ret;
-        let same: Vec<String> = self
-            .funcs
+        let ret = self.funcs[allowed[self.rng.random_range(0..allowed.len())]].ret;
+        let same: Vec<String> = allowed
             .iter()
+            .map(|&i| &self.funcs[i])
             .filter(|f| f.ret == ret)
             .map(|f| f.name.clone())
             .collect();
@@ -429,6 +434,7 @@ impl Gen {
     /// branches and left when `counter` reaches a limit: irreducible for the structurizer.
     fn cycle(&mut self, entries: usize, counter: &str) {
         self.open();
+        let lanes_ok = std::mem::replace(&mut self.lanes_ok, false);
         self.loops += 1;
         self.depth += 1;
         let limit = self.rng.random_range(2..7u64);
@@ -456,6 +462,7 @@ impl Gen {
         self.weight = saved;
         self.emit(format!("{out}:"));
         self.depth -= 1;
+        self.lanes_ok = lanes_ok;
         self.close();
     }
 
@@ -489,7 +496,7 @@ impl Gen {
         ];
         self.open();
         let at = 8 * part as u64;
-        let sh = SLOT * LOCAL + at;
+        let sh = SLOT * self.local + at;
         let w = self.pick(&[16u32, 32, 32]);
         let half = if w == 16 {
             2 * self.rng.random_range(0..2u64)
@@ -541,7 +548,7 @@ impl Gen {
     pub(super) fn wide_module_data(&mut self) {
         self.emit(format!(
             ".global .align 16 @G[{}];",
-            GROUP_BYTES * (ITEMS as u64 / LOCAL)
+            GROUP_BYTES * self.groups
         ));
         let words: Vec<String> = (0..4)
             .map(|_| format!(".64b {:#x}", self.rng.random::<u64>()))

@@ -1,6 +1,7 @@
 //! The reference interpreter's sanitizers (`--sanitize all`: races, uninitialized reads,
 //! barriers, with the bounds checks) over correct programs: every batched kernel of the
-//! conformance matrix and 1,000 generated programs must report nothing. (The bug programs
+//! conformance matrix and 1,000 generated programs must report nothing (generator 4's
+//! masks that name inactive lanes excepted, on purpose). (The bug programs
 //! and their fixed twins are in `reference/tests/sanitize.rs`; the command line's
 //! `--sanitize` in `host-api/tests/sanitize_cli.rs`.) Reference only: no device is used
 //! besides asking its sub-group width for the matrix's isa-7 kernels.
@@ -98,12 +99,19 @@ fn a_thousand_generated_programs_are_clean_under_sanitize_all() {
             .map(|(n, t)| (n.as_str(), t.as_str()))
             .collect();
         let job = io_job(
-            &generator::inputs(seed),
+            &generator::program_inputs(seed, &program),
             generator::IN_PER,
             generator::OUT_PER,
-            generator::LOCAL,
+            program.local,
         );
-        let found = findings(&refs, &job, 32);
+        let mut found = findings(&refs, &job, 32);
+        if version >= 4 {
+            // generator 4 names lanes that do not execute in its participation masks on
+            // purpose (`0xffffffff` inside an if-region: isa-7 ands the mask with
+            // `%activemask`, so the result is defined), which `--sanitize sync` reports as a
+            // likely mistake; its other checks apply
+            found.retain(|f| !f.contains("naming lanes that are not active"));
+        }
         if !found.is_empty() {
             dirty.push(format!(
                 "generator {version} seed {seed}:\n{}",
