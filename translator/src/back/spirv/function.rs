@@ -64,6 +64,8 @@ pub struct FnCx<'a> {
     /// Signatures of the virtual-lane copies of the functions, by [`FuncId`] (empty when no
     /// kernel runs on virtual lanes).
     pub vsigs: &'a [FnSig],
+    /// Which functions have a `.lanes` copy (reachable from a kernel on virtual lanes).
+    pub lanes_reach: &'a [bool],
     brk: Option<Word>,
     /// Open labelled blocks and loops, innermost last.
     stack: Vec<Frame>,
@@ -165,11 +167,11 @@ impl<'a> FnCx<'a> {
         m: &'a mut ModuleCx,
         module: &'a Module,
         layout: &'a ModuleLayout,
-        sigs: (&'a [FnSig], &'a [FnSig]),
+        sigs: (&'a [FnSig], &'a [FnSig], &'a [bool]),
         fid: FuncId,
         subgroups: super::SubgroupMapping,
     ) -> EResult {
-        let (sigs, vsigs) = sigs;
+        let (sigs, vsigs, lanes_reach) = sigs;
         let f = &module.functions[fid.0 as usize];
         let k = subgroups.virtual_lanes;
         let sig = match vsigs.get(fid.0 as usize) {
@@ -210,6 +212,7 @@ impl<'a> FnCx<'a> {
             lane: 0,
             vl: None,
             vsigs,
+            lanes_reach,
             brk: None,
             stack: Vec::new(),
             open_at: Vec::new(),

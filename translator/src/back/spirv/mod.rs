@@ -69,9 +69,22 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let layout = layout::layout_for(module, options.checked)
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
-    let lane_plan = crate::mid::lanes::plan(module, &crate::mid::calls::CallGraph::new(module));
+    let call_graph = crate::mid::calls::CallGraph::new(module);
+    let lane_plan = crate::mid::lanes::plan(module, &call_graph);
     let on_lanes = virtual_kernels(module, options, &subgroups, &lane_plan.subgroup_kernel);
     let any_on_lanes = on_lanes.contains(&true);
+    // Functions get a `.lanes` copy when a kernel on virtual lanes may reach them, and keep
+    // their native one unless every kernel is on virtual lanes.
+    let lanes_reach = call_graph.reachable_from(
+        (0..module.functions.len())
+            .filter(|&i| on_lanes[i])
+            .map(|i| FuncId(i as u32)),
+    );
+    let native_kernels = module
+        .functions
+        .iter()
+        .enumerate()
+        .any(|(i, f)| f.is_kernel() && f.body.is_some() && !on_lanes[i]);
     let k = if any_on_lanes {
         subgroups
             .lanes_per_invocation()
@@ -116,15 +129,19 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         // A kernel is emitted once, natively or on virtual lanes; a function also on
         // virtual lanes when some kernel runs there.
         let mut mappings = Vec::with_capacity(2);
-        if !on_lanes[i] {
+        if if f.is_kernel() {
+            !on_lanes[i]
+        } else {
+            native_kernels || !any_on_lanes
+        } {
             mappings.push(native);
         }
-        if on_lanes[i] || (any_on_lanes && !f.is_kernel()) {
+        if on_lanes[i] || (!f.is_kernel() && lanes_reach[i]) {
             mappings.push(lanes);
         }
         for mapping in mappings {
             let id = FuncId(i as u32);
-            if let Err(e) = FnCx::emit(&mut m, module, &layout, (&sigs, &vsigs), id, mapping) {
+            if let Err(e) = FnCx::emit(&mut m, module, &layout, (&sigs, &vsigs, &lanes_reach), id, mapping) {
                 errors.push(e);
                 // The builder is left mid-function; stop at the first failing function.
                 break 'functions;

@@ -222,7 +222,13 @@ impl FnCx<'_> {
             Operand::Reg { .. } => {
                 let targets = self.each_lane(|cx| cx.read_uint(&inst.ops[first + 1], 64))?;
                 let bt = self.m.ty(Scalar::Bool);
+                // Only functions with a `.lanes` copy: those a kernel on virtual lanes may
+                // reach (its address taken).
+                let with_copy = self.lanes_reach;
                 for f in self.indirect_candidates(ret, args) {
+                    if !with_copy.get(f.0 as usize).copied().unwrap_or(false) {
+                        continue;
+                    }
                     let addr = self.m.const_uint(64, crate::layout::function_address(f));
                     let mask = self.lanes_where(callers, |cx| {
                         let t = targets[cx.lane as usize];
