@@ -371,3 +371,64 @@ fn reflection_records_the_stack_depth_and_modules_without_cycles_have_none() {
     let a = pisa_conformance::translate_with(&plain, &options(2));
     assert_eq!(a.spirv, t.spirv);
 }
+
+/// Asserts that `src` fails with a stack overflow at depth `depth` for the single input
+/// `n`, on the device and on the reference, naming the call `call` (its text and line).
+fn assert_overflow(src: &str, n: u64, depth: u32, call: &str) {
+    let line = src
+        .lines()
+        .position(|l| l.contains(call))
+        .unwrap_or_else(|| panic!("`{call}` not in the module"))
+        + 1;
+    let job = io_job(&[n], 1, 1, 8);
+    let dev = match device_job("rec.pisa", src, &options(depth), &job) {
+        Err(DeviceFailure::Run(e)) => e,
+        other => panic!("expected a stack overflow, got {other:?}"),
+    };
+    let reference = reference_job("rec.pisa", src, &job, config(depth)).unwrap_err();
+    for text in [&dev, &reference] {
+        for fact in [
+            "stack overflow".to_string(),
+            format!("rec.pisa:{line}:"),
+            call.to_string(),
+            "work-item [0, 0, 0]".to_string(),
+            format!("more than {depth} activations"),
+        ] {
+            assert!(text.contains(&fact), "`{fact}` missing from: {text}");
+        }
+    }
+}
+
+/// f(n, up): each activation keeps n and 3n in its own `.private` array, passes the
+/// array's address to its callee, which adds its n into the caller's second word; after the
+/// call the caller reads both words back (its callee's copies are other memory).
+const PRIVATE_FRAMES: &str = ".function .64b @f(.reg .64b %n, .reg .32b %up) {\n\
+      .private .align 8 @buf[16];\n  .reg .64b %r, %a, %m;\n  .reg .32b %me;\n  .pred %z;\n\
+      st.private.64b [@buf], %n;\n  umul.64b %a, %n, 3;\n  st.private.64b [@buf+8], %a;\n\
+      ucmp.eq.32b %z, %up, 0xFFFFFFFF;\n  goto.cond %z, top;\n\
+      ld.private.64b %a, [%up+8];\n  iadd.64b %a, %a, %n;\n  st.private.64b [%up+8], %a;\n\
+    top:\n  ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n\
+      isub.64b %m, %n, 1;\n  addrof.32b %me, @buf;\n  call %r, @f(%m, %me);\n\
+      ld.private.64b %a, [@buf];\n  iadd.64b %r, %r, %a;\n\
+      mov.32b %me, 8;\n  ld.private.64b %a, [@buf+%me];\n  iadd.64b %r, %r, %a;\n  return %r;\n}\n";
+
+#[test]
+fn private_arrays_of_recursive_activations_are_their_own() {
+    let src = per_item(
+        PRIVATE_FRAMES,
+        ".reg .32b %none;\nmov.32b %none, 0xFFFFFFFF;\ncall %r, @f(%x, %none);",
+    );
+    // f(0) = 0; f(n) = f(n-1) + n + 3n + (n-1) = 5n(n+1)/2 - n.
+    let want = |n: u64| 5 * n * (n + 1) / 2 - n;
+    let input: Vec<u64> = (0..=30).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "f({n})");
+    }
+    // Depth 8: f(7) nests 8 activations (the stack's last region is used), f(8) overflows.
+    assert_eq!(run(&src, &[0, 7, 3], 1, 1, 8), [0, want(7), want(3)]);
+    assert_overflow(&src, 8, 8, "call %r, @f(%m, %me)");
+    // Depth 1: only the outermost activation.
+    assert_eq!(run(&src, &[0], 1, 1, 1), [0]);
+    assert_overflow(&src, 1, 1, "call %r, @f(%m, %me)");
+}
