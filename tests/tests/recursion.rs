@@ -432,3 +432,86 @@ fn private_arrays_of_recursive_activations_are_their_own() {
     assert_eq!(run(&src, &[0], 1, 1, 1), [0]);
     assert_overflow(&src, 1, 1, "call %r, @f(%m, %me)");
 }
+
+/// vs(n): a `.v4.32b`, a `.v2.64b` and a `.128b` register built from n live across the
+/// recursive call; afterwards their elements are summed into the result.
+const VECTOR_SUM: &str = ".function .64b @vs(.reg .32b %n) {\n\
+      .reg .v4.32b %v;\n  .reg .v2.64b %w;\n  .reg .128b %big;\n\
+      .reg .32b %a, %m;\n  .reg .64b %r, %t;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 0;\n\
+      mov.32b %v.x, %n;\n  umul.32b %a, %n, 2;\n  mov.32b %v.y, %a;\n\
+      umul.32b %a, %n, %n;\n  mov.32b %v.z, %a;\n  iadd.32b %a, %n, 7;\n  mov.32b %v.w, %a;\n\
+      zext.64b.32b %t, %n;\n  mov.64b %w.x, %t;\n  shl.64b %t, %t, 40;\n  mov.64b %w.y, %t;\n\
+      mov.128b %big, %w.xy;\n  mov.64b %t, 0;\n  mov.64b %w.x, %t;\n  mov.64b %w.y, %t;\n\
+      isub.32b %m, %n, 1;\n  call %r, @vs(%m);\n\
+      mov.32b %a, %v.x;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.32b %a, %v.y;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.32b %a, %v.z;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.32b %a, %v.w;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.128b %w.xy, %big;\n  mov.64b %t, %w.x;\n  iadd.64b %r, %r, %t;\n\
+      mov.64b %t, %w.y;\n  iadd.64b %r, %r, %t;\n  return %r;\n}\n";
+
+/// vf(acc, n): a `.v2.32b` parameter and return value; acc stays live across the call.
+/// vf(acc, 0) = acc; vf(acc, n) = r + (acc.x, 0) where r = vf((acc.x + n, acc.y + n*n), n - 1).
+const VECTOR_FOLD: &str = ".function .v2.32b @vf(.reg .v2.32b %acc, .reg .32b %n) {\n\
+      .reg .v2.32b %nx, %r;\n  .reg .32b %a, %b, %m;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, %acc;\n\
+      mov.32b %a, %acc.x;\n  iadd.32b %a, %a, %n;\n  mov.32b %nx.x, %a;\n\
+      mov.32b %b, %acc.y;\n  umul.32b %m, %n, %n;\n  iadd.32b %b, %b, %m;\n  mov.32b %nx.y, %b;\n\
+      isub.32b %m, %n, 1;\n  call %r, @vf(%nx, %m);\n\
+      mov.32b %a, %r.x;\n  mov.32b %b, %acc.x;\n  iadd.32b %a, %a, %b;\n  mov.32b %r.x, %a;\n\
+      return %r;\n}\n";
+
+#[test]
+fn vector_and_128_bit_registers_live_across_recursive_calls() {
+    let src = per_item(
+        VECTOR_SUM,
+        ".reg .32b %n, %v;\ntrunc.32b.64b %n, %x;\ncall %r, @vs(%n);",
+    );
+    // Each level adds n + 2n + n² + (n + 7) + n + (n << 40).
+    let want = |n: u64| -> u64 {
+        (1..=n)
+            .map(|k| k + 2 * k + k * k + (k + 7) + k + (k << 40))
+            .sum()
+    };
+    let input: Vec<u64> = (0..=40).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "vs({n})");
+    }
+    // vs(n) nests n + 1 activations: depth 6 runs vs(5), not vs(6).
+    assert_eq!(run(&src, &[5, 0], 1, 1, 6), [want(5), 0]);
+    assert_overflow(&src, 6, 6, "call %r, @vs(%m)");
+}
+
+#[test]
+fn vector_parameters_and_return_values_in_a_cycle() {
+    // The kernel folds (x, 1) over n = x (its low 32 bits) and packs the result.
+    let src = per_item(
+        VECTOR_FOLD,
+        ".reg .32b %n, %a;\n.reg .v2.32b %acc, %res;\n.reg .64b %lo, %hi;\n\
+         trunc.32b.64b %n, %x;\nmov.32b %acc.x, %n;\nmov.32b %a, 1;\nmov.32b %acc.y, %a;\n\
+         call %res, @vf(%acc, %n);\n\
+         mov.32b %a, %res.x;\nzext.64b.32b %lo, %a;\nmov.32b %a, %res.y;\nzext.64b.32b %hi, %a;\n\
+         shl.64b %hi, %hi, 32;\nor.64b %r, %lo, %hi;",
+    );
+    fn vf(acc: (u32, u32), n: u32) -> (u32, u32) {
+        if n == 0 {
+            return acc;
+        }
+        let next = (acc.0.wrapping_add(n), acc.1.wrapping_add(n.wrapping_mul(n)));
+        let r = vf(next, n - 1);
+        (r.0.wrapping_add(acc.0), r.1)
+    }
+    let input: Vec<u64> = (0..=30).chain([63]).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        let (x, y) = vf((n as u32, 1), n as u32);
+        assert_eq!(r, u64::from(x) | u64::from(y) << 32, "vf(({n}, 1), {n})");
+    }
+    // Hand-checked: vf((2, 1), 2) = vf((4, 5), 1) + (2, 0) = vf((5, 6), 0) + (4, 0) + (2, 0)
+    // = (11, 6).
+    assert_eq!(vf((2, 1), 2), (11, 6));
+    // vf(_, n) nests n + 1 activations: depth 64 runs n = 63, n = 64 overflows.
+    assert_overflow(&src, 64, 64, "call %r, @vf(%nx, %m)");
+}
