@@ -515,3 +515,82 @@ fn vector_parameters_and_return_values_in_a_cycle() {
     // vf(_, n) nests n + 1 activations: depth 64 runs n = 63, n = 64 overflows.
     assert_overflow(&src, 64, 64, "call %r, @vf(%nx, %m)");
 }
+
+/// A cycle a -> b -> p -> a of functions returning `.32b`, `.64b` and `.8b` (a truth value):
+/// a(0) = 7, a(n) = lo32(x ^ x >> 32) + n with x = b(n - 1);
+/// b(0) = 2^40, b(n) = (p(n - 1) != 0 ? n << 33 : n) + 5;
+/// p(0) = 1, p(n) = 1 if a(n - 1) is even, else 0.
+const MIXED: &str = ".function .32b @a(.reg .32b %n) {\n\
+      .reg .32b %m, %y;\n  .reg .64b %x, %h;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 7;\n\
+      isub.32b %m, %n, 1;\n  call %x, @b(%m);\n\
+      shr.64b %h, %x, 32;\n  xor.64b %x, %x, %h;\n  trunc.32b.64b %y, %x;\n  iadd.32b %y, %y, %n;\n\
+      return %y;\n}\n\
+    .function .64b @b(.reg .32b %n) {\n\
+      .reg .32b %m;\n  .reg .8b %c;\n  .reg .64b %wide, %v;\n  .pred %z, %t;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 0x10000000000;\n\
+      isub.32b %m, %n, 1;\n  call %c, @p(%m);\n\
+      zext.64b.8b %v, %c;\n  ucmp.ne.64b %t, %v, 0;\n  zext.64b.32b %v, %n;\n  shl.64b %wide, %v, 33;\n  sel.64b %v, %wide, %v, %t;\n\
+      iadd.64b %v, %v, 5;\n  return %v;\n}\n\
+    .function .8b @p(.reg .32b %n) {\n\
+      .reg .32b %m, %y;\n  .reg .8b %c;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 1;\n\
+      isub.32b %m, %n, 1;\n  call %y, @a(%m);\n\
+      and.32b %y, %y, 1;\n  xor.32b %y, %y, 1;\n  trunc.8b.32b %c, %y;\n  return %c;\n}\n";
+
+/// [`MIXED`]'s functions, worked out on the host.
+fn mixed_a(n: u32) -> u32 {
+    if n == 0 {
+        return 7;
+    }
+    let x = mixed_b(n - 1);
+    ((x ^ (x >> 32)) as u32).wrapping_add(n)
+}
+
+fn mixed_b(n: u32) -> u64 {
+    if n == 0 {
+        return 1 << 40;
+    }
+    let v = if mixed_p(n - 1) {
+        u64::from(n) << 33
+    } else {
+        u64::from(n)
+    };
+    v + 5
+}
+
+fn mixed_p(n: u32) -> bool {
+    n == 0 || mixed_a(n - 1) % 2 == 0
+}
+
+#[test]
+fn a_cycle_of_functions_with_different_return_types() {
+    // The kernel enters the cycle through each function: a(n) + b(n) + (p(n) << 63).
+    let src = per_item(
+        MIXED,
+        ".reg .32b %n, %ea;\n.reg .8b %ep;\n.reg .64b %t;\ntrunc.32b.64b %n, %x;\n\
+         call %ea, @a(%n);\nzext.64b.32b %r, %ea;\ncall %t, @b(%n);\niadd.64b %r, %r, %t;\n\
+         call %ep, @p(%n);\nzext.64b.8b %t, %ep;\nshl.64b %t, %t, 63;\niadd.64b %r, %r, %t;",
+    );
+    let want = |n: u64| {
+        let n = n as u32;
+        u64::from(mixed_a(n))
+            .wrapping_add(mixed_b(n))
+            .wrapping_add(u64::from(mixed_p(n)) << 63)
+    };
+    // By hand: a(0) = 7, b(0) = 2^40, p(0) = true; a(1) = lo32(2^40 ^ 2^8) + 1 = 257;
+    // b(1) = (1 << 33) + 5 as p(0); p(1) = a(0) = 7 is even = false.
+    assert_eq!(
+        (mixed_a(1), mixed_b(1), mixed_p(1)),
+        (257, (1 << 33) + 5, false)
+    );
+    let input: Vec<u64> = (0..=40).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "a, b, p of {n}");
+    }
+    // Each of a(n), b(n), p(n) nests n + 1 activations: depth 10 runs n = 9; a(10)
+    // overflows at a's call of b.
+    assert_eq!(run(&src, &[9, 0], 1, 1, 10), [want(9), want(0)]);
+    assert_overflow(&src, 10, 10, "call %x, @b(%m)");
+}

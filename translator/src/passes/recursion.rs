@@ -452,7 +452,15 @@ fn movable(t: RegType) -> bool {
 /// PISA text storing register `reg` of type `ty` to `[base+off]` (`store`) or loading it
 /// back: predicates as 32-bit words through `%r{t32}`, 128-bit scalars through the
 /// `.v2.64b` register `%r{wide}`.
-fn slot_text(ty: RegType, reg: &str, base: &str, off: u64, store: bool, t32: u32, wide: u32) -> String {
+fn slot_text(
+    ty: RegType,
+    reg: &str,
+    base: &str,
+    off: u64,
+    store: bool,
+    t32: u32,
+    wide: u32,
+) -> String {
     let t = t32;
     let w = wide;
     match ty {
@@ -486,7 +494,11 @@ fn slot_size(ty: RegType) -> (u64, u64) {
         RegType::Scalar(b) => (b.bytes() as u64, b.bytes() as u64),
         RegType::Vector(b, n) => {
             let size = b.bytes() as u64 * u64::from(n);
-            let align = if b.bytes() >= 4 { b.bytes() as u64 } else { size };
+            let align = if b.bytes() >= 4 {
+                b.bytes() as u64
+            } else {
+                size
+            };
             (size, align.next_power_of_two())
         }
     }
@@ -503,7 +515,8 @@ fn place_locals(g: &Function, locals: &mut Vec<crate::ir::LocalVar>, align: u64)
             out.place.push(LocalPlace::Frame(off));
             out.size = off + l.size;
         } else {
-            out.place.push(LocalPlace::Machine(LocalId(locals.len() as u32)));
+            out.place
+                .push(LocalPlace::Machine(LocalId(locals.len() as u32)));
             locals.push(l.clone());
         }
     }
@@ -733,15 +746,14 @@ impl<'m> Machine<'m> {
             RegType::Scalar(b) => {
                 self.emit(&format!("mov.{}b {dst}, {src};", b.bits()), span, None)
             }
-            RegType::Vector(b, n) if src.starts_with('%') && self.scratch >= SCRATCH => self
-                .emit(
-                    &format!(
-                        "st.private.v{n}.{0}b [@stack], {src};\nld.private.v{n}.{0}b {dst}, [@stack];",
-                        b.bits()
-                    ),
-                    span,
-                    None,
+            RegType::Vector(b, n) if src.starts_with('%') && self.scratch >= SCRATCH => self.emit(
+                &format!(
+                    "st.private.v{n}.{0}b [@stack], {src};\nld.private.v{n}.{0}b {dst}, [@stack];",
+                    b.bits()
                 ),
+                span,
+                None,
+            ),
             t => Err(err(
                 span,
                 format!(
@@ -766,7 +778,10 @@ impl<'m> Machine<'m> {
     fn wide_reg(&mut self) -> u32 {
         if self.wide.is_none() {
             let span = self.f.span;
-            self.wide = Some(self.f.push_reg("cycle.wide", RegType::Vector(Bits::B64, 2), span));
+            self.wide = Some(
+                self.f
+                    .push_reg("cycle.wide", RegType::Vector(Bits::B64, 2), span),
+            );
         }
         self.wide.map_or(0, |r| r.0)
     }
@@ -1132,7 +1147,9 @@ impl<'m> Machine<'m> {
             }
         }
         for (k, off) in refs {
-            let t = self.f.push_reg("cycle.local", RegType::Scalar(Bits::B32), inst.span);
+            let t = self
+                .f
+                .push_reg("cycle.local", RegType::Scalar(Bits::B32), inst.span);
             self.frame_addr(j, &format!("%r{}", t.0), off, inst.span)?;
             ops[k] = match ops[k] {
                 Operand::Addr(mut a) => {
@@ -1151,7 +1168,13 @@ impl<'m> Machine<'m> {
 
     /// `dst = ` the private address of byte `off` of member `j`'s activation region (the
     /// region is the `size` bytes below the stack pointer).
-    fn frame_addr(&mut self, j: usize, dst: &str, off: u64, span: Span) -> Result<(), Vec<Diagnostic>> {
+    fn frame_addr(
+        &mut self,
+        j: usize,
+        dst: &str,
+        off: u64,
+        span: Span,
+    ) -> Result<(), Vec<Diagnostic>> {
         let below = self.frame_locals[j].size - off;
         let sp = self.sp.0;
         self.emit(
@@ -1346,7 +1369,8 @@ impl<'m> Machine<'m> {
                 let t32 = f.push_reg("cycle.t", RegType::Scalar(Bits::B32), span);
                 let wide = match t {
                     RegType::Scalar(Bits::B128) => {
-                        f.push_reg("cycle.wide", RegType::Vector(Bits::B64, 2), span).0
+                        f.push_reg("cycle.wide", RegType::Vector(Bits::B64, 2), span)
+                            .0
                     }
                     _ => 0,
                 };
@@ -1440,14 +1464,23 @@ mod tests {
               call void, @a();\n  return;\n}\n";
         let l = lower(&module(src), 5).unwrap().expect("a cycle");
         let machine = l.module.functions.last().unwrap();
-        assert_eq!(machine.locals.len(), 1, "only the stack: {:?}", machine.locals);
+        assert_eq!(
+            machine.locals.len(),
+            1,
+            "only the stack: {:?}",
+            machine.locals
+        );
         assert_eq!(machine.locals[0].size, 4 * 16 + 5 * 32);
         crate::back::spirv::translate(&l.module, &Default::default()).unwrap();
         // A region too large for the depth is refused with the sizes, never wrapped.
         let src = ".version 0.1;\n.target 100;\n\
             .function void @a() {\n  .private .align 4 @v[1048576];\n  call void, @a();\n  return;\n}\n";
         let e = lower(&module(src), 4096).unwrap_err();
-        assert!(e[0].message.contains("lower the stack depth"), "{}", e[0].message);
+        assert!(
+            e[0].message.contains("lower the stack depth"),
+            "{}",
+            e[0].message
+        );
         assert!(lower(&module(src), 64).is_ok());
         assert!(lower(&module(FACT), 0).is_err());
     }
