@@ -6,7 +6,7 @@
 //! - the state machine (named `@FIRST.cycle`) holds the bodies of the cycle's functions one
 //!   after another, their registers side by side, and a prologue that jumps to the body its
 //!   first parameter (the entry index) names; its other parameters are the parameters of
-//!   every function of the cycle, its return type theirs;
+//!   every function of the cycle, its return type theirs (see below when they differ);
 //! - each function of the cycle keeps its id, name, signature and address but its body
 //!   becomes a *wrapper* that calls the state machine with its own index and parameters, so
 //!   calls from outside the cycle (and calls through its address) stay ordinary calls;
@@ -20,18 +20,28 @@
 //! - a call that would make more than `stack_depth` activations of the cycle's functions
 //!   nested in one work-item records a fault in the module variable
 //!   [`FAULT_RECORD`] (the first fault's call site and work-item, and a count; the host
-//!   reads it after the launch) and leaves the state machine.
+//!   reads it after the launch) and leaves the state machine;
+//! - each activation's `.private` variables live in its own *region* of the stack, the
+//!   `L` bytes (the member's variables, aligned) below the stack pointer: the member's body
+//!   starts by reserving them, its returns free them, and every reference to them (`[@v]`,
+//!   `addrof`, `addrcast`) becomes an address computed from the stack pointer, so an
+//!   address passed down stays valid while its activation lives;
+//! - vector and 128-bit registers live across a call are saved in the frame like scalars
+//!   (128-bit ones through a `.v2.64b` register); vector values moved into parameters or
+//!   return registers pass through a 32-byte *scratch* at the stack's start;
+//! - members returning different types each have a return register of their type; the
+//!   state machine then returns the private address of the scratch, where its exit stores
+//!   the entry member's value and the wrapper loads it (so do vector return types).
 //!
-//! The stack is `(stack_depth - 1) x` the largest frame, in Private memory (the private
-//! arena). Everything the later stages see is ordinary PISA: the structurizer makes the
-//! state machine structured, the memory checker checks its stack accesses like any other.
-//! A module without call cycles is returned unchanged (`None`), so it translates exactly as
-//! before.
+//! The stack is the scratch, `(stack_depth - 1) x` the largest frame and `stack_depth x`
+//! the largest region, in Private memory (the private arena). Everything the later stages
+//! see is ordinary PISA: the structurizer makes the state machine structured, the memory
+//! checker checks its stack accesses like any other (an access to a recursive function's
+//! `.private` variable is checked against the whole stack, not the variable). A module
+//! without call cycles is returned unchanged (`None`), so it translates exactly as before.
 //!
-//! Not yet lowered (each a clear error): cycles through calls of function addresses (left
-//! to the back end's refusal), `.private` variables of a cycle's functions, vector and
-//! 128-bit registers live across a call in a cycle or passed through one, functions of one
-//! cycle with different non-void return types.
+//! Not yet lowered: cycles through calls of function addresses (left to the back end's
+//! refusal, which names the cycle).
 //!
 //! Must not: emit SPIR-V, or change anything of a module without call cycles.
 
