@@ -594,3 +594,30 @@ fn a_cycle_of_functions_with_different_return_types() {
     assert_eq!(run(&src, &[9, 0], 1, 1, 10), [want(9), want(0)]);
     assert_overflow(&src, 10, 10, "call %x, @b(%m)");
 }
+
+#[test]
+fn generic_addresses_of_a_recursive_functions_private_variable() {
+    // g(n): keeps n + 100 in its `.private` word, passes its generic address down; the
+    // callee adds its n through it; g(0) = 0, g(n) = g(n - 1) + (n + 100) + (n - 1).
+    let g = ".function .64b @g(.reg .64b %n, .reg .64b %up) {\n\
+          .private .align 8 @cell[8];\n  .reg .64b %r, %a, %m, %me;\n  .pred %z;\n\
+          iadd.64b %a, %n, 100;\n  st.private.64b [@cell], %a;\n\
+          ucmp.eq.64b %z, %up, 0;\n  goto.cond %z, top;\n\
+          ld.generic.64b %a, [%up];\n  iadd.64b %a, %a, %n;\n  st.generic.64b [%up], %a;\n\
+        top:\n  ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n\
+          isub.64b %m, %n, 1;\n  addrcast.generic.private %me, @cell;\n  call %r, @g(%m, %me);\n\
+          ld.private.64b %a, [@cell];\n  iadd.64b %r, %r, %a;\n  return %r;\n}\n";
+    let src = per_item(
+        g,
+        ".reg .64b %null;\nmov.64b %null, 0;\ncall %r, @g(%x, %null);",
+    );
+    let want = |n: u64| (1..=n).map(|k| k + 100 + (k - 1)).sum::<u64>();
+    assert_eq!(want(2), 101 + 103);
+    let input: Vec<u64> = (0..=20).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "g({n})");
+    }
+    assert_eq!(run(&src, &[3], 1, 1, 4), [want(3)]);
+    assert_overflow(&src, 4, 4, "call %r, @g(%m, %me)");
+}
