@@ -371,3 +371,253 @@ fn reflection_records_the_stack_depth_and_modules_without_cycles_have_none() {
     let a = pisa_conformance::translate_with(&plain, &options(2));
     assert_eq!(a.spirv, t.spirv);
 }
+
+/// Asserts that `src` fails with a stack overflow at depth `depth` for the single input
+/// `n`, on the device and on the reference, naming the call `call` (its text and line).
+fn assert_overflow(src: &str, n: u64, depth: u32, call: &str) {
+    let line = src
+        .lines()
+        .position(|l| l.contains(call))
+        .unwrap_or_else(|| panic!("`{call}` not in the module"))
+        + 1;
+    let job = io_job(&[n], 1, 1, 8);
+    let dev = match device_job("rec.pisa", src, &options(depth), &job) {
+        Err(DeviceFailure::Run(e)) => e,
+        other => panic!("expected a stack overflow, got {other:?}"),
+    };
+    let reference = reference_job("rec.pisa", src, &job, config(depth)).unwrap_err();
+    for text in [&dev, &reference] {
+        for fact in [
+            "stack overflow".to_string(),
+            format!("rec.pisa:{line}:"),
+            call.to_string(),
+            "work-item [0, 0, 0]".to_string(),
+            format!("more than {depth} activations"),
+        ] {
+            assert!(text.contains(&fact), "`{fact}` missing from: {text}");
+        }
+    }
+}
+
+/// f(n, up): each activation keeps n and 3n in its own `.private` array, passes the
+/// array's address to its callee, which adds its n into the caller's second word; after the
+/// call the caller reads both words back (its callee's copies are other memory).
+const PRIVATE_FRAMES: &str = ".function .64b @f(.reg .64b %n, .reg .32b %up) {\n\
+      .private .align 8 @buf[16];\n  .reg .64b %r, %a, %m;\n  .reg .32b %me;\n  .pred %z;\n\
+      st.private.64b [@buf], %n;\n  umul.64b %a, %n, 3;\n  st.private.64b [@buf+8], %a;\n\
+      ucmp.eq.32b %z, %up, 0xFFFFFFFF;\n  goto.cond %z, top;\n\
+      ld.private.64b %a, [%up+8];\n  iadd.64b %a, %a, %n;\n  st.private.64b [%up+8], %a;\n\
+    top:\n  ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n\
+      isub.64b %m, %n, 1;\n  addrof.32b %me, @buf;\n  call %r, @f(%m, %me);\n\
+      ld.private.64b %a, [@buf];\n  iadd.64b %r, %r, %a;\n\
+      mov.32b %me, 8;\n  ld.private.64b %a, [@buf+%me];\n  iadd.64b %r, %r, %a;\n  return %r;\n}\n";
+
+#[test]
+fn private_arrays_of_recursive_activations_are_their_own() {
+    let src = per_item(
+        PRIVATE_FRAMES,
+        ".reg .32b %none;\nmov.32b %none, 0xFFFFFFFF;\ncall %r, @f(%x, %none);",
+    );
+    // f(0) = 0; f(n) = f(n-1) + n + 3n + (n-1) = 5n(n+1)/2 - n.
+    let want = |n: u64| 5 * n * (n + 1) / 2 - n;
+    let input: Vec<u64> = (0..=30).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "f({n})");
+    }
+    // Depth 8: f(7) nests 8 activations (the stack's last region is used), f(8) overflows.
+    assert_eq!(run(&src, &[0, 7, 3], 1, 1, 8), [0, want(7), want(3)]);
+    assert_overflow(&src, 8, 8, "call %r, @f(%m, %me)");
+    // Depth 1: only the outermost activation.
+    assert_eq!(run(&src, &[0], 1, 1, 1), [0]);
+    assert_overflow(&src, 1, 1, "call %r, @f(%m, %me)");
+}
+
+/// vs(n): a `.v4.32b`, a `.v2.64b` and a `.128b` register built from n live across the
+/// recursive call; afterwards their elements are summed into the result.
+const VECTOR_SUM: &str = ".function .64b @vs(.reg .32b %n) {\n\
+      .reg .v4.32b %v;\n  .reg .v2.64b %w;\n  .reg .128b %big;\n\
+      .reg .32b %a, %m;\n  .reg .64b %r, %t;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 0;\n\
+      mov.32b %v.x, %n;\n  umul.32b %a, %n, 2;\n  mov.32b %v.y, %a;\n\
+      umul.32b %a, %n, %n;\n  mov.32b %v.z, %a;\n  iadd.32b %a, %n, 7;\n  mov.32b %v.w, %a;\n\
+      zext.64b.32b %t, %n;\n  mov.64b %w.x, %t;\n  shl.64b %t, %t, 40;\n  mov.64b %w.y, %t;\n\
+      mov.128b %big, %w.xy;\n  mov.64b %t, 0;\n  mov.64b %w.x, %t;\n  mov.64b %w.y, %t;\n\
+      isub.32b %m, %n, 1;\n  call %r, @vs(%m);\n\
+      mov.32b %a, %v.x;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.32b %a, %v.y;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.32b %a, %v.z;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.32b %a, %v.w;\n  zext.64b.32b %t, %a;\n  iadd.64b %r, %r, %t;\n\
+      mov.128b %w.xy, %big;\n  mov.64b %t, %w.x;\n  iadd.64b %r, %r, %t;\n\
+      mov.64b %t, %w.y;\n  iadd.64b %r, %r, %t;\n  return %r;\n}\n";
+
+/// vf(acc, n): a `.v2.32b` parameter and return value; acc stays live across the call.
+/// vf(acc, 0) = acc; vf(acc, n) = r + (acc.x, 0) where r = vf((acc.x + n, acc.y + n*n), n - 1).
+const VECTOR_FOLD: &str = ".function .v2.32b @vf(.reg .v2.32b %acc, .reg .32b %n) {\n\
+      .reg .v2.32b %nx, %r;\n  .reg .32b %a, %b, %m;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, %acc;\n\
+      mov.32b %a, %acc.x;\n  iadd.32b %a, %a, %n;\n  mov.32b %nx.x, %a;\n\
+      mov.32b %b, %acc.y;\n  umul.32b %m, %n, %n;\n  iadd.32b %b, %b, %m;\n  mov.32b %nx.y, %b;\n\
+      isub.32b %m, %n, 1;\n  call %r, @vf(%nx, %m);\n\
+      mov.32b %a, %r.x;\n  mov.32b %b, %acc.x;\n  iadd.32b %a, %a, %b;\n  mov.32b %r.x, %a;\n\
+      return %r;\n}\n";
+
+#[test]
+fn vector_and_128_bit_registers_live_across_recursive_calls() {
+    let src = per_item(
+        VECTOR_SUM,
+        ".reg .32b %n, %v;\ntrunc.32b.64b %n, %x;\ncall %r, @vs(%n);",
+    );
+    // Each level adds n + 2n + n² + (n + 7) + n + (n << 40).
+    let want = |n: u64| -> u64 {
+        (1..=n)
+            .map(|k| k + 2 * k + k * k + (k + 7) + k + (k << 40))
+            .sum()
+    };
+    let input: Vec<u64> = (0..=40).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "vs({n})");
+    }
+    // vs(n) nests n + 1 activations: depth 6 runs vs(5), not vs(6).
+    assert_eq!(run(&src, &[5, 0], 1, 1, 6), [want(5), 0]);
+    assert_overflow(&src, 6, 6, "call %r, @vs(%m)");
+}
+
+#[test]
+fn vector_parameters_and_return_values_in_a_cycle() {
+    // The kernel folds (x, 1) over n = x (its low 32 bits) and packs the result.
+    let src = per_item(
+        VECTOR_FOLD,
+        ".reg .32b %n, %a;\n.reg .v2.32b %acc, %res;\n.reg .64b %lo, %hi;\n\
+         trunc.32b.64b %n, %x;\nmov.32b %acc.x, %n;\nmov.32b %a, 1;\nmov.32b %acc.y, %a;\n\
+         call %res, @vf(%acc, %n);\n\
+         mov.32b %a, %res.x;\nzext.64b.32b %lo, %a;\nmov.32b %a, %res.y;\nzext.64b.32b %hi, %a;\n\
+         shl.64b %hi, %hi, 32;\nor.64b %r, %lo, %hi;",
+    );
+    fn vf(acc: (u32, u32), n: u32) -> (u32, u32) {
+        if n == 0 {
+            return acc;
+        }
+        let next = (acc.0.wrapping_add(n), acc.1.wrapping_add(n.wrapping_mul(n)));
+        let r = vf(next, n - 1);
+        (r.0.wrapping_add(acc.0), r.1)
+    }
+    let input: Vec<u64> = (0..=30).chain([63]).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        let (x, y) = vf((n as u32, 1), n as u32);
+        assert_eq!(r, u64::from(x) | u64::from(y) << 32, "vf(({n}, 1), {n})");
+    }
+    // Hand-checked: vf((2, 1), 2) = vf((4, 5), 1) + (2, 0) = vf((5, 6), 0) + (4, 0) + (2, 0)
+    // = (11, 6).
+    assert_eq!(vf((2, 1), 2), (11, 6));
+    // vf(_, n) nests n + 1 activations: depth 64 runs n = 63, n = 64 overflows.
+    assert_overflow(&src, 64, 64, "call %r, @vf(%nx, %m)");
+}
+
+/// A cycle a -> b -> p -> a of functions returning `.32b`, `.64b` and `.8b` (a truth value):
+/// a(0) = 7, a(n) = lo32(x ^ x >> 32) + n with x = b(n - 1);
+/// b(0) = 2^40, b(n) = (p(n - 1) != 0 ? n << 33 : n) + 5;
+/// p(0) = 1, p(n) = 1 if a(n - 1) is even, else 0.
+const MIXED: &str = ".function .32b @a(.reg .32b %n) {\n\
+      .reg .32b %m, %y;\n  .reg .64b %x, %h;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 7;\n\
+      isub.32b %m, %n, 1;\n  call %x, @b(%m);\n\
+      shr.64b %h, %x, 32;\n  xor.64b %x, %x, %h;\n  trunc.32b.64b %y, %x;\n  iadd.32b %y, %y, %n;\n\
+      return %y;\n}\n\
+    .function .64b @b(.reg .32b %n) {\n\
+      .reg .32b %m;\n  .reg .8b %c;\n  .reg .64b %wide, %v;\n  .pred %z, %t;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 0x10000000000;\n\
+      isub.32b %m, %n, 1;\n  call %c, @p(%m);\n\
+      zext.64b.8b %v, %c;\n  ucmp.ne.64b %t, %v, 0;\n  zext.64b.32b %v, %n;\n  shl.64b %wide, %v, 33;\n  sel.64b %v, %wide, %v, %t;\n\
+      iadd.64b %v, %v, 5;\n  return %v;\n}\n\
+    .function .8b @p(.reg .32b %n) {\n\
+      .reg .32b %m, %y;\n  .reg .8b %c;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, 1;\n\
+      isub.32b %m, %n, 1;\n  call %y, @a(%m);\n\
+      and.32b %y, %y, 1;\n  xor.32b %y, %y, 1;\n  trunc.8b.32b %c, %y;\n  return %c;\n}\n";
+
+/// [`MIXED`]'s functions, worked out on the host.
+fn mixed_a(n: u32) -> u32 {
+    if n == 0 {
+        return 7;
+    }
+    let x = mixed_b(n - 1);
+    ((x ^ (x >> 32)) as u32).wrapping_add(n)
+}
+
+fn mixed_b(n: u32) -> u64 {
+    if n == 0 {
+        return 1 << 40;
+    }
+    let v = if mixed_p(n - 1) {
+        u64::from(n) << 33
+    } else {
+        u64::from(n)
+    };
+    v + 5
+}
+
+fn mixed_p(n: u32) -> bool {
+    n == 0 || mixed_a(n - 1) % 2 == 0
+}
+
+#[test]
+fn a_cycle_of_functions_with_different_return_types() {
+    // The kernel enters the cycle through each function: a(n) + b(n) + (p(n) << 63).
+    let src = per_item(
+        MIXED,
+        ".reg .32b %n, %ea;\n.reg .8b %ep;\n.reg .64b %t;\ntrunc.32b.64b %n, %x;\n\
+         call %ea, @a(%n);\nzext.64b.32b %r, %ea;\ncall %t, @b(%n);\niadd.64b %r, %r, %t;\n\
+         call %ep, @p(%n);\nzext.64b.8b %t, %ep;\nshl.64b %t, %t, 63;\niadd.64b %r, %r, %t;",
+    );
+    let want = |n: u64| {
+        let n = n as u32;
+        u64::from(mixed_a(n))
+            .wrapping_add(mixed_b(n))
+            .wrapping_add(u64::from(mixed_p(n)) << 63)
+    };
+    // By hand: a(0) = 7, b(0) = 2^40, p(0) = true; a(1) = lo32(2^40 ^ 2^8) + 1 = 257;
+    // b(1) = (1 << 33) + 5 as p(0); p(1) = a(0) = 7 is even = false.
+    assert_eq!(
+        (mixed_a(1), mixed_b(1), mixed_p(1)),
+        (257, (1 << 33) + 5, false)
+    );
+    let input: Vec<u64> = (0..=40).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "a, b, p of {n}");
+    }
+    // Each of a(n), b(n), p(n) nests n + 1 activations: depth 10 runs n = 9; a(10)
+    // overflows at a's call of b.
+    assert_eq!(run(&src, &[9, 0], 1, 1, 10), [want(9), want(0)]);
+    assert_overflow(&src, 10, 10, "call %x, @b(%m)");
+}
+
+#[test]
+fn generic_addresses_of_a_recursive_functions_private_variable() {
+    // g(n): keeps n + 100 in its `.private` word, passes its generic address down; the
+    // callee adds its n through it; g(0) = 0, g(n) = g(n - 1) + (n + 100) + (n - 1).
+    let g = ".function .64b @g(.reg .64b %n, .reg .64b %up) {\n\
+          .private .align 8 @cell[8];\n  .reg .64b %r, %a, %m, %me;\n  .pred %z;\n\
+          iadd.64b %a, %n, 100;\n  st.private.64b [@cell], %a;\n\
+          ucmp.eq.64b %z, %up, 0;\n  goto.cond %z, top;\n\
+          ld.generic.64b %a, [%up];\n  iadd.64b %a, %a, %n;\n  st.generic.64b [%up], %a;\n\
+        top:\n  ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n\
+          isub.64b %m, %n, 1;\n  addrcast.generic.private %me, @cell;\n  call %r, @g(%m, %me);\n\
+          ld.private.64b %a, [@cell];\n  iadd.64b %r, %r, %a;\n  return %r;\n}\n";
+    let src = per_item(
+        g,
+        ".reg .64b %null;\nmov.64b %null, 0;\ncall %r, @g(%x, %null);",
+    );
+    let want = |n: u64| (1..=n).map(|k| k + 100 + (k - 1)).sum::<u64>();
+    assert_eq!(want(2), 101 + 103);
+    let input: Vec<u64> = (0..=20).collect();
+    let out = run(&src, &input, 1, 1, 64);
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, want(n), "g({n})");
+    }
+    assert_eq!(run(&src, &[3], 1, 1, 4), [want(3)]);
+    assert_overflow(&src, 4, 4, "call %r, @g(%m, %me)");
+}

@@ -6,7 +6,7 @@
 //! - the state machine (named `@FIRST.cycle`) holds the bodies of the cycle's functions one
 //!   after another, their registers side by side, and a prologue that jumps to the body its
 //!   first parameter (the entry index) names; its other parameters are the parameters of
-//!   every function of the cycle, its return type theirs;
+//!   every function of the cycle, its return type theirs (see below when they differ);
 //! - each function of the cycle keeps its id, name, signature and address but its body
 //!   becomes a *wrapper* that calls the state machine with its own index and parameters, so
 //!   calls from outside the cycle (and calls through its address) stay ordinary calls;
@@ -20,18 +20,28 @@
 //! - a call that would make more than `stack_depth` activations of the cycle's functions
 //!   nested in one work-item records a fault in the module variable
 //!   [`FAULT_RECORD`] (the first fault's call site and work-item, and a count; the host
-//!   reads it after the launch) and leaves the state machine.
+//!   reads it after the launch) and leaves the state machine;
+//! - each activation's `.private` variables live in its own *region* of the stack, the
+//!   `L` bytes (the member's variables, aligned) below the stack pointer: the member's body
+//!   starts by reserving them, its returns free them, and every reference to them (`[@v]`,
+//!   `addrof`, `addrcast`) becomes an address computed from the stack pointer, so an
+//!   address passed down stays valid while its activation lives;
+//! - vector and 128-bit registers live across a call are saved in the frame like scalars
+//!   (128-bit ones through a `.v2.64b` register); vector values moved into parameters or
+//!   return registers pass through a 32-byte *scratch* at the stack's start;
+//! - members returning different types each have a return register of their type; the
+//!   state machine then returns the private address of the scratch, where its exit stores
+//!   the entry member's value and the wrapper loads it (so do vector return types).
 //!
-//! The stack is `(stack_depth - 1) x` the largest frame, in Private memory (the private
-//! arena). Everything the later stages see is ordinary PISA: the structurizer makes the
-//! state machine structured, the memory checker checks its stack accesses like any other.
-//! A module without call cycles is returned unchanged (`None`), so it translates exactly as
-//! before.
+//! The stack is the scratch, `(stack_depth - 1) x` the largest frame and `stack_depth x`
+//! the largest region, in Private memory (the private arena). Everything the later stages
+//! see is ordinary PISA: the structurizer makes the state machine structured, the memory
+//! checker checks its stack accesses like any other (an access to a recursive function's
+//! `.private` variable is checked against the whole stack, not the variable). A module
+//! without call cycles is returned unchanged (`None`), so it translates exactly as before.
 //!
-//! Not yet lowered (each a clear error): cycles through calls of function addresses (left
-//! to the back end's refusal), `.private` variables of a cycle's functions, vector and
-//! 128-bit registers live across a call in a cycle or passed through one, functions of one
-//! cycle with different non-void return types.
+//! Not yet lowered: cycles through calls of function addresses (left to the back end's
+//! refusal, which names the cycle).
 //!
 //! Must not: emit SPIR-V, or change anything of a module without call cycles.
 
@@ -418,6 +428,112 @@ fn live_after(f: &Function) -> Vec<Vec<u64>> {
     out
 }
 
+/// Where a member's `.private` variables live: in its activation's region of the stack
+/// (each activation has its own copy), `L` bytes just below the stack pointer while the
+/// activation runs.
+#[derive(Clone, Debug, Default)]
+struct FrameLocals {
+    /// Per local of the member: its offset in the region (`.private`) or its id among the
+    /// state machine's locals (every other space).
+    place: Vec<LocalPlace>,
+    /// The region's size, a multiple of the stack's alignment.
+    size: u64,
+}
+
+/// Where one local variable of a member went.
+#[derive(Clone, Copy, Debug)]
+enum LocalPlace {
+    /// A `.private` variable: its offset in the activation's region.
+    Frame(u64),
+    /// Any other: the state machine's local.
+    Machine(LocalId),
+}
+
+/// Bytes at the start of the stack kept for moving vector values through memory and for
+/// returning a value whose type is not the state machine's (the largest vector is 32 bytes).
+const SCRATCH: u64 = 32;
+
+/// Whether values of type `t` move between registers with one `mov` (predicates through a
+/// select): scalars up to 128 bits; vectors move through the scratch.
+fn movable(t: RegType) -> bool {
+    !matches!(t, RegType::Vector(..))
+}
+
+/// PISA text storing register `reg` of type `ty` to `[base+off]` (`store`) or loading it
+/// back: predicates as 32-bit words through `%r{t32}`, 128-bit scalars through the
+/// `.v2.64b` register `%r{wide}`.
+fn slot_text(
+    ty: RegType,
+    reg: &str,
+    base: &str,
+    off: u64,
+    store: bool,
+    t32: u32,
+    wide: u32,
+) -> String {
+    let t = t32;
+    let w = wide;
+    match ty {
+        RegType::Pred if store => {
+            format!("sel.32b %r{t}, 1, 0, {reg};\nst.private.32b [{base}+{off}], %r{t};\n")
+        }
+        RegType::Pred => {
+            format!("ld.private.32b %r{t}, [{base}+{off}];\nucmp.ne.32b {reg}, %r{t}, 0;\n")
+        }
+        RegType::Scalar(Bits::B128) if store => {
+            format!("mov.128b %r{w}.xy, {reg};\nst.private.v2.64b [{base}+{off}], %r{w};\n")
+        }
+        RegType::Scalar(Bits::B128) => {
+            format!("ld.private.v2.64b %r{w}, [{base}+{off}];\nmov.128b {reg}, %r{w}.xy;\n")
+        }
+        RegType::Scalar(b) if store => format!("st.private.{}b [{base}+{off}], {reg};\n", b.bits()),
+        RegType::Scalar(b) => format!("ld.private.{}b {reg}, [{base}+{off}];\n", b.bits()),
+        RegType::Vector(b, n) if store => {
+            format!("st.private.v{n}.{}b [{base}+{off}], {reg};\n", b.bits())
+        }
+        RegType::Vector(b, n) => format!("ld.private.v{n}.{}b {reg}, [{base}+{off}];\n", b.bits()),
+    }
+}
+
+/// The bytes a register of type `ty` takes in a frame, and their alignment (its element's
+/// size, or the whole size below 32-bit elements, as PISA's accesses want).
+fn slot_size(ty: RegType) -> (u64, u64) {
+    match ty {
+        RegType::Pred => (4, 4),
+        RegType::Scalar(Bits::B128) => (16, 8),
+        RegType::Scalar(b) => (b.bytes() as u64, b.bytes() as u64),
+        RegType::Vector(b, n) => {
+            let size = b.bytes() as u64 * u64::from(n);
+            let align = if b.bytes() >= 4 {
+                b.bytes() as u64
+            } else {
+                size
+            };
+            (size, align.next_power_of_two())
+        }
+    }
+}
+
+/// Places `g`'s locals: `.private` ones at aligned offsets of its activation's region,
+/// the others appended to `locals` (the state machine's).
+fn place_locals(g: &Function, locals: &mut Vec<crate::ir::LocalVar>, align: u64) -> FrameLocals {
+    let mut out = FrameLocals::default();
+    for l in &g.locals {
+        if l.space == MemSpace::Private {
+            let a = l.align.max(1);
+            let off = out.size.div_ceil(a) * a;
+            out.place.push(LocalPlace::Frame(off));
+            out.size = off + l.size;
+        } else {
+            out.place
+                .push(LocalPlace::Machine(LocalId(locals.len() as u32)));
+            locals.push(l.clone());
+        }
+    }
+    out.size = out.size.div_ceil(align) * align;
+    out
+}
+
 /// The state machine of one cycle being built.
 struct Machine<'m> {
     module: &'m Module,
@@ -425,12 +541,22 @@ struct Machine<'m> {
     record: GlobalId,
     depth: u32,
     id: FuncId,
+    /// The state machine's return type: the members' common one, or `.32b` (the private
+    /// address of the scratch holding the value) when they differ or cannot be returned
+    /// in a register ([`Machine::slot_return`]).
     ret: Option<RegType>,
+    /// Whether the result leaves through the scratch (see `ret`).
+    slot_return: bool,
     f: Function,
     body: Vec<Inst>,
     /// The first register of each member in the machine.
     reg_base: Vec<u32>,
-    /// The first parameter register (after the entry index) of each member's parameters.
+    /// Each member's `.private` variables and other locals.
+    frame_locals: Vec<FrameLocals>,
+    /// The stack's alignment (frames and regions are multiples of it).
+    align: u64,
+    /// Bytes of scratch at the start of the stack (0 or [`SCRATCH`]).
+    scratch: u64,
     stack: LocalId,
     entry: RegId,
     sp: RegId,
@@ -439,7 +565,10 @@ struct Machine<'m> {
     addr: RegId,
     t32: RegId,
     q: RegId,
-    retreg: Option<RegId>,
+    /// One return register per distinct return type of the members.
+    retregs: Vec<(RegType, RegId)>,
+    /// A `.v2.64b` register for saving 128-bit registers (created on first use).
+    wide: Option<RegId>,
     largest_frame: u64,
 }
 
@@ -455,42 +584,24 @@ impl<'m> Machine<'m> {
             .iter()
             .map(|f| &module.functions[f.0 as usize])
             .collect();
-        let names = || {
-            funcs
-                .iter()
-                .map(|f| format!("@{}", f.name))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
-        let mut ret = None;
-        for f in &funcs {
-            match (ret, f.ret) {
-                (_, None) => {}
-                (None, Some(t)) => ret = Some(t),
-                (Some(a), Some(b)) if a == b => {}
-                _ => {
-                    return Err(err(
-                        f.span,
-                        format!(
-                            "recursion is not supported yet between functions of different \
-                             return types: call cycle of {}",
-                            names()
-                        ),
-                    ))
-                }
+        let mut rets: Vec<RegType> = Vec::new();
+        for t in funcs.iter().filter_map(|f| f.ret) {
+            if !rets.contains(&t) {
+                rets.push(t);
             }
         }
-        let scalar = |t: RegType| !matches!(t, RegType::Vector(..) | RegType::Scalar(Bits::B128));
-        if let Some(t) = ret.filter(|&t| !scalar(t)) {
-            return Err(err(
-                funcs[0].span,
-                format!(
-                    "recursion is not supported yet for functions returning {}: call cycle of {}",
-                    type_text(t),
-                    names()
-                ),
-            ));
-        }
+        let slot_return = rets.len() > 1 || rets.iter().any(|&t| !movable(t));
+        let ret = if slot_return {
+            Some(RegType::Scalar(Bits::B32))
+        } else {
+            rets.first().copied()
+        };
+        let vector_params = funcs.iter().any(|g| {
+            g.reg_params
+                .iter()
+                .any(|p| !movable(g.regs[p.0 as usize].ty))
+        });
+        let scratch_needed = slot_return || vector_params;
         let mut f = Function {
             name: format!("{}.cycle", funcs[0].name),
             kind: FunctionKind::Function,
@@ -519,20 +630,24 @@ impl<'m> Machine<'m> {
             for &p in &g.reg_params {
                 f.reg_params.push(RegId(p.0 + *reg_base.last().unwrap()));
             }
-            for l in &g.locals {
-                if l.space == MemSpace::Private {
-                    return Err(err(
-                        l.span,
-                        format!(
-                            "recursion is not supported yet for functions with .private \
-                             variables: @{} is in the call cycle of {}",
-                            g.name,
-                            names()
-                        ),
-                    ));
-                }
-            }
         }
+        let align = funcs
+            .iter()
+            .flat_map(|g| &g.locals)
+            .filter(|l| l.space == MemSpace::Private)
+            .map(|l| l.align.max(1).next_power_of_two())
+            .fold(16, u64::max);
+        // Locals: each member's .private ones in its activation's region, the others in
+        // the state machine; then the stack (sized at the end).
+        let scratch = if scratch_needed {
+            SCRATCH.div_ceil(align) * align
+        } else {
+            0
+        };
+        let frame_locals: Vec<FrameLocals> = funcs
+            .iter()
+            .map(|g| place_locals(g, &mut f.locals, align))
+            .collect();
         let b32 = RegType::Scalar(Bits::B32);
         let sp = f.push_reg("cycle.sp", b32, span);
         let nfr = f.push_reg("cycle.frames", b32, span);
@@ -540,17 +655,16 @@ impl<'m> Machine<'m> {
         let addr = f.push_reg("cycle.addr", b32, span);
         let t32 = f.push_reg("cycle.t", b32, span);
         let q = f.push_reg("cycle.q", RegType::Pred, span);
-        let retreg = ret.map(|t| f.push_reg("cycle.ret", t, span));
-        // Locals: every member's (none is .private), then the stack (sized at the end).
-        for g in &funcs {
-            f.locals.extend(g.locals.iter().cloned());
-        }
+        let retregs = rets
+            .iter()
+            .map(|&t| (t, f.push_reg("cycle.ret", t, span)))
+            .collect();
         let stack = LocalId(f.locals.len() as u32);
         f.locals.push(crate::ir::LocalVar {
             name: "cycle.stack".to_string(),
             space: MemSpace::Private,
             size: 16,
-            align: 16,
+            align,
             init: None,
             span,
         });
@@ -561,9 +675,13 @@ impl<'m> Machine<'m> {
             depth,
             id,
             ret,
+            slot_return,
             f,
             body: Vec::new(),
             reg_base,
+            frame_locals,
+            align,
+            scratch,
             stack,
             entry,
             sp,
@@ -572,9 +690,19 @@ impl<'m> Machine<'m> {
             addr,
             t32,
             q,
-            retreg,
+            retregs,
+            wide: None,
             largest_frame: 0,
         })
+    }
+
+    /// The register member `j`'s returns go through, and its type (`None`: void).
+    fn retreg_of(&self, j: usize) -> Option<(RegId, RegType)> {
+        let t = self.module.functions[self.members[j].0 as usize].ret?;
+        self.retregs
+            .iter()
+            .find(|(u, _)| *u == t)
+            .map(|&(u, r)| (r, u))
     }
 
     fn label(&mut self, span: Span) -> LabelId {
@@ -609,7 +737,8 @@ impl<'m> Machine<'m> {
         Ok(())
     }
 
-    /// `dst = src` for registers of type `ty` (predicates through a 32-bit select).
+    /// `dst = src` for registers of type `ty` (predicates through a 32-bit select, vectors
+    /// through the scratch at the stack's start).
     fn mov(
         &mut self,
         ty: RegType,
@@ -624,18 +753,104 @@ impl<'m> Machine<'m> {
                 span,
                 None,
             ),
-            RegType::Scalar(b) if b != Bits::B128 => {
+            RegType::Scalar(b) => {
                 self.emit(&format!("mov.{}b {dst}, {src};", b.bits()), span, None)
             }
+            RegType::Vector(b, n) if src.starts_with('%') && self.scratch >= SCRATCH => self.emit(
+                &format!(
+                    "st.private.v{n}.{0}b [@stack], {src};\nld.private.v{n}.{0}b {dst}, [@stack];",
+                    b.bits()
+                ),
+                span,
+                None,
+            ),
             t => Err(err(
                 span,
                 format!(
-                    "recursion is not supported yet for {} values passed into or out of a call \
-                     cycle",
+                    "recursion is not supported yet for {} values of this form ({src}) passed \
+                     into or out of a call cycle",
                     type_text(t)
                 ),
             )),
         }
+    }
+
+    /// [`slot_text`] with the state machine's temporaries.
+    fn slot(&mut self, ty: RegType, reg: &str, base: &str, off: u64, store: bool) -> String {
+        let wide = match ty {
+            RegType::Scalar(Bits::B128) => self.wide_reg(),
+            _ => 0,
+        };
+        slot_text(ty, reg, base, off, store, self.t32.0, wide)
+    }
+
+    /// The `.v2.64b` register 128-bit values pass through on their way to memory.
+    fn wide_reg(&mut self) -> u32 {
+        if self.wide.is_none() {
+            let span = self.f.span;
+            self.wide = Some(
+                self.f
+                    .push_reg("cycle.wide", RegType::Vector(Bits::B64, 2), span),
+            );
+        }
+        self.wide.map_or(0, |r| r.0)
+    }
+
+    /// The state machine's exit: return the value in the return register; with a result
+    /// through the scratch, store the entry member's value there and return its address.
+    fn exit(&mut self, span: Span) -> Result<(), Vec<Diagnostic>> {
+        if !self.slot_return {
+            return match self.retregs.first() {
+                Some(&(_, r)) => self.emit(&format!("return %r{};", r.0), span, None),
+                None => self.emit("return;", span, None),
+            };
+        }
+        let (q, entry, addr) = (self.q.0, self.entry.0, self.addr.0);
+        for j in 0..self.members.len() {
+            let Some((r, ty)) = self.retreg_of(j) else {
+                continue;
+            };
+            let skip = self.label(span);
+            let store = self.slot(ty, &format!("%r{}", r.0), "@stack", 0, true);
+            self.emit(
+                &format!("ucmp.ne.32b %r{q}, %r{entry}, {j};\ngoto.cond %r{q}, L;"),
+                span,
+                Some(skip),
+            )?;
+            self.emit(&store, span, None)?;
+            self.place(skip);
+        }
+        self.emit(
+            &format!("addrof.32b %r{addr}, @stack;\nreturn %r{addr};"),
+            span,
+            None,
+        )
+    }
+
+    /// The stack's size: the scratch, `depth - 1` frames of the largest frame and `depth`
+    /// regions of the largest `.private` region; an error past 2 GiB.
+    fn stack_size(&self, span: Span) -> Result<u64, Vec<Diagnostic>> {
+        let frames = u64::from(self.depth.max(1) - 1);
+        let region = self.frame_locals.iter().map(|l| l.size).max().unwrap_or(0);
+        let size = frames
+            .saturating_mul(self.largest_frame)
+            .saturating_add(u64::from(self.depth).saturating_mul(region))
+            .saturating_add(self.scratch)
+            .max(16);
+        if size >= 1 << 31 {
+            return Err(err(
+                span,
+                format!(
+                    "the stack of the call cycle of @{} needs {size} bytes per work-item \
+                     ({frames} frames of {} bytes, {} activations' .private variables of {region} \
+                     bytes): lower the stack depth",
+                    self.module.functions[self.members[0].0 as usize].name,
+                    self.largest_frame,
+                    self.depth
+                ),
+            ));
+        }
+        Ok(size)
     }
 
     /// The state machine: prologue, each member's body, the common return, the exit and the
@@ -648,7 +863,7 @@ impl<'m> Machine<'m> {
         let ovf_l = self.label(span);
         let (sp, nfr, q, entry) = (self.sp.0, self.nfr.0, self.q.0, self.entry.0);
         self.emit(
-            &format!("mov.32b %r{sp}, 0;\nmov.32b %r{nfr}, 0;"),
+            &format!("mov.32b %r{sp}, {};\nmov.32b %r{nfr}, 0;", self.scratch),
             span,
             None,
         )?;
@@ -715,23 +930,8 @@ impl<'m> Machine<'m> {
         }
         self.emit(&ids, span, None)?;
         self.place(exit_l);
-        match self.retreg {
-            Some(r) => self.emit(&format!("return %r{};", r.0), span, None)?,
-            None => self.emit("return;", span, None)?,
-        }
-        let frames = u64::from(self.depth.max(1) - 1);
-        let size = (frames * self.largest_frame).max(16);
-        if size >= 1 << 31 {
-            return Err(err(
-                span,
-                format!(
-                    "the stack of the call cycle of @{} needs {size} bytes per work-item \
-                     ({frames} frames of {} bytes): lower the stack depth",
-                    self.module.functions[self.members[0].0 as usize].name, self.largest_frame
-                ),
-            ));
-        }
-        self.f.locals[self.stack.0 as usize].size = size;
+        self.exit(span)?;
+        self.f.locals[self.stack.0 as usize].size = self.stack_size(span)?;
         let mut f = self.f.clone();
         f.body = Some(std::mem::take(&mut self.body));
         if f.labels.iter().any(|l| l.target == usize::MAX) {
@@ -754,10 +954,12 @@ impl<'m> Machine<'m> {
         let g = &self.module.functions[self.members[j].0 as usize];
         let body = g.body.as_deref().unwrap_or(&[]);
         let base = self.reg_base[j];
-        let local_base: u32 = self.members[..j]
-            .iter()
-            .map(|f| self.module.functions[f.0 as usize].locals.len() as u32)
-            .sum();
+        let places = self.frame_locals[j].place.clone();
+        let region = self.frame_locals[j].size;
+        let local = |l: LocalId| match places.get(l.0 as usize) {
+            Some(LocalPlace::Machine(m)) => *m,
+            _ => l,
+        };
         let label_base = self.f.labels.len() as u32;
         for l in &g.labels {
             self.f.labels.push(Label {
@@ -794,9 +996,7 @@ impl<'m> Machine<'m> {
                 Operand::Addr(mut a) => {
                     a.base = match a.base {
                         AddrBase::Reg(r) => AddrBase::Reg(remap_reg(r)),
-                        AddrBase::Var(VarRef::Local(l)) => {
-                            AddrBase::Var(VarRef::Local(LocalId(l.0 + local_base)))
-                        }
+                        AddrBase::Var(VarRef::Local(l)) => AddrBase::Var(VarRef::Local(local(l))),
                         b => b,
                     };
                     if let AddrOffset::Reg(r) = a.offset {
@@ -804,12 +1004,20 @@ impl<'m> Machine<'m> {
                     }
                     Operand::Addr(a)
                 }
-                Operand::Var(VarRef::Local(l)) => {
-                    Operand::Var(VarRef::Local(LocalId(l.0 + local_base)))
-                }
+                Operand::Var(VarRef::Local(l)) => Operand::Var(VarRef::Local(local(l))),
                 Operand::Label(l) => Operand::Label(LabelId(l.0 + label_base)),
                 o => o,
             }
+        };
+        // The activation's .private variables: its region of the stack.
+        let sp = self.sp.0;
+        if region > 0 {
+            self.emit(&format!("iadd.32b %r{sp}, %r{sp}, {region};"), g.span, None)?;
+        }
+        let free = if region > 0 {
+            format!("isub.32b %r{sp}, %r{sp}, {region};\ngoto L;")
+        } else {
+            "goto L;".to_string()
         };
         for (i, inst) in body.iter().enumerate() {
             while next_label < at.len() && at[next_label].0 <= i {
@@ -817,6 +1025,9 @@ impl<'m> Machine<'m> {
                 next_label += 1;
             }
             let ops: Vec<Operand> = inst.ops.iter().map(remap).collect();
+            let Some(ops) = self.frame_refs(j, inst, ops)? else {
+                continue;
+            };
             let (pred, rest) = if inst.q.cond {
                 (ops.first().copied(), &ops[1.min(ops.len())..])
             } else {
@@ -842,11 +1053,11 @@ impl<'m> Machine<'m> {
             };
             match inst.op {
                 Opcode::Return => {
-                    if let (Some(v), Some(r), Some(t)) = (rest.first(), self.retreg, self.ret) {
+                    if let (Some(v), Some((r, t))) = (rest.first(), self.retreg_of(j)) {
                         let src = op_text(v).ok_or_else(|| bug("a return value"))?;
                         self.mov(t, &format!("%r{}", r.0), &src, inst.span)?;
                     }
-                    self.emit("goto L;", inst.span, Some(ret_l))?;
+                    self.emit(&free, inst.span, Some(ret_l))?;
                 }
                 Opcode::Call if self.calls_member(inst).is_some() => {
                     let callee = self.calls_member(inst).unwrap_or(0);
@@ -901,8 +1112,88 @@ impl<'m> Machine<'m> {
             next_label += 1;
         }
         // Falling off the body returns (the validator allows it only for void functions).
-        self.emit("goto L;", g.span, Some(ret_l))?;
+        self.emit(&free, g.span, Some(ret_l))?;
         Ok(())
+    }
+
+    /// Rewrites the references of `inst` (its operands already renumbered, `ops`) to member
+    /// `j`'s `.private` variables into addresses in the activation's region: an address
+    /// operand's base and an `addrcast` source become a register computed just before; an
+    /// `addrof` becomes that computation into its destination (`None`: nothing left to
+    /// copy).
+    fn frame_refs(
+        &mut self,
+        j: usize,
+        inst: &Inst,
+        mut ops: Vec<Operand>,
+    ) -> Result<Option<Vec<Operand>>, Vec<Diagnostic>> {
+        let places = &self.frame_locals[j].place;
+        let frame_off = |v: &VarRef| match v {
+            VarRef::Local(l) => match places.get(l.0 as usize) {
+                Some(LocalPlace::Frame(o)) => Some(*o),
+                _ => None,
+            },
+            VarRef::Global(_) => None,
+        };
+        let mut refs = Vec::new();
+        for (k, op) in inst.ops.iter().enumerate() {
+            let off = match op {
+                Operand::Var(v) => frame_off(v),
+                Operand::Addr(a) => match &a.base {
+                    AddrBase::Var(v) => frame_off(v),
+                    _ => None,
+                },
+                _ => None,
+            };
+            if let Some(o) = off {
+                refs.push((k, o));
+            }
+        }
+        if inst.op == Opcode::Addrof {
+            if let [(1, off)] = refs[..] {
+                let dst = op_text(&ops[0]).ok_or_else(|| bug("addrof's destination"))?;
+                self.frame_addr(j, &dst, off, inst.span)?;
+                return Ok(None);
+            }
+        }
+        for (k, off) in refs {
+            let t = self
+                .f
+                .push_reg("cycle.local", RegType::Scalar(Bits::B32), inst.span);
+            self.frame_addr(j, &format!("%r{}", t.0), off, inst.span)?;
+            ops[k] = match ops[k] {
+                Operand::Addr(mut a) => {
+                    a.base = AddrBase::Reg(t);
+                    a.bits = 32;
+                    Operand::Addr(a)
+                }
+                _ => Operand::Reg {
+                    reg: t,
+                    swizzle: None,
+                },
+            };
+        }
+        Ok(Some(ops))
+    }
+
+    /// `dst = ` the private address of byte `off` of member `j`'s activation region (the
+    /// region is the `size` bytes below the stack pointer).
+    fn frame_addr(
+        &mut self,
+        j: usize,
+        dst: &str,
+        off: u64,
+        span: Span,
+    ) -> Result<(), Vec<Diagnostic>> {
+        let below = self.frame_locals[j].size - off;
+        let sp = self.sp.0;
+        self.emit(
+            &format!(
+                "addrof.32b {dst}, @stack;\niadd.32b {dst}, {dst}, %r{sp};\nisub.32b {dst}, {dst}, {below};"
+            ),
+            span,
+            None,
+        )
     }
 
     /// The member a `call` inside the cycle reaches, by its index among the members.
@@ -936,31 +1227,18 @@ impl<'m> Machine<'m> {
         let [retval, _target, args @ ..] = ops else {
             return Err(bug("a call without its operands"));
         };
-        // The frame: each saved register at a multiple of its size, then the return point.
+        // The frame: each saved register at a multiple of its alignment, then the return
+        // point.
         let mut off = 0u64;
         let mut slots = Vec::new();
         for &r in saved {
             let ty = self.f.regs[r.0 as usize].ty;
-            let size = match ty {
-                RegType::Pred => 4,
-                RegType::Scalar(b) if b != Bits::B128 => b.bytes() as u64,
-                t => {
-                    return Err(err(
-                        span,
-                        format!(
-                            "recursion is not supported yet with a {} register (%{}) live across \
-                             a call in a call cycle",
-                            type_text(t),
-                            self.f.reg_name(r)
-                        ),
-                    ))
-                }
-            };
-            off = off.div_ceil(size) * size;
+            let (size, align) = slot_size(ty);
+            off = off.div_ceil(align) * align;
             slots.push((r, ty, off));
             off += size;
         }
-        let frame = (off + 4).div_ceil(16) * 16;
+        let frame = (off + 4).div_ceil(self.align) * self.align;
         self.largest_frame = self.largest_frame.max(frame);
         self.emit(
             &format!(
@@ -972,20 +1250,9 @@ impl<'m> Machine<'m> {
         )?;
         let mut text =
             format!("addrof.32b %r{addr}, @stack;\niadd.32b %r{addr}, %r{addr}, %r{sp};\n");
-        let t = self.t32.0;
         for &(r, ty, o) in &slots {
-            match ty {
-                RegType::Pred => text.push_str(&format!(
-                    "sel.32b %r{t}, 1, 0, %r{};\nst.private.32b [%r{addr}+{o}], %r{t};\n",
-                    r.0
-                )),
-                RegType::Scalar(b) => text.push_str(&format!(
-                    "st.private.{}b [%r{addr}+{o}], %r{};\n",
-                    b.bits(),
-                    r.0
-                )),
-                _ => {}
-            }
+            let st = self.slot(ty, &format!("%r{}", r.0), &format!("%r{addr}"), o, true);
+            text.push_str(&st);
         }
         text.push_str(&format!(
             "st.private.32b [%r{addr}+{}], %r{rp};\niadd.32b %r{sp}, %r{sp}, {frame};\n\
@@ -1022,22 +1289,12 @@ impl<'m> Machine<'m> {
              addrof.32b %r{addr}, @stack;\niadd.32b %r{addr}, %r{addr}, %r{sp};\n"
         );
         for &(r, ty, o) in &slots {
-            match ty {
-                RegType::Pred => text.push_str(&format!(
-                    "ld.private.32b %r{t}, [%r{addr}+{o}];\nucmp.ne.32b %r{}, %r{t}, 0;\n",
-                    r.0
-                )),
-                RegType::Scalar(b) => text.push_str(&format!(
-                    "ld.private.{}b %r{}, [%r{addr}+{o}];\n",
-                    b.bits(),
-                    r.0
-                )),
-                _ => {}
-            }
+            let ld = self.slot(ty, &format!("%r{}", r.0), &format!("%r{addr}"), o, false);
+            text.push_str(&ld);
         }
         self.emit(&text, span, None)?;
-        if let (Operand::Reg { .. } | Operand::Pred { .. }, Some(r), Some(ty)) =
-            (retval, self.retreg, self.ret)
+        if let (Operand::Reg { .. } | Operand::Pred { .. }, Some((r, ty))) =
+            (retval, self.retreg_of(callee))
         {
             let dst = op_text(retval).ok_or_else(|| bug("a call's retval"))?;
             self.mov(ty, &dst, &format!("%r{}", r.0), span)?;
@@ -1116,6 +1373,21 @@ impl<'m> Machine<'m> {
         call.ops.extend(args);
         body.push(call);
         let ret_text = match (g.ret, result) {
+            (Some(t), Some(r)) if self.slot_return => {
+                // The machine returned the address of the value.
+                let v = f.push_reg("cycle.value", t, span);
+                let t32 = f.push_reg("cycle.t", RegType::Scalar(Bits::B32), span);
+                let wide = match t {
+                    RegType::Scalar(Bits::B128) => {
+                        f.push_reg("cycle.wide", RegType::Vector(Bits::B64, 2), span)
+                            .0
+                    }
+                    _ => 0,
+                };
+                let (value, addr) = (format!("%r{}", v.0), format!("%r{}", r.0));
+                let load = slot_text(t, &value, &addr, 0, false, t32.0, wide);
+                format!("{load}return %r{};", v.0)
+            }
             (Some(_), Some(r)) => format!("return %r{};", r.0),
             _ => "return;".to_string(),
         };
@@ -1193,24 +1465,48 @@ mod tests {
     }
 
     #[test]
-    fn unsupported_shapes_are_named() {
+    fn private_variables_get_a_region_per_activation() {
+        // @a's two .private variables (12 bytes at 0, 8 bytes at 16) make a 32-byte region
+        // (a multiple of the stack's 16-byte alignment); the call saves nothing, so its
+        // frame is the return point's 16 bytes. Depth 5: 4 frames and 5 regions.
+        let src = ".version 0.1;\n.target 100;\n\
+            .function void @a() {\n  .private .align 4 @v[12];\n  .private .align 8 @w[8];\n\
+              call void, @a();\n  return;\n}\n";
+        let l = lower(&module(src), 5).unwrap().expect("a cycle");
+        let machine = l.module.functions.last().unwrap();
+        assert_eq!(
+            machine.locals.len(),
+            1,
+            "only the stack: {:?}",
+            machine.locals
+        );
+        assert_eq!(machine.locals[0].size, 4 * 16 + 5 * 32);
+        crate::back::spirv::translate(&l.module, &Default::default()).unwrap();
+        // A region too large for the depth is refused with the sizes, never wrapped.
+        let src = ".version 0.1;\n.target 100;\n\
+            .function void @a() {\n  .private .align 4 @v[1048576];\n  call void, @a();\n  return;\n}\n";
+        let e = lower(&module(src), 4096).unwrap_err();
+        assert!(
+            e[0].message.contains("lower the stack depth"),
+            "{}",
+            e[0].message
+        );
+        assert!(lower(&module(src), 64).is_ok());
+        assert!(lower(&module(FACT), 0).is_err());
+    }
+
+    #[test]
+    fn different_return_types_return_through_the_scratch() {
+        // .32b and .64b in one cycle: the machine returns the scratch's private address.
         let src = ".version 0.1;\n.target 100;\n\
             .function .32b @a(.reg .32b %x) {\n  .reg .64b %y;\n  call %y, @b(%x);\n  return %x;\n}\n\
             .function .64b @b(.reg .32b %x) {\n  .reg .32b %y;\n  call %y, @a(%x);\n  return 0;\n}\n";
-        let e = lower(&module(src), 64).unwrap_err();
-        assert!(
-            e[0].message.contains("different return types"),
-            "{}",
-            e[0].message
-        );
-        let src = ".version 0.1;\n.target 100;\n\
-            .function void @a() {\n  .private .align 4 @v[4];\n  call void, @a();\n  return;\n}\n";
-        let e = lower(&module(src), 64).unwrap_err();
-        assert!(
-            e[0].message.contains(".private variables"),
-            "{}",
-            e[0].message
-        );
-        assert!(lower(&module(FACT), 0).is_err());
+        let l = lower(&module(src), 64).unwrap().expect("a cycle");
+        let machine = l.module.functions.last().unwrap();
+        assert_eq!(machine.ret, Some(RegType::Scalar(Bits::B32)));
+        // Two frames of 16 bytes (x saved, and the return point) in 63 frames, and the
+        // 32-byte scratch.
+        assert_eq!(machine.locals[0].size, 63 * 16 + SCRATCH);
+        crate::back::spirv::translate(&l.module, &Default::default()).unwrap();
     }
 }
