@@ -10,6 +10,8 @@
 //! - [`provenance`]: which address space a register's address provably points into.
 //! - [`constants`]: which registers may hold a driver-visible constant.
 //! - [`lanes`]: which kernels are sub-group kernels and how each function numbers lanes.
+//! - [`liveness`]: which registers are live at the start of some block (what virtual lanes
+//!   put back for inactive lanes).
 //! - [`verify`](mod@verify): the IR verifier every stage after the link stands on.
 //!
 //! Each analysis is a pure function of the IR, iterative (no recursion whose depth grows with
@@ -19,6 +21,7 @@ pub mod calls;
 pub mod cfg;
 pub mod constants;
 pub mod lanes;
+pub mod liveness;
 pub mod provenance;
 pub mod structurize;
 pub mod verify;

@@ -67,6 +67,54 @@ pub enum Event {
     Return(Option<Operand>),
 }
 
+/// Which events of a structured program a lowering reaches: after a jump or a return,
+/// the events up to the end of the construct they are in are unreachable and skipped (the
+/// constructs opened there with them).
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// Control cannot reach the current position.
+    dead: bool,
+    /// How many constructs opened in skipped code are still open.
+    skipped: usize,
+}
+
+impl Reach {
+    /// Whether `ev` is in unreachable code (skip it).
+    pub fn skips(&mut self, ev: Event) -> bool {
+        if !self.dead {
+            return false;
+        }
+        match ev {
+            Event::BeginBlock(_) | Event::BeginLoop { .. } | Event::BeginIf { .. } => {
+                self.skipped += 1;
+                true
+            }
+            Event::EndBlock(_) | Event::EndLoop { .. } | Event::EndIf if self.skipped > 0 => {
+                self.skipped -= 1;
+                true
+            }
+            Event::Code(_) | Event::Break(_) | Event::Continue(_) | Event::Return(_) => true,
+            _ => false,
+        }
+    }
+
+    /// Whether control reaches the current position.
+    pub fn live(&self) -> bool {
+        !self.dead
+    }
+
+    /// Sets whether control reaches the current position (false after a jump or a return,
+    /// true again at the end of a construct control reaches).
+    pub fn set_live(&mut self, live: bool) {
+        self.dead = !live;
+    }
+
+    /// Whether every construct opened in skipped code was closed.
+    pub fn balanced(&self) -> bool {
+        self.skipped == 0
+    }
+}
+
 /// A step still to take.
 enum Step {
     /// The events of the emission subtree rooted at a block.

@@ -16,7 +16,7 @@ use crate::diag::Diagnostic;
 use crate::ir::{Bits, FuncId, Function, Module, Operand, RegId, RegType};
 use crate::layout::ModuleLayout;
 use crate::mid::cfg::{BlockId, Cfg, Code, Cond};
-use crate::mid::structurize::{structurize, Event};
+use crate::mid::structurize::{structurize, Event, Reach};
 use rspirv::dr::{InsertPoint, Instruction, Operand as SpvOperand};
 use rspirv::spirv::{self, StorageClass, Word};
 
@@ -543,37 +543,20 @@ impl<'a> FnCx<'a> {
     /// return, up to the end of the construct it is in, is unreachable and skipped.
     fn lower(&mut self, cfg: &Cfg, events: &[Event]) -> EResult<bool> {
         self.open_at = vec![NONE; 2 * cfg.blocks.len()];
-        let mut live = true;
-        // How many constructs opened in skipped code are still open.
-        let mut skipped = 0usize;
+        let mut reach = Reach::default();
         // Events up to this index were emitted together with an earlier one.
         let mut consumed = 0usize;
         for (i, &ev) in events.iter().enumerate() {
             self.event = i;
-            if i < consumed {
+            if i < consumed || reach.skips(ev) {
                 continue;
             }
-            if !live {
-                match ev {
-                    Event::BeginBlock(_) | Event::BeginLoop { .. } | Event::BeginIf { .. } => {
-                        skipped += 1;
-                        continue;
-                    }
-                    Event::EndBlock(_) | Event::EndLoop { .. } | Event::EndIf if skipped > 0 => {
-                        skipped -= 1;
-                        continue;
-                    }
-                    Event::Code(_) | Event::Break(_) | Event::Continue(_) | Event::Return(_) => {
-                        continue
-                    }
-                    _ => {}
-                }
-            }
+            let live = reach.live();
             match ev {
                 Event::Code(b) => self.emit_code(cfg, b)?,
                 Event::BeginBlock(label) => self.open(cfg, events, Some(label), None)?,
                 Event::BeginLoop { header, exit } => self.open(cfg, events, exit, Some(header))?,
-                Event::EndBlock(_) | Event::EndLoop { .. } => live = self.close(live)?,
+                Event::EndBlock(_) | Event::EndLoop { .. } => reach.set_live(self.close(live)?),
                 Event::BeginIf { cond, negate } => {
                     if let Some((taken, other)) = self.two_way_jump(&events[i + 1..]) {
                         // `if c { jump A } jump B`, both to the innermost construct: one
@@ -591,7 +574,7 @@ impl<'a> FnCx<'a> {
                             self.m.b.branch_conditional(c, t, f, []).map_err(bug)?;
                         }
                         consumed = i + 4;
-                        live = false;
+                        reach.set_live(false);
                         continue;
                     }
                     self.check_nesting(cfg, events)?;
@@ -616,26 +599,26 @@ impl<'a> FnCx<'a> {
                     }
                     // The other direction of the branch continues here.
                     self.begin(merge)?;
-                    live = true;
+                    reach.set_live(true);
                 }
                 Event::Break(label) => {
                     self.jump(FrameKind::Block, label)?;
-                    live = false;
+                    reach.set_live(false);
                 }
                 Event::Continue(header) => {
                     self.jump(FrameKind::Loop, header)?;
-                    live = false;
+                    reach.set_live(false);
                 }
                 Event::Return(v) => {
                     self.emit_return(v)?;
-                    live = false;
+                    reach.set_live(false);
                 }
             }
         }
-        if !self.stack.is_empty() || !self.ifs.is_empty() || skipped > 0 {
+        if !self.stack.is_empty() || !self.ifs.is_empty() || !reach.balanced() {
             return Err(unbalanced("end of the function"));
         }
-        Ok(live)
+        Ok(reach.live())
     }
 
     /// For the events after a `BeginIf`: when they are `jump A, EndIf, jump B` and both

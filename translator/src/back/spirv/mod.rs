@@ -107,9 +107,9 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if options.checked {
         checked::declare(&mut m, module, k);
     }
-    let sigs = signatures(&mut m, module);
+    let sigs = signatures(&mut m, module, None);
     let vsigs = if any_on_lanes {
-        virtual_signatures(&mut m, module, k)
+        signatures(&mut m, module, Some(k))
     } else {
         Vec::new()
     };
@@ -141,7 +141,14 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         }
         for mapping in mappings {
             let id = FuncId(i as u32);
-            if let Err(e) = FnCx::emit(&mut m, module, &layout, (&sigs, &vsigs, &lanes_reach), id, mapping) {
+            if let Err(e) = FnCx::emit(
+                &mut m,
+                module,
+                &layout,
+                (&sigs, &vsigs, &lanes_reach),
+                id,
+                mapping,
+            ) {
                 errors.push(e);
                 // The builder is left mid-function; stop at the first failing function.
                 break 'functions;
@@ -252,21 +259,28 @@ fn float_controls(m: &mut ModuleCx, entry: spirv::Word, denorm: FloatWidths) {
     }
 }
 
-fn signatures(m: &mut ModuleCx, module: &Module) -> Vec<FnSig> {
+/// Signatures of every function: natively (`lanes` `None`) its parameters and return type;
+/// for the virtual-lane copies (`Some(K)`) the callers' lane mask (u32), then each parameter
+/// once per lane, and an array of K return values.
+fn signatures(m: &mut ModuleCx, module: &Module, lanes: Option<u32>) -> Vec<FnSig> {
     let void = m.b.type_void();
+    let mask = lanes.map(|_| m.uint(32));
     module
         .functions
         .iter()
         .map(|f| {
-            let mut tmp_param_tys = Vec::new();
-            for &r in &f.reg_params {
-                tmp_param_tys.push(f.regs[r.0 as usize].ty);
-            }
             let ret_ty = match f.ret {
-                Some(t) => m.reg_type(t),
+                Some(t) => {
+                    let t = m.reg_type(t);
+                    lanes.map_or(t, |k| m.array(t, k))
+                }
                 None => void,
             };
-            let param_tys: Vec<u32> = tmp_param_tys.iter().map(|&t| m.reg_type(t)).collect();
+            let mut param_tys: Vec<u32> = mask.into_iter().collect();
+            for &r in &f.reg_params {
+                let t = m.reg_type(f.regs[r.0 as usize].ty);
+                param_tys.extend(std::iter::repeat_n(t, lanes.unwrap_or(1) as usize));
+            }
             let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
             FnSig {
                 id: m.b.id(),
@@ -298,38 +312,6 @@ fn virtual_kernels(
                     VirtualLanes::SubgroupKernels => sub,
                     VirtualLanes::AllKernels => true,
                 }
-        })
-        .collect()
-}
-
-/// Signatures of the virtual-lane copies of the functions (K lanes): the callers' lane mask
-/// (u32), then each parameter once per lane; an array of K return values.
-fn virtual_signatures(m: &mut ModuleCx, module: &Module, k: u32) -> Vec<FnSig> {
-    let void = m.b.type_void();
-    let u32t = m.uint(32);
-    module
-        .functions
-        .iter()
-        .map(|f| {
-            let ret_ty = match f.ret {
-                Some(t) => {
-                    let t = m.reg_type(t);
-                    m.array(t, k)
-                }
-                None => void,
-            };
-            let mut param_tys = vec![u32t];
-            for &r in &f.reg_params {
-                let t = m.reg_type(f.regs[r.0 as usize].ty);
-                param_tys.extend(std::iter::repeat_n(t, k as usize));
-            }
-            let fn_ty = m.b.type_function(ret_ty, param_tys.clone());
-            FnSig {
-                id: m.b.id(),
-                fn_ty,
-                ret_ty,
-                param_tys,
-            }
         })
         .collect()
 }

@@ -164,7 +164,13 @@ impl FnCx<'_> {
     /// case where every lane is active doubled the driver's compile time of float-heavy
     /// kernels, which K copies already multiply, for no gain measurable on lavapipe.)
     fn run_unguarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
-        let mut written: Vec<RegId> = insts.iter().flat_map(|i| writes(i)).collect();
+        // A register live at no block start is never read by a lane that resumes later.
+        let live = self.vl.as_ref().map(|v| v.live.clone()).unwrap_or_default();
+        let mut written: Vec<RegId> = insts
+            .iter()
+            .flat_map(|i| writes(i))
+            .filter(|r| live.get(r.0 as usize).copied().unwrap_or(true))
+            .collect();
         written.sort_unstable_by_key(|r| r.0);
         written.dedup();
         for l in 0..self.lane_count() {

@@ -7,7 +7,7 @@ use super::super::function::{bug, EResult, FnCx};
 use super::super::module::Scalar;
 use crate::ir::Operand;
 use crate::mid::cfg::{BlockId, Cfg, Cond};
-use crate::mid::structurize::Event;
+use crate::mid::structurize::{Event, Reach};
 use rspirv::spirv::{self, Word};
 
 /// Most SPIR-V constructs the lowering on virtual lanes keeps open at once (as
@@ -32,29 +32,12 @@ impl FnCx<'_> {
     /// Lowers the structured program under the lane mask (see the module documentation).
     pub(super) fn lower_on_lanes(&mut self, cfg: &Cfg, events: &[Event]) -> EResult {
         let mut open: Vec<Open> = Vec::new();
-        let mut live = true;
-        let mut skipped = 0usize;
+        let mut reach = Reach::default();
         // Events up to this index were lowered together with an earlier one.
         let mut consumed = 0usize;
         for (i, &ev) in events.iter().enumerate() {
-            if i < consumed {
+            if i < consumed || reach.skips(ev) {
                 continue;
-            }
-            if !live {
-                match ev {
-                    Event::BeginBlock(_) | Event::BeginLoop { .. } | Event::BeginIf { .. } => {
-                        skipped += 1;
-                        continue;
-                    }
-                    Event::EndBlock(_) | Event::EndLoop { .. } | Event::EndIf if skipped > 0 => {
-                        skipped -= 1;
-                        continue;
-                    }
-                    Event::Code(_) | Event::Break(_) | Event::Continue(_) | Event::Return(_) => {
-                        continue
-                    }
-                    _ => {}
-                }
             }
             if open.len() > MAX_NESTING {
                 return Err(self.err(format!(
@@ -73,7 +56,7 @@ impl FnCx<'_> {
                 Event::EndBlock(label) => {
                     open.pop();
                     self.rejoin(false, label)?;
-                    live = true;
+                    reach.set_live(true);
                 }
                 Event::BeginLoop { header, exit } => {
                     let o = self.open_loop(header, exit)?;
@@ -81,8 +64,8 @@ impl FnCx<'_> {
                 }
                 Event::EndLoop { header, exit } => {
                     let o = open.pop();
-                    self.close_loop(o, header, exit, live)?;
-                    live = true;
+                    self.close_loop(o, header, exit, reach.live())?;
+                    reach.set_live(true);
                 }
                 Event::BeginIf { cond, negate } => {
                     // An arm that is one jump (`goto.cond`, a loop's bottom test) only moves
@@ -101,23 +84,23 @@ impl FnCx<'_> {
                 Event::EndIf => {
                     let o = open.pop();
                     self.close_arm(o)?;
-                    live = true;
+                    reach.set_live(true);
                 }
                 Event::Break(label) => {
                     self.jump_lanes(false, label)?;
-                    live = false;
+                    reach.set_live(false);
                 }
                 Event::Continue(header) => {
                     self.jump_lanes(true, header)?;
-                    live = false;
+                    reach.set_live(false);
                 }
                 Event::Return(v) => {
                     self.return_lanes(v)?;
-                    live = false;
+                    reach.set_live(false);
                 }
             }
         }
-        if !open.is_empty() || skipped > 0 {
+        if !open.is_empty() || !reach.balanced() {
             return Err(
                 self.err("internal error: unbalanced structured control flow on virtual lanes")
             );

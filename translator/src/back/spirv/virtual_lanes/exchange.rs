@@ -79,7 +79,12 @@ impl FnCx<'_> {
     }
 
     /// `x op y` on u32, for folding the lanes of an invocation before a sub-group reduction.
-    pub(in crate::back::spirv) fn fold_lanes(&mut self, op: AtomOp, x: Word, y: Word) -> EResult<Word> {
+    pub(in crate::back::spirv) fn fold_lanes(
+        &mut self,
+        op: AtomOp,
+        x: Word,
+        y: Word,
+    ) -> EResult<Word> {
         let glsl = |cx: &mut Self, n: u32| {
             let u32t = cx.m.uint(32);
             let set = cx.m.glsl;

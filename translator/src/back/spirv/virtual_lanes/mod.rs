@@ -60,6 +60,9 @@ pub(crate) struct Lanes {
     ret: Option<Word>,
     /// `%activemask` of the code being lowered, computed before its per-lane guards.
     pub active: Option<Word>,
+    /// By register: whether it is live at the start of some block
+    /// ([`crate::mid::liveness`]), so that an inactive lane's value must be kept.
+    live: Vec<bool>,
 }
 
 impl FnCx<'_> {
@@ -244,6 +247,7 @@ impl FnCx<'_> {
             waiting: FxHashMap::default(),
             ret,
             active: None,
+            live: crate::mid::liveness::live_at_some_block(self.f, cfg),
         });
         let start = match mask {
             Some(m) => m,
