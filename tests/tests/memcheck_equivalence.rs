@@ -14,6 +14,24 @@ fn checked(o: Options) -> Options {
     Options { checked: true, ..o }
 }
 
+/// The matrix's options, but isa-7 kernels translated natively at the device's own width
+/// rather than on virtual lanes: checked, a sub-group kernel on virtual lanes carries its
+/// checks once per lane and lavapipe compiles it for minutes (matrix kernel 216: 100 s
+/// against 8 s unchecked, docs/performance.md). The checker on virtual lanes is tested in
+/// `virtual_lanes.rs`.
+fn native_options(sub: bool) -> Options {
+    let o = matrix::options(sub);
+    if sub {
+        Options {
+            subgroup_size: matrix::subgroup_width(),
+            hardware_subgroup_size: None,
+            ..o
+        }
+    } else {
+        o
+    }
+}
+
 /// Runs every `step`-th matrix kernel both ways; the failures.
 fn matrix_kernels(step: usize) -> (usize, Vec<String>) {
     let kernels = matrix::kernels();
@@ -21,7 +39,7 @@ fn matrix_kernels(step: usize) -> (usize, Vec<String>) {
     let mut ran = 0;
     for (i, k) in kernels.iter().enumerate().step_by(step) {
         ran += 1;
-        let options = matrix::options(k.sub);
+        let options = native_options(k.sub);
         let plain = matrix::device_run_with(&k.src, &k.input, k.out_per, &options);
         let check = matrix::device_run_with(&k.src, &k.input, k.out_per, &checked(options));
         match (plain, check) {
