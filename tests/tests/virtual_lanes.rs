@@ -317,7 +317,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(13);
+    pisa_conformance::rerun_at_16_lanes(14);
 }
 
 #[test]
@@ -362,4 +362,36 @@ fn the_memory_checker_names_the_pisa_work_item() {
     );
     // local ids 0..23 in one partial sub-group: 0 + 1 + ... + 23
     assert_eq!(sums.read().unwrap(), vec![276; 48]);
+}
+
+#[test]
+fn one_lane_per_invocation_gives_partial_sub_groups_at_the_hardware_width() {
+    // `VirtualLanes::SubgroupKernels` where the hardware is as wide as the sub-group (here:
+    // the device's own width, as PISA's 32 on a 32-lane GPU): K = 1, and work-groups of any
+    // size run, their last sub-group partial, against the reference at that width.
+    let h = device_subgroup_size();
+    let o = Options {
+        subgroup_size: h,
+        hardware_subgroup_size: Some(h),
+        virtual_lanes: VirtualLanes::SubgroupKernels,
+        ..Options::default()
+    };
+    let t = translate_with(SHAPE, &o);
+    assert_eq!(t.reflection.kernel("shape").unwrap().virtual_lanes, Some(1));
+    let m = pisa_vk::Module::from_translation(context(), "shape.pisa", Arc::new(t)).unwrap();
+    for local in [[1u32, 1, 1], [5, 1, 1], [h + 3, 1, 1], [3, 3, 1]] {
+        let n: u32 = local.iter().product();
+        let out = context().zeroed::<u32>((4 * n * 2) as usize).unwrap();
+        m.dispatch("shape", [local[0] * 2, local[1], local[2]], local, &[(&out).into()])
+            .unwrap();
+        let got = out.read().unwrap();
+        for id in 0..n {
+            let w = &got[(4 * (n + id)) as usize..][..4];
+            let s = id / h;
+            let present = (n - h * s).min(h);
+            let mask = if present == 32 { u32::MAX } else { (1 << present) - 1 };
+            let sum: u32 = (h * s..h * s + present).sum();
+            assert_eq!(w, [id, id % h, mask, sum], "local {local:?} item {id}");
+        }
+    }
 }
