@@ -389,10 +389,9 @@ impl Allocation {
         let a_end = self.start.saturating_add(self.size);
         if end <= self.start {
             self.start - end
-        } else if addr >= a_end {
-            addr - a_end
         } else {
-            0
+            // 0 when they overlap.
+            addr.saturating_sub(a_end)
         }
     }
 

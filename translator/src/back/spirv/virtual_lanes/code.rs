@@ -168,7 +168,7 @@ impl FnCx<'_> {
         let live = self.vl.as_ref().map(|v| v.live.clone()).unwrap_or_default();
         let mut written: Vec<RegId> = insts
             .iter()
-            .flat_map(|i| writes(i))
+            .flat_map(writes)
             .filter(|r| live.get(r.0 as usize).copied().unwrap_or(true))
             .collect();
         written.sort_unstable_by_key(|r| r.0);
