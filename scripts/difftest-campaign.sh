@@ -1,5 +1,6 @@
 #!/bin/bash
-# Differential campaign of pisa-vk (issue 19; docs/conformance.md): generator 3, one
+# Differential campaign of pisa-vk (issue 19; docs/conformance.md): generator 3 (or
+# $PISA_GENERATOR, e.g. 4 for cross-lane operations on virtual lanes), one
 # process at a time, lowest priority, one thread. Jobs: "FIRST COUNT" pairs on the command line after the binary.
 # A chunk's summary goes to c3-FIRST.out, progress and failures to c3-FIRST.err; when the
 # process aborts (rc other than 0 and 1: an LLVM error inside lavapipe), the seed it was
@@ -14,7 +15,7 @@ while [ $# -ge 2 ]; do
   end=$((s + n))
   while [ $s -lt $end ]; do
     log "start seed $s count $((end - s))"
-    nice -n 19 "$bin" --generator 3 --count $((end - s)) --seed $s --threads 1 \
+    nice -n 19 "$bin" --generator ${PISA_GENERATOR:-3} --count $((end - s)) --seed $s --threads 1 \
       --current $dir/current > $dir/c3-$s.out 2> $dir/c3-$s.err
     rc=$?
     if [ $rc -le 1 ]; then
