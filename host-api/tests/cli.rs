@@ -1155,3 +1155,30 @@ fn the_largest_grid_times_out_within_the_timeout_in_bounded_memory() {
     // lavapipe and the program take about 100 MB; a batch of 4096 dispatches is small.
     assert!(peak < 400_000, "{peak} kB");
 }
+
+/// `check` refuses what `translate` refuses: 1,100 nested loops (past SPIR-V's limit of
+/// nested constructs) parse and link, and both commands exit 1 naming the file and line.
+#[test]
+fn check_refuses_what_translate_refuses() {
+    let n = 1100;
+    let mut src = String::from(
+        ".version 0.1;\n.target 100;\n.kernel @k() {\n.reg .32b %i;\n.pred %p;\nmov.32b %i, 0;\n",
+    );
+    for k in 0..n {
+        src.push_str(&format!("L{k}:\niadd.32b %i, %i, {k};\n"));
+    }
+    src.push_str("iadd.32b %i, %i, 1;\nucmp.lt.32b %p, %i, 2;\n");
+    for k in (0..n).rev() {
+        src.push_str(&format!("goto.cond %p, L{k};\n"));
+    }
+    src.push_str("}\n");
+    for cmd in [
+        vec!["check", "-"],
+        vec!["translate", "-", "--emit", "spvasm"],
+    ] {
+        let out = pisa_vk(&cmd, Some(&src));
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}: {err}");
+        assert!(err.contains("nested too deeply"), "{cmd:?}: {err}");
+    }
+}

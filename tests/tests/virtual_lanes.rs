@@ -382,14 +382,23 @@ fn one_lane_per_invocation_gives_partial_sub_groups_at_the_hardware_width() {
     for local in [[1u32, 1, 1], [5, 1, 1], [h + 3, 1, 1], [3, 3, 1]] {
         let n: u32 = local.iter().product();
         let out = context().zeroed::<u32>((4 * n * 2) as usize).unwrap();
-        m.dispatch("shape", [local[0] * 2, local[1], local[2]], local, &[(&out).into()])
-            .unwrap();
+        m.dispatch(
+            "shape",
+            [local[0] * 2, local[1], local[2]],
+            local,
+            &[(&out).into()],
+        )
+        .unwrap();
         let got = out.read().unwrap();
         for id in 0..n {
             let w = &got[(4 * (n + id)) as usize..][..4];
             let s = id / h;
             let present = (n - h * s).min(h);
-            let mask = if present == 32 { u32::MAX } else { (1 << present) - 1 };
+            let mask = if present == 32 {
+                u32::MAX
+            } else {
+                (1 << present) - 1
+            };
             let sum: u32 = (h * s..h * s + present).sum();
             assert_eq!(w, [id, id % h, mask, sum], "local {local:?} item {id}");
         }
