@@ -651,18 +651,26 @@ impl Module {
     ) -> Result<pisa_runtime::PipelineDesc<'a>> {
         let subgroup = k.hardware_subgroup_size.or(k.subgroup_size);
         let edge_x = local[0] != enqueued[0];
+        // A native sub-group kernel in work-groups whose x size is no multiple of the
+        // sub-group's runs its entry point on one virtual lane per invocation (partial
+        // sub-groups, spec-notes §88).
+        let partial = k
+            .partial_entry_point
+            .as_deref()
+            .filter(|_| subgroup.is_some_and(|n| enqueued[0] % n != 0));
+        let virtual_lanes = k.virtual_lanes.or(partial.map(|_| 1));
         let desc = pisa_runtime::PipelineDesc {
             spirv: &self.translation.spirv,
-            entry_point: &k.name,
+            entry_point: partial.unwrap_or(&k.name),
             local_size: local,
             shared_memory_size: k.shared_size,
             specialization: enqueued,
             push_constant_size: k.push_constant_size,
             required_subgroup_size: subgroup,
             // On virtual lanes the device's work-group is a whole number of sub-groups.
-            require_full_subgroups: k.virtual_lanes.is_some()
+            require_full_subgroups: virtual_lanes.is_some()
                 || subgroup.is_some_and(|n| !edge_x || local[0] % n == 0),
-            virtual_lanes: k.virtual_lanes,
+            virtual_lanes,
             required_features: kernel_features(k),
             name_for_errors: name,
         };

@@ -317,7 +317,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(14);
+    pisa_conformance::rerun_at_16_lanes(15);
 }
 
 #[test]
@@ -401,6 +401,56 @@ fn one_lane_per_invocation_gives_partial_sub_groups_at_the_hardware_width() {
             };
             let sum: u32 = (h * s..h * s + present).sum();
             assert_eq!(w, [id, id % h, mask, sum], "local {local:?} item {id}");
+        }
+    }
+}
+
+#[test]
+fn a_native_sub_group_kernel_runs_any_work_group_size_through_its_partial_entry_point() {
+    // Translated natively for the device's own width (as PISA's 32 on a 32-lane GPU): a
+    // launch whose work-group x size is a multiple of it runs the kernel's entry point, any
+    // other its `.partial` one, on one virtual lane per invocation; both give the values
+    // worked out by hand.
+    let h = device_subgroup_size();
+    let t = translate_with(SHAPE, &Options::with_subgroup_size(h));
+    let k = t.reflection.kernel("shape").unwrap();
+    assert_eq!(k.virtual_lanes, None);
+    assert_eq!(k.partial_entry_point.as_deref(), Some("shape.partial"));
+    let m = pisa_vk::Module::from_translation(context(), "shape.pisa", Arc::new(t)).unwrap();
+    for local in [
+        [2 * h, 1, 1],
+        [1, 1, 1],
+        [5, 1, 1],
+        [h + 3, 1, 1],
+        [3, 3, 2],
+    ] {
+        let n: u32 = local.iter().product();
+        let out = context().zeroed::<u32>((4 * n * 2) as usize).unwrap();
+        m.dispatch(
+            "shape",
+            [local[0] * 2, local[1], local[2]],
+            local,
+            &[(&out).into()],
+        )
+        .unwrap_or_else(|e| panic!("local {local:?}: {e}"));
+        let got = out.read().unwrap();
+        for g in 0..2 {
+            for id in 0..n {
+                let w = &got[(4 * (g * n + id)) as usize..][..4];
+                let s = id / h;
+                let present = (n - h * s).min(h);
+                let mask = if present == 32 {
+                    u32::MAX
+                } else {
+                    (1 << present) - 1
+                };
+                let sum: u32 = (h * s..h * s + present).sum();
+                assert_eq!(
+                    w,
+                    [id, id % h, mask, sum],
+                    "local {local:?} group {g} item {id}"
+                );
+            }
         }
     }
 }

@@ -103,6 +103,12 @@ pub struct KernelInfo {
     /// hardware_subgroup_size` invocations in x for a PISA work-group of `x·y·z`, with
     /// specialization constant [`VIRTUAL_LANES_SPEC_ID`] set to 1. `None` natively.
     pub virtual_lanes: Option<u32>,
+    /// For a native sub-group kernel (hardware sub-groups as wide as its own), the entry point
+    /// of the same kernel on one virtual lane per invocation: what a launch whose work-group x
+    /// size is no multiple of the sub-group size runs (its pipeline created as for
+    /// [`KernelInfo::virtual_lanes`] `Some(1)`), so that any work-group size has partial
+    /// sub-groups (spec-notes §88).
+    pub partial_entry_point: Option<String>,
 }
 
 /// A kernel parameter.

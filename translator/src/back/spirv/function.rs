@@ -21,6 +21,7 @@ use rspirv::dr::{InsertPoint, Instruction, Operand as SpvOperand};
 use rspirv::spirv::{self, StorageClass, Word};
 
 /// What the emitter knows about every PISA function of the module.
+#[derive(Clone)]
 pub struct FnSig {
     /// SPIR-V function id.
     pub id: Word,

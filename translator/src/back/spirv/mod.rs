@@ -73,11 +73,26 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let lane_plan = crate::mid::lanes::plan(module, &call_graph);
     let on_lanes = virtual_kernels(module, options, &subgroups, &lane_plan.subgroup_kernel);
     let any_on_lanes = on_lanes.contains(&true);
+    // A native sub-group kernel gets a second entry point on virtual lanes of one lane per
+    // invocation, for work-groups whose x size is no multiple of the sub-group's.
+    let partial: Vec<bool> = module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            f.is_kernel()
+                && f.body.is_some()
+                && lane_plan.subgroup_kernel[i]
+                && !on_lanes[i]
+                && subgroups.hardware == subgroups.width
+        })
+        .collect();
+    let any_partial = partial.contains(&true);
     // Functions get a `.lanes` copy when a kernel on virtual lanes may reach them, and keep
     // their native one unless every kernel is on virtual lanes.
     let lanes_reach = call_graph.reachable_from(
         (0..module.functions.len())
-            .filter(|&i| on_lanes[i])
+            .filter(|&i| on_lanes[i] || partial[i])
             .map(|i| FuncId(i as u32)),
     );
     let native_kernels = module
@@ -90,14 +105,14 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             .lanes_per_invocation()
             .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?
     } else {
-        0
+        u32::from(any_partial)
     };
     let mut m = ModuleCx::new(
         layout.shared_size,
         layout.private_size * k.max(1),
         layout.launch.size,
     );
-    if any_on_lanes {
+    if any_on_lanes || any_partial {
         m.declare_virtual_lanes(subgroups.width, subgroups.hardware, layout.private_size / 4);
     }
     m.float = options.float.unwrap_or_default();
@@ -108,11 +123,18 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         checked::declare(&mut m, module, k);
     }
     let sigs = signatures(&mut m, module, None);
-    let vsigs = if any_on_lanes {
+    let vsigs = if any_on_lanes || any_partial {
         signatures(&mut m, module, Some(k))
     } else {
         Vec::new()
     };
+    // The partial entry points: the kernels' signatures with ids of their own.
+    let mut psigs = sigs.clone();
+    for (i, s) in psigs.iter_mut().enumerate() {
+        if partial[i] {
+            s.id = m.b.id();
+        }
+    }
     let mut errors = Vec::new();
     'functions: for (i, f) in module.functions.iter().enumerate() {
         if f.body.is_none() {
@@ -126,26 +148,30 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             virtual_lanes: k,
             ..native
         };
-        // A kernel is emitted once, natively or on virtual lanes; a function also on
-        // virtual lanes when some kernel runs there.
+        // A kernel is emitted once, natively or on virtual lanes (a native sub-group kernel
+        // also on one virtual lane per invocation, its partial entry point); a function also
+        // on virtual lanes when some kernel runs there.
         let mut mappings = Vec::with_capacity(2);
         if if f.is_kernel() {
             !on_lanes[i]
         } else {
             native_kernels || !any_on_lanes
         } {
-            mappings.push(native);
+            mappings.push((native, &sigs));
         }
         if on_lanes[i] || (!f.is_kernel() && lanes_reach[i]) {
-            mappings.push(lanes);
+            mappings.push((lanes, &sigs));
         }
-        for mapping in mappings {
+        if partial[i] {
+            mappings.push((lanes, &psigs));
+        }
+        for (mapping, kernel_sigs) in mappings {
             let id = FuncId(i as u32);
             if let Err(e) = FnCx::emit(
                 &mut m,
                 module,
                 &layout,
-                (&sigs, &vsigs, &lanes_reach),
+                (kernel_sigs, &vsigs, &lanes_reach),
                 id,
                 mapping,
             ) {
@@ -174,6 +200,17 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
             float_controls(&mut m, id, options.denorm_preserve);
+            if partial[i] {
+                let pid = psigs[i].id;
+                m.b.entry_point(
+                    spirv::ExecutionModel::GLCompute,
+                    pid,
+                    partial_entry_point(&f.name),
+                    m.interface.clone(),
+                );
+                m.b.execution_mode(pid, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+                float_controls(&mut m, pid, options.denorm_preserve);
+            }
             if reconverge && subgroup_kernels[i] && !on_lanes[i] {
                 m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
             }
@@ -211,6 +248,9 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                     k.virtual_lanes = Some(subgroups.width / subgroups.hardware);
                 } else if reconverge {
                     k.features.push(Feature::MaximalReconvergence);
+                }
+                if partial[i] {
+                    k.partial_entry_point = Some(partial_entry_point(&k.name));
                 }
             }
         }
@@ -290,6 +330,12 @@ fn signatures(m: &mut ModuleCx, module: &Module, lanes: Option<u32>) -> Vec<FnSi
             }
         })
         .collect()
+}
+
+/// The entry point of kernel `name` on one virtual lane per invocation, for work-groups whose
+/// x size is no multiple of the sub-group's (a `.` no PISA name has).
+pub fn partial_entry_point(name: &str) -> String {
+    format!("{name}.partial")
 }
 
 /// Which functions are kernels lowered on virtual lanes ([`VirtualLanes`]).
@@ -417,6 +463,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
                 subgroup_size: None,
                 hardware_subgroup_size: None,
                 virtual_lanes: None,
+                partial_entry_point: None,
             }
         })
         .collect();
