@@ -829,12 +829,16 @@ fn every_fence_form_has_its_scope_and_semantics() {
     want.push((workgroup, SC | UNIFORM | WG));
     let t = translate(&kernel_module("", &body));
     assert_eq!(memory_barriers(&t.spirv), want);
-    // In a sub-group kernel (here: it reads %activemask) PISA sub-groups are hardware ones.
+    // In a sub-group kernel (here: it reads %activemask) PISA sub-groups are hardware ones,
+    // in its entry point and in its `.partial` one on virtual lanes (spec-notes §88) alike.
     let t = translate(&kernel_module(
         "",
         ".reg .32b %m;\nmov.32b %m, %activemask;\nfence.subgroup;",
     ));
-    assert_eq!(memory_barriers(&t.spirv), [(subgroup, SC | UNIFORM | WG)]);
+    assert_eq!(
+        memory_barriers(&t.spirv),
+        [(subgroup, SC | UNIFORM | WG), (subgroup, SC | UNIFORM | WG)]
+    );
     // barrier.workgroup: control barrier at work-group scope ordering both memories.
     let t = translate(&kernel_module("", "barrier.workgroup;"));
     let text = pisa_conformance::disassemble(&t.spirv);
