@@ -317,7 +317,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(15);
+    pisa_conformance::rerun_at_16_lanes(16);
 }
 
 #[test]
@@ -452,5 +452,38 @@ fn a_native_sub_group_kernel_runs_any_work_group_size_through_its_partial_entry_
                 );
             }
         }
+    }
+}
+
+#[test]
+fn lanes_outside_a_reduction_keep_dst_written_only_by_the_lanes_that_skipped_them() {
+    // Differential seed 29936698092 (generator 4, 16 lanes): `%h` is written in a branch
+    // that some lanes skip, then by `ired` whose mask leaves lanes out; those keep `%h`, so
+    // `%h` is live at the merge and an inactive lane's copy must survive the branch.
+    let body = ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %e, %r, %v, %h;\n.pred %skip;\n\
+        mov.32b %i, %groupid.x;\nmov.32b %e, %enqueuedlocalsize.x;\nmov.32b %r, %localid.x;\n\
+        umad.32b %i, %i, %e, %r;\n\
+        ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 16;\niadd.64b %pin, %pin, %off;\n\
+        ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 8;\niadd.64b %pout, %pout, %off;\n\
+        ld.global.32b %v, [%pin];\nld.global.32b %e, [%pin + 8];\nmov.32b %h, %v;\n\
+        ucmp.ne.32b %skip, %e, 0;\ngoto.cond %skip, L2;\nmov.32b %h, 7;\ngoto L3;\nL2:\nL3:\n\
+        ired.sum.32b %h, %v, 0x0000ffff;\nst.global.32b [%pout], %h;";
+    let src = pisa_conformance::kernel_module("", body);
+    let mut input = Vec::new();
+    for i in 0..64u64 {
+        input.extend([1000 + i, (i % 3 != 0) as u64]);
+    }
+    let out = run_both_with(&src, &input, 2, 1, 64, &lanes32(), |a, b| a == b);
+    for (i, &h) in out.iter().enumerate() {
+        let lane = i % 32;
+        let want = if lane < 16 {
+            // lanes 0..15 of the sub-group, all back at the merge
+            (0..16).map(|l| 1000 + (i - lane + l) as u64).sum::<u64>()
+        } else if i % 3 != 0 {
+            1000 + i as u64
+        } else {
+            7
+        };
+        assert_eq!(h & 0xFFFF_FFFF, want, "work-item {i}");
     }
 }

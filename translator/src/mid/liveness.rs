@@ -11,9 +11,10 @@
 //! def(b))`, `out(b) = ∪ in(succ)`, iterated in reverse post-order to a fixed point. A
 //! definition kills a register only when it writes all of it (a whole scalar register or a
 //! predicate); a partial write (a swizzle, a vector element) reads the rest, so it counts as
-//! a use.
+//! a use, and so does the destination of an instruction that may leave it as it was (`shfl`,
+//! `ired`, `fred` outside the participation mask, a `call.cond` that does not call).
 
-use crate::ir::{AddrBase, AddrOffset, Function, Inst, Operand, RegId, RegType};
+use crate::ir::{AddrBase, AddrOffset, Function, Inst, Opcode, Operand, RegId, RegType};
 use crate::isa;
 use crate::mid::cfg::{Cfg, Code, Cond, Term};
 
@@ -61,10 +62,19 @@ fn operand_reads(op: &Operand, mut f: impl FnMut(RegId)) {
     }
 }
 
-/// Applies `inst` backwards to `live`: its whole writes leave, everything it reads comes in.
+/// Whether `inst` may leave its destination as it was: the cross-lane instructions keep `dst`
+/// in a lane outside the participation mask, and a conditional call writes its result only
+/// when it calls. Their destinations count as read.
+fn may_keep_dst(inst: &Inst) -> bool {
+    matches!(inst.op, Opcode::Shfl | Opcode::Ired | Opcode::Fred) || inst.q.cond
+}
+
+/// Applies `inst` backwards to `live`: its whole writes leave, everything it reads comes in
+/// (a destination it may leave as it was included).
 fn step_back(f: &Function, inst: &Inst, live: &mut Set) {
     let rules = isa::def(inst.op).form(inst.form).operands;
-    let is_write = |k: usize| rules.get(k).is_some_and(|r| r.write);
+    let keeps = may_keep_dst(inst);
+    let is_write = |k: usize| !keeps && rules.get(k).is_some_and(|r| r.write);
     for (k, op) in inst.ops.iter().enumerate() {
         if !is_write(k) {
             continue;
