@@ -47,7 +47,7 @@ impl Set {
 }
 
 /// The registers `op` reads when it is read (addresses' registers included).
-fn operand_reads(op: &Operand, mut f: impl FnMut(RegId)) {
+pub(crate) fn operand_reads(op: &Operand, mut f: impl FnMut(RegId)) {
     match *op {
         Operand::Reg { reg, .. } | Operand::Pred { reg, .. } => f(reg),
         Operand::Addr(a) => {
@@ -69,39 +69,44 @@ fn may_keep_dst(inst: &Inst) -> bool {
     matches!(inst.op, Opcode::Shfl | Opcode::Ired | Opcode::Fred) || inst.q.cond
 }
 
+/// The register operand `k` of `inst` writes whole, if it does: a scalar register without a
+/// swizzle or a predicate, written by an instruction that cannot leave it as it was. Any other
+/// write (a swizzle, a vector element, a destination that may be kept) also reads the rest.
+pub(crate) fn whole_write(f: &Function, inst: &Inst, k: usize) -> Option<RegId> {
+    let rules = isa::def(inst.op).form(inst.form).operands;
+    if may_keep_dst(inst) || !rules.get(k).is_some_and(|r| r.write) {
+        return None;
+    }
+    match *inst.ops.get(k)? {
+        Operand::Reg { reg, swizzle: None }
+            if matches!(f.regs.get(reg.0 as usize)?.ty, RegType::Scalar(_)) =>
+        {
+            Some(reg)
+        }
+        Operand::Pred { reg, .. } => Some(reg),
+        _ => None,
+    }
+}
+
+/// The registers `inst` reads: every operand but its whole writes ([`whole_write`]),
+/// addresses' registers included.
+pub(crate) fn reads(f: &Function, inst: &Inst, mut each: impl FnMut(RegId)) {
+    for (k, op) in inst.ops.iter().enumerate() {
+        if whole_write(f, inst, k).is_none() {
+            operand_reads(op, &mut each);
+        }
+    }
+}
+
 /// Applies `inst` backwards to `live`: its whole writes leave, everything it reads comes in
 /// (a destination it may leave as it was included).
 fn step_back(f: &Function, inst: &Inst, live: &mut Set) {
-    let rules = isa::def(inst.op).form(inst.form).operands;
-    let keeps = may_keep_dst(inst);
-    let is_write = |k: usize| !keeps && rules.get(k).is_some_and(|r| r.write);
-    for (k, op) in inst.ops.iter().enumerate() {
-        if !is_write(k) {
-            continue;
-        }
-        match *op {
-            Operand::Reg { reg, swizzle: None }
-                if matches!(f.regs[reg.0 as usize].ty, RegType::Scalar(_)) =>
-            {
-                live.remove(reg)
-            }
-            Operand::Pred { reg, .. } => live.remove(reg),
-            _ => {}
+    for k in 0..inst.ops.len() {
+        if let Some(r) = whole_write(f, inst, k) {
+            live.remove(r);
         }
     }
-    for (k, op) in inst.ops.iter().enumerate() {
-        let whole_write = is_write(k)
-            && match *op {
-                Operand::Reg { reg, swizzle: None } => {
-                    matches!(f.regs[reg.0 as usize].ty, RegType::Scalar(_))
-                }
-                Operand::Pred { .. } => true,
-                _ => false,
-            };
-        if !whole_write {
-            operand_reads(op, |r| live.insert(r));
-        }
-    }
+    reads(f, inst, |r| live.insert(r));
 }
 
 /// For each register of `f` (by index), whether it is live at the start of some block of

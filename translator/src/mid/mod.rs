@@ -24,4 +24,5 @@ pub mod lanes;
 pub mod liveness;
 pub mod provenance;
 pub mod structurize;
+pub mod uniformity;
 pub mod verify;

@@ -232,9 +232,19 @@ impl<'a> FnCx<'a> {
             let v = cx.m.b.variable(p, None, StorageClass::Function, None);
             cx.regs.push(v);
         }
-        // On virtual lanes, the registers of lanes 1.. (lane 0's are above).
+        let cfg = Cfg::build(f)?;
+        // On virtual lanes, the registers of lanes 1.. (lane 0's are above); a uniform
+        // register (`crate::mid::uniformity`) is one variable for every lane.
+        let uniformity = (k > 0).then(|| crate::mid::uniformity::analyze(f, &cfg));
         for _ in 1..k.max(1) {
             for i in 0..f.regs.len() {
+                let shared = uniformity
+                    .as_ref()
+                    .is_some_and(|u| u.uniform(RegId(i as u32)));
+                if shared {
+                    cx.regs.push(cx.regs[i]);
+                    continue;
+                }
                 let ty = cx.reg_types[i];
                 let p = cx.m.ptr(StorageClass::Function, ty);
                 let v = cx.m.b.variable(p, None, StorageClass::Function, None);
@@ -253,7 +263,6 @@ impl<'a> FnCx<'a> {
                 }
             }
         }
-        let cfg = Cfg::build(f)?;
         let u32t = cx.m.uint(32);
         for _ in 0..lanes {
             if cfg.dispatch {
@@ -272,9 +281,11 @@ impl<'a> FnCx<'a> {
             }
             d
         };
-        if k > 0 {
+        if let Some(uniformity) = uniformity {
             let mask = (first == 1).then(|| params[0]);
-            return cx.emit_on_lanes(&cfg, &events, mask).map_err(at_function);
+            return cx
+                .emit_on_lanes(&cfg, &events, mask, uniformity)
+                .map_err(at_function);
         }
         if f.is_kernel() {
             cx.kernel_prologue()?;

@@ -95,6 +95,13 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             .filter(|&i| on_lanes[i] || partial[i])
             .map(|i| FuncId(i as u32)),
     );
+    // On virtual lanes registers exist per lane and uniform ones once: split each register
+    // reused for unrelated values into its webs, so the divergence analysis sees them apart.
+    let webs = crate::passes::webs::split(module, &lanes_reach);
+    if let Some(w) = &webs {
+        crate::mid::verify::verify_in_debug(w, "the webs pass")?;
+    }
+    let module = webs.as_ref().unwrap_or(module);
     let native_kernels = module
         .functions
         .iter()

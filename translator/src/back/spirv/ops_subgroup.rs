@@ -235,9 +235,11 @@ impl FnCx<'_> {
 
     /// Each lane's u32 from PISA lane `from[l]` of the values `values` (one per lane of this
     /// invocation) of its PISA sub-group.
-    fn shuffle(&mut self, values: &[Word], from: &[Word]) -> EResult<Vec<Word>> {
+    /// `same_slots`: each lane's source slot (`from % K` on virtual lanes) is known to be the
+    /// same in every invocation of the sub-group.
+    fn shuffle(&mut self, values: &[Word], from: &[Word], same_slots: bool) -> EResult<Vec<Word>> {
         if self.virtual_k().is_some() {
-            return self.shuffle_on_lanes(values, from);
+            return self.shuffle_on_lanes(values, from, same_slots);
         }
         Ok(vec![self.shuffle_hw(values[0], from[0])?])
     }
@@ -325,7 +327,15 @@ impl FnCx<'_> {
         let lanes = self.each_lane(|cx| cx.shfl_source(inst, op))?;
         let values: Vec<Word> = lanes.iter().map(|l| l.value).collect();
         let from: Vec<Word> = lanes.iter().map(|l| l.from).collect();
-        let got = self.shuffle(&values, &from)?;
+        // With a uniform source operand, lane `l`'s source slot is the same in every
+        // invocation for every mode (`shfl_source`: `(l ∓ offset) % K`, `(l ^ offset) % K`, or
+        // the low bits of `l & seg | offset & !seg`); with a lane-affine one (its low bits
+        // those of a uniform value and `%laneid`) too, except for `.idx.sg`, whose segment
+        // comes from the operand's high bits.
+        let src = &inst.ops[2];
+        let same_slots = self.uniform_operand(src)
+            || (self.lane_affine_operand(src) && !(inst.q.sg && op == ShflOp::Idx));
+        let got = self.shuffle(&values, &from, same_slots)?;
         self.each_lane(|cx| {
             let l = &lanes[cx.lane as usize];
             let got = cx.sel(32, l.ok, got[cx.lane as usize], l.value)?;
@@ -604,7 +614,7 @@ impl FnCx<'_> {
             from.push(self.sel(32, read_nan, first, lane)?);
         }
         let x32s: Vec<Word> = per.iter().map(|p| p.x32).collect();
-        let nans = self.shuffle(&x32s, &from)?;
+        let nans = self.shuffle(&x32s, &from, false)?;
         let quiet = self.m.const_u32(fb.quiet);
         let mut out = Vec::with_capacity(nans.len());
         for nan in nans {

@@ -5,8 +5,9 @@
 
 use super::super::function::{bug, CfgVar, EResult, FnCx};
 use super::super::module::Scalar;
-use crate::ir::{Bits, FuncId, Inst, Opcode, Operand, RegId, RegType, SpecialReg};
+use crate::ir::{FuncId, Inst, Opcode, Operand, RegId, SpecialReg};
 use crate::mid::cfg::{BlockId, Cfg, Code};
+use crate::mid::uniformity::{pure, writes};
 use rspirv::spirv::Word;
 
 /// Whether `inst` runs once for all lanes of an invocation rather than once per lane.
@@ -15,45 +16,6 @@ fn for_all_lanes(inst: &Inst) -> bool {
         inst.op,
         Opcode::Shfl | Opcode::Ired | Opcode::Fred | Opcode::Redfirstidx | Opcode::Barrier
     ) || inst.op == Opcode::Call
-}
-
-/// The registers and predicates `inst` writes.
-fn writes(inst: &Inst) -> impl Iterator<Item = RegId> + '_ {
-    let rules = crate::isa::def(inst.op).form(inst.form).operands;
-    inst.ops
-        .iter()
-        .enumerate()
-        .filter_map(move |(k, op)| match *op {
-            Operand::Reg { reg, .. } | Operand::Pred { reg, .. }
-                if rules.get(k).is_some_and(|r| r.write) =>
-            {
-                Some(reg)
-            }
-            _ => None,
-        })
-}
-
-/// Whether `inst` only computes registers from registers, immediates and special registers
-/// (no memory, call, cross-lane operation or barrier) and writes only scalar registers and
-/// predicates: then running it for an inactive lane and putting its registers back is the
-/// same as not running it.
-fn register_only(f: &crate::ir::Function, inst: &Inst) -> bool {
-    use Opcode::*;
-    let opaque = matches!(
-        inst.op,
-        Ld | St | Iatom | Fatom | Call | Shfl | Ired | Fred | Redfirstidx | Barrier | Fence
-    );
-    !opaque
-        && !inst
-            .ops
-            .iter()
-            .any(|o| matches!(o, Operand::Addr(_) | Operand::Var(_)))
-        && writes(inst).all(|r| {
-            matches!(
-                f.regs[r.0 as usize].ty,
-                RegType::Pred | RegType::Scalar(Bits::B8 | Bits::B16 | Bits::B32 | Bits::B64)
-            )
-        })
 }
 
 /// Whether `inst` reads `%activemask`.
@@ -115,7 +77,7 @@ impl FnCx<'_> {
         let mut run = 0;
         for (i, inst) in insts.iter().enumerate() {
             if for_all_lanes(inst) {
-                self.run_per_lane(cur, &insts[run..i])?;
+                self.run_per_lane(cur, b, &insts[run..i])?;
                 if inst.op == Opcode::Call {
                     self.call_on_lanes(cur, inst).map_err(|mut d| {
                         if d.span == crate::span::Span::default() {
@@ -129,48 +91,77 @@ impl FnCx<'_> {
                 run = i + 1;
             }
         }
-        self.run_per_lane(cur, &insts[run..])?;
+        self.run_per_lane(cur, b, &insts[run..])?;
         if let Some(vl) = self.vl.as_mut() {
             vl.active = None;
         }
         Ok(())
     }
 
-    /// `insts` once per lane in `cur`, each lane's in program order: runs of instructions
-    /// that only compute registers from registers ([`register_only`]) for every lane, an
-    /// inactive lane's registers then put back (a select each: no branch); the others inside
-    /// a guard per lane.
-    fn run_per_lane(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+    /// `insts` once per lane in `cur`, each lane's in program order: runs of uniform
+    /// instructions ([`crate::mid::uniformity`]) once for all lanes; runs of instructions
+    /// that only compute registers and cannot fault ([`pure`]) for every lane, an
+    /// inactive lane's registers then put back unless every live lane runs block `b` (a
+    /// select each: no branch); the others inside a guard per lane.
+    fn run_per_lane(&mut self, cur: Word, b: BlockId, insts: &[Inst]) -> EResult {
+        #[derive(Clone, Copy, PartialEq)]
+        enum Run {
+            Uniform,
+            Registers,
+            Guarded,
+        }
+        let f = self.f;
+        let (uni, together) = match self.vl.as_ref() {
+            Some(v) => (Some(&v.uni), v.uni.together(b)),
+            None => (None, false),
+        };
+        let kinds: Vec<Run> = insts
+            .iter()
+            .map(|inst| {
+                if uni.is_some_and(|u| u.uniform_inst(f, inst)) {
+                    Run::Uniform
+                } else if pure(f, inst) {
+                    Run::Registers
+                } else {
+                    Run::Guarded
+                }
+            })
+            .collect();
         let mut rest = insts;
-        while let Some(first) = rest.first() {
-            let pure = register_only(self.f, first);
-            let n = rest
-                .iter()
-                .position(|i| register_only(self.f, i) != pure)
-                .unwrap_or(rest.len());
+        let mut kinds = kinds.as_slice();
+        while let Some(&k) = kinds.first() {
+            let n = kinds.iter().position(|&i| i != k).unwrap_or(kinds.len());
             let (run, after) = rest.split_at(n);
-            if pure {
-                self.run_unguarded(cur, run)?;
-            } else {
-                self.run_guarded(cur, run)?;
+            kinds = &kinds[n..];
+            match k {
+                // Uniform instructions cannot fault and write one variable for all lanes:
+                // every invocation runs them, so they agree across the sub-group.
+                Run::Uniform => run.iter().try_for_each(|inst| self.inst(inst))?,
+                Run::Registers => self.run_unguarded(cur, run, together)?,
+                Run::Guarded => self.run_guarded(cur, run)?,
             }
             rest = after;
         }
         Ok(())
     }
 
-    /// `insts` (registers from registers only) for every lane; the registers they write
-    /// keep their old values in lanes not in `cur` (a select each). (A second copy for the
-    /// case where every lane is active doubled the driver's compile time of float-heavy
-    /// kernels, which K copies already multiply, for no gain measurable on lavapipe.)
-    fn run_unguarded(&mut self, cur: Word, insts: &[Inst]) -> EResult {
+    /// `insts` (registers from registers only) for every lane; unless `together` (every
+    /// live lane runs this block), the registers they write keep their old values in lanes
+    /// not in `cur` (a select each). (A second copy for the case where every lane is active
+    /// doubled the driver's compile time of float-heavy kernels, which K copies already
+    /// multiply, for no gain measurable on lavapipe.)
+    fn run_unguarded(&mut self, cur: Word, insts: &[Inst], together: bool) -> EResult {
         // A register live at no block start is never read by a lane that resumes later.
         let live = self.vl.as_ref().map(|v| v.live.as_slice()).unwrap_or_default();
-        let mut written: Vec<RegId> = insts
-            .iter()
-            .flat_map(writes)
-            .filter(|r| live.get(r.0 as usize).copied().unwrap_or(true))
-            .collect();
+        let mut written: Vec<RegId> = if together {
+            Vec::new()
+        } else {
+            insts
+                .iter()
+                .flat_map(writes)
+                .filter(|r| live.get(r.0 as usize).copied().unwrap_or(true))
+                .collect()
+        };
         written.sort_unstable_by_key(|r| r.0);
         written.dedup();
         for l in 0..self.lane_count() {
@@ -182,6 +173,9 @@ impl FnCx<'_> {
                     saved.push(self.m.b.load(t, None, v, None, []).map_err(bug)?);
                 }
                 insts.iter().try_for_each(|inst| self.inst(inst))?;
+                if written.is_empty() {
+                    return Ok(());
+                }
                 let active = self.bit_set(cur, l)?;
                 for (&r, old) in written.iter().zip(saved) {
                     let (t, v) = (self.reg_type(r), self.reg_var(r));

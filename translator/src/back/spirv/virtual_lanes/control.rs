@@ -184,7 +184,7 @@ impl FnCx<'_> {
         jump: Option<(bool, BlockId)>,
     ) -> EResult<Option<Open>> {
         let cur = self.load_cur()?;
-        let taken = self.lanes_where(cur, |cx| {
+        let value = |cx: &mut Self| {
             let c = cx.cond_value(cond)?;
             if negate {
                 let bt = cx.m.ty(Scalar::Bool);
@@ -192,17 +192,37 @@ impl FnCx<'_> {
             } else {
                 Ok(c)
             }
-        })?;
+        };
+        // On a uniform predicate every lane of the sub-group goes the same way: all of
+        // `cur` or none, and the branch itself is the vote.
+        let uniform = match cond {
+            Cond::Pred { reg, negated } => self.uniform_operand(&Operand::Pred { reg, negated }),
+            _ => false,
+        };
         let u32t = self.m.uint(32);
-        let not_taken = self.m.b.not(u32t, None, taken).map_err(bug)?;
-        let others = self.and32(cur, not_taken)?;
+        let (taken, others, any) = if uniform {
+            let c = value(self)?;
+            let zero = self.m.const_u32(0);
+            let taken = self.sel(32, c, cur, zero)?;
+            let others = self.sel(32, c, zero, cur)?;
+            (taken, others, c)
+        } else {
+            let taken = self.lanes_where(cur, value)?;
+            let not_taken = self.m.b.not(u32t, None, taken).map_err(bug)?;
+            let others = self.and32(cur, not_taken)?;
+            (taken, others, 0)
+        };
         if let Some((is_loop, target)) = jump {
             self.store_cur(taken)?;
             self.jump_lanes(is_loop, target)?;
             self.store_cur(others)?;
             return Ok(None);
         }
-        let any = self.any_lane(taken)?;
+        let any = if uniform {
+            any
+        } else {
+            self.any_lane(taken)?
+        };
         let (arm, merge) = (self.m.b.id(), self.m.b.id());
         self.m
             .b

@@ -25,11 +25,13 @@ impl FnCx<'_> {
     /// lane `from / K`. When lane `l` wants the same slot in every invocation of the
     /// sub-group (shifts, rotations, a broadcast: `OpGroupNonUniformAllEqual`), each
     /// invocation picks that slot of its own values and one shuffle moves it; otherwise K
-    /// shuffles, one per slot, and a select.
+    /// shuffles, one per slot, and a select. With `same_slots` the translator knows the
+    /// former statically: no vote.
     pub(in crate::back::spirv) fn shuffle_on_lanes(
         &mut self,
         values: &[Word],
         from: &[Word],
+        same_slots: bool,
     ) -> EResult<Vec<Word>> {
         self.m.capability(Capability::GroupNonUniformVote);
         let k = self.lane_count();
@@ -51,6 +53,11 @@ impl FnCx<'_> {
                 }
                 Ok(got)
             };
+            if same_slots {
+                let mine = pick(self, values)?;
+                out.push(self.shuffle_hw(mine, hw)?);
+                continue;
+            }
             let same = self
                 .m
                 .b

@@ -44,6 +44,7 @@ use super::module::Scalar;
 use crate::ir::Operand;
 use crate::mid::cfg::{BlockId, Cfg};
 use crate::mid::structurize::Event;
+use crate::mid::uniformity::Uniformity;
 use rspirv::spirv::{BuiltIn, Capability, Word};
 use rustc_hash::FxHashMap;
 
@@ -63,6 +64,11 @@ pub(crate) struct Lanes {
     /// By register: whether it is live at the start of some block
     /// ([`crate::mid::liveness`]), so that an inactive lane's value must be kept.
     live: Vec<bool>,
+    /// Which registers are uniform and which blocks every live lane runs together
+    /// ([`crate::mid::uniformity`]): uniform registers are one variable for all lanes,
+    /// computed once; a branch on one needs no vote; a block run together puts back no
+    /// register (its inactive lanes have retired).
+    uni: Uniformity,
 }
 
 impl FnCx<'_> {
@@ -101,6 +107,27 @@ impl FnCx<'_> {
         let old = self.read_uint(dst, 32)?;
         let active = self.lane_active(self.lane)?;
         self.sel(32, active, value, old)
+    }
+
+    /// Whether `op` is an immediate or a register that holds the same value in every lane
+    /// (always false natively, where nothing asks).
+    pub(super) fn uniform_operand(&self, op: &Operand) -> bool {
+        match *op {
+            Operand::Imm(_) => true,
+            Operand::Reg { reg, .. } | Operand::Pred { reg, .. } => {
+                self.vl.as_ref().is_some_and(|v| v.uni.uniform(reg))
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether `op` is [`FnCx::uniform_operand`] or a lane-affine register
+    /// ([`Uniformity::lane_affine`]).
+    pub(super) fn lane_affine_operand(&self, op: &Operand) -> bool {
+        match *op {
+            Operand::Reg { reg, .. } => self.vl.as_ref().is_some_and(|v| v.uni.lane_affine(reg)),
+            _ => self.uniform_operand(op),
+        }
     }
 
     /// Whether lane `l` is in `cur`.
@@ -228,6 +255,7 @@ impl FnCx<'_> {
         cfg: &Cfg,
         events: &[Event],
         mask: Option<Word>,
+        uni: Uniformity,
     ) -> EResult {
         self.m.capability(Capability::GroupNonUniform);
         let u32t = self.m.uint(32);
@@ -248,6 +276,7 @@ impl FnCx<'_> {
             ret,
             active: None,
             live: crate::mid::liveness::live_at_some_block(self.f, cfg),
+            uni,
         });
         let start = match mask {
             Some(m) => m,
