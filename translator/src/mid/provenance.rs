@@ -88,7 +88,7 @@ impl<T: Copy + Eq> Origin<T> {
 
 /// The provenance of every register of `f` (by [`RegId`]).
 pub fn analyze(module: &Module, f: &Function) -> Vec<Provenance> {
-    solve(f, |inst, prov| match space_start(module, f, inst) {
+    solve(f, |_| Origin::Unknown, |inst, prov| match space_start(module, f, inst) {
         Some(v) => v,
         None => follow(inst, prov, |op| match *op {
             Operand::Special {
@@ -114,7 +114,7 @@ pub fn argument_slots(f: &Function) -> Vec<ArgumentSlot> {
             _ => Origin::Unknown,
         }
     };
-    solve(f, |inst, prov| {
+    solve(f, |_| Origin::Unknown, |inst, prov| {
         let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
             (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
                 crate::ir::Address {
@@ -131,16 +131,49 @@ pub fn argument_slots(f: &Function) -> Vec<ArgumentSlot> {
     })
 }
 
+/// Which parameter a value comes from (plus integer offsets, moves and selections of one
+/// parameter's values), by index: for a kernel, the `.param` whose whole value `ld.param`
+/// loaded; for a function, the `.reg` parameter (its register). What the argument kinds
+/// ([`super::argkinds`]) follow from each parameter to its uses. An `ld.param` of part of a
+/// parameter (an offset, a narrower width) is `Unknown`.
+pub fn parameter_origins(f: &Function) -> Vec<Origin<u32>> {
+    solve(
+        f,
+        |i| Origin::From(i as u32),
+        |inst, prov| {
+            let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
+                (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
+                    crate::ir::Address {
+                        base: AddrBase::Param(p),
+                        offset: AddrOffset::None,
+                        ..
+                    } if f.params.get(p.0 as usize).is_some_and(|param| {
+                        inst.q.ty.is_some_and(|t| t.bits() == param.size * 8)
+                    }) =>
+                    {
+                        Origin::From(p.0)
+                    }
+                    _ => Origin::Unknown,
+                }),
+                (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
+                _ => None,
+            };
+            from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
+        },
+    )
+}
+
 /// The fixed point of `value_of` (the origin of what an instruction writes, given the
-/// origins so far) over the registers of `f`; function parameters are `Unknown`.
+/// origins so far) over the registers of `f`; function parameter `i` starts as `param(i)`.
 fn solve<T: Copy + Eq>(
     f: &Function,
+    param: impl Fn(usize) -> Origin<T>,
     value_of: impl Fn(&Inst, &[Origin<T>]) -> Origin<T>,
 ) -> Vec<Origin<T>> {
     let n = f.regs.len();
     let mut prov = vec![Origin::Unwritten; n];
-    for &r in &f.reg_params {
-        prov[r.0 as usize] = Origin::Unknown;
+    for (i, &r) in f.reg_params.iter().enumerate() {
+        prov[r.0 as usize] = param(i);
     }
     let body = f.body.as_deref().unwrap_or(&[]);
     // The instructions reading each register.
@@ -190,7 +223,7 @@ fn solve<T: Copy + Eq>(
 
 /// The operands of `inst` with whether the instruction writes them (from the instruction
 /// table: `dst`, `retval`, ...).
-fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
+pub(crate) fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
     let rules = isa::def(inst.op).form(inst.form).operands;
     inst.ops.iter().enumerate().map(move |(i, op)| {
         let write = rules
@@ -202,7 +235,7 @@ fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
 }
 
 /// The registers an operand reads (address operands included).
-fn regs_of(op: &Operand) -> impl Iterator<Item = RegId> {
+pub(crate) fn regs_of(op: &Operand) -> impl Iterator<Item = RegId> {
     let (a, b) = match *op {
         Operand::Reg { reg, .. } => (Some(reg), None),
         Operand::Addr(addr) => {
