@@ -60,7 +60,7 @@ mod stack;
 pub mod stream;
 mod symbol;
 
-pub use args::{pack_args, Arg, ArgSink, Args, IntoArgs, KernelArg, Param, Signature};
+pub use args::{check_kind as check_arg_kind, pack_args, Arg, ArgSink, Args, IntoArgs, KernelArg, Param, Signature};
 pub use buffer::Buffer;
 pub use context::Context;
 pub use device::{

@@ -505,10 +505,33 @@ pub fn record_kinds(
         let Some(k) = reflection.kernels.iter_mut().find(|k| k.name == f.name) else {
             continue;
         };
-        for (p, (kind, span)) in k.params.iter_mut().zip(kinds) {
-            p.kind = kind;
-            p.kind_span = span.map(|s| (s.start, s.end));
-            p.kind_at = span.map(|s| crate::memcheck::Location::of(sources, s));
-        }
+        set_kinds(&mut k.params, kinds, sources);
+    }
+}
+
+/// The `.param`s of kernel `name` of a linked program, with their kinds (what
+/// [`KernelInfo::params`] holds after a translation), without translating it: for a host that
+/// runs the program elsewhere (the reference interpreter). `None`: no kernel of that name.
+pub fn kernel_params(program: &crate::Program, name: &str) -> Option<Vec<ParamInfo>> {
+    let module = &program.module;
+    let i = module
+        .functions
+        .iter()
+        .position(|f| f.is_kernel() && f.body.is_some() && f.name == name)?;
+    let (mut params, _) = params_of(&module.functions[i]);
+    let kinds = crate::mid::argkinds::infer(module).swap_remove(i)?;
+    set_kinds(&mut params, kinds, &program.sources);
+    Some(params)
+}
+
+fn set_kinds(
+    params: &mut [ParamInfo],
+    kinds: Vec<(ParamKind, Option<crate::span::Span>)>,
+    sources: &crate::span::SourceMap,
+) {
+    for (p, (kind, span)) in params.iter_mut().zip(kinds) {
+        p.kind = kind;
+        p.kind_span = span.map(|s| (s.start, s.end));
+        p.kind_at = span.map(|s| crate::memcheck::Location::of(sources, s));
     }
 }

@@ -405,7 +405,7 @@ fn value_use(
         })
     };
     match inst.op {
-        Mov | Sel | Iadd | Isub => {
+        Mov | Sel | Iadd | Isub | Addrcast => {
             if !passes_on() {
                 u.escapes = true;
             }
@@ -419,8 +419,17 @@ fn value_use(
         Umad | Umul if inst.q.full => u.int(Sign::Unsigned, span),
         Smad | Smul if inst.q.full => u.int(Sign::Signed, span),
         Umad | Smad | Umul | Smul | Cbit | Fbh | Fbl | Trunc => u.int(Sign::None, span),
-        Ucmp | Udiv | Umin | Umax | Zext => u.int(Sign::Unsigned, span),
-        Scmp | Sdiv | Smin | Smax | Sext => u.int(Sign::Signed, span),
+        Ucmp | Udiv => u.int(Sign::Unsigned, span),
+        Scmp | Sdiv => u.int(Sign::Signed, span),
+        // A minimum, maximum or extension of an address may still be one.
+        Umin | Umax | Zext => {
+            u.int(Sign::Unsigned, span);
+            u.escapes = true;
+        }
+        Smin | Smax | Sext => {
+            u.int(Sign::Signed, span);
+            u.escapes = true;
+        }
         I2f => {
             let sign = match inst.q.from {
                 Some(t) if t.is_signed() => Sign::Signed,

@@ -102,6 +102,7 @@ fn ambiguous_uses_stay_unknown() {
     assert_eq!(k[3].0, ParamKind::Unknown);
     assert_eq!(k[4].0, ParamKind::Unknown);
     // Loaded in part (a struct), or a part of a 16-byte parameter.
+    // (and see `one_register_for_two_parameters_makes_both_unknown`)
     assert_eq!(k[5].0, ParamKind::Unknown);
     assert_eq!(k[6].0, ParamKind::Unknown);
 }
@@ -146,4 +147,36 @@ fn refusals() {
     let signed = ParamKind::Int { bits: 32, signed: None };
     assert!(signed.refusal(Given::Int { bits: 32, negative: true }).is_none());
     assert!(ParamKind::Float { bits: 32 }.refusal(Given::Int { bits: 32, negative: false }).is_some());
+}
+
+#[test]
+fn one_register_for_two_parameters_makes_both_unknown() {
+    // The analysis is flow-insensitive: %q holds an address from %a, later one from %b, so
+    // neither parameter's uses can be told apart; both stay permissive.
+    let src = format!(
+        "{HEAD}.kernel @k(.param[8] %a, .param[8] %b) {{\n\
+         .reg .64b %pa, %pb, %q;\n.reg .32b %x;\n\
+         ld.param.64b %pa, [%a];\nld.param.64b %pb, [%b];\n\
+         mov.64b %q, 0;\niadd.64b %q, %q, %pa;\nld.global.32b %x, [%q];\n\
+         iadd.64b %q, %q, %pb;\nst.global.32b [%q], %x;\n}}\n"
+    );
+    let k = kinds(&src);
+    assert_eq!(k[0].0, ParamKind::Unknown);
+    assert_eq!(k[1].0, ParamKind::Unknown);
+}
+
+#[test]
+fn addresses_computed_from_products_of_an_integer_parameter_keep_their_parameter() {
+    // One register for the offset and the address (`iadd %off, %off, %pm`), an offset from
+    // a product with the integer parameter.
+    let src = format!(
+        "{HEAD}.kernel @k(.param[8] %m, .param[4] %cols) {{\n\
+         .reg .64b %pm, %off;\n.reg .32b %n, %i, %x;\n\
+         ld.param.64b %pm, [%m];\nld.param.32b %n, [%cols];\n\
+         umul.32b %i, %n, %n;\numul.full.32b %off, %i, 4;\n\
+         iadd.64b %off, %off, %pm;\nld.global.32b %x, [%off];\n}}\n"
+    );
+    let k = kinds(&src);
+    assert_eq!(k[0], (address("global", Some((32, None)), true, false), Some(11)));
+    assert_eq!(k[1].0, ParamKind::Int { bits: 32, signed: None });
 }

@@ -131,34 +131,51 @@ pub fn argument_slots(f: &Function) -> Vec<ArgumentSlot> {
     })
 }
 
-/// Which parameter a value comes from (plus integer offsets, moves and selections of one
-/// parameter's values), by index: for a kernel, the `.param` whose whole value `ld.param`
-/// loaded; for a function, the `.reg` parameter (its register). What the argument kinds
-/// ([`super::argkinds`]) follow from each parameter to its uses. An `ld.param` of part of a
-/// parameter (an offset, a narrower width) is `Unknown`.
+/// Which parameter a value comes from (plus integer offsets, moves, selections, address
+/// conversions of one parameter's values), by index: for a kernel, the `.param` whose whole
+/// value `ld.param` loaded; for a function, the `.reg` parameter (its register). What the
+/// argument kinds ([`super::argkinds`]) follow from each parameter to its uses. Every other
+/// instruction's result is `Int` here — a loaded value, a product, a call's result — since
+/// the parameter reaches it only through an instruction the argument kinds see as a use of
+/// it (a store of it, an operand); `Unknown` is a register that holds values of two
+/// parameters. An `ld.param` of part of a parameter (an offset, a narrower width) is `Int`
+/// (the argument kinds make that parameter unknown).
 pub fn parameter_origins(f: &Function) -> Vec<Origin<u32>> {
     solve(
         f,
         |i| Origin::From(i as u32),
-        |inst, prov| {
-            let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
-                (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
-                    crate::ir::Address {
-                        base: AddrBase::Param(p),
-                        offset: AddrOffset::None,
-                        ..
-                    } if f.params.get(p.0 as usize).is_some_and(|param| {
-                        inst.q.ty.is_some_and(|t| t.bits() == param.size * 8)
-                    }) =>
-                    {
-                        Origin::From(p.0)
-                    }
-                    _ => Origin::Unknown,
-                }),
-                (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
-                _ => None,
-            };
-            from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
+        |inst, prov| match (inst.op, inst.q.space, inst.ops.get(1)) {
+            (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => match a {
+                crate::ir::Address {
+                    base: AddrBase::Param(p),
+                    offset: AddrOffset::None,
+                    ..
+                } if f.params.get(p.0 as usize).is_some_and(|param| {
+                    inst.q.ty.is_some_and(|t| t.bits() == param.size * 8)
+                }) =>
+                {
+                    Origin::From(p.0)
+                }
+                _ => Origin::Int,
+            },
+            // A sum of values of one parameter is one of its values too: registers are not
+            // SSA, so `iadd %q, %q, %p` after `%q` held an offset adds `%p` to itself here.
+            (Opcode::Mov | Opcode::Sel | Opcode::Iadd | Opcode::Isub, ..) => operands(inst)
+                .filter(|(_, write)| !write)
+                .map(|(op, _)| source(op, prov, &|_| None))
+                .fold(Origin::Unwritten, Origin::join),
+            // The addend of a multiply-add, the source of an address conversion, moves on.
+            (Opcode::Umad | Opcode::Smad, ..) => match inst.ops.get(3) {
+                Some(op) => source(op, prov, &|_| None).join(Origin::Int),
+                None => Origin::Int,
+            },
+            (Opcode::Addrcast, ..) => match inst.ops.get(1) {
+                Some(op @ Operand::Reg { .. }) => source(op, prov, &|_| None),
+                _ => Origin::Int,
+            },
+            // Anything else computes a new value (or loads one): what the parameter's value
+            // becomes there is a use of it (the argument kinds record it), not the parameter.
+            _ => Origin::Int,
         },
     )
 }
