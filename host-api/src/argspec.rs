@@ -411,18 +411,36 @@ mod tests {
             parse_arg("addr:4096").unwrap(),
             ArgSpec::Scalar(4096u64.to_le_bytes().to_vec())
         );
-        assert_eq!(parse_arg("addr:f32:1").unwrap(), parse_arg("f32:1").unwrap());
+        assert_eq!(
+            parse_arg("addr:f32:1").unwrap(),
+            parse_arg("f32:1").unwrap()
+        );
     }
 
     #[test]
     fn specs_say_what_they_pass() {
         use pisa_translator::reflect::{Element, ElementClass, Given};
-        assert_eq!(given_of("u32:7"), Given::Int { bits: 32, negative: false });
-        assert_eq!(given_of("i32:-7"), Given::Int { bits: 32, negative: true });
+        assert_eq!(
+            given_of("u32:7"),
+            Given::Int {
+                bits: 32,
+                negative: false
+            }
+        );
+        assert_eq!(
+            given_of("i32:-7"),
+            Given::Int {
+                bits: 32,
+                negative: true
+            }
+        );
         assert_eq!(given_of("f64:1e3"), Given::Float { bits: 64 });
         assert_eq!(given_of("bytes:00"), Given::Raw);
         assert_eq!(given_of("addr:4096"), Given::Raw);
-        let f64s = Some(Element { bits: 64, class: Some(ElementClass::Float) });
+        let f64s = Some(Element {
+            bits: 64,
+            class: Some(ElementClass::Float),
+        });
         assert_eq!(given_of("f64[]:1,2"), Given::Buffer { element: f64s });
         assert_eq!(given_of("f64[4]"), Given::Buffer { element: f64s });
     }

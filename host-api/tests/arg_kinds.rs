@@ -5,7 +5,9 @@
 //! context stays usable (a correct launch afterwards gives the right values); `Arg::raw`
 //! keeps the old behaviour. The CLI's `--arg` refusals are in `tests/cli.rs`.
 
-use pisa_vk::{Arg, Args, Buffer, Context, ContextOptions, DeviceSelector, DiskCache, Error, Module};
+use pisa_vk::{
+    Arg, Args, Buffer, Context, ContextOptions, DeviceSelector, DiskCache, Error, Module,
+};
 
 const SAXPY: &str = include_str!("../../examples/saxpy.pisa");
 const SCALE: &str = include_str!("../../examples/scale.pisa");
@@ -80,16 +82,27 @@ fn a_float_for_a_column_count_is_refused_and_the_context_stays_usable() {
     let mat = ctx.buffer_from(&data).unwrap();
     let out = ctx.zeroed::<f32>(rows).unwrap();
     // The slip: 1000.0 for `%cols` would loop far past the buffers.
-    let e = m.dispatch("row_sum", rows, 1, (&mat, &out, 1000.0f32)).unwrap_err();
+    let e = m
+        .dispatch("row_sum", rows, 1, (&mat, &out, 1000.0f32))
+        .unwrap_err();
     let (param, text) = refused(e);
     assert_eq!(param, "cols");
     assert!(text.contains("is a 32-bit float"), "{text}");
-    assert!(text.contains("`%cols` is a 32-bit unsigned integer"), "{text}");
-    assert!(text.contains("row_sum.pisa:15:"), "the deciding line: {text}");
+    assert!(
+        text.contains("`%cols` is a 32-bit unsigned integer"),
+        "{text}"
+    );
+    assert!(
+        text.contains("row_sum.pisa:15:"),
+        "the deciding line: {text}"
+    );
     assert!(text.contains("ucmp.lt.32b %more, %c, %n"), "{text}");
     assert!(e_is_usage(&ctx, &m));
     // A negative count for the unsigned comparison.
-    let (param, text) = refused(m.dispatch("row_sum", rows, 1, (&mat, &out, -3i32)).unwrap_err());
+    let (param, text) = refused(
+        m.dispatch("row_sum", rows, 1, (&mat, &out, -3i32))
+            .unwrap_err(),
+    );
     assert_eq!(param, "cols");
     assert!(text.contains("a negative integer"), "{text}");
     // A buffer where the kernel only computes with the value (an 8-byte count).
@@ -98,17 +111,23 @@ fn a_float_for_a_column_count_is_refused_and_the_context_stays_usable() {
     let (param, text) = refused(fill.dispatch("fill", 4, 1, (&ids, &ids)).unwrap_err());
     assert_eq!(param, "n");
     assert!(text.contains("never dereferences it"), "{text}");
-    assert!(text.contains("`%n` is a 64-bit unsigned integer (fill.pisa:11:3: `ucmp.ge.64b"), "{text}");
+    assert!(
+        text.contains("`%n` is a 64-bit unsigned integer (fill.pisa:11:3: `ucmp.ge.64b"),
+        "{text}"
+    );
     fill.dispatch("fill", 4, 1, (&ids, 3u64)).unwrap();
     assert_eq!(ids.read().unwrap(), [0, 1, 2, 0]);
     // An integer where the kernel dereferences an address (line 19: `ld.global.32b`).
-    let (param, text) =
-        refused(m.dispatch("row_sum", rows, 1, (4096u64, &out, cols as u32)).unwrap_err());
+    let (param, text) = refused(
+        m.dispatch("row_sum", rows, 1, (4096u64, &out, cols as u32))
+            .unwrap_err(),
+    );
     assert_eq!(param, "m");
     assert!(text.contains("dereferences it as an address"), "{text}");
     assert!(text.contains("row_sum.pisa:19:"), "{text}");
     // The context runs the correct launch afterwards: row sums 0+1+2, 3+4+5, ...
-    m.dispatch("row_sum", rows, 1, (&mat, &out, cols as u32)).unwrap();
+    m.dispatch("row_sum", rows, 1, (&mat, &out, cols as u32))
+        .unwrap();
     assert_eq!(out.read().unwrap(), [3.0, 12.0, 21.0, 30.0]);
 }
 
@@ -127,13 +146,20 @@ fn buffers_of_the_wrong_element_type_are_refused() {
     let x = ctx.buffer_from(&[1.0f32, 2.0, 3.0, 4.0]).unwrap();
     let y = ctx.buffer_from(&[10.0f32; 4]).unwrap();
     // A float64 array where the kernel loads .32b and computes fmad.f.
-    let (param, text) =
-        refused(saxpy.dispatch("saxpy", 4, 4, (2.0f32, &x64, &y, 4u32)).unwrap_err());
+    let (param, text) = refused(
+        saxpy
+            .dispatch("saxpy", 4, 4, (2.0f32, &x64, &y, 4u32))
+            .unwrap_err(),
+    );
     assert_eq!(param, "xs");
     assert!(text.contains("a buffer of 64-bit floats"), "{text}");
     assert!(text.contains("of 32-bit floats"), "{text}");
     // An integer for the float `alpha` (its bits would be a denormal).
-    let (param, _) = refused(saxpy.dispatch("saxpy", 4, 4, (2u32, &x, &y, 4u32)).unwrap_err());
+    let (param, _) = refused(
+        saxpy
+            .dispatch("saxpy", 4, 4, (2u32, &x, &y, 4u32))
+            .unwrap_err(),
+    );
     assert_eq!(param, "alpha");
     // A Buffer<f32> where `scale` computes with u32 data (umul.32b).
     let scale = Module::from_source(&ctx, "scale.pisa", SCALE).unwrap();
@@ -159,9 +185,12 @@ fn buffers_of_the_wrong_element_type_are_refused() {
     assert_eq!(refused(e).0, "n");
     // Streams refuse the same way, and run the correct launch after.
     let mut s = ctx.stream();
-    let e = s.dispatch(&saxpy, "saxpy", 4, 4, (2.0f32, &x64, &y, 4u32)).unwrap_err();
+    let e = s
+        .dispatch(&saxpy, "saxpy", 4, 4, (2.0f32, &x64, &y, 4u32))
+        .unwrap_err();
     assert_eq!(refused(e).0, "xs");
-    s.dispatch(&saxpy, "saxpy", 4, 4, (2.0f32, &x, &y, 4u32)).unwrap();
+    s.dispatch(&saxpy, "saxpy", 4, 4, (2.0f32, &x, &y, 4u32))
+        .unwrap();
     s.submit().unwrap().wait().unwrap();
     assert_eq!(y.read().unwrap(), [12.0, 14.0, 16.0, 18.0]);
     typed.dispatch(4, 4, (1.0, &x, &y, 4)).unwrap();

@@ -43,30 +43,57 @@ fn contradicting_arguments_are_usage_errors_naming_the_parameter_and_line() {
     for device in ["llvmpipe", "reference"] {
         // An integer where the kernel dereferences a buffer (the issue's `--arg u64:4096`).
         let out = saxpy(["f32:2", "u64:4096", "f32[]:1,1,1,1", "u32:4"], device);
-        assert_eq!(out.status.code(), Some(2), "{device}: {}", text(&out.stderr));
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{device}: {}",
+            text(&out.stderr)
+        );
         let err = text(&out.stderr);
         assert!(err.contains("argument 1 (`%xs`)"), "{err}");
-        assert!(err.contains("is an integer, but the kernel dereferences it"), "{err}");
-        assert!(err.contains("examples/saxpy.pisa:31:3: `ld.global.32b %x, [%px]`"), "{err}");
+        assert!(
+            err.contains("is an integer, but the kernel dereferences it"),
+            "{err}"
+        );
+        assert!(
+            err.contains("examples/saxpy.pisa:31:3: `ld.global.32b %x, [%px]`"),
+            "{err}"
+        );
         assert!(out.stdout.is_empty(), "nothing ran: {}", text(&out.stdout));
         // A float for the unsigned count; a negative count.
         let out = saxpy(["f32:2", "f32[]:1,2,3,4", "f32[]:1,1,1,1", "f32:4"], device);
         assert_eq!(out.status.code(), Some(2));
         let err = text(&out.stderr);
-        assert!(err.contains("`%n`") && err.contains("unsigned integer"), "{err}");
-        assert!(err.contains("saxpy.pisa:25:3: `ucmp.ge.32b %done, %i, %count`"), "{err}");
-        let out = saxpy(["f32:2", "f32[]:1,2,3,4", "f32[]:1,1,1,1", "i32:-4"], device);
+        assert!(
+            err.contains("`%n`") && err.contains("unsigned integer"),
+            "{err}"
+        );
+        assert!(
+            err.contains("saxpy.pisa:25:3: `ucmp.ge.32b %done, %i, %count`"),
+            "{err}"
+        );
+        let out = saxpy(
+            ["f32:2", "f32[]:1,2,3,4", "f32[]:1,1,1,1", "i32:-4"],
+            device,
+        );
         assert_eq!(out.status.code(), Some(2));
         assert!(text(&out.stderr).contains("a negative integer"));
         // A float64 array where the kernel loads .32b and computes fmad.f.
         let out = saxpy(["f32:2", "f64[]:1,2,3,4", "f32[]:1,1,1,1", "u32:4"], device);
         assert_eq!(out.status.code(), Some(2));
         let err = text(&out.stderr);
-        assert!(err.contains("a buffer of 64-bit floats") && err.contains("%xs"), "{err}");
+        assert!(
+            err.contains("a buffer of 64-bit floats") && err.contains("%xs"),
+            "{err}"
+        );
         // The right arguments run: y = 2x + 1.
         let out = saxpy(["f32:2", "f32[]:1,2,3,4", "f32[]:1,1,1,1", "u32:4"], device);
         assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-        assert!(text(&out.stdout).contains("3.0 5.0 7.0 9.0"), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).contains("3.0 5.0 7.0 9.0"),
+            "{}",
+            text(&out.stdout)
+        );
     }
 }
 
@@ -85,7 +112,11 @@ fn raw_specs_pass_anything_of_the_right_size() {
         "reference",
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
-    assert!(text(&out.stdout).contains("3.0 5.0 1.0 1.0"), "{}", text(&out.stdout));
+    assert!(
+        text(&out.stdout).contains("3.0 5.0 1.0 1.0"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[test]
@@ -94,10 +125,16 @@ fn the_reflection_shows_the_kinds() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
     let params = &r["kernels"][0]["params"];
-    assert_eq!(params[0]["kind"], serde_json::json!({"kind": "float", "bits": 32}));
+    assert_eq!(
+        params[0]["kind"],
+        serde_json::json!({"kind": "float", "bits": 32})
+    );
     assert_eq!(params[1]["kind"]["kind"], "address");
     assert_eq!(params[1]["kind"]["space"], "global");
-    assert_eq!(params[1]["kind"]["element"], serde_json::json!({"bits": 32, "class": "float"}));
+    assert_eq!(
+        params[1]["kind"]["element"],
+        serde_json::json!({"bits": 32, "class": "float"})
+    );
     assert_eq!(params[1]["kind"]["read"], true);
     assert_eq!(params[1]["kind"]["write"], false);
     assert_eq!(params[2]["kind"]["write"], true);
@@ -106,5 +143,8 @@ fn the_reflection_shows_the_kinds() {
         serde_json::json!({"kind": "int", "bits": 32, "signed": false})
     );
     assert_eq!(params[3]["kind_at"]["line"], 25);
-    assert_eq!(params[3]["kind_at"]["text"], "ucmp.ge.32b %done, %i, %count");
+    assert_eq!(
+        params[3]["kind_at"]["text"],
+        "ucmp.ge.32b %done, %i, %count"
+    );
 }

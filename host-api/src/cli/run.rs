@@ -4,9 +4,9 @@
 
 use super::output::{self, Selection, Shown};
 use super::{invalid, read_sources, Failure};
+use pisa_translator::reflect::{Given, ParamInfo};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
 use pisa_vk::reference::{self, Data, Job, Outputs};
-use pisa_translator::reflect::{Given, ParamInfo};
 use pisa_vk::{Context, DeviceSelector, Dim3, Module};
 
 /// Arguments of `run`.
