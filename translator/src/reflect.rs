@@ -461,9 +461,9 @@ impl ParamKind {
     /// parameter as), or `None` when it is taken. Clear contradictions only (spec-notes §89):
     /// a float or a negative integer for an unsigned integer, a float for any integer, an
     /// integer or a float where the kernel dereferences an address, a buffer where it does
-    /// integer or float arithmetic only, a buffer whose element type's class or width
-    /// contradicts the element the kernel accesses (byte elements and untyped buffers are
-    /// taken for any). [`Given::Raw`] and [`ParamKind::Unknown`] are never refused.
+    /// integer or float arithmetic only, a buffer whose element type contradicts the data the
+    /// kernel accesses (floats for integer data or the reverse; another width for float
+    /// data; byte elements, untyped buffers and integer words of another width are taken). [`Given::Raw`] and [`ParamKind::Unknown`] are never refused.
     pub fn refusal(&self, given: Given) -> Option<&'static str> {
         use ParamKind as K;
         match (self, given) {
@@ -471,21 +471,36 @@ impl ParamKind {
             (K::Address { .. }, Given::Int { .. } | Given::Float { .. }) => {
                 Some("the kernel dereferences it as an address")
             }
-            (K::Address { element: Some(want), .. }, Given::Buffer { element: Some(got) }) => {
+            (
+                K::Address {
+                    element: Some(want),
+                    ..
+                },
+                Given::Buffer { element: Some(got) },
+            ) => {
+                // Bytes are raw memory; integer words of another width are storage (a
+                // `Buffer<u64>` of words): only float data has one width that must match.
                 let bytes = got.bits == 8 && got.class != Some(ElementClass::Float);
-                let class_differs = want.class.is_some() && got.class.is_some() && want.class != got.class;
-                let width_differs = want.class.is_some() && want.bits != got.bits;
-                (!bytes && (class_differs || width_differs))
-                    .then_some("its element type contradicts the data the kernel accesses through it")
+                let class_differs =
+                    want.class.is_some() && got.class.is_some() && want.class != got.class;
+                let width_differs =
+                    want.class == Some(ElementClass::Float) && want.bits != got.bits;
+                (!bytes && (class_differs || width_differs)).then_some(
+                    "its element type contradicts the data the kernel accesses through it",
+                )
             }
             (K::Address { .. }, Given::Buffer { .. }) => None,
             (K::Int { .. } | K::Float { .. }, Given::Buffer { .. }) => {
                 Some("the kernel computes with its value and never dereferences it")
             }
             (K::Int { .. }, Given::Float { .. }) => Some("the kernel uses it as an integer"),
-            (K::Int { signed: Some(false), .. }, Given::Int { negative: true, .. }) => {
-                Some("the kernel uses it as an unsigned integer")
-            }
+            (
+                K::Int {
+                    signed: Some(false),
+                    ..
+                },
+                Given::Int { negative: true, .. },
+            ) => Some("the kernel uses it as an unsigned integer"),
             (K::Float { .. }, Given::Int { .. }) => Some("the kernel uses it as a float"),
             _ => None,
         }

@@ -27,7 +27,9 @@ pub struct Args {
     /// Global offset: X[,Y[,Z]] (the others 0).
     #[arg(long)]
     offset: Option<String>,
-    /// A kernel argument, in `.param` order: TYPE:VALUE, bytes:HEX, TYPE[]:V1,V2,...,
+    /// A kernel argument, in `.param` order: TYPE:VALUE, bytes:HEX, addr:VALUE (an address,
+    /// not checked against the parameter's kind; addr:SPEC any spec unchecked),
+    /// TYPE[]:V1,V2,...,
     /// TYPE[N] or TYPE[]@PATH (buffers pass their device address).
     #[arg(long = "arg")]
     args: Vec<String>,

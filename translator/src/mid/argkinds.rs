@@ -179,7 +179,11 @@ impl Usage {
         self.deref = Some(match self.deref {
             None => d,
             Some(old) => Deref {
-                space: if old.space == d.space { old.space } else { None },
+                space: if old.space == d.space {
+                    old.space
+                } else {
+                    None
+                },
                 read: old.read || d.read,
                 write: old.write || d.write,
                 element: match (old.element, d.element) {
@@ -279,11 +283,7 @@ impl Usage {
 
 /// How `f` uses each of its `count` parameters (kernel `.param`s or function `.reg`
 /// parameters), with the summaries of the functions it calls.
-fn usages(
-    f: &Function,
-    count: usize,
-    summaries: &[Option<Vec<Usage>>],
-) -> Vec<Usage> {
+fn usages(f: &Function, count: usize, summaries: &[Option<Vec<Usage>>]) -> Vec<Usage> {
     let origins = provenance::parameter_origins(f);
     let classes = register_classes(f);
     let mut out = vec![Usage::default(); count];
@@ -369,7 +369,9 @@ fn address_use(
         Opcode::Iatom => Class::Int,
         Opcode::Fatom => Class::Float,
         _ => match value {
-            Some(Operand::Reg { reg, .. }) => classes.get(reg.0 as usize).copied().unwrap_or(Class::None),
+            Some(Operand::Reg { reg, .. }) => {
+                classes.get(reg.0 as usize).copied().unwrap_or(Class::None)
+            }
             _ => Class::None,
         },
     };
@@ -445,7 +447,9 @@ fn value_use(
             _ => u.escapes = true,
         },
         Call => {
-            let target = ops.iter().position(|&(op, _)| matches!(op, Operand::Func(_)));
+            let target = ops
+                .iter()
+                .position(|&(op, _)| matches!(op, Operand::Func(_)));
             let callee = target.and_then(|t| match ops[t].0 {
                 Operand::Func(g) => Some((t, g.0 as usize)),
                 _ => None,

@@ -18,7 +18,12 @@ fn kinds(src: &str) -> Vec<(ParamKind, Option<usize>)> {
 
 const HEAD: &str = ".version 0.1;\n.target 100;\n";
 
-fn address(space: &str, element: Option<(u32, Option<ElementClass>)>, read: bool, write: bool) -> ParamKind {
+fn address(
+    space: &str,
+    element: Option<(u32, Option<ElementClass>)>,
+    read: bool,
+    write: bool,
+) -> ParamKind {
     ParamKind::Address {
         space: space.into(),
         element: element.map(|(bits, class)| Element { bits, class }),
@@ -44,7 +49,16 @@ fn saxpy_parameters_are_a_float_two_float_arrays_and_an_unsigned_count() {
     let f32s = Some((32, Some(ElementClass::Float)));
     assert_eq!(k[1], (address("global", f32s, true, false), Some(17)));
     assert_eq!(k[2], (address("global", f32s, true, true), Some(18)));
-    assert_eq!(k[3], (ParamKind::Int { bits: 32, signed: Some(false) }, Some(12)));
+    assert_eq!(
+        k[3],
+        (
+            ParamKind::Int {
+                bits: 32,
+                signed: Some(false)
+            },
+            Some(12)
+        )
+    );
 }
 
 #[test]
@@ -57,9 +71,24 @@ fn integer_data_signedness_and_widths() {
          ucmp.lt.64b %c, %big, 10;\nscmp.lt.32b %d, %v, 0;\n}}\n"
     );
     let k = kinds(&src);
-    assert_eq!(k[0].0, address("global", Some((32, Some(ElementClass::Int))), true, true));
-    assert_eq!(k[1].0, ParamKind::Int { bits: 64, signed: Some(false) });
-    assert_eq!(k[2].0, ParamKind::Int { bits: 32, signed: Some(true) });
+    assert_eq!(
+        k[0].0,
+        address("global", Some((32, Some(ElementClass::Int))), true, true)
+    );
+    assert_eq!(
+        k[1].0,
+        ParamKind::Int {
+            bits: 64,
+            signed: Some(false)
+        }
+    );
+    assert_eq!(
+        k[2].0,
+        ParamKind::Int {
+            bits: 32,
+            signed: Some(true)
+        }
+    );
 }
 
 #[test]
@@ -73,7 +102,10 @@ fn an_address_passed_to_a_function_that_dereferences_it_is_an_address() {
     );
     let k = kinds(&src);
     // Decided by the store inside @put (line 4).
-    assert_eq!(k[0], (address("global", Some((32, None)), false, true), Some(4)));
+    assert_eq!(
+        k[0],
+        (address("global", Some((32, None)), false, true), Some(4))
+    );
     // Loaded and never used: unknown.
     assert_eq!(k[1], (ParamKind::Unknown, None));
 }
@@ -126,27 +158,70 @@ fn a_null_test_does_not_make_a_pointer_an_integer_and_recursion_is_followed_no_f
 #[test]
 fn refusals() {
     use crate::reflect::Given;
-    let uint = ParamKind::Int { bits: 32, signed: Some(false) };
+    let uint = ParamKind::Int {
+        bits: 32,
+        signed: Some(false),
+    };
     let f32s = address("global", Some((32, Some(ElementClass::Float))), true, true);
     let buffer = |bits, class| Given::Buffer {
         element: Some(Element { bits, class }),
     };
     assert!(uint.refusal(Given::Float { bits: 32 }).is_some());
-    assert!(uint.refusal(Given::Int { bits: 32, negative: true }).is_some());
-    assert!(uint.refusal(Given::Int { bits: 32, negative: false }).is_none());
+    assert!(uint
+        .refusal(Given::Int {
+            bits: 32,
+            negative: true
+        })
+        .is_some());
+    assert!(uint
+        .refusal(Given::Int {
+            bits: 32,
+            negative: false
+        })
+        .is_none());
     assert!(uint.refusal(Given::Buffer { element: None }).is_some());
     assert!(uint.refusal(Given::Raw).is_none());
-    assert!(f32s.refusal(Given::Int { bits: 64, negative: false }).is_some());
-    assert!(f32s.refusal(buffer(64, Some(ElementClass::Float))).is_some());
+    assert!(f32s
+        .refusal(Given::Int {
+            bits: 64,
+            negative: false
+        })
+        .is_some());
+    assert!(f32s
+        .refusal(buffer(64, Some(ElementClass::Float)))
+        .is_some());
     assert!(f32s.refusal(buffer(32, Some(ElementClass::Int))).is_some());
-    assert!(f32s.refusal(buffer(32, Some(ElementClass::Float))).is_none());
+    assert!(f32s
+        .refusal(buffer(32, Some(ElementClass::Float)))
+        .is_none());
     // Bytes and untyped buffers are taken for any element.
     assert!(f32s.refusal(buffer(8, Some(ElementClass::Int))).is_none());
     assert!(f32s.refusal(Given::Buffer { element: None }).is_none());
-    assert!(ParamKind::Unknown.refusal(Given::Float { bits: 64 }).is_none());
-    let signed = ParamKind::Int { bits: 32, signed: None };
-    assert!(signed.refusal(Given::Int { bits: 32, negative: true }).is_none());
-    assert!(ParamKind::Float { bits: 32 }.refusal(Given::Int { bits: 32, negative: false }).is_some());
+    // Integer data in words of another width: storage, taken; floats for it are not.
+    let u32s = address("global", Some((32, Some(ElementClass::Int))), true, true);
+    assert!(u32s.refusal(buffer(64, Some(ElementClass::Int))).is_none());
+    assert!(u32s
+        .refusal(buffer(32, Some(ElementClass::Float)))
+        .is_some());
+    assert!(ParamKind::Unknown
+        .refusal(Given::Float { bits: 64 })
+        .is_none());
+    let signed = ParamKind::Int {
+        bits: 32,
+        signed: None,
+    };
+    assert!(signed
+        .refusal(Given::Int {
+            bits: 32,
+            negative: true
+        })
+        .is_none());
+    assert!(ParamKind::Float { bits: 32 }
+        .refusal(Given::Int {
+            bits: 32,
+            negative: false
+        })
+        .is_some());
 }
 
 #[test]
@@ -177,6 +252,15 @@ fn addresses_computed_from_products_of_an_integer_parameter_keep_their_parameter
          iadd.64b %off, %off, %pm;\nld.global.32b %x, [%off];\n}}\n"
     );
     let k = kinds(&src);
-    assert_eq!(k[0], (address("global", Some((32, None)), true, false), Some(11)));
-    assert_eq!(k[1].0, ParamKind::Int { bits: 32, signed: None });
+    assert_eq!(
+        k[0],
+        (address("global", Some((32, None)), true, false), Some(11))
+    );
+    assert_eq!(
+        k[1].0,
+        ParamKind::Int {
+            bits: 32,
+            signed: None
+        }
+    );
 }

@@ -88,16 +88,20 @@ impl<T: Copy + Eq> Origin<T> {
 
 /// The provenance of every register of `f` (by [`RegId`]).
 pub fn analyze(module: &Module, f: &Function) -> Vec<Provenance> {
-    solve(f, |_| Origin::Unknown, |inst, prov| match space_start(module, f, inst) {
-        Some(v) => v,
-        None => follow(inst, prov, |op| match *op {
-            Operand::Special {
-                reg: SpecialReg::PrintfBuffer,
-                ..
-            } => Some(Origin::From(MemSpace::Global)),
-            _ => None,
-        }),
-    })
+    solve(
+        f,
+        |_| Origin::Unknown,
+        |inst, prov| match space_start(module, f, inst) {
+            Some(v) => v,
+            None => follow(inst, prov, |op| match *op {
+                Operand::Special {
+                    reg: SpecialReg::PrintfBuffer,
+                    ..
+                } => Some(Origin::From(MemSpace::Global)),
+                _ => None,
+            }),
+        },
+    )
 }
 
 /// The argument slot of every register of `f` (by [`RegId`]): `From(k)` for an address
@@ -114,21 +118,25 @@ pub fn argument_slots(f: &Function) -> Vec<ArgumentSlot> {
             _ => Origin::Unknown,
         }
     };
-    solve(f, |_| Origin::Unknown, |inst, prov| {
-        let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
-            (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
-                crate::ir::Address {
-                    base: AddrBase::Param(p),
-                    offset: AddrOffset::None,
-                    ..
-                } => slot(*p),
-                _ => Origin::Unknown,
-            }),
-            (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
-            _ => None,
-        };
-        from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
-    })
+    solve(
+        f,
+        |_| Origin::Unknown,
+        |inst, prov| {
+            let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
+                (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
+                    crate::ir::Address {
+                        base: AddrBase::Param(p),
+                        offset: AddrOffset::None,
+                        ..
+                    } => slot(*p),
+                    _ => Origin::Unknown,
+                }),
+                (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
+                _ => None,
+            };
+            from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
+        },
+    )
 }
 
 /// Which parameter a value comes from (plus integer offsets, moves, selections, address
@@ -150,9 +158,10 @@ pub fn parameter_origins(f: &Function) -> Vec<Origin<u32>> {
                     base: AddrBase::Param(p),
                     offset: AddrOffset::None,
                     ..
-                } if f.params.get(p.0 as usize).is_some_and(|param| {
-                    inst.q.ty.is_some_and(|t| t.bits() == param.size * 8)
-                }) =>
+                } if f
+                    .params
+                    .get(p.0 as usize)
+                    .is_some_and(|param| inst.q.ty.is_some_and(|t| t.bits() == param.size * 8)) =>
                 {
                     Origin::From(p.0)
                 }
