@@ -93,9 +93,9 @@ def test_buffer_for_an_integer_and_int_for_a_float(ctx, saxpy):
         saxpy(4, 2, 2.0, x, y, n)
     saxpy(4, 2, 2, x, y, 4)
     np.testing.assert_array_equal(y, [3, 5, 7, 9])
-    # An int32 array where the kernel does float math on 32-bit loads.
-    with pytest.raises(pisa_vk.ArgumentError, match=r"%xs.*32-bit integers"):
-        saxpy(4, 2, 2.0, x.view(np.int32), y, 4)
+    # A float16 array where the kernel does float math on 32-bit loads.
+    with pytest.raises(pisa_vk.ArgumentError, match=r"%xs.*16-bit floats"):
+        saxpy(4, 2, 2.0, x.astype(np.float16), y, 4)
 
 
 def test_raw_address_keeps_the_old_behaviour(ctx, saxpy):

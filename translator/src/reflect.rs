@@ -461,9 +461,10 @@ impl ParamKind {
     /// parameter as), or `None` when it is taken. Clear contradictions only (spec-notes §89):
     /// a float or a negative integer for an unsigned integer, a float for any integer, an
     /// integer or a float where the kernel dereferences an address, a buffer where it does
-    /// integer or float arithmetic only, a buffer whose element type contradicts the data the
-    /// kernel accesses (floats for integer data or the reverse; another width for float
-    /// data; byte elements, untyped buffers and integer words of another width are taken). [`Given::Raw`] and [`ParamKind::Unknown`] are never refused.
+    /// integer or float arithmetic only, a buffer of floats where the kernel accesses integer
+    /// data or floats of another width (buffers of integer element types, bytes included,
+    /// and untyped ones are taken for any data: they are how bits travel). [`Given::Raw`]
+    /// and [`ParamKind::Unknown`] are never refused.
     pub fn refusal(&self, given: Given) -> Option<&'static str> {
         use ParamKind as K;
         match (self, given) {
@@ -478,14 +479,17 @@ impl ParamKind {
                 },
                 Given::Buffer { element: Some(got) },
             ) => {
-                // Bytes are raw memory; integer words of another width are storage (a
-                // `Buffer<u64>` of words): only float data has one width that must match.
-                let bytes = got.bits == 8 && got.class != Some(ElementClass::Float);
-                let class_differs =
-                    want.class.is_some() && got.class.is_some() && want.class != got.class;
-                let width_differs =
-                    want.class == Some(ElementClass::Float) && want.bits != got.bits;
-                (!bytes && (class_differs || width_differs)).then_some(
+                // Integer element types are how bits and raw memory travel (a `Buffer<u32>`
+                // to look at float results bit by bit, a `Buffer<u64>` of words): taken for
+                // any data. Float elements contradict integer data, and float data of
+                // another width.
+                let contradicts = got.class == Some(ElementClass::Float)
+                    && match want.class {
+                        Some(ElementClass::Int) => true,
+                        Some(ElementClass::Float) => want.bits != got.bits,
+                        None => false,
+                    };
+                contradicts.then_some(
                     "its element type contradicts the data the kernel accesses through it",
                 )
             }

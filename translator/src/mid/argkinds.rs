@@ -407,13 +407,23 @@ fn value_use(
         })
     };
     match inst.op {
-        Mov | Sel | Iadd | Isub | Addrcast => {
+        Mov | Sel | Addrcast => {
+            if !passes_on() {
+                u.escapes = true;
+            }
+        }
+        // A sum moves an address on, and is integer arithmetic on the value: a parameter
+        // that is summed and then used as a float (`iadd` of an index to float bits) is
+        // used both ways (a dereference still decides an address).
+        Iadd | Isub => {
+            u.int(Sign::None, span);
             if !passes_on() {
                 u.escapes = true;
             }
         }
         // The addend of a multiply-add moves on; a factor is multiplied.
         Umad | Smad if i == 3 => {
+            u.int(Sign::None, span);
             if !passes_on() {
                 u.escapes = true;
             }

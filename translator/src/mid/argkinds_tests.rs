@@ -190,7 +190,11 @@ fn refusals() {
     assert!(f32s
         .refusal(buffer(64, Some(ElementClass::Float)))
         .is_some());
-    assert!(f32s.refusal(buffer(32, Some(ElementClass::Int))).is_some());
+    // Integer words carry any bits (a Buffer<u32> to look at float results).
+    assert!(f32s.refusal(buffer(32, Some(ElementClass::Int))).is_none());
+    assert!(f32s
+        .refusal(buffer(16, Some(ElementClass::Float)))
+        .is_some());
     assert!(f32s
         .refusal(buffer(32, Some(ElementClass::Float)))
         .is_none());
