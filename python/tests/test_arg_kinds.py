@@ -119,3 +119,23 @@ def test_arrays_the_kernel_only_reads_are_not_copied_back(saxpy):
     assert pisa_vk.transfer_stats() == {
         "uploads": 2, "upload_bytes": 8000, "downloads": 1, "download_bytes": 4000
     }
+
+
+def test_saxpy_copies_example_counts_the_copies():
+    """python/examples/saxpy_copies.py: before (raw_address) 2 uploads + 2 downloads, with
+    the kinds 2 uploads + 1 download. PISA_VK_COPIES_MB sizes it (256 for the figures in
+    docs/python.md; 16 by default)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    mb = os.environ.get("PISA_VK_COPIES_MB", "16")
+    example = Path(__file__).resolve().parents[1] / "examples" / "saxpy_copies.py"
+    out = subprocess.run(
+        [sys.executable, str(example), "--mb", mb], capture_output=True, text=True, check=True
+    ).stdout
+    print(out)
+    half = int(mb) // 2
+    assert f"2 uploads ({int(mb)} MiB), 2 downloads ({int(mb)} MiB), {2 * int(mb)} MiB copied" in out
+    assert f"2 uploads ({int(mb)} MiB), 1 downloads ({half} MiB), {int(mb) + half} MiB copied" in out
