@@ -32,7 +32,7 @@
 
 use crate::{Buffer, Error, Result};
 use bytemuck::Pod;
-use pisa_translator::reflect::ParamInfo;
+use pisa_translator::reflect::{Element, ElementClass, Given, ParamInfo};
 
 /// One kernel argument as raw bytes: the bytes of its `.param` and, for one made from a
 /// [`Buffer`] (`(&buffer).into()`), the context the buffer belongs to, so that a dispatch
@@ -41,15 +41,29 @@ use pisa_translator::reflect::ParamInfo;
 pub struct Arg {
     bytes: Vec<u8>,
     context: Option<u64>,
+    given: Given,
 }
 
 impl Arg {
     /// An argument of raw bytes (the `.param`'s size, little-endian): not known to be a
-    /// buffer, so a dispatch cannot keep one alive or check its context.
+    /// buffer, so a dispatch cannot keep one alive or check its context, and not checked
+    /// against the parameter's kind.
     pub fn bytes(bytes: Vec<u8>) -> Arg {
         Arg {
             bytes,
             context: None,
+            given: Given::Raw,
+        }
+    }
+
+    /// `arg` without its kind: a dispatch takes it whatever the kernel does with its
+    /// parameter (an integer where the kernel dereferences an address, a buffer of any
+    /// element type), checking only its size (and, for a buffer, its context). The escape
+    /// for code that means it (spec-notes §89): `Arg::raw(buffer.device_address())`.
+    pub fn raw(arg: impl Into<Arg>) -> Arg {
+        Arg {
+            given: Given::Raw,
+            ..arg.into()
         }
     }
 
@@ -76,26 +90,79 @@ impl<T: Pod> From<&Buffer<T>> for Arg {
         Arg {
             bytes: b.device_address().to_le_bytes().to_vec(),
             context: Some(b.raw().context_id()),
+            given: Given::Buffer {
+                element: element_of::<T>(),
+            },
         }
     }
 }
 
 macro_rules! scalar_args {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $given:expr),*) => {$(
         impl From<$t> for Arg {
-            fn from(x: $t) -> Arg { Arg::bytes(x.to_le_bytes().to_vec()) }
+            fn from(x: $t) -> Arg {
+                Arg { bytes: x.to_le_bytes().to_vec(), context: None, given: (&x).given() }
+            }
         }
         impl KernelArg for $t {
-            fn put(&self, sink: &mut ArgSink) { sink.bytes(&self.to_le_bytes()) }
+            fn put(&self, sink: &mut ArgSink) { sink.typed(&self.to_le_bytes(), self.given()) }
         }
         impl Param for $t {
             type Value<'x> = $t;
             const SIZE: u32 = std::mem::size_of::<$t>() as u32;
             const NAME: &'static str = stringify!($t);
+            fn given() -> Given {
+                // A typed kernel's value is not known yet: checked for its sign at dispatch.
+                let zero: $t = Default::default();
+                zero.given()
+            }
+        }
+        impl Scalar for $t {
+            fn given(&self) -> Given {
+                let bits = 8 * std::mem::size_of::<$t>() as u32;
+                #[allow(clippy::redundant_closure_call, unused_comparisons)]
+                ($given)(bits, *self)
+            }
         }
     )*};
 }
-scalar_args!(u8, i8, u16, i16, u32, i32, u64, i64, f32, f64);
+
+/// What a scalar argument is, for the kind check ([`Given`]).
+trait Scalar {
+    fn given(&self) -> Given;
+}
+
+scalar_args!(
+    u8 => |bits, _| Given::Int { bits, negative: false },
+    u16 => |bits, _| Given::Int { bits, negative: false },
+    u32 => |bits, _| Given::Int { bits, negative: false },
+    u64 => |bits, _| Given::Int { bits, negative: false },
+    i8 => |bits, x: i8| Given::Int { bits, negative: x < 0 },
+    i16 => |bits, x: i16| Given::Int { bits, negative: x < 0 },
+    i32 => |bits, x: i32| Given::Int { bits, negative: x < 0 },
+    i64 => |bits, x: i64| Given::Int { bits, negative: x < 0 },
+    f32 => |bits, _| Given::Float { bits },
+    f64 => |bits, _| Given::Float { bits }
+);
+
+/// The element of a buffer of `T`, for the kind check: the primitive integer and float
+/// types; `None` (taken for any element) for anything else.
+fn element_of<T>() -> Option<Element> {
+    let (bits, class) = match std::any::type_name::<T>() {
+        "u8" | "i8" => (8, ElementClass::Int),
+        "u16" | "i16" => (16, ElementClass::Int),
+        "u32" | "i32" => (32, ElementClass::Int),
+        "u64" | "i64" => (64, ElementClass::Int),
+        "f32" => (32, ElementClass::Float),
+        "f64" => (64, ElementClass::Float),
+        "half::binary16::f16" | "half::bfloat::bf16" => (16, ElementClass::Float),
+        _ => return None,
+    };
+    Some(Element {
+        bits,
+        class: Some(class),
+    })
+}
 
 /// Where arguments are written: a kernel's argument block, checked `.param` by `.param`
 /// (and, for a buffer, against the module's context). [`KernelArg`] implementations call
@@ -138,25 +205,40 @@ impl<'k> ArgSink<'k> {
     }
 
     /// Writes the next argument: `bytes` must be exactly its `.param`'s size (else the
-    /// dispatch fails with [`Error::ArgumentSize`]).
+    /// dispatch fails with [`Error::ArgumentSize`]); raw, not checked against the kind.
     pub fn bytes(&mut self, bytes: &[u8]) {
-        self.arg(bytes, None)
+        self.arg(bytes, None, Given::Raw)
+    }
+
+    /// Writes the next argument, `bytes`, that is `given` (an integer, a float, ...): like
+    /// [`ArgSink::bytes`], and a `given` that contradicts the kernel's use of the parameter
+    /// fails the dispatch with [`Error::ArgumentKind`].
+    pub fn typed(&mut self, bytes: &[u8], given: Given) {
+        self.arg(bytes, None, given)
     }
 
     /// Writes the address of `buffer` as the next argument and keeps the buffer alive until
     /// the submission has finished; a buffer of another context than the module's fails
     /// the dispatch with [`Error::ForeignBuffer`].
     pub fn buffer(&mut self, buffer: &pisa_runtime::Buffer) {
+        self.buffer_of(buffer, None)
+    }
+
+    /// [`ArgSink::buffer`] of a buffer whose elements are `element` (`None`: untyped); also
+    /// fails the dispatch with [`Error::ArgumentKind`] where the kernel never dereferences
+    /// the parameter, or accesses other elements through it.
+    pub fn buffer_of(&mut self, buffer: &pisa_runtime::Buffer, element: Option<Element>) {
         self.keep(buffer);
         self.arg(
             &buffer.device_address().to_le_bytes(),
             Some(buffer.context_id()),
+            Given::Buffer { element },
         )
     }
 
     /// Writes the next argument, `bytes`, the address of a buffer of the context `context`
-    /// when it is one.
-    fn arg(&mut self, bytes: &[u8], context: Option<u64>) {
+    /// when it is one, checked against the parameter's kind as `given`.
+    fn arg(&mut self, bytes: &[u8], context: Option<u64>, given: Given) {
         let index = self.next;
         self.next += 1;
         if self.error.is_some() {
@@ -181,6 +263,10 @@ impl<'k> ArgSink<'k> {
                 index,
                 param: p.name.clone(),
             });
+            return;
+        }
+        if let Err(e) = check_kind(self.kernel, index, p, given) {
+            self.error = Some(e);
             return;
         }
         self.block[p.offset as usize..(p.offset + p.size) as usize].copy_from_slice(bytes);
@@ -233,13 +319,13 @@ impl<T: KernelArg + ?Sized> KernelArg for &T {
 
 impl<T: Pod> KernelArg for Buffer<T> {
     fn put(&self, sink: &mut ArgSink) {
-        sink.buffer(self.raw())
+        sink.buffer_of(self.raw(), element_of::<T>())
     }
 }
 
 impl KernelArg for Arg {
     fn put(&self, sink: &mut ArgSink) {
-        sink.arg(&self.bytes, self.context)
+        sink.arg(&self.bytes, self.context, self.given)
     }
 }
 
@@ -299,8 +385,8 @@ macro_rules! tuple_args {
         }
         impl<$($t: Param),+> Signature for ($($t,)+) {
             type Args<'x> = ($($t::Value<'x>,)+);
-            fn params() -> Vec<(u32, &'static str)> {
-                vec![$(($t::SIZE, $t::NAME)),+]
+            fn params() -> Vec<(u32, &'static str, Given)> {
+                vec![$(($t::SIZE, $t::NAME, $t::given())),+]
             }
         }
     )*};
@@ -368,12 +454,21 @@ pub trait Param {
     const SIZE: u32;
     /// How errors name it.
     const NAME: &'static str;
+    /// What it is, for the kind check ([`Given`]; raw: not checked).
+    fn given() -> Given {
+        Given::Raw
+    }
 }
 
 impl<T: Pod> Param for Buffer<T> {
     type Value<'x> = &'x Buffer<T>;
     const SIZE: u32 = 8;
     const NAME: &'static str = "&Buffer (a pointer)";
+    fn given() -> Given {
+        Given::Buffer {
+            element: element_of::<T>(),
+        }
+    }
 }
 
 /// The parameter types of a kernel, a tuple of up to 12 [`Param`]s (or `()`):
@@ -381,13 +476,13 @@ impl<T: Pod> Param for Buffer<T> {
 pub trait Signature {
     /// The arguments a dispatch passes: `(&Buffer<f32>, &Buffer<f32>, u32)`.
     type Args<'x>: IntoArgs;
-    /// Size and name of each parameter.
-    fn params() -> Vec<(u32, &'static str)>;
+    /// Size, name and kind ([`Param::given`]) of each parameter.
+    fn params() -> Vec<(u32, &'static str, Given)>;
 }
 
 impl Signature for () {
     type Args<'x> = ();
-    fn params() -> Vec<(u32, &'static str)> {
+    fn params() -> Vec<(u32, &'static str, Given)> {
         Vec::new()
     }
 }
@@ -397,8 +492,10 @@ fn param_names(params: &[ParamInfo]) -> Vec<String> {
     params.iter().map(|p| p.name.clone()).collect()
 }
 
-/// Checks `S` against the kernel's `.param`s: their count ([`Error::ArgumentCount`]) and
-/// sizes ([`Error::ArgumentSize`], naming the type given).
+/// Checks `S` against the kernel's `.param`s: their count ([`Error::ArgumentCount`]),
+/// sizes ([`Error::Launch`], naming the type given) and kinds ([`Error::ArgumentKind`]: a
+/// `Buffer<f64>` where the kernel accesses 32-bit floats, a `u32` where it dereferences an
+/// address).
 pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) -> Result<()> {
     let sig = S::params();
     if sig.len() != params.len() {
@@ -409,7 +506,7 @@ pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) 
             params: param_names(params),
         });
     }
-    for (index, ((size, name), p)) in sig.iter().zip(params).enumerate() {
+    for (index, ((size, name, given), p)) in sig.iter().zip(params).enumerate() {
         if *size != p.size {
             return Err(Error::Launch {
                 kernel: kernel.to_string(),
@@ -420,8 +517,29 @@ pub(crate) fn check_signature<S: Signature>(kernel: &str, params: &[ParamInfo]) 
                 ),
             });
         }
+        check_kind(kernel, index, p, *given)?;
     }
     Ok(())
+}
+
+/// [`Error::ArgumentKind`] when `given` for argument `index` of `kernel` clearly contradicts
+/// how the kernel uses the parameter `p` (what every launch path checks: the CLI, Python) ([`pisa_translator::reflect::ParamKind::refusal`]).
+pub fn check_kind(kernel: &str, index: usize, p: &ParamInfo, given: Given) -> Result<()> {
+    let Some(why) = p.kind.refusal(given) else {
+        return Ok(());
+    };
+    Err(Error::ArgumentKind {
+        kernel: kernel.to_string(),
+        index,
+        param: p.name.clone(),
+        given: given.to_string(),
+        why: why.to_string(),
+        kind: p.kind.to_string(),
+        at: p
+            .kind_at
+            .as_ref()
+            .map(|l| format!("{}:{}:{}: `{}`", l.file, l.line, l.col, l.text)),
+    })
 }
 
 /// Lays out `args` in a kernel's argument block of `size` bytes (`params` and `size` from

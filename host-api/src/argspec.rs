@@ -235,6 +235,13 @@ pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     if let Some(hex) = spec.strip_prefix("bytes:") {
         return parse_hex(hex).map(ArgSpec::Scalar);
     }
+    if let Some(rest) = spec.strip_prefix("addr:") {
+        // An address (8 bytes) or any other spec, passed unchecked against the kind.
+        if let Ok(bytes) = ElemType::U64.encode(rest) {
+            return Ok(ArgSpec::Scalar(bytes));
+        }
+        return parse_arg(rest);
+    }
     let (ty_text, rest) = match spec.find(['[', ':']) {
         Some(i) => (&spec[..i], &spec[i..]),
         None => {
@@ -286,6 +293,43 @@ pub fn parse_arg(spec: &str) -> Result<ArgSpec, String> {
     Err(format!(
         "`{spec}`: expected TYPE:VALUE, TYPE[]:V1,V2,..., TYPE[N], TYPE[]@PATH or bytes:HEX"
     ))
+}
+
+/// What an `--arg` spec passes, for the check against the parameter's kind
+/// ([`pisa_translator::reflect::ParamKind::refusal`]): `bytes:` and `addr:` are raw (never
+/// refused), `TYPE:VALUE` an integer (negative or not) or a float, `TYPE[]...` a buffer of
+/// `TYPE` elements. Call it on a spec [`parse_arg`] accepted.
+pub fn given_of(spec: &str) -> pisa_translator::reflect::Given {
+    use pisa_translator::reflect::{Element, ElementClass, Given};
+    if spec.starts_with("bytes:") || spec.starts_with("addr:") {
+        return Given::Raw;
+    }
+    let Some(ty) = ElemType::of_spec(spec) else {
+        return Given::Raw;
+    };
+    let bits = 8 * ty.size() as u32;
+    let rest = &spec[ty.name().len()..];
+    if let Some(value) = rest.strip_prefix(':') {
+        return if ty.is_float() {
+            Given::Float { bits }
+        } else {
+            Given::Int {
+                bits,
+                negative: value.trim().starts_with('-'),
+            }
+        };
+    }
+    let class = if ty.is_float() {
+        ElementClass::Float
+    } else {
+        ElementClass::Int
+    };
+    Given::Buffer {
+        element: Some(Element {
+            bits,
+            class: Some(class),
+        }),
+    }
 }
 
 /// Parses lower- or upper-case hex digits, two per byte. Errors: an odd number of digits,
@@ -362,6 +406,43 @@ mod tests {
         assert!(parse_arg("u8:0x100").is_err());
         assert!(parse_arg("q32:1").is_err());
         assert!(parse_arg("bytes:abc").is_err());
+        // `addr:` passes an address, or any spec, as it is.
+        assert_eq!(
+            parse_arg("addr:4096").unwrap(),
+            ArgSpec::Scalar(4096u64.to_le_bytes().to_vec())
+        );
+        assert_eq!(
+            parse_arg("addr:f32:1").unwrap(),
+            parse_arg("f32:1").unwrap()
+        );
+    }
+
+    #[test]
+    fn specs_say_what_they_pass() {
+        use pisa_translator::reflect::{Element, ElementClass, Given};
+        assert_eq!(
+            given_of("u32:7"),
+            Given::Int {
+                bits: 32,
+                negative: false
+            }
+        );
+        assert_eq!(
+            given_of("i32:-7"),
+            Given::Int {
+                bits: 32,
+                negative: true
+            }
+        );
+        assert_eq!(given_of("f64:1e3"), Given::Float { bits: 64 });
+        assert_eq!(given_of("bytes:00"), Given::Raw);
+        assert_eq!(given_of("addr:4096"), Given::Raw);
+        let f64s = Some(Element {
+            bits: 64,
+            class: Some(ElementClass::Float),
+        });
+        assert_eq!(given_of("f64[]:1,2"), Given::Buffer { element: f64s });
+        assert_eq!(given_of("f64[4]"), Given::Buffer { element: f64s });
     }
 
     #[test]

@@ -115,6 +115,31 @@ pub enum Error {
         /// The size passed.
         got: usize,
     },
+    /// An argument that clearly contradicts how the kernel uses its parameter (spec-notes
+    /// §89): a float for an integer, a buffer for an integer, an integer for an address, an
+    /// array of the wrong element type. `Arg::raw` passes any bytes unchecked.
+    #[error(
+        "argument {index} (`%{param}`) of kernel `{kernel}` is {given}, but {why}: `%{param}` \
+         is {kind}{}; pass it raw (Rust `Arg::raw`, Python `pisa_vk.raw_address`/bytes, CLI \
+         `bytes:`/`addr:`) if you mean it",
+        at.as_deref().map(|a| format!(" ({a})")).unwrap_or_default()
+    )]
+    ArgumentKind {
+        /// The kernel.
+        kernel: String,
+        /// 0-based argument position.
+        index: usize,
+        /// The parameter's name.
+        param: String,
+        /// What was passed (`a 32-bit float`, `a buffer of 64-bit floats`).
+        given: String,
+        /// Why it contradicts the kernel.
+        why: String,
+        /// The kind the kernel's code gives the parameter.
+        kind: String,
+        /// `file:line:col: instruction` of the instruction that decides the kind.
+        at: Option<String>,
+    },
     /// A byte block of the wrong size (an argument block, a `--set` value).
     #[error("{what}: {got} bytes given, {expected} bytes expected")]
     SizeMismatch {
@@ -233,6 +258,7 @@ impl Error {
             | Error::AmbiguousSymbol { .. }
             | Error::ArgumentCount { .. }
             | Error::ArgumentSize { .. }
+            | Error::ArgumentKind { .. }
             | Error::SizeMismatch { .. }
             | Error::ForeignBuffer { .. }
             | Error::Length { .. }

@@ -60,7 +60,10 @@ mod stack;
 pub mod stream;
 mod symbol;
 
-pub use args::{pack_args, Arg, ArgSink, Args, IntoArgs, KernelArg, Param, Signature};
+pub use args::{
+    check_kind as check_arg_kind, pack_args, Arg, ArgSink, Args, IntoArgs, KernelArg, Param,
+    Signature,
+};
 pub use buffer::Buffer;
 pub use context::Context;
 pub use device::{
@@ -77,6 +80,7 @@ pub use pisa_runtime::{
     DiskCache, DriverBugs, FeatureSet, FusedFma,
 };
 pub use pisa_translator::memcheck::Violation;
+pub use pisa_translator::reflect::{Element, ElementClass, Given, ParamInfo, ParamKind};
 pub use pisa_translator::{FloatModel, FloatWidths};
 
 /// Translation options ([`pisa_translator::Options`]): [`Module::from_source_with`] and

@@ -405,7 +405,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
             (&["--kernel", "nope"], "no kernel `nope`"),
             (
                 &[
-                    "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--grid", "4,0",
+                    "--kernel", "scale", "--arg", "u32[4]", "--arg", "u32:4", "--grid", "4,0",
                 ],
                 "grid size 0 in dimension y",
             ),
@@ -414,7 +414,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
                 "kernel `scale` takes 2 argument(s) (%data, %n), 1 given",
             ),
             (
-                &["--kernel", "scale", "--arg", "f32[4]", "--arg", "u64:4"],
+                &["--kernel", "scale", "--arg", "u32[4]", "--arg", "u64:4"],
                 "argument 1 (`%n`) of kernel `scale` is 8 bytes",
             ),
             (
@@ -422,7 +422,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
                     "--kernel",
                     "scale",
                     "--arg",
-                    "f32[4]",
+                    "u32[4]",
                     "--arg",
                     "u32:4",
                     "--set",
@@ -432,7 +432,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
             ),
             (
                 &[
-                    "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "0",
+                    "--kernel", "scale", "--arg", "u32[4]", "--arg", "u32:4", "--block", "0",
                 ],
                 "invalid launch of `scale`",
             ),
@@ -446,7 +446,7 @@ fn mistakes_in_the_request_exit_2_on_every_device() {
     // A work-group larger than the device allows is a launch error too, not a runtime one.
     let (code, err) = scale(
         &[
-            "--kernel", "scale", "--arg", "f32[4]", "--arg", "u32:4", "--block", "1,1,4096",
+            "--kernel", "scale", "--arg", "u32[4]", "--arg", "u32:4", "--block", "1,1,4096",
         ],
         None,
     );

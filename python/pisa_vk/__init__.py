@@ -16,7 +16,7 @@ translator's and runtime's timings go to the ``logging`` logger ``pisa_vk``; err
 PISA a :class:`CompileError` carrying the rendered diagnostics. See docs/python.md.
 """
 
-from ._args import In, InOut, Out, transfer_stats
+from ._args import In, InOut, Out, raw_address, transfer_stats
 from ._buffer import Buffer
 from ._context import Context
 from ._module import Kernel, Module, Param, Symbol, SymbolInfo
@@ -69,5 +69,6 @@ __all__ = [
     "cpu_caps",
     "cpu_has_avx512",
     "transfer_stats",
+    "raw_address",
     *errors.__all__,
 ]

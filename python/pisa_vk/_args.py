@@ -14,6 +14,19 @@ encoded for the size of its parameter:
 * a Python ``int`` is the parameter's size in two's complement (it must fit, signed or not);
   a Python ``float`` is an IEEE float of the parameter's size (2, 4 or 8 bytes);
 * ``bytes`` are the parameter's bytes as they are (for struct-like ``.param[N]``).
+
+Each argument is first checked against how the kernel uses its parameter (its *kind*, which
+the translator infers from the kernel's code: spec-notes §89): a float or a negative int for
+an unsigned integer, an int or a float where the kernel dereferences an address, an array or
+Buffer where it only computes with the value, an array whose dtype contradicts the data the
+kernel loads (float64 where it loads 32 bits and does ``fadd.f``) raise ``ArgumentError``
+naming the parameter and the PISA line that decides, before anything is copied or run. A
+Python ``int`` for a parameter the kernel uses as a float is converted to that float.
+:func:`raw_address` passes a value unchecked (the old behaviour), as do ``bytes``.
+
+Copies follow the kinds too: an array the kernel never writes through is not copied back
+(an array it only writes is still uploaded, since a kernel may write only some elements:
+wrap it in :class:`Out` to skip that).
 """
 
 from __future__ import annotations
@@ -65,6 +78,57 @@ def buffer_of(array: np.ndarray):
     if start < 0 or start + array.nbytes > base.nbytes:
         return None
     return base, start
+
+
+class raw_address:
+    """``value`` passed as it is, not checked against the parameter's kind: an ``int`` that
+    is a device address where the kernel dereferences one, an array or Buffer where the
+    kernel computes with the address as an integer, an array of any dtype. Arrays are still
+    copied in and out (both ways). The escape for code that means it (spec-notes §89)."""
+
+    def __init__(self, value):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"raw_address({self.value!r})"
+
+
+def _element(dtype: np.dtype) -> tuple:
+    """The ``("buffer", bits, class)`` of an array of ``dtype``, for the kind check."""
+    if dtype.kind == "f":
+        return ("buffer", dtype.itemsize * 8, "float")
+    if dtype.kind in "iu":
+        return ("buffer", dtype.itemsize * 8, "int")
+    if dtype.kind == "b":
+        return ("buffer", 8, "int")
+    return ("buffer", 0, None)
+
+
+def _given(value, size: int) -> tuple:
+    """What ``value`` is for a ``.param[size]``, for the host API's kind check."""
+    from ._buffer import Buffer
+    from ._module import Symbol
+
+    if isinstance(value, _Direction):
+        value = value.array
+    if isinstance(value, np.ndarray):
+        return _element(value.dtype)
+    if isinstance(value, Buffer):
+        return _element(value.dtype)
+    if isinstance(value, Symbol):
+        return ("buffer", 0, None)
+    if isinstance(value, np.generic):
+        dtype = np.asarray(value).dtype
+        if dtype.kind == "f":
+            return ("float", dtype.itemsize * 8)
+        if dtype.kind in "iub":
+            return ("int", dtype.itemsize * 8, bool(value < 0))
+        return ("raw",)
+    if isinstance(value, float):
+        return ("float", size * 8)
+    if isinstance(value, int):
+        return ("int", size * 8, value < 0)
+    return ("raw",)
 
 
 class _Direction:
@@ -181,10 +245,12 @@ class Staging:
         # Buffers whose memory array arguments are views of (passed by address, no copy).
         self._borrowed: List[Any] = []
 
-    def encode(self, params, args) -> List[Any]:
+    def encode(self, params, args, check=None) -> List[Any]:
         """The arguments of ``args`` for ``params`` (``Param`` tuples), uploading arrays: a
         Buffer and an uploaded array pass their native buffer (the host API writes its
-        address and refuses one of another context), anything else its parameter bytes."""
+        address and refuses one of another context), anything else its parameter bytes.
+        ``check(index, given)`` refuses an argument whose kind contradicts the parameter's
+        (before anything is uploaded); arrays the kernel never writes are not copied back."""
         from ._buffer import Buffer
         from ._module import Symbol
 
@@ -192,6 +258,26 @@ class Staging:
         plan: List[Any] = []
         for index, (param, value) in enumerate(zip(params, args, strict=True)):
             what = f"argument {index} (%{param.name})"
+            kind = getattr(param, "kind", None) or {}
+            raw = isinstance(value, raw_address)
+            if raw:
+                value = value.value
+                if isinstance(value, (Buffer, Symbol)):
+                    # Its address as bytes: the host API takes those unchecked.
+                    if isinstance(value, Buffer):
+                        self._borrowed.append(value._native)
+                    value = struct.pack("<Q", value.address)
+            else:
+                if (
+                    kind.get("kind") == "float"
+                    and isinstance(value, int)
+                    and not isinstance(value, (bool, np.generic))
+                ):
+                    value = float(value)  # the float the kernel computes with
+                if check is not None:
+                    check(index, _given(value, param.size))
+            # Whether the kernel may write through it (unknown: yes).
+            writes = raw or not (kind.get("kind") == "address" and not kind.get("write", True))
             pointer = isinstance(value, (np.ndarray, _Direction, Buffer, Symbol))
             if pointer and param.size != 8:
                 raise ArgumentError(
@@ -209,7 +295,7 @@ class Staging:
                     continue
                 entry = self._arrays.setdefault(id(array), [array, None, None, False, False])
                 entry[3] |= up
-                entry[4] |= down
+                entry[4] |= down and writes
                 plan.append(array)
             elif isinstance(value, Buffer):
                 plan.append(value._native)

@@ -17,12 +17,16 @@ Size = Union[int, Sequence[int]]
 
 class Param(NamedTuple):
     """A kernel's ``.param``: its name (without ``%``), offset in the argument block, size
-    and alignment in bytes."""
+    and alignment in bytes, and its kind: how the kernel uses it (spec-notes §89), a dict
+    with ``"kind"`` (``"address"``, ``"int"``, ``"float"`` or ``"unknown"``), ``"text"``
+    (in words), ``"at"`` (``file:line:col`` of the instruction that decides it), and for an
+    address ``"read"``/``"write"``/``"space"``, for numbers ``"bits"``."""
 
     name: str
     offset: int
     size: int
     align: int
+    kind: Optional[dict] = None
 
 
 class SymbolInfo(NamedTuple):
@@ -146,7 +150,8 @@ class Kernel:
                 f"kernel `{self.name}` takes {len(self.params)} argument(s) ({names}), {len(args)} given"
             )
         staging = Staging(self.module.context._native)
-        blobs = staging.encode(self.params, args)
+        native = self.module._native
+        blobs = staging.encode(self.params, args, lambda i, given: native.check_arg(self.name, i, given))
         return [global_size, local_size, offsets, blobs], staging
 
     def prepare(self, block: Size) -> None:

@@ -20,9 +20,10 @@ fn class_name(e: &Error) -> &'static str {
     #[allow(unreachable_patterns)] // a variant added to the host API falls back to PisaError
     match e {
         Error::Invalid(_) => "CompileError",
-        Error::ArgumentCount { .. } | Error::ArgumentSize { .. } | Error::ForeignBuffer { .. } => {
-            "ArgumentError"
-        }
+        Error::ArgumentCount { .. }
+        | Error::ArgumentSize { .. }
+        | Error::ArgumentKind { .. }
+        | Error::ForeignBuffer { .. } => "ArgumentError",
         Error::UnknownKernel { .. } | Error::UnknownSymbol(_) | Error::AmbiguousSymbol { .. } => {
             "NotFoundError"
         }

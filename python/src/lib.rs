@@ -12,6 +12,7 @@ mod buffer;
 mod bytes;
 mod context;
 mod errors;
+mod kinds;
 mod log;
 mod module;
 mod stream;

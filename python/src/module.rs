@@ -6,7 +6,7 @@ use crate::errors::to_py;
 use pisa_vk::{Arg, Dim3, Launch};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict, PyTuple};
 
 /// A PISA program loaded on a device.
 #[pyclass(frozen, module = "pisa_vk._native")]
@@ -14,8 +14,13 @@ pub struct Module {
     pub(crate) inner: pisa_vk::Module,
 }
 
-/// `(name, [(param, offset, size, align), ...], reqd_work_group_size)` of one kernel.
-type KernelRow = (String, Vec<(String, u32, u32, u32)>, Option<[u32; 3]>);
+/// `(name, [(param, offset, size, align, kind), ...], reqd_work_group_size)` of one kernel;
+/// `kind` is the parameter's argument kind as a dict (`crate::kinds::kind_dict`).
+type KernelRow<'py> = (
+    String,
+    Vec<(String, u32, u32, u32, Bound<'py, PyDict>)>,
+    Option<[u32; 3]>,
+);
 
 /// `(name, host_access, exported, space, size)` of one module variable.
 type GlobalRow = (String, Option<String>, bool, String, u64);
@@ -23,7 +28,7 @@ type GlobalRow = (String, Option<String>, bool, String, u64);
 #[pymethods]
 impl Module {
     /// Every kernel with its `.param` layout, in declaration order.
-    fn kernels(&self) -> Vec<KernelRow> {
+    fn kernels<'py>(&self, py: Python<'py>) -> PyResult<Vec<KernelRow<'py>>> {
         let r = self.inner.reflection();
         r.kernels
             .iter()
@@ -31,11 +36,27 @@ impl Module {
                 let params = k
                     .params
                     .iter()
-                    .map(|p| (p.name.clone(), p.offset, p.size, p.align))
-                    .collect();
-                (k.name.clone(), params, k.reqd_work_group_size)
+                    .map(|p| {
+                        let kind = crate::kinds::kind_dict(py, p)?;
+                        Ok((p.name.clone(), p.offset, p.size, p.align, kind))
+                    })
+                    .collect::<PyResult<_>>()?;
+                Ok((k.name.clone(), params, k.reqd_work_group_size))
             })
             .collect()
+    }
+
+    /// Refuses (`ArgumentError`) argument `index` of `kernel` when what it is, `given`
+    /// (`("raw",)`, `("int", bits, negative)`, `("float", bits)`, `("buffer", bits, class)`
+    /// with `bits` 0 for an unknown element and `class` `"float"`, `"int"` or `None`),
+    /// clearly contradicts how the kernel uses the parameter (spec-notes §89).
+    fn check_arg(&self, kernel: &str, index: usize, given: &Bound<'_, PyTuple>) -> PyResult<()> {
+        let r = self.inner.reflection();
+        let Some(p) = r.kernel(kernel).and_then(|k| k.params.get(index)) else {
+            return Ok(()); // the count is checked at dispatch
+        };
+        let given = crate::kinds::given(given)?;
+        pisa_vk::check_arg_kind(kernel, index, p, given).map_err(to_py)
     }
 
     /// Every variable of the globals arena (`.global` and `.const` module variables).

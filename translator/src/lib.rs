@@ -188,6 +188,7 @@ pub fn translate_program(program: &Program, options: &Options) -> Result<Transla
     };
     mid::verify::verify_in_debug(&program.module, "the link").map_err(diagnostics)?;
     let mut t = back::spirv::translate(&program.module, options).map_err(diagnostics)?;
+    reflect::record_kinds(&program.module, &mut t.reflection, &program.sources);
     if let Some(checks) = &mut t.reflection.checked {
         for site in &mut checks.sites {
             site.resolve(&program.sources);

@@ -757,6 +757,7 @@ mod tests {
                 size: 4,
                 align: 4,
                 addrspace: None,
+                ..ParamInfo::default()
             },
             ParamInfo {
                 name: "out".into(),
@@ -764,6 +765,7 @@ mod tests {
                 size: 8,
                 align: 8,
                 addrspace: None,
+                ..ParamInfo::default()
             },
         ];
         let mut block = vec![0u8; 16];

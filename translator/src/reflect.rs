@@ -112,7 +112,7 @@ pub struct KernelInfo {
 }
 
 /// A kernel parameter.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 pub struct ParamInfo {
     /// Name without `%`.
     pub name: String,
@@ -124,6 +124,14 @@ pub struct ParamInfo {
     pub align: u32,
     /// `.addrspace`, if given.
     pub addrspace: Option<String>,
+    /// How the kernel uses it ([`crate::mid::argkinds`], spec-notes §89).
+    pub kind: ParamKind,
+    /// The instruction that decides [`ParamInfo::kind`] (unknown: `None`), resolved against
+    /// the program's sources.
+    pub kind_at: Option<crate::memcheck::Location>,
+    /// Its span in the program's span space (start, end), until resolved into `kind_at`.
+    #[serde(skip)]
+    pub kind_span: Option<(u32, u32)>,
 }
 
 /// A variable of the globals arena.
@@ -262,6 +270,7 @@ pub fn params_of(f: &crate::ir::Function) -> (Vec<ParamInfo>, u32) {
             size: p.size,
             align: p.align,
             addrspace: p.addrspace.map(|s| s.as_str().to_string()),
+            ..ParamInfo::default()
         })
         .collect();
     (params, size)
@@ -306,5 +315,242 @@ pub fn find_symbol<'a>(
         (Some((i, _)), 0) => Ok(i),
         (None, _) => Err(0),
         (Some(_), more) => Err(more + 1),
+    }
+}
+
+/// How a kernel uses one of its parameters, as far as the whole kernel (and the functions it
+/// calls with the parameter) shows ([`crate::mid::argkinds`]); what every launch path checks
+/// an argument against ([`ParamKind::refusal`], spec-notes §89).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum ParamKind {
+    /// Nothing decides it (not used, used in ways that disagree, stored or passed where the
+    /// analysis cannot follow): every argument of the right size is taken.
+    #[default]
+    Unknown,
+    /// An address the kernel dereferences (loads, stores or atomics through it).
+    Address {
+        /// The space of the accesses: `global`, `generic`, `shared`, ... or `mixed`.
+        space: String,
+        /// The data behind it, where every access agrees on the width.
+        element: Option<Element>,
+        /// Whether the kernel may read through it (a load or an atomic).
+        read: bool,
+        /// Whether the kernel may write through it (a store or an atomic).
+        write: bool,
+    },
+    /// An integer the kernel does arithmetic or comparisons with, never dereferences.
+    Int {
+        /// Its width in bits (the parameter's size).
+        bits: u32,
+        /// `Some(false)`: only unsigned operations decide its sign (`ucmp`, `udiv`, `umin`,
+        /// `zext`, ...); `Some(true)`: only signed ones; `None`: no operation or both.
+        signed: Option<bool>,
+    },
+    /// A float the kernel computes with (`fadd.f`, `fmad.df`, ...).
+    Float {
+        /// Its width in bits.
+        bits: u32,
+    },
+}
+
+/// The data an address parameter points to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Element {
+    /// The width of every access through it, in bits.
+    pub bits: u32,
+    /// What the accessed values are used as: float or integer arithmetic (`None`: neither,
+    /// or both).
+    pub class: Option<ElementClass>,
+}
+
+/// Whether data is used as floats or as integers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ElementClass {
+    /// Float arithmetic.
+    Float,
+    /// Integer arithmetic or comparisons.
+    Int,
+}
+
+/// What a host passes for a parameter, as far as its kind goes ([`ParamKind::refusal`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Given {
+    /// Bytes the caller vouches for (`Arg::raw`, `bytes:`, `raw_address`): never refused.
+    Raw,
+    /// The address of a buffer (or array) whose elements are `element`, when known.
+    Buffer {
+        /// The element type's width and class (`None`: untyped, or bytes).
+        element: Option<Element>,
+    },
+    /// An integer of `bits` bits; `negative` when its value is below zero.
+    Int {
+        /// Width in bits.
+        bits: u32,
+        /// Whether the value is negative.
+        negative: bool,
+    },
+    /// A float of `bits` bits.
+    Float {
+        /// Width in bits.
+        bits: u32,
+    },
+}
+
+impl std::fmt::Display for Given {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Given::Raw => write!(f, "raw bytes"),
+            Given::Buffer { element: Some(e) } => write!(f, "a buffer of {}", e),
+            Given::Buffer { element: None } => write!(f, "a buffer"),
+            Given::Int { negative: true, .. } => write!(f, "a negative integer"),
+            Given::Int { .. } => write!(f, "an integer"),
+            Given::Float { bits } => write!(f, "a {bits}-bit float"),
+        }
+    }
+}
+
+impl std::fmt::Display for Element {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.class {
+            Some(ElementClass::Float) => write!(f, "{}-bit floats", self.bits),
+            Some(ElementClass::Int) => write!(f, "{}-bit integers", self.bits),
+            None => write!(f, "{}-bit values", self.bits),
+        }
+    }
+}
+
+impl std::fmt::Display for ParamKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ParamKind::Unknown => write!(f, "unknown"),
+            ParamKind::Address {
+                space,
+                element,
+                read,
+                write,
+            } => {
+                write!(f, "an address ({space}")?;
+                if let Some(e) = element {
+                    write!(f, ", of {e}")?;
+                }
+                let access = match (read, write) {
+                    (true, true) => ", read and written",
+                    (true, false) => ", read only",
+                    (false, true) => ", written only",
+                    (false, false) => "",
+                };
+                write!(f, "{access})")
+            }
+            ParamKind::Int { bits, signed } => {
+                let sign = match signed {
+                    Some(true) => "signed ",
+                    Some(false) => "unsigned ",
+                    None => "",
+                };
+                write!(f, "a {bits}-bit {sign}integer")
+            }
+            ParamKind::Float { bits } => write!(f, "a {bits}-bit float"),
+        }
+    }
+}
+
+impl ParamKind {
+    /// Why an argument `given` clearly contradicts this kind (what the kernel uses the
+    /// parameter as), or `None` when it is taken. Clear contradictions only (spec-notes §89):
+    /// a float or a negative integer for an unsigned integer, a float for any integer, an
+    /// integer or a float where the kernel dereferences an address, a buffer where it does
+    /// integer or float arithmetic only, a buffer of floats where the kernel accesses integer
+    /// data or floats of another width (buffers of integer element types, bytes included,
+    /// and untyped ones are taken for any data: they are how bits travel). [`Given::Raw`]
+    /// and [`ParamKind::Unknown`] are never refused.
+    pub fn refusal(&self, given: Given) -> Option<&'static str> {
+        use ParamKind as K;
+        match (self, given) {
+            (_, Given::Raw) | (K::Unknown, _) => None,
+            (K::Address { .. }, Given::Int { .. } | Given::Float { .. }) => {
+                Some("the kernel dereferences it as an address")
+            }
+            (
+                K::Address {
+                    element: Some(want),
+                    ..
+                },
+                Given::Buffer { element: Some(got) },
+            ) => {
+                // Integer element types are how bits and raw memory travel (a `Buffer<u32>`
+                // to look at float results bit by bit, a `Buffer<u64>` of words): taken for
+                // any data. Float elements contradict integer data, and float data of
+                // another width.
+                let contradicts = got.class == Some(ElementClass::Float)
+                    && match want.class {
+                        Some(ElementClass::Int) => true,
+                        Some(ElementClass::Float) => want.bits != got.bits,
+                        None => false,
+                    };
+                contradicts.then_some(
+                    "its element type contradicts the data the kernel accesses through it",
+                )
+            }
+            (K::Address { .. }, Given::Buffer { .. }) => None,
+            (K::Int { .. } | K::Float { .. }, Given::Buffer { .. }) => {
+                Some("the kernel computes with its value and never dereferences it")
+            }
+            (K::Int { .. }, Given::Float { .. }) => Some("the kernel uses it as an integer"),
+            (
+                K::Int {
+                    signed: Some(false),
+                    ..
+                },
+                Given::Int { negative: true, .. },
+            ) => Some("the kernel uses it as an unsigned integer"),
+            (K::Float { .. }, Given::Int { .. }) => Some("the kernel uses it as a float"),
+            _ => None,
+        }
+    }
+}
+
+/// Records the argument kinds of every kernel's parameters ([`crate::mid::argkinds`]) in
+/// `reflection`, with the source location of the instruction that decides each.
+pub fn record_kinds(
+    module: &crate::ir::Module,
+    reflection: &mut Reflection,
+    sources: &crate::span::SourceMap,
+) {
+    let kinds = crate::mid::argkinds::infer(module);
+    for (f, kinds) in module.functions.iter().zip(kinds) {
+        let Some(kinds) = kinds else { continue };
+        let Some(k) = reflection.kernels.iter_mut().find(|k| k.name == f.name) else {
+            continue;
+        };
+        set_kinds(&mut k.params, kinds, sources);
+    }
+}
+
+/// The `.param`s of kernel `name` of a linked program, with their kinds (what
+/// [`KernelInfo::params`] holds after a translation), without translating it: for a host that
+/// runs the program elsewhere (the reference interpreter). `None`: no kernel of that name.
+pub fn kernel_params(program: &crate::Program, name: &str) -> Option<Vec<ParamInfo>> {
+    let module = &program.module;
+    let i = module
+        .functions
+        .iter()
+        .position(|f| f.is_kernel() && f.body.is_some() && f.name == name)?;
+    let (mut params, _) = params_of(&module.functions[i]);
+    let kinds = crate::mid::argkinds::infer(module).swap_remove(i)?;
+    set_kinds(&mut params, kinds, &program.sources);
+    Some(params)
+}
+
+fn set_kinds(
+    params: &mut [ParamInfo],
+    kinds: Vec<(ParamKind, Option<crate::span::Span>)>,
+    sources: &crate::span::SourceMap,
+) {
+    for (p, (kind, span)) in params.iter_mut().zip(kinds) {
+        p.kind = kind;
+        p.kind_span = span.map(|s| (s.start, s.end));
+        p.kind_at = span.map(|s| crate::memcheck::Location::of(sources, s));
     }
 }

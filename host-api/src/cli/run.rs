@@ -4,6 +4,7 @@
 
 use super::output::{self, Selection, Shown};
 use super::{invalid, read_sources, Failure};
+use pisa_translator::reflect::{Given, ParamInfo};
 use pisa_vk::argspec::{self, ArgSpec, ElemType};
 use pisa_vk::reference::{self, Data, Job, Outputs};
 use pisa_vk::{Context, DeviceSelector, Dim3, Module};
@@ -26,7 +27,9 @@ pub struct Args {
     /// Global offset: X[,Y[,Z]] (the others 0).
     #[arg(long)]
     offset: Option<String>,
-    /// A kernel argument, in `.param` order: TYPE:VALUE, bytes:HEX, TYPE[]:V1,V2,...,
+    /// A kernel argument, in `.param` order: TYPE:VALUE, bytes:HEX, addr:VALUE (an address,
+    /// not checked against the parameter's kind; addr:SPEC any spec unchecked),
+    /// TYPE[]:V1,V2,...,
     /// TYPE[N] or TYPE[]@PATH (buffers pass their device address).
     #[arg(long = "arg")]
     args: Vec<String>,
@@ -104,6 +107,8 @@ pub fn run(a: Args) -> Result<(), Failure> {
         .map(|s| argspec::parse_arg(s))
         .collect::<Result<_, _>>()
         .map_err(Failure::usage)?;
+    // What each argument passes, checked against the kernel's parameters once translated.
+    let given: Vec<Given> = a.args.iter().map(|s| argspec::given_of(s)).collect();
     let selection = Selection::parse(&a.print, &a.out)?;
     // The element type of each buffer argument (`None`: a scalar), for printing.
     let buffer_types: Vec<Option<ElemType>> = args
@@ -160,6 +165,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         let (outputs, findings) = run_reference(
             &files,
             &job,
+            &given,
             a.subgroup_size,
             a.stack_depth,
             sanitize,
@@ -188,7 +194,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             virtual_lanes: a.lanes.into(),
             ..pisa_translator::Options::with_subgroup_size(a.subgroup_size)
         };
-        run_vulkan(&files, &job, device, options)?
+        run_vulkan(&files, &job, &given, device, options)?
     };
     let shown = selection.apply(shown(&buffer_types, outputs), &set_types)?;
     output::print(&job.kernel, &shown, a.json);
@@ -225,6 +231,7 @@ fn shown(buffer_types: &[Option<ElemType>], outputs: Outputs) -> Vec<Shown> {
 fn run_vulkan(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
     job: &Job,
+    given: &[Given],
     device: Option<&str>,
     options: pisa_translator::Options,
 ) -> Result<(Outputs, usize), Failure> {
@@ -232,6 +239,9 @@ fn run_vulkan(
     // enable; then again only if the device's options differ.
     options.subgroup_mapping().map_err(Failure::usage)?;
     let translation = pisa_translator::compile_linked(files, &options).map_err(invalid)?;
+    if let Some(k) = translation.reflection.kernel(&job.kernel) {
+        check_kinds(&job.kernel, &k.params, given)?;
+    }
     let selector = match device {
         None => DeviceSelector::Default,
         Some(d) => match d.parse::<usize>() {
@@ -288,17 +298,34 @@ fn run_on(
     Ok(reference::on_device_unchecked(&module, job)?)
 }
 
+/// Refuses an argument that clearly contradicts how the kernel uses its parameter (an
+/// integer where it dereferences an address, a buffer where it only computes with the
+/// value, ...: [`pisa_vk::Error::ArgumentKind`]), before anything runs.
+fn check_kinds(kernel: &str, params: &[ParamInfo], given: &[Given]) -> Result<(), Failure> {
+    if params.len() != given.len() {
+        return Ok(()); // the dispatch reports the count, naming the parameters
+    }
+    for (index, (p, &g)) in params.iter().zip(given).enumerate() {
+        pisa_vk::check_arg_kind(kernel, index, p, g)?;
+    }
+    Ok(())
+}
+
 /// `--device reference`: the CPU reference interpreter, with the same job and output, and
 /// the findings of the sanitizers `sanitize` (printed on stderr before a failure of the run).
 fn run_reference(
     files: &[std::sync::Arc<pisa_translator::SourceFile>],
     job: &Job,
+    given: &[Given],
     subgroup_size: u32,
     stack_depth: u32,
     sanitize: pisa_reference::Sanitize,
     json: bool,
 ) -> Result<(Outputs, Vec<reference::Finding>), Failure> {
     let program = pisa_translator::link(files).map_err(invalid)?;
+    if let Some(params) = pisa_translator::reflect::kernel_params(&program, &job.kernel) {
+        check_kinds(&job.kernel, &params, given)?;
+    }
     let config = pisa_reference::Config {
         subgroup_size,
         stack_depth,

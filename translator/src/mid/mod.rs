@@ -2,6 +2,8 @@
 //! shared by the SPIR-V back end, the memory checker, the memory layout and (where useful)
 //! the reference interpreter.
 //!
+//! - [`argkinds`]: how each kernel parameter is used (an address, an integer, a float), what
+//!   a host checks arguments against.
 //! - [`calls`]: the call graph (direct calls and calls through function addresses), which
 //!   functions each kernel can reach.
 //! - [`cfg`](mod@cfg): a function's control-flow graph: blocks, depth-first orders,
@@ -17,6 +19,7 @@
 //! Each analysis is a pure function of the IR, iterative (no recursion whose depth grows with
 //! the program) and linear or O(n log n) in its size (docs/architecture.md, "Control flow").
 
+pub mod argkinds;
 pub mod calls;
 pub mod cfg;
 pub mod constants;

@@ -88,16 +88,20 @@ impl<T: Copy + Eq> Origin<T> {
 
 /// The provenance of every register of `f` (by [`RegId`]).
 pub fn analyze(module: &Module, f: &Function) -> Vec<Provenance> {
-    solve(f, |inst, prov| match space_start(module, f, inst) {
-        Some(v) => v,
-        None => follow(inst, prov, |op| match *op {
-            Operand::Special {
-                reg: SpecialReg::PrintfBuffer,
-                ..
-            } => Some(Origin::From(MemSpace::Global)),
-            _ => None,
-        }),
-    })
+    solve(
+        f,
+        |_| Origin::Unknown,
+        |inst, prov| match space_start(module, f, inst) {
+            Some(v) => v,
+            None => follow(inst, prov, |op| match *op {
+                Operand::Special {
+                    reg: SpecialReg::PrintfBuffer,
+                    ..
+                } => Some(Origin::From(MemSpace::Global)),
+                _ => None,
+            }),
+        },
+    )
 }
 
 /// The argument slot of every register of `f` (by [`RegId`]): `From(k)` for an address
@@ -114,33 +118,88 @@ pub fn argument_slots(f: &Function) -> Vec<ArgumentSlot> {
             _ => Origin::Unknown,
         }
     };
-    solve(f, |inst, prov| {
-        let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
-            (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
+    solve(
+        f,
+        |_| Origin::Unknown,
+        |inst, prov| {
+            let from_param = match (inst.op, inst.q.space, inst.ops.get(1)) {
+                (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => Some(match a {
+                    crate::ir::Address {
+                        base: AddrBase::Param(p),
+                        offset: AddrOffset::None,
+                        ..
+                    } => slot(*p),
+                    _ => Origin::Unknown,
+                }),
+                (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
+                _ => None,
+            };
+            from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
+        },
+    )
+}
+
+/// Which parameter a value comes from (plus integer offsets, moves, selections, address
+/// conversions of one parameter's values), by index: for a kernel, the `.param` whose whole
+/// value `ld.param` loaded; for a function, the `.reg` parameter (its register). What the
+/// argument kinds ([`super::argkinds`]) follow from each parameter to its uses. Every other
+/// instruction's result is `Int` here — a loaded value, a product, a call's result — since
+/// the parameter reaches it only through an instruction the argument kinds see as a use of
+/// it (a store of it, an operand); `Unknown` is a register that holds values of two
+/// parameters. An `ld.param` of part of a parameter (an offset, a narrower width) is `Int`
+/// (the argument kinds make that parameter unknown).
+pub fn parameter_origins(f: &Function) -> Vec<Origin<u32>> {
+    solve(
+        f,
+        |i| Origin::From(i as u32),
+        |inst, prov| match (inst.op, inst.q.space, inst.ops.get(1)) {
+            (Opcode::Ld, Some(AddrSpace::Param), Some(Operand::Addr(a))) => match a {
                 crate::ir::Address {
                     base: AddrBase::Param(p),
                     offset: AddrOffset::None,
                     ..
-                } => slot(*p),
-                _ => Origin::Unknown,
-            }),
-            (Opcode::Addrcast | Opcode::Addrof, ..) => Some(Origin::Unknown),
-            _ => None,
-        };
-        from_param.unwrap_or_else(|| follow(inst, prov, |_| None))
-    })
+                } if f
+                    .params
+                    .get(p.0 as usize)
+                    .is_some_and(|param| inst.q.ty.is_some_and(|t| t.bits() == param.size * 8)) =>
+                {
+                    Origin::From(p.0)
+                }
+                _ => Origin::Int,
+            },
+            // A sum of values of one parameter is one of its values too: registers are not
+            // SSA, so `iadd %q, %q, %p` after `%q` held an offset adds `%p` to itself here.
+            (Opcode::Mov | Opcode::Sel | Opcode::Iadd | Opcode::Isub, ..) => operands(inst)
+                .filter(|(_, write)| !write)
+                .map(|(op, _)| source(op, prov, &|_| None))
+                .fold(Origin::Unwritten, Origin::join),
+            // The addend of a multiply-add, the source of an address conversion, moves on.
+            (Opcode::Umad | Opcode::Smad, ..) => match inst.ops.get(3) {
+                Some(op) => source(op, prov, &|_| None).join(Origin::Int),
+                None => Origin::Int,
+            },
+            (Opcode::Addrcast, ..) => match inst.ops.get(1) {
+                Some(op @ Operand::Reg { .. }) => source(op, prov, &|_| None),
+                _ => Origin::Int,
+            },
+            // Anything else computes a new value (or loads one): what the parameter's value
+            // becomes there is a use of it (the argument kinds record it), not the parameter.
+            _ => Origin::Int,
+        },
+    )
 }
 
 /// The fixed point of `value_of` (the origin of what an instruction writes, given the
-/// origins so far) over the registers of `f`; function parameters are `Unknown`.
+/// origins so far) over the registers of `f`; function parameter `i` starts as `param(i)`.
 fn solve<T: Copy + Eq>(
     f: &Function,
+    param: impl Fn(usize) -> Origin<T>,
     value_of: impl Fn(&Inst, &[Origin<T>]) -> Origin<T>,
 ) -> Vec<Origin<T>> {
     let n = f.regs.len();
     let mut prov = vec![Origin::Unwritten; n];
-    for &r in &f.reg_params {
-        prov[r.0 as usize] = Origin::Unknown;
+    for (i, &r) in f.reg_params.iter().enumerate() {
+        prov[r.0 as usize] = param(i);
     }
     let body = f.body.as_deref().unwrap_or(&[]);
     // The instructions reading each register.
@@ -190,7 +249,7 @@ fn solve<T: Copy + Eq>(
 
 /// The operands of `inst` with whether the instruction writes them (from the instruction
 /// table: `dst`, `retval`, ...).
-fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
+pub(crate) fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
     let rules = isa::def(inst.op).form(inst.form).operands;
     inst.ops.iter().enumerate().map(move |(i, op)| {
         let write = rules
@@ -202,7 +261,7 @@ fn operands(inst: &Inst) -> impl Iterator<Item = (&Operand, bool)> {
 }
 
 /// The registers an operand reads (address operands included).
-fn regs_of(op: &Operand) -> impl Iterator<Item = RegId> {
+pub(crate) fn regs_of(op: &Operand) -> impl Iterator<Item = RegId> {
     let (a, b) = match *op {
         Operand::Reg { reg, .. } => (Some(reg), None),
         Operand::Addr(addr) => {
