@@ -3,6 +3,9 @@
 
 use crate::ir::{AddrBase, AddrOffset, Function, Opcode, Operand, RegId};
 
+/// Registers live at one point, a bit per register.
+pub(super) type Live = [u64];
+
 /// Registers live after each instruction of `f`'s body (as bit sets), by backward
 /// dataflow over its jumps. An operand counts as read unless it is the whole destination
 /// of an instruction that writes it entirely, so the sets may be larger than the truth,

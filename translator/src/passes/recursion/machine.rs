@@ -60,6 +60,9 @@ pub(super) fn place_locals(
 pub(super) struct Machine<'m> {
     pub(super) module: &'m Module,
     pub(super) members: &'m [FuncId],
+    /// Which functions of the module have their address taken (the candidates of a call
+    /// through a register, [`crate::mid::calls::address_taken`]).
+    pub(super) taken: &'m [bool],
     pub(super) record: GlobalId,
     pub(super) depth: u32,
     pub(super) id: FuncId,
@@ -92,13 +95,18 @@ pub(super) struct Machine<'m> {
     /// A `.v2.64b` register for saving 128-bit registers (created on first use).
     pub(super) wide: Option<RegId>,
     pub(super) largest_frame: u64,
+    /// The stop flag ([`super::stop`]).
+    pub(super) flag: GlobalId,
+    /// The exit's label, once built.
+    pub(super) exit: Option<LabelId>,
 }
 
 impl<'m> Machine<'m> {
     pub(super) fn new(
         module: &'m Module,
         members: &'m [FuncId],
-        record: GlobalId,
+        taken: &'m [bool],
+        (record, flag): (GlobalId, GlobalId),
         depth: u32,
         id: FuncId,
     ) -> Result<Machine<'m>, Vec<Diagnostic>> {
@@ -193,6 +201,7 @@ impl<'m> Machine<'m> {
         Ok(Machine {
             module,
             members,
+            taken,
             record,
             depth,
             id,
@@ -215,6 +224,8 @@ impl<'m> Machine<'m> {
             retregs,
             wide: None,
             largest_frame: 0,
+            flag,
+            exit: None,
         })
     }
 
@@ -434,9 +445,12 @@ impl<'m> Machine<'m> {
             )?;
         }
         self.emit("goto L;", span, Some(exit_l))?;
-        // The overflow: count it, record the first, leave.
+        // The overflow: stop the work-item, count it, record the first, leave.
         self.place(ovf_l);
         let t = self.t32.0;
+        let stop = format!("mov.32b %r{t}, 1;\nst.private.32b [@stack], %r{t};");
+        let stop = super::stop::flag_asm(&self.f, &stop, span, self.flag, None)?;
+        self.body.extend(stop);
         self.emit(
             &format!(
                 "mov.32b %r{t}, 1;\niatom.global.add.32b %r{addr}, [@rec], %r{t};\n\
@@ -459,6 +473,7 @@ impl<'m> Machine<'m> {
         }
         self.emit(&ids, span, None)?;
         self.place(exit_l);
+        self.exit = Some(exit_l);
         self.exit(span)?;
         self.f.locals[self.stack.0 as usize].size = self.stack_size(span)?;
         let mut f = self.f.clone();

@@ -1,10 +1,11 @@
 //! A member's body inside the state machine: renumbered, its returns and its calls into
 //! the cycle lowered to jumps and frames, its `.private` variables moved to the stack.
 
+use super::bug;
+use super::calls::{CallCx, CallKind};
 use super::liveness::live_after;
 use super::machine::{LocalPlace, Machine};
-use super::text::{op_text, slot_size};
-use super::{bug, err};
+use super::text::op_text;
 use crate::diag::Diagnostic;
 use crate::ir::{
     AddrBase, AddrOffset, Bits, Inst, Label, LabelId, LocalId, Opcode, Operand, RegId, RegType,
@@ -51,7 +52,7 @@ impl Machine<'_> {
             .collect();
         at.sort_unstable();
         let mut next_label = 0;
-        let live = if body.iter().any(|i| self.calls_member(i).is_some()) {
+        let live = if body.iter().any(|i| self.call_kind(g, i) != CallKind::Other) {
             live_after(g)
         } else {
             Vec::new()
@@ -109,7 +110,7 @@ impl Machine<'_> {
             };
             let skip = match (inst.op, pred) {
                 (Opcode::Return, Some(p)) | (Opcode::Call, Some(p))
-                    if inst.op == Opcode::Return || self.calls_member(inst).is_some() =>
+                    if inst.op == Opcode::Return || self.call_kind(g, inst) != CallKind::Other =>
                 {
                     let l = self.label(inst.span);
                     let Operand::Pred { reg, negated } = p else {
@@ -133,43 +134,15 @@ impl Machine<'_> {
                     }
                     self.emit(&free, inst.span, Some(ret_l))?;
                 }
-                Opcode::Call if self.calls_member(inst).is_some() => {
-                    let callee = self.calls_member(inst).unwrap_or(0);
-                    let mut saved: Vec<RegId> = Vec::new();
-                    let after = &live[i];
-                    let dst = match rest.first() {
-                        Some(Operand::Reg {
-                            reg, swizzle: None, ..
-                        }) => Some(*reg),
-                        _ => None,
-                    };
-                    for r in 0..g.regs.len() as u32 {
-                        if after[r as usize / 64] >> (r % 64) & 1 == 1
-                            && Some(RegId(r + base)) != dst
-                        {
-                            saved.push(RegId(r + base));
-                        }
-                    }
-                    let local_site = resumes.len() as u32;
-                    let resume = self.label(inst.span);
-                    resumes.push(resume);
-                    sites.push(Site {
-                        function: g.name.clone(),
-                        span: (inst.span.start, inst.span.end),
-                        align: 0,
-                        variable: None,
-                        location: None,
-                    });
-                    self.call(
-                        inst.span,
-                        local_site,
-                        callee,
-                        rest,
-                        &saved,
-                        starts[callee],
+                Opcode::Call if self.call_kind(g, inst) != CallKind::Other => {
+                    let cx = CallCx {
+                        g,
+                        base,
+                        starts,
                         ovf_l,
-                        resume,
-                    )?;
+                    };
+                    let kind = self.call_kind(g, inst);
+                    self.cycle_call(&cx, inst, rest, &live[i], kind, resumes, sites)?;
                 }
                 _ => {
                     let mut copy = inst.clone();
@@ -268,111 +241,5 @@ impl Machine<'_> {
             span,
             None,
         )
-    }
-
-    /// The member a `call` inside the cycle reaches, by its index among the members.
-    pub(super) fn calls_member(&self, inst: &Inst) -> Option<usize> {
-        if inst.op != Opcode::Call {
-            return None;
-        }
-        let target = inst.ops.iter().find_map(|o| match o {
-            Operand::Func(f) => Some(*f),
-            _ => None,
-        })?;
-        self.members.iter().position(|&m| m == target)
-    }
-
-    /// A call inside the cycle: check the depth, push a frame of the `saved` registers and
-    /// the return point, pass the arguments, jump to the callee; at `resume`, pop the frame
-    /// and write `retval`.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn call(
-        &mut self,
-        span: Span,
-        site: u32,
-        callee: usize,
-        ops: &[Operand],
-        saved: &[RegId],
-        start: LabelId,
-        ovf_l: LabelId,
-        resume: LabelId,
-    ) -> Result<(), Vec<Diagnostic>> {
-        let (sp, nfr, q, rp, addr) = (self.sp.0, self.nfr.0, self.q.0, self.rp.0, self.addr.0);
-        let [retval, _target, args @ ..] = ops else {
-            return Err(bug("a call without its operands"));
-        };
-        // The frame: each saved register at a multiple of its alignment, then the return
-        // point.
-        let mut off = 0u64;
-        let mut slots = Vec::new();
-        for &r in saved {
-            let ty = self.f.regs[r.0 as usize].ty;
-            let (size, align) = slot_size(ty);
-            off = off.div_ceil(align) * align;
-            slots.push((r, ty, off));
-            off += size;
-        }
-        let frame = (off + 4).div_ceil(self.align) * self.align;
-        self.largest_frame = self.largest_frame.max(frame);
-        self.emit(
-            &format!(
-                "mov.32b %r{rp}, {site};\nucmp.ge.32b %r{q}, %r{nfr}, {};\ngoto.cond %r{q}, L;",
-                self.depth.max(1) - 1
-            ),
-            span,
-            Some(ovf_l),
-        )?;
-        let mut text =
-            format!("addrof.32b %r{addr}, @stack;\niadd.32b %r{addr}, %r{addr}, %r{sp};\n");
-        for &(r, ty, o) in &slots {
-            let st = self.slot(ty, &format!("%r{}", r.0), &format!("%r{addr}"), o, true);
-            text.push_str(&st);
-        }
-        text.push_str(&format!(
-            "st.private.32b [%r{addr}+{}], %r{rp};\niadd.32b %r{sp}, %r{sp}, {frame};\n\
-             iadd.32b %r{nfr}, %r{nfr}, 1;",
-            frame - 4
-        ));
-        self.emit(&text, span, None)?;
-        // Arguments: into fresh registers first (an argument may be a parameter of the
-        // callee, in a self call), then into the callee's parameters.
-        let g = &self.module.functions[self.members[callee].0 as usize];
-        if args.len() != g.reg_params.len() {
-            return Err(err(span, "call with the wrong number of arguments"));
-        }
-        let params: Vec<(RegId, RegType)> = g
-            .reg_params
-            .iter()
-            .map(|p| (RegId(p.0 + self.reg_base[callee]), g.regs[p.0 as usize].ty))
-            .collect();
-        let mut temps = Vec::new();
-        for (a, &(_, ty)) in args.iter().zip(&params) {
-            let tmp = self.f.push_reg("cycle.arg", ty, span);
-            let src = op_text(a).ok_or_else(|| bug("a call argument"))?;
-            self.mov(ty, &format!("%r{}", tmp.0), &src, span)?;
-            temps.push(tmp);
-        }
-        for (&tmp, &(p, ty)) in temps.iter().zip(&params) {
-            self.mov(ty, &format!("%r{}", p.0), &format!("%r{}", tmp.0), span)?;
-        }
-        self.emit("goto L;", span, Some(start))?;
-        // The resume point.
-        self.place(resume);
-        let mut text = format!(
-            "isub.32b %r{sp}, %r{sp}, {frame};\nisub.32b %r{nfr}, %r{nfr}, 1;\n\
-             addrof.32b %r{addr}, @stack;\niadd.32b %r{addr}, %r{addr}, %r{sp};\n"
-        );
-        for &(r, ty, o) in &slots {
-            let ld = self.slot(ty, &format!("%r{}", r.0), &format!("%r{addr}"), o, false);
-            text.push_str(&ld);
-        }
-        self.emit(&text, span, None)?;
-        if let (Operand::Reg { .. } | Operand::Pred { .. }, Some((r, ty))) =
-            (retval, self.retreg_of(callee))
-        {
-            let dst = op_text(retval).ok_or_else(|| bug("a call's retval"))?;
-            self.mov(ty, &dst, &format!("%r{}", r.0), span)?;
-        }
-        Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! Call cycles on an explicit stack (docs/spec-notes.md §33): Vulkan forbids recursive
-//! SPIR-V, so the functions of each cycle of the call graph (a strongly connected component
-//! of direct calls, [`CallGraph::cycles`]) become one *state machine* function, and every
-//! call inside the cycle becomes a jump:
+//! SPIR-V, so the functions of each cycle of the call graph (a strongly connected component,
+//! [`CallGraph::cycles`], whose calls through a register reach every function whose address
+//! is taken) become one *state machine* function, and every call inside the cycle becomes a
+//! jump:
 //!
 //! - the state machine (named `@FIRST.cycle`) holds the bodies of the cycle's functions one
 //!   after another, their registers side by side, and a prologue that jumps to the body its
@@ -40,15 +41,17 @@
 //! `.private` variable is checked against the whole stack, not the variable). A module
 //! without call cycles is returned unchanged (`None`), so it translates exactly as before.
 //!
-//! Not yet lowered: cycles through calls of function addresses (left to the back end's
-//! refusal, which names the cycle).
+//! A call through a register in a member becomes a chain of comparisons of the address
+//! with each candidate's (the functions whose address is taken, of the call's signature, as
+//! the back end's own chain): a member's is a jump like a direct call, any other's an
+//! ordinary call (module `calls`).
 //!
 //! Must not: emit SPIR-V, or change anything of a module without call cycles.
 
 use crate::diag::Diagnostic;
 use crate::ir::{FuncId, GlobalId, GlobalVar, Linkage, MemSpace, Module};
 use crate::memcheck::{Site, WorkItem};
-use crate::mid::calls::CallGraph;
+use crate::mid::calls::{address_taken, CallGraph};
 use crate::span::Span;
 use machine::Machine;
 
@@ -135,27 +138,20 @@ impl std::fmt::Display for StackOverflow {
 /// A module whose call cycles were lowered, and what the host needs to know of it.
 #[derive(Clone, Debug)]
 pub struct Lowered {
-    /// The module without call cycles of direct calls.
+    /// The module without call cycles.
     pub module: Module,
     /// The stack depth, the fault record and the call sites.
     pub info: RecursionInfo,
 }
 
-/// Lowers the cycles of direct calls of `module` onto explicit stacks of `stack_depth`
-/// activations; `None` when it has none (cycles through function addresses are left in
-/// place: the back end refuses them).
+/// Lowers the call cycles of `module` (direct ones and those through function addresses)
+/// onto explicit stacks of `stack_depth` activations; `None` when it has none.
 pub fn lower(module: &Module, stack_depth: u32) -> Result<Option<Lowered>, Vec<Diagnostic>> {
     let cycles = CallGraph::new(module).cycles();
-    let direct: Vec<&Vec<FuncId>> = cycles
-        .members
-        .iter()
-        .zip(&cycles.indirect)
-        .filter(|(_, &ind)| !ind)
-        .map(|(m, _)| m)
-        .collect();
-    if direct.is_empty() {
+    if cycles.is_empty() {
         return Ok(None);
     }
+    let taken = address_taken(module);
     if stack_depth == 0 {
         return Err(vec![Diagnostic::error(
             Span::default(),
@@ -175,17 +171,25 @@ pub fn lower(module: &Module, stack_depth: u32) -> Result<Option<Lowered>, Vec<D
         host_access: None,
         span: Span::default(),
     });
+    let flag = stop::add_flag(&mut out);
     let mut sites = Vec::new();
-    for members in direct {
+    let mut machines = Vec::new();
+    for members in &cycles.members {
         let machine_id = FuncId(out.functions.len() as u32);
-        let mut b = Machine::new(module, members, record, stack_depth, machine_id)?;
+        let ids = (record, flag);
+        let mut b = Machine::new(module, members, &taken, ids, stack_depth, machine_id)?;
         let machine = b.build(&mut sites)?;
+        let exit = b
+            .exit
+            .ok_or_else(|| bug("a state machine without its exit"))?;
+        machines.push((machine_id, exit));
         for (j, &f) in members.iter().enumerate() {
             let wrapper = b.wrapper(j, f)?;
             out.functions[f.0 as usize] = wrapper;
         }
         out.functions.push(machine);
     }
+    stop::add_tests(&mut out, &machines, flag)?;
     Ok(Some(Lowered {
         module: out,
         info: RecursionInfo {
@@ -207,7 +211,10 @@ fn bug(msg: impl std::fmt::Display) -> Vec<Diagnostic> {
     )
 }
 
+mod calls;
 mod liveness;
+mod stop;
+pub use stop::STOP_FLAG;
 mod machine;
 mod member;
 #[cfg(test)]
