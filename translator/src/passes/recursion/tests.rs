@@ -3,7 +3,7 @@
 use super::liveness::live_after;
 use super::text::SCRATCH;
 use super::*;
-use crate::ir::{Bits, Module, Opcode, Operand, RegId, RegType};
+use crate::ir::{Bits, Module, Opcode, RegId, RegType};
 use crate::span::SourceFile;
 use std::sync::Arc;
 
