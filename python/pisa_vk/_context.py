@@ -94,18 +94,25 @@ class Context:
         ``api_version``, ``subgroup_size`` and compute limits."""
         return self._native.device
 
-    def load(self, program: Program, *, linked: Iterable[Program] = (), name: Optional[str] = None) -> Module:
+    def load(self, program: Program, *, linked: Iterable[Program] = (), name: Optional[str] = None,
+             stack_depth: Optional[int] = None) -> Module:
         """Translates and loads a PISA program: ``program`` and the modules ``linked`` with it
         (``.export``/``.import`` resolved across them), each a path, source text or a
         ``(name, text)`` pair. ``name`` renames inline source in diagnostics. Raises
-        :class:`CompileError` with the rendered diagnostics when the program is invalid."""
+        :class:`CompileError` with the rendered diagnostics when the program is invalid.
+
+        ``stack_depth`` (default 64) bounds the activations of a call cycle's functions
+        (recursion) nested in one work-item; a call that would nest more raises
+        :class:`StackOverflow` at the launch."""
+        if stack_depth is not None and (not isinstance(stack_depth, int) or not 1 <= stack_depth < 2**32):
+            raise ValueError(f"stack_depth must be an int from 1 to 2**32 - 1, not {stack_depth!r}")
         items = [program, *linked]
         sources = [_source(item, k + 1) for k, item in enumerate(items)]
         if name is not None:
             sources[0] = (name, sources[0][1])
         _log.sync()
         try:
-            native = self._native.load(sources)
+            native = self._native.load(sources, stack_depth)
         finally:
             _log.flush()
         return Module(self, native, " + ".join(n for n, _ in sources))

@@ -8,7 +8,7 @@ classes in the native module (``python/src/errors.rs``).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Sequence
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 
 class PisaError(Exception):
@@ -73,6 +73,38 @@ class KernelTimeout(DeviceError, TimeoutError):
     stay busy until the kernel ends; see docs/python.md."""
 
 
+class StackOverflow(PisaError, RuntimeError):
+    """A work-item's call would have nested more activations of a call cycle (recursion)
+    than the module's stack depth (``Context.load(..., stack_depth=N)``, default 64). The
+    work-item stopped there; the launch's outputs are not to be used.
+
+    ``str(e)`` says it in one line; the attributes give the facts: ``kernel``, the
+    ``function`` making the call, its ``file``, ``line``, ``column`` and text (``call``),
+    the first overflowing ``work_item`` (global id), its ``local_id`` and ``group_id``, the
+    ``depth`` and how many ``further`` work-items overflowed too.
+    """
+
+    def __init__(self, message: str, *, kernel: str = "", function: str = "",
+                 file: Optional[str] = None, line: Optional[int] = None,
+                 column: Optional[int] = None, call: Optional[str] = None,
+                 work_item: Tuple[int, int, int] = (0, 0, 0),
+                 local_id: Tuple[int, int, int] = (0, 0, 0),
+                 group_id: Tuple[int, int, int] = (0, 0, 0),
+                 depth: int = 0, further: int = 0):
+        super().__init__(message)
+        self.kernel = kernel
+        self.function = function
+        self.file = file
+        self.line = line
+        self.column = column
+        self.call = call
+        self.work_item = tuple(work_item)
+        self.local_id = tuple(local_id)
+        self.group_id = tuple(group_id)
+        self.depth = depth
+        self.further = further
+
+
 class MemoryViolation(PisaError, RuntimeError):
     """A checked kernel (``PISA_VK_CHECKED=1``) made a bad memory access: the message names
     the PISA line, instruction, work-item and the allocation it missed."""
@@ -96,4 +128,5 @@ __all__ = [
     "KernelTimeout",
     "DeviceBusy",
     "MemoryViolation",
+    "StackOverflow",
 ]

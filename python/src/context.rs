@@ -66,14 +66,25 @@ impl Context {
     }
 
     /// Translates the modules `[(name, text), ...]`, links them into one program and loads
-    /// it (GIL released meanwhile). `name` is what diagnostics call the file.
-    fn load(&self, py: Python<'_>, sources: Vec<(String, String)>) -> PyResult<Module> {
+    /// it (GIL released meanwhile). `name` is what diagnostics call the file; `stack_depth`
+    /// bounds the nested activations of a call cycle (`Options::stack_depth`, default 64).
+    #[pyo3(signature = (sources, stack_depth=None))]
+    fn load(
+        &self,
+        py: Python<'_>,
+        sources: Vec<(String, String)>,
+        stack_depth: Option<u32>,
+    ) -> PyResult<Module> {
         let refs: Vec<(&str, &str)> = sources
             .iter()
             .map(|(n, t)| (n.as_str(), t.as_str()))
             .collect();
+        let mut options = pisa_vk::Options::default();
+        if let Some(depth) = stack_depth {
+            options.stack_depth = depth;
+        }
         let inner = py
-            .detach(|| pisa_vk::Module::from_sources(&self.inner, &refs))
+            .detach(|| pisa_vk::Module::from_sources_with(&self.inner, &refs, &options))
             .map_err(to_py)?;
         Ok(Module { inner })
     }

@@ -36,6 +36,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Runtime(Rt::DeviceBusy { .. }) => "DeviceBusy",
         Error::Runtime(_) => "DeviceError",
         Error::MemoryViolation(_) => "MemoryViolation",
+        Error::StackOverflow(_) => "StackOverflow",
         _ => "PisaError",
     }
 }
@@ -71,6 +72,26 @@ fn exception(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
                 })
                 .collect();
             class.call1((e.to_string(), each))?
+        }
+        Error::StackOverflow(o) => {
+            let (file, line, col, call) = match &o.site.location {
+                Some(l) => (Some(l.file.clone()), Some(l.line), Some(l.col), Some(l.text.clone())),
+                None => (None, None, None, None),
+            };
+            let w = &o.work_item;
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("kernel", &o.kernel)?;
+            kw.set_item("function", &o.site.function)?;
+            kw.set_item("file", file)?;
+            kw.set_item("line", line)?;
+            kw.set_item("column", col)?;
+            kw.set_item("call", call)?;
+            kw.set_item("work_item", w.global)?;
+            kw.set_item("local_id", w.local)?;
+            kw.set_item("group_id", w.group)?;
+            kw.set_item("depth", o.depth)?;
+            kw.set_item("further", o.further)?;
+            class.call((e.to_string(),), Some(&kw))?
         }
         _ => class.call1((e.to_string(),))?,
     };

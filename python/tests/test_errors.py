@@ -206,3 +206,59 @@ def test_a_buffer_set_of_the_wrong_size_is_a_size_error(ctx):
     assert buf.get().tolist() == [7, 7, 7, 7]
     buf.set([0, 1, 2, 0xFFFFFFFF])
     assert buf.get().tolist() == [0, 1, 2, 0xFFFFFFFF]
+
+
+FACT = """.version 0.1;
+.target 100;
+.function .64b @fact(.reg .64b %n) {
+  .reg .64b %m, %f;
+  .pred %p;
+  ucmp.le.64b %p, %n, 1;
+  return.cond %p, 1;
+  isub.64b %m, %n, 1;
+  call %f, @fact(%m);
+  umul.64b %f, %f, %n;
+  return %f;
+}
+.kernel @k(.param[8] %out, .param[8] %in) {
+  .reg .64b %pin, %pout, %off, %x, %r;
+  .reg .32b %i, %g, %s, %l;
+  mov.32b %g, %groupid.x;
+  mov.32b %s, %enqueuedlocalsize.x;
+  mov.32b %l, %localid.x;
+  umad.32b %i, %g, %s, %l;
+  umul.full.32b %off, %i, 8;
+  ld.param.64b %pin, [%in];
+  iadd.64b %pin, %pin, %off;
+  ld.global.64b %x, [%pin];
+  ld.param.64b %pout, [%out];
+  iadd.64b %pout, %pout, %off;
+  call %r, @fact(%x);
+  st.global.64b [%pout], %r;
+}
+"""
+
+
+def test_recursion_runs_and_a_stack_overflow_raises_its_facts(ctx):
+    # fact(n) nests n activations of its cycle: 9 is one too many at stack_depth=8.
+    out = ctx.zeros(8, np.uint64)
+    inp = ctx.buffer(np.array([1, 2, 3, 4, 5, 9, 6, 7], np.uint64))
+    ctx.load(FACT, name="fact.pisa").kernel("k")(8, 8, out, inp)
+    assert list(out.get()) == [1, 2, 6, 24, 120, 362880, 720, 5040]
+    shallow = ctx.load(FACT, name="fact.pisa", stack_depth=8).kernel("k")
+    with pytest.raises(pisa_vk.StackOverflow) as info:
+        shallow(8, 8, out, inp)
+    e = info.value
+    assert isinstance(e, RuntimeError)
+    assert (e.kernel, e.function, e.file, e.line, e.column) == ("k", "fact", "fact.pisa", 9, 3)
+    assert e.call == "call %f, @fact(%m)"
+    assert (e.work_item, e.local_id, e.group_id) == ((5, 0, 0), (5, 0, 0), (0, 0, 0))
+    assert (e.depth, e.further) == (8, 0)
+    assert "stack overflow" in str(e) and "fact.pisa:9:3" in str(e)
+    # The same module runs a launch within the depth afterwards.
+    inp = ctx.buffer(np.array([8, 1, 0, 7, 2, 3, 4, 5], np.uint64))
+    shallow(8, 8, out, inp)
+    assert list(out.get()) == [40320, 1, 1, 5040, 2, 6, 24, 120]
+    with pytest.raises(ValueError, match="stack_depth"):
+        ctx.load(FACT, stack_depth=0)
+    assert ctx.validation_messages() == []

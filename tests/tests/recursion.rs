@@ -334,20 +334,130 @@ fn stack_overflow_is_an_error_at_the_exact_depth_on_both_sides() {
     // runs a launch within the depth.
 }
 
+/// An expression tree in `.const` memory, nodes of three 64-bit words (operation, a, b),
+/// evaluated through a table of function addresses: `@eval` calls the operation's function
+/// through a register, `@add`, `@mul` and `@neg` call `@eval` back (a cycle through a
+/// function address), `@leaf` is in the table but outside the cycle (an ordinary call from
+/// the chain), and `@neg` also calls `@one` through a register (a call leaving the cycle).
+/// node0 = mul(node1, node2), node1 = add(node3, node4), node2 = 7, node3 = 2,
+/// node4 = neg(node5), node5 = 10.
+const EXPR: &str = ".const .align 8 @nodes[144] = { .64b 2, .64b 1, .64b 2,  .64b 1, .64b 3, .64b 4,  \
+      .64b 0, .64b 7, .64b 0,  .64b 0, .64b 2, .64b 0,  .64b 3, .64b 5, .64b 0,  .64b 0, .64b 10, .64b 0 };\n\
+    .function .64b @leaf(.reg .64b %n) {\n  .reg .64b %o, %v;\n\
+      umul.64b %o, %n, 24;\n  iadd.64b %o, %o, 8;\n  ld.const.64b %v, [@nodes+%o];\n  return %v;\n}\n\
+    .function .64b @add(.reg .64b %n) {\n  .reg .64b %o, %a, %b;\n\
+      umul.64b %o, %n, 24;\n  iadd.64b %o, %o, 8;\n  ld.const.64b %a, [@nodes+%o];\n\
+      iadd.64b %o, %o, 8;\n  ld.const.64b %b, [@nodes+%o];\n\
+      call %a, @eval(%a);\n  call %b, @eval(%b);\n  iadd.64b %a, %a, %b;\n  return %a;\n}\n\
+    .function .64b @mul(.reg .64b %n) {\n  .reg .64b %o, %a, %b;\n\
+      umul.64b %o, %n, 24;\n  iadd.64b %o, %o, 8;\n  ld.const.64b %a, [@nodes+%o];\n\
+      iadd.64b %o, %o, 8;\n  ld.const.64b %b, [@nodes+%o];\n\
+      call %a, @eval(%a);\n  call %b, @eval(%b);\n  umul.64b %a, %a, %b;\n  return %a;\n}\n\
+    .function .64b @one() {\n  return 1;\n}\n\
+    .function .64b @neg(.reg .64b %n) {\n  .reg .64b %o, %a, %c, %z;\n\
+      umul.64b %o, %n, 24;\n  iadd.64b %o, %o, 8;\n  ld.const.64b %a, [@nodes+%o];\n\
+      call %c, @eval(%a);\n  addrof.64b %z, @one;\n  call %z, %z();\n  isub.64b %z, %z, 1;\n\
+      isub.64b %a, %z, %c;\n  return %a;\n}\n\
+    .const .align 8 @ops[32] = { .64b @leaf, .64b @add, .64b @mul, .64b @neg };\n\
+    .function .64b @eval(.reg .64b %n) {\n  .reg .64b %o, %op, %fp, %r;\n\
+      umul.64b %o, %n, 24;\n  ld.const.64b %op, [@nodes+%o];\n  umul.64b %op, %op, 8;\n\
+      ld.const.64b %fp, [@ops+%op];\n  call %r, %fp(%n);\n  return %r;\n}\n";
+
 #[test]
-fn recursion_through_a_function_address_is_refused_naming_the_cycle() {
-    let src = ".version 0.1;\n.target 100;\n\
-        .function void @a() {\n  .reg .64b %p;\n  addrof.64b %p, @a;\n  call void, %p();\n  return;\n}\n\
-        .kernel @k() {\n  call void, @a();\n}\n";
-    let file = std::sync::Arc::new(pisa_translator::SourceFile::new("rec.pisa", src));
-    let err = pisa_translator::compile(&file, &Default::default()).expect_err("refused");
-    let text = err.render();
-    assert!(
-        text.contains(
-            "recursion through a function address is not supported yet: call cycle @a -> @a"
-        ),
-        "{text}"
+fn recursion_through_a_function_table() {
+    let src = per_item(EXPR, "call %r, @eval(%x);");
+    // Node 0 nests 7 activations of the cycle (eval, mul, eval, add, eval, neg, eval; the
+    // leaf is outside it).
+    let out = run(&src, &[0, 1, 2, 3, 4, 5], 1, 1, 7);
+    let want: Vec<u64> = [-56i64, -8, 7, 2, -10, 10]
+        .iter()
+        .map(|&v| v as u64)
+        .collect();
+    assert_eq!(out, want);
+    // One less: the call of `@eval` in `@neg` would be the 7th.
+    assert_overflow(&src, 0, 6, "call %c, @eval(%a)");
+    // Two less: the call through the table in `@eval` (of `@neg`) would be the 6th.
+    assert_overflow(&src, 0, 5, "call %r, %fp(%n)");
+    // Entered through the table from the kernel, a call of a register outside the cycle.
+    let src = per_item(
+        EXPR,
+        ".reg .64b %f;\nld.const.64b %f, [@ops+8];\ncall %r, %f(%x);",
     );
+    assert_eq!(run(&src, &[1], 1, 1, 64), [-8i64 as u64]);
+}
+
+/// `@down` calls itself only through the address it is passed: 0 + 1 + ... + n.
+const DOWN: &str = ".function .64b @down(.reg .64b %n, .reg .64b %f) {\n\
+      .reg .64b %m, %r;\n  .pred %z;\n  ucmp.eq.64b %z, %n, 0;\n  return.cond %z, 0;\n\
+      isub.64b %m, %n, 1;\n  call %r, %f(%m, %f);\n  iadd.64b %r, %r, %n;\n  return %r;\n}\n";
+
+#[test]
+fn self_recursion_through_a_passed_function_address() {
+    let src = per_item(
+        DOWN,
+        ".reg .64b %f;\naddrof.64b %f, @down;\ncall %r, %f(%x, %f);",
+    );
+    // down(n) nests n + 1 activations.
+    let out = run(&src, &[0, 1, 7, 5, 2, 6], 1, 1, 8);
+    assert_eq!(out, [0, 1, 28, 15, 3, 21]);
+    assert_overflow(&src, 8, 8, "call %r, %f(%m, %f)");
+}
+
+#[test]
+fn a_call_of_a_register_is_no_call_of_a_function_whose_address_is_not_taken() {
+    // `@f` has the signature of the call it makes through a register, but its address is
+    // never taken: it is no candidate of that call (once it was, which made `@f` call
+    // itself in SPIR-V and crashed the driver), and the module has no cycle.
+    let decls = ".function .64b @inc(.reg .64b %x) {\n  .reg .64b %y;\n  iadd.64b %y, %x, 1;\n  return %y;\n}\n\
+        .function .64b @f(.reg .64b %x) {\n  .reg .64b %p, %y;\n  addrof.64b %p, @inc;\n\
+          call %y, %p(%x);\n  return %y;\n}\n";
+    let src = per_item(decls, "call %r, @f(%x);");
+    assert_eq!(run(&src, &[5, 0], 1, 1, 64), [6, 1]);
+    let t = pisa_conformance::translate_with(&src, &options(64));
+    assert!(t.reflection.recursion.is_none());
+}
+
+#[test]
+fn an_overflowing_work_item_stops_at_once() {
+    // `@outer` calls the cycle, then stores a marker; the kernel then stores the result.
+    // The work-item that overflows (5: fact(9) at a depth of 8) stores neither, the others
+    // both.
+    let decls = format!(
+        "{FACT}.function .64b @outer(.reg .64b %n, .reg .64b %mark) {{\n  .reg .64b %f, %v;\n\
+           call %f, @fact(%n);\n  mov.64b %v, 0x4D41524B;\n  st.global.64b [%mark], %v;\n\
+           return %f;\n}}\n"
+    );
+    let src = kernel_module(
+        &decls,
+        ".reg .64b %pin, %pout, %off, %x, %r, %m;\n.reg .32b %i, %g, %s, %l;\n\
+         mov.32b %g, %groupid.x;\nmov.32b %s, %enqueuedlocalsize.x;\nmov.32b %l, %localid.x;\n\
+         umad.32b %i, %g, %s, %l;\numul.full.32b %off, %i, 8;\n\
+         ld.param.64b %pin, [%in];\niadd.64b %pin, %pin, %off;\nld.global.64b %x, [%pin];\n\
+         umul.full.32b %off, %i, 16;\nld.param.64b %pout, [%out];\niadd.64b %pout, %pout, %off;\n\
+         iadd.64b %m, %pout, 8;\ncall %r, @outer(%x, %m);\nst.global.64b [%pout], %r;",
+    );
+    let ctx = pisa_vk::Context::new().expect("a context");
+    let m = pisa_vk::Module::from_source_with(&ctx, "rec.pisa", &src, &options(8)).expect("load");
+    let input: [u64; 8] = [1, 2, 3, 4, 5, 9, 6, 7];
+    let inp = ctx.buffer_from(&input).expect("buffer");
+    let out = ctx.buffer_from(&[0xEEu64; 16]).expect("buffer");
+    match m.dispatch("k", 8, 8, (&out, &inp)) {
+        Err(pisa_vk::Error::StackOverflow(o)) => {
+            assert_eq!(o.work_item.global, [5, 0, 0]);
+            assert_eq!(o.further, 0);
+        }
+        other => panic!("expected a stack overflow, got {other:?}"),
+    }
+    let got = out.read().expect("read");
+    let fact = |n: u64| (1..=n).product::<u64>();
+    for (i, &n) in input.iter().enumerate() {
+        let want = if i == 5 {
+            [0xEE, 0xEE]
+        } else {
+            [fact(n), 0x4D41524B]
+        };
+        assert_eq!(got[2 * i..2 * i + 2], want, "work-item {i}");
+    }
 }
 
 #[test]

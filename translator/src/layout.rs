@@ -323,13 +323,21 @@ pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, Layout
         off
     };
     let mut arena_align = 16u64;
+    let mut private_end = 0u64;
+    let mut unused = 0u64;
     for g in &module.globals {
+        if g.space == MemSpace::Private {
+            // Only a pass makes one (the recursion lowering's stop flag): one per
+            // work-item, in the private arena.
+            let off = place(g.size, g.align, &mut private_end, &mut unused);
+            check_32bit(private_end, "private", g.span)?;
+            l.globals.push(off);
+            continue;
+        }
         l.globals
             .push(place(g.size, g.align, &mut arena_end, &mut arena_align));
         check_arena(arena_end, arena_align, g.span)?;
     }
-    let mut private_end = 0u64;
-    let mut unused = 0u64;
     let mut has_shared = false;
     for (fi, f) in module.functions.iter().enumerate() {
         for (li, v) in f.locals.iter().enumerate() {

@@ -31,6 +31,9 @@ pub struct FnSig {
     pub ret_ty: Word,
     /// Parameter types.
     pub param_tys: Vec<Word>,
+    /// Whether its address is taken (`addrof`, a symbol initializer): only such a function
+    /// is a candidate of a call through a register.
+    pub address_taken: bool,
 }
 
 /// Per-function emission state.

@@ -509,8 +509,12 @@ impl FnCx<'_> {
         self.indirect_chain(&candidates, target, ret, args, bt)
     }
 
-    /// The functions a call through an address may reach: those with a body whose
-    /// parameter and return types match the call's, in function order.
+    /// The functions a call through an address may reach: those whose address is taken
+    /// (no other address exists: `addrof` and symbol initializers make them) with a body
+    /// whose parameter and return types match the call's, in function order. (Any function
+    /// of the signature would make a function that calls through a register its own
+    /// callee in SPIR-V, which Vulkan forbids, and the call graph the recursion lowering
+    /// reads would not see that edge.)
     pub(super) fn indirect_candidates(&self, ret: Operand, args: &[Operand]) -> Vec<FuncId> {
         let arg_tys: Vec<Option<RegType>> = args
             .iter()
@@ -527,8 +531,9 @@ impl FnCx<'_> {
             .functions
             .iter()
             .enumerate()
-            .filter(|(_, g)| {
-                !g.is_kernel()
+            .filter(|(i, g)| {
+                self.sigs.get(*i).is_some_and(|s| s.address_taken)
+                    && !g.is_kernel()
                     && g.body.is_some()
                     && g.ret == ret_ty
                     && g.reg_params.len() == args.len()
