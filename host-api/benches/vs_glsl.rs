@@ -395,6 +395,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         virtual_lanes: None,
         required_features: Default::default(),
         name_for_errors: &case.glsl,
+        cancel_word_at: None,
     };
     let glsl = ctx
         .runtime()
