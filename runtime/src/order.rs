@@ -15,6 +15,7 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+
 use crate::cancel::WordRef;
 use crate::shared::DeviceShared;
 
@@ -106,9 +107,10 @@ impl DeviceShared {
         }
     }
 
-    /// What blocks submission `seq` now. Earlier work without a deadline gets one
-    /// (`timeout` from now); earlier work past its deadline is asked to stop.
-    pub(crate) fn order_blocking(&self, seq: u64, timeout: Duration) -> Blocking {
+    /// What blocks submission `seq` now, at the end of its own time. Earlier work that
+    /// nobody waits for (no deadline) shares the time of this wait: its time is up now too.
+    /// Earlier work past its deadline is asked to stop.
+    pub(crate) fn order_blocking(&self, seq: u64) -> Blocking {
         let idle = self.wait_idle(Duration::ZERO).is_ok();
         let mut o = self.order();
         if idle {
@@ -121,7 +123,7 @@ impl DeviceShared {
             if let Some(what) = &e.stuck {
                 return Blocking::Stuck(what.clone());
             }
-            let deadline = *e.deadline.get_or_insert(now + timeout);
+            let deadline = *e.deadline.get_or_insert(now);
             let look = if deadline > now {
                 deadline
             } else {

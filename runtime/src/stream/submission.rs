@@ -194,7 +194,7 @@ impl Submission {
                 Ok(false) => {
                     progress.slot = Some(slot);
                     let blocking = match seq {
-                        Some(seq) => shared.order_blocking(seq, timeout),
+                        Some(seq) => shared.order_blocking(seq),
                         None => Blocking::Nothing,
                     };
                     match blocking {
