@@ -648,6 +648,7 @@ impl<'c> Stream<'c> {
             times: None,
             compile_time: None,
             seq: None,
+            cancellable: false,
         };
         let shared = &submission.shared;
         let progress = submission
@@ -665,6 +666,10 @@ impl<'c> Stream<'c> {
             true => first,
             false => Vec::new(),
         };
+        submission.cancellable = progress.ops.as_slice().iter().any(|op| match op {
+            Op::Launch(parts) => parts.pipelines().any(|p| p.cancel_word_at.is_some()),
+            _ => false,
+        });
         let slot = shared.take_slot()?;
         let (word, address) = shared.arm_cancel_word(slot.cancel_word);
         progress.cancel_address = address;

@@ -34,6 +34,9 @@ pub struct Submission {
     pub(super) word: Option<WordRef>,
     /// Its place in the queue's order ([`crate::order`]), once submitted.
     pub(super) seq: Option<u64>,
+    /// Whether a pipeline of its launches reads the cancel word (else a timeout does not
+    /// wait for the work to stop: it cannot).
+    pub(super) cancellable: bool,
 }
 
 impl std::fmt::Debug for Submission {
@@ -234,7 +237,11 @@ impl Submission {
         let Some(slot) = progress.slot.take() else {
             return Err(self.timeout(false, false));
         };
-        match wait_fence(&self.shared, &slot, CANCEL_GRACE) {
+        let grace = match self.cancellable {
+            true => CANCEL_GRACE,
+            false => Duration::ZERO,
+        };
+        match wait_fence(&self.shared, &slot, grace) {
             Ok(true) => {
                 self.shared.give_back_slot(slot);
                 Err(self.timeout(true, true))
