@@ -353,6 +353,13 @@ impl Submission<'_> {
         Ok(self.inner.is_done()?)
     }
 
+    /// Waits at most `limit` for it to be ready: `true` once [`Submission::wait`] would
+    /// return at once (finished, cancelled, or its time is up). For waiting in slices, e.g.
+    /// to look for Ctrl-C in between. Errors: `RuntimeError::Vulkan` (a lost device).
+    pub fn wait_timeout(&self, limit: Duration) -> Result<bool> {
+        Ok(self.inner.wait_timeout(limit)?)
+    }
+
     /// Asks it to stop: every work-item of its launches returns at its next loop iteration
     /// (kernels translated with [`Options::cancellable`](crate::Options::cancellable), the
     /// default), and [`Submission::wait`] returns `RuntimeError::Cancelled`. Returns whether

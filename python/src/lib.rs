@@ -15,6 +15,7 @@ mod errors;
 mod log;
 mod module;
 mod stream;
+mod wait;
 
 use pyo3::prelude::*;
 

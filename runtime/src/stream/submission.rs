@@ -120,6 +120,46 @@ impl Submission {
         }
     }
 
+    /// Waits at most `limit` for the submission to be ready for [`Submission::wait`]: `true`
+    /// once it has finished (or its time is up, or it was cancelled, so that `wait` returns
+    /// within [`CANCEL_GRACE`]); `false` when `limit` passed first. The time allowed starts
+    /// at the first wait of either kind. For waiting in slices, e.g. to look for Ctrl-C in
+    /// between. Errors: those of [`Submission::is_done`].
+    pub fn wait_timeout(&self, limit: Duration) -> Result<bool, Error> {
+        let timeout = Duration::from_secs_f64(self.timeout_seconds);
+        let stopping = self.host_stop() != 0;
+        let mut progress = self.progress();
+        let deadline = *progress
+            .deadline
+            .get_or_insert_with(|| Instant::now() + timeout);
+        if let Some(seq) = self.seq {
+            self.shared.order_deadline(seq, deadline);
+        }
+        let Some(slot) = progress.slot.take() else {
+            return Ok(true);
+        };
+        let now = Instant::now();
+        if now >= deadline || stopping {
+            progress.slot = Some(slot);
+            return Ok(true);
+        }
+        let waited = wait_fence(&self.shared, &slot, limit.min(deadline - now));
+        match waited {
+            Ok(true) if !progress.recorded() => {
+                progress.next_batch(&self.shared, slot, self.timing, timeout)?;
+                Ok(progress.expired)
+            }
+            Ok(done) => {
+                progress.slot = Some(slot);
+                Ok(done || Instant::now() >= deadline)
+            }
+            Err(e) => {
+                progress.slot = Some(slot);
+                Err(e)
+            }
+        }
+    }
+
     /// Waits for the submission, at most the context's timeout (`PISA_VK_TIMEOUT`) for all
     /// its batches together, counted from when the work submitted before it has ended, and
     /// returns what it produced: the bytes of its reads and, for a timed stream, the GPU time
