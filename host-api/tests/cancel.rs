@@ -181,3 +181,36 @@ fn work_behind_an_unwaited_endless_kernel_stops_it_and_runs() {
     assert_eq!(out.read().unwrap(), vec![7]);
     stopped_timeout(endless.wait());
 }
+
+/// `pisa-vk run` of an endless kernel: Ctrl-C (SIGINT) stops the kernel and the process
+/// exits with code 130 within a second (before: only the timeout, 60 s by default, ended it).
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_stops_the_cli_within_a_second() {
+    let dir = std::env::temp_dir().join(format!("pisa-vk-ctrl-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("spin.pisa");
+    std::fs::write(&path, SRC).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
+        .args(["run", path.to_str().unwrap(), "--kernel", "spin"])
+        .args(["--arg", "u32[1]", "--grid", "64", "--block", "32"])
+        .env("PISA_VK_TIMEOUT", "60")
+        .env("PISA_VK_DEVICE", "llvmpipe")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("pisa-vk runs");
+    // Start-up, translation and the pipeline's compile, then the kernel spins.
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = Instant::now();
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().expect("pisa-vk ends");
+    let took = sent.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("pisa-vk exited {took:.3} s after SIGINT: {stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted: "), "{stderr}");
+    assert!(stderr.contains("was cancelled"), "{stderr}");
+    assert!(took < 1.0, "{took}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -244,5 +244,26 @@ impl CancelHandle {
     }
 }
 
+/// The flag every wait of the process looks at ([`cancel_waits_on`]).
+static INTERRUPT: std::sync::OnceLock<&'static std::sync::atomic::AtomicBool> =
+    std::sync::OnceLock::new();
+
+/// How often a wait looks at the flag of [`cancel_waits_on`].
+pub(crate) const INTERRUPT_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// Makes every wait for a submission in this process look at `flag` every 50 ms: once it is
+/// set (by a Ctrl-C handler, say), the submission being waited for is cancelled
+/// ([`CancelHandle::cancel`]) and its wait returns [`Error::Cancelled`] once the work has
+/// stopped. What `pisa-vk run` installs for SIGINT. Returns `false` (and changes nothing)
+/// when a flag was installed before.
+pub fn cancel_waits_on(flag: &'static std::sync::atomic::AtomicBool) -> bool {
+    INTERRUPT.set(flag).is_ok()
+}
+
+/// Whether [`cancel_waits_on`] installed a flag; `Some(set)` then.
+pub(crate) fn interrupted() -> Option<bool> {
+    INTERRUPT.get().map(|f| f.load(Ordering::SeqCst))
+}
+
 /// The cancel word's mutex, for `DeviceShared`.
 pub(crate) type CancelPool = Mutex<Option<CancelWords>>;

@@ -92,7 +92,9 @@ pub mod timestamps;
 
 pub use ash;
 pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT, GUARD_BYTES};
-pub use cancel::{CancelHandle, CANCELLED_BY_HOST, CANCEL_WORDS, STOPPED_AT_TIMEOUT};
+pub use cancel::{
+    cancel_waits_on, CancelHandle, CANCELLED_BY_HOST, CANCEL_WORDS, STOPPED_AT_TIMEOUT,
+};
 pub use context::{
     parse_bool_env, Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV,
 };

@@ -211,7 +211,12 @@ impl Submission {
                     false => Ok(()),
                 };
             };
-            let left = wake.saturating_duration_since(Instant::now());
+            let interrupt = crate::cancel::interrupted();
+            let until = match interrupt {
+                Some(_) => wake.min(Instant::now() + crate::cancel::INTERRUPT_SLICE),
+                None => wake,
+            };
+            let left = until.saturating_duration_since(Instant::now());
             let waited = wait_fence(&shared, &slot, left);
             let stop = match self.word {
                 Some(w) => match shared.cancel_value(w) {
@@ -236,6 +241,15 @@ impl Submission {
                 Ok(true) => return self.finished(slot),
                 Ok(false) => {
                     progress.slot = Some(slot);
+                    if interrupt == Some(true) && stop == 0 {
+                        if let Some(w) = self.word {
+                            shared.cancel(w, CANCELLED_BY_HOST);
+                        }
+                        continue;
+                    }
+                    if Instant::now() < wake {
+                        continue; // a slice ended before the deadline
+                    }
                     let blocking = match seq {
                         Some(seq) => shared.order_blocking(seq),
                         None => Blocking::Nothing,
