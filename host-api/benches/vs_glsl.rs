@@ -16,9 +16,9 @@
 //! push constants laid out exactly as the PISA kernel's argument block, local size through
 //! specialization constants 0-2.
 //!
-//! With `PISA_BENCH_CANCEL=1` the table instead compares each PISA kernel as translated by
-//! default (cancellable: every loop iteration reads the cancel word, spec-notes §91) with
-//! the same kernel translated with `Options::cancellable` off, interleaved the same way:
+//! With `PISA_BENCH_CANCEL=1` the table instead compares each PISA kernel translated with
+//! `Options::cancellable` (every loop iteration reads the cancel word, spec-notes §91) with
+//! the same kernel as translated by default (no checks), interleaved the same way:
 //! the cost of the cancel check (docs/performance.md, "Cancellable kernels").
 
 use pisa_vk::{pack_args, Arg, Buffer, Context, Dim3, Module};
@@ -313,8 +313,8 @@ fn read_words(path: &Path) -> Result<Vec<u32>, String> {
 struct Prepared<'c> {
     case: &'c Case,
     module: Module,
-    /// The same program translated without cancel checks.
-    uncancellable: Module,
+    /// The same program translated with cancel checks.
+    cancellable: Module,
     glsl: std::sync::Arc<pisa_runtime::Pipeline>,
     buffers: Vec<Option<Buffer<u32>>>,
     args: Vec<Arg>,
@@ -345,16 +345,16 @@ impl Prepared<'_> {
             .unwrap_or_else(|e| panic!("{}: PISA dispatch: {e}", c.name))
     }
 
-    fn run_uncancellable(&self) -> Duration {
+    fn run_cancellable(&self) -> Duration {
         let c = self.case;
-        self.uncancellable
+        self.cancellable
             .dispatch_timed(
                 c.kernel,
                 c.global,
                 Dim3::from(c.local.map(u64::from)),
                 &self.args,
             )
-            .unwrap_or_else(|e| panic!("{}: PISA dispatch without cancel checks: {e}", c.name))
+            .unwrap_or_else(|e| panic!("{}: PISA dispatch with cancel checks: {e}", c.name))
     }
 
     fn run_glsl(&self, ctx: &Context) -> Duration {
@@ -381,10 +381,10 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
     let text = std::fs::read_to_string(Path::new(DIR).join(&case.pisa))
         .map_err(|e| format!("{}: {e}", case.pisa))?;
     let options = pisa_vk::Options {
-        cancellable: false,
+        cancellable: true,
         ..Default::default()
     };
-    let uncancellable = Module::from_source_with(ctx, &case.pisa, &text, &options)
+    let cancellable = Module::from_source_with(ctx, &case.pisa, &text, &options)
         .map_err(|e| format!("{}: {e}", case.pisa))?;
     let spirv = compile_glsl(&case.glsl, spv_dir)?;
     let mut buffers = Vec::new();
@@ -435,7 +435,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
     Ok(Prepared {
         case,
         module,
-        uncancellable,
+        cancellable,
         glsl,
         buffers,
         args,
@@ -512,11 +512,11 @@ fn cancel_row(p: &Prepared, reps: usize) {
     let (mut with, mut without) = (Vec::new(), Vec::new());
     for rep in 0..reps {
         if rep % 2 == 0 {
-            with.push(p.run_pisa());
-            without.push(p.run_uncancellable());
+            with.push(p.run_cancellable());
+            without.push(p.run_pisa());
         } else {
-            without.push(p.run_uncancellable());
-            with.push(p.run_pisa());
+            without.push(p.run_pisa());
+            with.push(p.run_cancellable());
         }
     }
     let (w, o) = (median(with), median(without));

@@ -124,11 +124,11 @@ fn the_cli_exits_promptly_after_a_timeout() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("spin.pisa");
     std::fs::write(&path, SRC).unwrap();
-    // Without cancel checks the kernel runs on (the process leaves it behind); with them
-    // (the default) it is stopped at the timeout.
+    // Without cancel checks (the default) the kernel runs on (the process leaves it
+    // behind); with them it is stopped at the timeout.
     for (extra, says) in [
-        (Some("--no-cancel"), "is still running"),
-        (None, "was stopped (the context is usable)"),
+        (None, "is still running"),
+        (Some("--cancellable"), "was stopped (the context is usable)"),
     ] {
         let start = Instant::now();
         let mut args = vec!["run", path.to_str().unwrap(), "--kernel", "spin"];

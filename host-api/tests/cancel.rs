@@ -39,6 +39,14 @@ const OVERRUN: &str = ".version 0.1;\n.target 100;\n\
 loop:\n  ld.global.32b %x, [%p];\n  iatom.global.add.32b %old, [%s], %x;\n\
   iadd.64b %p, %p, 4;\n  goto loop;\n}\n";
 
+/// Translation options with cancel checks (off by default).
+fn cancellable() -> Options {
+    Options {
+        cancellable: true,
+        ..Options::default()
+    }
+}
+
 fn lavapipe(timeout: f64) -> Context {
     let options = ContextOptions {
         timeout_seconds: Some(timeout),
@@ -59,7 +67,7 @@ fn stopped_timeout<T: std::fmt::Debug>(r: Result<T, Error>) {
 #[test]
 fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
     let ctx = lavapipe(1.0);
-    let m = Module::from_source(&ctx, "spin.pisa", SRC).unwrap();
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     for kernel in ["spin", "spin_call"] {
         let out = ctx.zeroed::<u32>(1).unwrap();
         let start = Instant::now();
@@ -88,7 +96,7 @@ fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
 #[test]
 fn a_cancelled_submission_stops_within_a_second() {
     let ctx = lavapipe(60.0);
-    let m = Module::from_source(&ctx, "spin.pisa", SRC).unwrap();
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
     let mut s = ctx.stream();
     s.dispatch(&m, "spin", 8u64, 8u64, &[(&out).into()]).unwrap();
@@ -166,7 +174,7 @@ fn without_cancel_checks_the_device_stays_busy() {
 #[test]
 fn work_behind_an_unwaited_endless_kernel_stops_it_and_runs() {
     let ctx = lavapipe(1.0);
-    let m = Module::from_source(&ctx, "spin.pisa", SRC).unwrap();
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     m.prepare("store", 1u64).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
     let spun = ctx.zeroed::<u32>(1).unwrap();
@@ -193,7 +201,7 @@ fn ctrl_c_stops_the_cli_within_a_second() {
     std::fs::write(&path, SRC).unwrap();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
         .args(["run", path.to_str().unwrap(), "--kernel", "spin"])
-        .args(["--arg", "u32[1]", "--grid", "64", "--block", "32"])
+        .args(["--arg", "u32[1]", "--grid", "64", "--block", "32", "--cancellable"])
         .env("PISA_VK_TIMEOUT", "60")
         .env("PISA_VK_DEVICE", "llvmpipe")
         .stderr(std::process::Stdio::piped())

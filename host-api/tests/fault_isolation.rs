@@ -12,7 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, RuntimeError};
+use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, Options, RuntimeError};
 
 /// `@spin` never ends; `@inc` adds 1 to the element of its global id; `@store` writes 7.
 const SRC: &str = ".version 0.1;\n.target 100;\n\
@@ -40,7 +40,11 @@ fn two_thousand_dispatches_beside_an_endless_kernel_all_succeed() {
     };
     let ctx = Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
         .expect("lavapipe");
-    let m = Arc::new(Module::from_source(&ctx, "iso.pisa", SRC).unwrap());
+    let options = Options {
+        cancellable: true,
+        ..Options::default()
+    };
+    let m = Arc::new(Module::from_source_with(&ctx, "iso.pisa", SRC, &options).unwrap());
     // `@inc`'s pipeline is created by the workers' first dispatch while the endless kernel
     // runs: lavapipe's pipeline creation waits for the running command buffer, so only
     // until the endless kernel is stopped.

@@ -129,12 +129,17 @@ def test_a_dispatch_past_the_timeout_raises_kernel_timeout(monkeypatch, spin, ke
     assert isinstance(info.value, TimeoutError)
     assert time.perf_counter() - start < 1.2
     assert out[0] == 0  # nothing copied back
-    # The kernel was stopped at the timeout (its loop checks a cancel word, spec-notes §91):
-    # the context works at once.
-    assert "was stopped (the context is usable)" in str(info.value)
-    start = time.perf_counter()
-    kernel(1, 1, out, 1000)
-    assert time.perf_counter() - start < 1.0
+    # The kernel goes on to its end on the device (about 1.5 s); until then every call that
+    # needs the device is refused at once with DeviceBusy, then the context works again.
+    deadline = time.perf_counter() + 30
+    while True:
+        try:
+            kernel(1, 1, out, 1000)
+            break
+        except pisa_vk.DeviceBusy as busy:
+            assert "timed out earlier" in str(busy)
+            assert time.perf_counter() < deadline, "the context stayed busy for 30 s"
+            time.sleep(0.25)
     assert out[0] == lcg_power(1000)
     assert ctx.validation_messages() == []
 

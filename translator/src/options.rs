@@ -51,7 +51,8 @@ pub struct Options {
     /// carries ([`LaunchLayout::cancel`](crate::layout::launch::LaunchLayout::cancel)); once
     /// the host (a timeout, the user) or the memory checker (its first violation) has set
     /// it, every work-item returns. A module without loops gets no check and no slot.
-    /// On by default ([`DEFAULT_CANCELLABLE`]).
+    /// Off by default ([`DEFAULT_CANCELLABLE`]); a checked translation has the checks
+    /// whatever this says.
     pub cancellable: bool,
     /// The most nested activations of the functions of one call cycle a work-item may have
     /// (recursion runs on an explicit stack of this many frames, [`crate::passes::recursion`];
@@ -62,9 +63,10 @@ pub struct Options {
 }
 
 /// Whether translations are cancellable unless told otherwise ([`Options::cancellable`]):
-/// the check costs at most 2 % on the kernels of `host-api/benches/vs_glsl.rs` on lavapipe
-/// (docs/performance.md, "Cancellable kernels").
-pub const DEFAULT_CANCELLABLE: bool = true;
+/// no, because the check costs more than 2 % on some kernels of
+/// `host-api/benches/vs_glsl.rs` on lavapipe (up to twice the time of a loop with a tiny
+/// body; docs/performance.md, "Cancellable kernels").
+pub const DEFAULT_CANCELLABLE: bool = false;
 
 /// Which kernels a translation puts on virtual lanes (spec-notes §88).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
