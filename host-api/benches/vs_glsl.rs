@@ -15,6 +15,11 @@
 //! The GLSL side uses the runtime's pipeline path for raw SPIR-V: buffer device addresses in
 //! push constants laid out exactly as the PISA kernel's argument block, local size through
 //! specialization constants 0-2.
+//!
+//! With `PISA_BENCH_CANCEL=1` the table instead compares each PISA kernel translated with
+//! `Options::cancellable` (every loop iteration reads the cancel word, spec-notes §91) with
+//! the same kernel as translated by default (no checks), interleaved the same way:
+//! the cost of the cancel check (docs/performance.md, "Cancellable kernels").
 
 use pisa_vk::{pack_args, Arg, Buffer, Context, Dim3, Module};
 use std::path::{Path, PathBuf};
@@ -308,6 +313,8 @@ fn read_words(path: &Path) -> Result<Vec<u32>, String> {
 struct Prepared<'c> {
     case: &'c Case,
     module: Module,
+    /// The same program translated with cancel checks.
+    cancellable: Module,
     glsl: std::sync::Arc<pisa_runtime::Pipeline>,
     buffers: Vec<Option<Buffer<u32>>>,
     args: Vec<Arg>,
@@ -338,6 +345,18 @@ impl Prepared<'_> {
             .unwrap_or_else(|e| panic!("{}: PISA dispatch: {e}", c.name))
     }
 
+    fn run_cancellable(&self) -> Duration {
+        let c = self.case;
+        self.cancellable
+            .dispatch_timed(
+                c.kernel,
+                c.global,
+                Dim3::from(c.local.map(u64::from)),
+                &self.args,
+            )
+            .unwrap_or_else(|e| panic!("{}: PISA dispatch with cancel checks: {e}", c.name))
+    }
+
     fn run_glsl(&self, ctx: &Context) -> Duration {
         ctx.runtime()
             .dispatch_timed(&self.glsl, &self.push, self.groups)
@@ -358,6 +377,14 @@ impl Prepared<'_> {
 
 fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared<'c>, String> {
     let module = Module::load(ctx, Path::new(DIR).join(&case.pisa))
+        .map_err(|e| format!("{}: {e}", case.pisa))?;
+    let text = std::fs::read_to_string(Path::new(DIR).join(&case.pisa))
+        .map_err(|e| format!("{}: {e}", case.pisa))?;
+    let options = pisa_vk::Options {
+        cancellable: true,
+        ..Default::default()
+    };
+    let cancellable = Module::from_source_with(ctx, &case.pisa, &text, &options)
         .map_err(|e| format!("{}: {e}", case.pisa))?;
     let spirv = compile_glsl(&case.glsl, spv_dir)?;
     let mut buffers = Vec::new();
@@ -395,6 +422,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         virtual_lanes: None,
         required_features: Default::default(),
         name_for_errors: &case.glsl,
+        cancel_word_at: None,
     };
     let glsl = ctx
         .runtime()
@@ -407,6 +435,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
     Ok(Prepared {
         case,
         module,
+        cancellable,
         glsl,
         buffers,
         args,
@@ -477,6 +506,29 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
+/// One row of the `PISA_BENCH_CANCEL=1` table: the kernel with and without cancel checks,
+/// interleaved, medians and the relative cost.
+fn cancel_row(p: &Prepared, reps: usize) {
+    let (mut with, mut without) = (Vec::new(), Vec::new());
+    for rep in 0..reps {
+        if rep % 2 == 0 {
+            with.push(p.run_cancellable());
+            without.push(p.run_pisa());
+        } else {
+            without.push(p.run_pisa());
+            with.push(p.run_cancellable());
+        }
+    }
+    let (w, o) = (median(with), median(without));
+    println!(
+        "| {} | {:.2} | {:.2} | {:+.1} % |",
+        p.case.name,
+        ms(w),
+        ms(o),
+        (w.as_secs_f64() / o.as_secs_f64() - 1.0) * 100.0
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let timing = args.iter().any(|a| a == "--bench");
@@ -486,6 +538,7 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .filter(|&r| r > 0)
         .unwrap_or(15);
+    let cancel = std::env::var("PISA_BENCH_CANCEL").is_ok_and(|v| v == "1");
     let ctx = Context::new().expect("a Vulkan device");
     let spv_dir: PathBuf = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("vs_glsl");
     std::fs::create_dir_all(&spv_dir).expect("a directory for the compiled GLSL");
@@ -500,7 +553,10 @@ fn main() {
     println!("device: {} ({})", ctx.info().name, ctx.info().driver_info);
     if timing {
         println!("{reps} interleaved runs per side, GPU time by timestamp queries, medians\n");
-        println!("| kernel | PISA ms | GLSL ms | PISA/GLSL |");
+        match cancel {
+            true => println!("| kernel | cancellable ms | without checks ms | cost |"),
+            false => println!("| kernel | PISA ms | GLSL ms | PISA/GLSL |"),
+        }
         println!("| --- | ---: | ---: | ---: |");
     }
     let mut failures = Vec::new();
@@ -526,6 +582,10 @@ fn main() {
         }
         if !timing {
             println!("{}: PISA and GLSL agree", case.name);
+            continue;
+        }
+        if cancel {
+            cancel_row(&prepared, reps);
             continue;
         }
         let (mut pisa, mut glsl) = (Vec::new(), Vec::new());

@@ -76,7 +76,7 @@ pub use module::{program_name, Kernel, LaunchTimes, Module};
 pub use pisa_runtime::driver_bugs;
 pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{
-    avoid_known_driver_bugs, ContextOptions, CpuCaps, DeviceInfo, DeviceSelector, DeviceType,
+    avoid_known_driver_bugs, cancel_waits_on, CancelHandle, ContextOptions, CpuCaps, DeviceInfo, DeviceSelector, DeviceType,
     DiskCache, DriverBugs, FeatureSet, FusedFma,
 };
 pub use pisa_translator::memcheck::Violation;

@@ -237,11 +237,13 @@ pub(crate) fn mark_checked(e: pisa_runtime::Error, checked: bool) -> pisa_runtim
             what,
             compiled,
             checked: before,
+            stopped,
         } => pisa_runtime::Error::Timeout {
             seconds,
             what,
             compiled,
             checked: before || checked,
+            stopped,
         },
         other => other,
     }

@@ -673,6 +673,7 @@ impl Module {
             virtual_lanes,
             required_features: kernel_features(k),
             name_for_errors: name,
+            cancel_word_at: self.reflection().launch.cancel,
         };
         desc.check_local_size(self.ctx.info())
             .map_err(|message| Error::Launch {

@@ -49,7 +49,7 @@ use crate::args::IntoArgs;
 use crate::dim::{IntoDim3, Launch};
 use crate::error::Extent;
 use crate::memcheck::Check;
-use crate::{Buffer, Context, Error, Module, Result};
+use crate::{Buffer, CancelHandle, Context, Error, Module, Result};
 use bytemuck::Pod;
 use std::marker::PhantomData;
 use std::ops::RangeBounds;
@@ -353,13 +353,36 @@ impl Submission<'_> {
         Ok(self.inner.is_done()?)
     }
 
+    /// Waits at most `limit` for it to be ready: `true` once [`Submission::wait`] would
+    /// return at once (finished, cancelled, or its time is up). For waiting in slices, e.g.
+    /// to look for Ctrl-C in between. Errors: `RuntimeError::Vulkan` (a lost device).
+    pub fn wait_timeout(&self, limit: Duration) -> Result<bool> {
+        Ok(self.inner.wait_timeout(limit)?)
+    }
+
+    /// Asks it to stop: every work-item of its launches returns at its next loop iteration
+    /// (kernels translated with [`Options::cancellable`](crate::Options::cancellable), the
+    /// default), and [`Submission::wait`] returns `RuntimeError::Cancelled`. Returns whether
+    /// there was anything to stop. Cost: one store into host-visible memory.
+    pub fn cancel(&self) -> bool {
+        self.inner.cancel()
+    }
+
+    /// A handle that stops this submission from another thread ([`CancelHandle::cancel`],
+    /// what [`Submission::cancel`] does), harmless once it has finished.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.inner.cancel_handle()
+    }
+
     /// Waits for it and returns what it produced. Cost: blocks until the device has
     /// finished, at most `PISA_VK_TIMEOUT` seconds; copies the recorded reads to the host
     /// (allocating their vectors); a checked launch's record is read back. Errors:
-    /// `RuntimeError::Timeout` (the work may still run: the context then reports
-    /// `RuntimeError::DeviceBusy` until it has ended), `RuntimeError::Vulkan` (a lost
-    /// device), [`Error::MemoryViolation`] for the first launch of a checked module, in
-    /// recording order, that made a bad access (the reads are lost then).
+    /// `RuntimeError::Timeout` (the work was asked to stop through its cancel word: its
+    /// `stopped` says whether it did; if not, the context reports `RuntimeError::DeviceBusy`
+    /// until it has ended), `RuntimeError::Cancelled` ([`Submission::cancel`]),
+    /// `RuntimeError::Vulkan` (a lost device), [`Error::MemoryViolation`] for the first
+    /// launch of a checked module, in recording order, that made a bad access (the reads
+    /// are lost then; the checker stopped the launch at it, spec-notes §91).
     pub fn wait(self) -> Result<Completed> {
         let checked = !self.checks.is_empty();
         let inner = self

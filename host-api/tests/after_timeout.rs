@@ -1,6 +1,8 @@
-//! After a dispatch times out, every later call of the host API returns promptly — with
-//! `RuntimeError::DeviceBusy` while the endless kernel still runs — and so does the
-//! `pisa-vk` process. Before, dispatching a kernel whose pipeline did not exist yet blocked
+//! After a dispatch of a kernel translated without cancel checks (`Options::cancellable`
+//! false: work that does not stop) times out, every later call of the host API returns
+//! promptly — with `RuntimeError::DeviceBusy` while the endless kernel still runs — and so
+//! does the `pisa-vk` process. (A cancellable kernel is stopped at its timeout instead:
+//! tests/cancel.rs.) Before, dispatching a kernel whose pipeline did not exist yet blocked
 //! in lavapipe's pipeline creation for as long as the kernel ran (for ever).
 //!
 //! The endless kernel has an atomic in its loop: lavapipe deletes a side-effect-free
@@ -8,7 +10,15 @@
 
 use std::time::Instant;
 
-use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, RuntimeError};
+use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, Options, RuntimeError};
+
+/// Translation options without cancel checks.
+fn uncancellable() -> Options {
+    Options {
+        cancellable: false,
+        ..Options::default()
+    }
+}
 
 /// `@spin` never ends (an atomic add per iteration); `@store` writes 7 once.
 const SRC: &str = ".version 0.1;\n.target 100;\n\
@@ -49,7 +59,7 @@ fn every_call_returns_promptly_after_a_timeout() {
     };
     let ctx = Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
         .expect("lavapipe");
-    let m = Module::from_source(&ctx, "spin.pisa", SRC).unwrap();
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &uncancellable()).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
     let start = Instant::now();
     let err = m
@@ -88,7 +98,7 @@ fn every_call_returns_promptly_after_a_timeout() {
     busy(
         "module load",
         prompt("module load", || {
-            Module::from_source(&ctx, "again.pisa", SRC)
+            Module::from_source_with(&ctx, "again.pisa", SRC, &uncancellable())
         }),
     );
     // Mistakes of the caller are still reported as such, not as a busy device.
@@ -114,26 +124,30 @@ fn the_cli_exits_promptly_after_a_timeout() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("spin.pisa");
     std::fs::write(&path, SRC).unwrap();
-    let start = Instant::now();
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
-        .args([
-            "run",
-            path.to_str().unwrap(),
-            "--kernel",
-            "spin",
-            "--arg",
-            "u32[1]",
-        ])
-        .env("PISA_VK_TIMEOUT", "1")
-        .env("PISA_VK_DEVICE", "llvmpipe")
-        .output()
-        .expect("pisa-vk runs");
-    let took = start.elapsed().as_secs_f64();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    eprintln!("pisa-vk exited after {took:.3} s: {stderr}");
-    assert_eq!(out.status.code(), Some(3), "{stderr}");
-    assert!(stderr.contains("did not finish within"), "{stderr}");
-    // One second of timeout, one more of grace when the context is dropped, start-up.
-    assert!(took < 10.0, "{took}");
+    // Without cancel checks (the default) the kernel runs on (the process leaves it
+    // behind); with them it is stopped at the timeout.
+    for (extra, says) in [
+        (None, "is still running"),
+        (Some("--cancellable"), "was stopped (the context is usable)"),
+    ] {
+        let start = Instant::now();
+        let mut args = vec!["run", path.to_str().unwrap(), "--kernel", "spin"];
+        args.extend(["--arg", "u32[1]"]);
+        args.extend(extra);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
+            .args(&args)
+            .env("PISA_VK_TIMEOUT", "1")
+            .env("PISA_VK_DEVICE", "llvmpipe")
+            .output()
+            .expect("pisa-vk runs");
+        let took = start.elapsed().as_secs_f64();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        eprintln!("pisa-vk {extra:?} exited after {took:.3} s: {stderr}");
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(stderr.contains("did not finish within"), "{stderr}");
+        assert!(stderr.contains(says), "{stderr}");
+        // One second of timeout, one more of grace when the context is dropped, start-up.
+        assert!(took < 10.0, "{took}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1145,8 +1145,8 @@ fn the_largest_grid_times_out_within_the_timeout_in_bounded_memory() {
         stderr.contains(
             "dispatch of kernel `scale` of examples/scale.pisa with 65535x65535x65535 groups \
              and 281487861809152 more part(s) (4096 of its 281487861809153 dispatches \
-             submitted) did not finish within 2.000 s (PISA_VK_TIMEOUT); it was the first \
-             dispatch of kernel `scale`"
+             submitted) did not finish within 2.000 s (PISA_VK_TIMEOUT) and is still running \
+             (the device is busy until it ends); it was the first dispatch of kernel `scale`"
         ),
         "{stderr}"
     );

@@ -16,6 +16,7 @@ mod kinds;
 mod log;
 mod module;
 mod stream;
+mod wait;
 
 use pyo3::prelude::*;
 

@@ -113,7 +113,8 @@ impl Module {
     /// Runs `kernel` over `global` work-items (1 to 3 sizes) in work-groups of `local`, with
     /// `%globaloffset` = `offset` and per `.param` its `bytes` (checked against its size) or a
     /// native `Buffer` (its address; one of another context is refused),
-    /// and waits for it with the GIL released.
+    /// and waits for it with the GIL released; Ctrl-C (`KeyboardInterrupt`) meanwhile
+    /// cancels the launch, which stops within a second (`crate::wait`).
     fn dispatch(
         &self,
         py: Python<'_>,
@@ -125,7 +126,14 @@ impl Module {
     ) -> PyResult<()> {
         let launch = launch(&global, &local, offset)?;
         let args: Vec<Arg> = crate::buffer::kernel_args(&args)?;
-        py.detach(|| self.inner.dispatch_launch(kernel, &launch, &args))
+        let submitted = py.detach(|| {
+            let mut stream = self.inner.context().stream();
+            stream.launch(&self.inner, kernel, &launch, &args[..])?;
+            stream.submit()
+        });
+        let submission = submitted.map_err(to_py)?;
+        crate::wait::wait_interruptible(py, submission)?
+            .map(|_| ())
             .map_err(to_py)
     }
 }

@@ -263,7 +263,9 @@ impl Submission {
     }
 
     /// Waits for it with the GIL released (at most `PISA_VK_TIMEOUT` seconds); raises its
-    /// error, again on every later call. Returns at once when finished before.
+    /// error, again on every later call. Returns at once when finished before. Ctrl-C
+    /// (`KeyboardInterrupt`) meanwhile cancels it (`crate::wait`): the interrupt is raised
+    /// once the work has stopped, and later calls raise the cancellation.
     fn wait(&self, py: Python<'_>) -> PyResult<()> {
         let running = {
             let mut state = lock(&self.state)?;
@@ -280,7 +282,14 @@ impl Submission {
                 }
             }
         };
-        let result = py.detach(|| running.wait());
+        let result = match crate::wait::wait_interruptible(py, running) {
+            Ok(result) => result,
+            Err(interrupt) => {
+                let cancelled = stream_error("the submission was cancelled by an interrupt");
+                *lock(&self.state)? = State::Failed(cancelled);
+                return Err(interrupt);
+            }
+        };
         let next = match result.and_then(|done| self.collect(&done)) {
             Ok(state) => state,
             Err(e) => State::Failed(to_py(e)),

@@ -242,6 +242,8 @@ impl Context {
             queue_family,
             timestamps: chosen.timestamps,
             slots: Mutex::new(Vec::new()),
+            cancel: Mutex::new(None),
+            order: Mutex::new(Default::default()),
             live: crate::live::Registry::new(),
             instance: ManuallyDrop::new(owner),
         });

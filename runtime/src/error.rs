@@ -60,7 +60,8 @@ pub enum Error {
     /// while in use. The message says whether the work included the first dispatch of a
     /// pipeline, which on a CPU driver compiles it, and which hint applies.
     #[error(
-        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT); {}",
+        "{what} did not finish within {seconds:.3} s (PISA_VK_TIMEOUT){}; {}",
+        stopped_note(*.stopped),
         timeout_hint(.compiled, *.checked)
     )]
     Timeout {
@@ -75,6 +76,19 @@ pub enum Error {
         /// Whether the work included a launch of a checked kernel (set by the host API,
         /// which knows; `false` from the runtime).
         checked: bool,
+        /// Whether the work has stopped: it was asked to through its cancel word and did
+        /// (or the time ran out between two batches). The context is then usable at once;
+        /// otherwise the work still runs and the device is busy with it.
+        stopped: bool,
+    },
+
+    /// The work was cancelled ([`Submission::cancel`](crate::Submission::cancel), a
+    /// [`CancelHandle`](crate::CancelHandle)) before it finished: what it wrote is
+    /// incomplete. Nothing of it runs any more.
+    #[error("{what} was cancelled")]
+    Cancelled {
+        /// What was cancelled.
+        what: String,
     },
 
     /// A call was refused because work that timed out earlier ([`Error::Timeout`]) is still
@@ -128,6 +142,14 @@ pub enum Error {
     InvalidArgument(String),
 }
 
+/// What an [`Error::Timeout`] says of work that stopped.
+fn stopped_note(stopped: bool) -> &'static str {
+    match stopped {
+        true => " and was stopped (the context is usable)",
+        false => " and is still running (the device is busy until it ends)",
+    }
+}
+
 /// The hint of an [`Error::Timeout`]: whether the time included compiling a pipeline, and
 /// what to try.
 fn timeout_hint(compiled: &[String], checked: bool) -> String {
@@ -178,6 +200,7 @@ mod tests {
             what: "dispatch of k".into(),
             compiled: compiled.iter().map(|s| s.to_string()).collect(),
             checked,
+            stopped: true,
         }
         .to_string()
     }
@@ -186,14 +209,14 @@ mod tests {
     fn a_timeout_says_whether_it_included_compiling_and_which_hint_applies() {
         assert_eq!(
             timeout(&[], true),
-            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT); its pipelines had \
+            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT) and was stopped (the context is usable); its pipelines had \
              run before, so no compiling was included: the kernel may not end (a loop that \
              never exits, a wait on memory no one writes), or the grid needs a longer \
              PISA_VK_TIMEOUT"
         );
         assert_eq!(
             timeout(&["k", "k (edge)"], false),
-            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT); it was the first \
+            "dispatch of k did not finish within 2.000 s (PISA_VK_TIMEOUT) and was stopped (the context is usable); it was the first \
              dispatch of k, k (edge), which on a CPU driver includes compiling it (seconds for \
              a large kernel): a longer PISA_VK_TIMEOUT may let it finish"
         );

@@ -51,6 +51,7 @@
 //!         ..FeatureSet::default()
 //!     },
 //!     name_for_errors: "the example",
+//!     cancel_word_at: None,
 //! })?;
 //! let buf = ctx.create_buffer(16)?;
 //! let input: Vec<u8> = [2.0f32, 3.0, 1.0, 0.0].iter().flat_map(|v| v.to_le_bytes()).collect();
@@ -71,6 +72,7 @@
 #![warn(missing_docs)]
 
 mod buffer;
+mod cancel;
 mod context;
 mod device;
 pub mod disk_cache;
@@ -79,6 +81,7 @@ mod error;
 mod features;
 mod instance;
 mod live;
+mod order;
 pub mod memory_stats;
 mod pipeline;
 pub mod probe;
@@ -89,6 +92,9 @@ pub mod timestamps;
 
 pub use ash;
 pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT, GUARD_BYTES};
+pub use cancel::{
+    cancel_waits_on, CancelHandle, CANCELLED_BY_HOST, CANCEL_WORDS, STOPPED_AT_TIMEOUT,
+};
 pub use context::{
     parse_bool_env, Context, ContextOptions, DEFAULT_TIMEOUT_SECONDS, TIMEOUT_ENV, VALIDATION_ENV,
 };

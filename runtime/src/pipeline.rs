@@ -61,6 +61,10 @@ pub struct PipelineDesc<'a> {
     pub required_features: FeatureSet,
     /// What to call the kernel in error messages.
     pub name_for_errors: &'a str,
+    /// Where in its push constants the kernel reads the `u64` device address of its
+    /// submission's cancel word ([`crate::cancel`]): the runtime writes it there when it
+    /// records each dispatch. `None` for a kernel that cannot be cancelled.
+    pub cancel_word_at: Option<u32>,
 }
 
 impl PipelineDesc<'_> {
@@ -200,6 +204,8 @@ pub(crate) struct PipelineObjects {
     pub name: String,
     /// Bytes of push constants it takes.
     pub push_constant_size: u32,
+    /// `PipelineDesc::cancel_word_at`, when it fits the push constants.
+    pub cancel_word_at: Option<u32>,
     /// Whether a submission has dispatched it: on a CPU driver (lavapipe) its first
     /// dispatch compiles the shader ([`PipelineObjects::first_dispatch`]).
     dispatched: std::sync::atomic::AtomicBool,
@@ -636,6 +642,9 @@ fn build(
                 layout,
                 dispatched: Default::default(),
                 push_constant_size: desc.push_constant_size,
+                cancel_word_at: desc
+                    .cancel_word_at
+                    .filter(|at| at.checked_add(8).is_some_and(|e| e <= desc.push_constant_size)),
                 name: desc.name_for_errors.to_string(),
             }),
             local_size: desc.local_size,
@@ -709,6 +718,7 @@ mod tests {
             virtual_lanes: None,
             required_features: FeatureSet::default(),
             name_for_errors: "k",
+            cancel_word_at: None,
         }
     }
 

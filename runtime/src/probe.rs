@@ -171,6 +171,7 @@ pub(crate) fn run_probe(
         virtual_lanes: None,
         required_features: required,
         name_for_errors,
+        cancel_word_at: None,
         shared_memory_size: 0,
         specialization: &[],
     })?;

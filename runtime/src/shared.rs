@@ -43,6 +43,10 @@ pub(crate) struct DeviceShared {
     pub timestamps: TimestampSupport,
     /// Submission slots not in use ([`crate::slots`]).
     pub slots: Mutex<Vec<Slot>>,
+    /// The slots' cancel words ([`crate::cancel`]), made with the first slot.
+    pub cancel: crate::cancel::CancelPool,
+    /// The submissions in flight, in queue order ([`crate::order`]).
+    pub order: crate::order::OrderLock,
     /// The context's identity and its live buffers.
     pub live: crate::live::Registry,
     /// Loader, instance and messenger (dropped after the device).
@@ -85,7 +89,18 @@ impl DeviceShared {
                 }
                 Ok(slot)
             }
-            None => Slot::new(&self.device, self.queue_family),
+            None => {
+                let mut slot = Slot::new(&self.device, self.queue_family)?;
+                match self.new_cancel_word() {
+                    Ok(w) => slot.cancel_word = w,
+                    Err(e) => {
+                        // SAFETY: the slot was just made; nothing is in flight in it.
+                        unsafe { slot.destroy(&self.device) };
+                        return Err(e);
+                    }
+                }
+                Ok(slot)
+            }
         }
     }
 
@@ -196,6 +211,7 @@ impl Drop for DeviceShared {
             {
                 slot.destroy(&self.device);
             }
+            self.destroy_cancel_words();
             ManuallyDrop::drop(&mut self.allocator);
             self.device.destroy_device(None);
             ManuallyDrop::drop(&mut self.instance);

@@ -21,6 +21,8 @@ pub(crate) struct Slot {
     pub fence: vk::Fence,
     /// The timestamp queries of timed submissions, made at the first one.
     timer: Option<QueryTimer>,
+    /// Its cancel word's index ([`crate::cancel`]; 0: none of its own).
+    pub cancel_word: u32,
 }
 
 impl Slot {
@@ -63,6 +65,7 @@ impl Slot {
                 cmd,
                 fence,
                 timer: None,
+                cancel_word: 0,
             })
         }
     }

@@ -44,7 +44,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ash::vk;
 
 use crate::buffer::{Buffer, BufferLease, RawBuffer};
 use crate::context::Context;
@@ -52,6 +51,12 @@ use crate::error::Error;
 use crate::pipeline::{Pipeline, PipelineObjects};
 use crate::shared::DeviceShared;
 use crate::slots::Slot;
+
+mod record;
+mod submission;
+
+use record::record;
+pub use submission::{Completion, Submission};
 
 /// The largest write recorded inline (`vkCmdUpdateBuffer` allows 65536 bytes); longer or
 /// unaligned writes go through a staging buffer.
@@ -633,13 +638,17 @@ impl<'c> Stream<'c> {
                 part: 0,
                 deadline: None,
                 expired: false,
+                cancel_address: 0,
             }),
+            word: None,
             _keep: self.keep,
             timing: Timing { queries, warm },
             compiled: first.iter().map(|p| p.name.clone()).collect(),
             timeout_seconds: self.ctx.timeout_seconds(),
             times: None,
             compile_time: None,
+            seq: None,
+            cancellable: false,
         };
         let shared = &submission.shared;
         let progress = submission
@@ -657,8 +666,19 @@ impl<'c> Stream<'c> {
             true => first,
             false => Vec::new(),
         };
+        submission.cancellable = progress.ops.as_slice().iter().any(|op| match op {
+            Op::Launch(parts) => parts.pipelines().any(|p| p.cancel_word_at.is_some()),
+            _ => false,
+        });
         let slot = shared.take_slot()?;
-        progress.submit_batch(shared, slot, submission.timing, &warm)?;
+        let (word, address) = shared.arm_cancel_word(slot.cancel_word);
+        progress.cancel_address = address;
+        let timing = submission.timing;
+        let seq = shared.order_submit(Some(word), || {
+            progress.submit_batch(shared, slot, timing, &warm)
+        })?;
+        submission.word = Some(word);
+        submission.seq = Some(seq);
         Ok(submission)
     }
 }
@@ -699,6 +719,9 @@ struct Progress {
     deadline: Option<Instant>,
     /// Whether the time ran out between two batches (nothing more was submitted).
     expired: bool,
+    /// The device address of the submission's cancel word, written into the push
+    /// constants of every dispatch of a pipeline that reads it (0: none).
+    cancel_address: u64,
 }
 
 impl Progress {
@@ -777,493 +800,5 @@ impl Progress {
             ),
             _ => what,
         }
-    }
-}
-
-/// The barrier between two commands of a stream: every shader or transfer write before it
-/// is visible to every shader or transfer access after it.
-fn command_barrier() -> vk::MemoryBarrier<'static> {
-    vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(
-            vk::AccessFlags::SHADER_READ
-                | vk::AccessFlags::SHADER_WRITE
-                | vk::AccessFlags::TRANSFER_READ
-                | vk::AccessFlags::TRANSFER_WRITE,
-        )
-}
-
-const STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
-    vk::PipelineStageFlags::COMPUTE_SHADER.as_raw() | vk::PipelineStageFlags::TRANSFER.as_raw(),
-);
-
-/// Records the next batch of `progress`'s commands into the slot's command buffer: from its
-/// cursor until every command is recorded or [`BATCH_DISPATCHES`] dispatches are, moving
-/// the cursor. The first batch of a timed submission starts its queries and, with
-/// `timing.warm`, dispatches each pipeline of `warm` with no work-groups first.
-///
-/// # Safety
-/// The slot is not in flight and reset; every handle in the commands and `warm` belongs to
-/// `shared`'s device.
-unsafe fn record(
-    shared: &DeviceShared,
-    slot: &mut Slot,
-    progress: &mut Progress,
-    timing: Timing,
-    warm: &[Arc<PipelineObjects>],
-) -> Result<(), Error> {
-    use crate::error::VkResultExt;
-    let device = &shared.device;
-    let cmd = slot.cmd;
-    let timer = match timing.queries {
-        0 => None,
-        n => Some(slot.timer(&shared.device, shared.timestamps, n)?),
-    };
-    let begin =
-        vk::CommandBufferBeginInfo::default().flags(vk::CommandBufferUsageFlags::ONE_TIME_SUBMIT);
-    device
-        .begin_command_buffer(cmd, &begin)
-        .vk("vkBeginCommandBuffer")?;
-    let first_batch = progress.op == 0 && progress.part == 0;
-    if let Some(t) = timer.filter(|_| first_batch) {
-        t.record_start(device, cmd, timing.queries);
-        if timing.warm {
-            record_warm_up(device, cmd, warm);
-            t.record(device, cmd, 1);
-        }
-    }
-    let base = timing.warm as u32;
-    let mut budget = BATCH_DISPATCHES;
-    let mut bound = None;
-    while let Some(op) = progress.ops.as_mut_slice().get_mut(progress.op) {
-        if progress.op > 0 && progress.part == 0 {
-            barrier(device, cmd);
-        }
-        if let Op::Launch(parts) = op {
-            let done = record_parts(
-                device,
-                cmd,
-                parts,
-                &mut progress.part,
-                &mut budget,
-                &mut bound,
-            )?;
-            if !done {
-                break;
-            }
-        } else {
-            record_transfer(device, cmd, op);
-        }
-        if let Some(t) = timer {
-            t.record(device, cmd, base + progress.op as u32 + 1);
-        }
-        progress.op += 1;
-        progress.part = 0;
-    }
-    let to_host = vk::MemoryBarrier::default()
-        .src_access_mask(vk::AccessFlags::SHADER_WRITE | vk::AccessFlags::TRANSFER_WRITE)
-        .dst_access_mask(vk::AccessFlags::HOST_READ);
-    device.cmd_pipeline_barrier(
-        cmd,
-        STAGES,
-        vk::PipelineStageFlags::HOST,
-        vk::DependencyFlags::empty(),
-        &[to_host],
-        &[],
-        &[],
-    );
-    device.end_command_buffer(cmd).vk("vkEndCommandBuffer")
-}
-
-/// Records [`command_barrier`] between two commands.
-///
-/// # Safety
-/// `cmd` is a command buffer of `device` in the recording state.
-unsafe fn barrier(device: &ash::Device, cmd: vk::CommandBuffer) {
-    device.cmd_pipeline_barrier(
-        cmd,
-        STAGES,
-        STAGES,
-        vk::DependencyFlags::empty(),
-        &[command_barrier()],
-        &[],
-        &[],
-    );
-}
-
-/// Dispatches each of `pipelines` with no work-groups: nothing runs, but a driver that
-/// compiles a pipeline at its first dispatch (lavapipe) compiles it here.
-///
-/// # Safety
-/// `cmd` is a command buffer of `device` in the recording state; the pipelines belong to it.
-unsafe fn record_warm_up(
-    device: &ash::Device,
-    cmd: vk::CommandBuffer,
-    pipelines: &[Arc<PipelineObjects>],
-) {
-    for p in pipelines {
-        device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, p.pipeline);
-        if p.push_constant_size > 0 {
-            let zeros = vec![0u8; p.push_constant_size as usize];
-            device.cmd_push_constants(cmd, p.layout, vk::ShaderStageFlags::COMPUTE, 0, &zeros);
-        }
-        device.cmd_dispatch(cmd, 0, 0, 0);
-    }
-}
-
-/// Records the dispatches of a launch from its `done`-th on, at most `budget` of them
-/// (both updated); `true` once every one is recorded. `bound` is the pipeline bound last.
-///
-/// # Safety
-/// `cmd` is a command buffer of `device` in the recording state; the pipelines belong to it.
-unsafe fn record_parts(
-    device: &ash::Device,
-    cmd: vk::CommandBuffer,
-    parts: &mut Parts,
-    done: &mut u128,
-    budget: &mut u128,
-    bound: &mut Option<vk::Pipeline>,
-) -> Result<bool, Error> {
-    let count = parts.count();
-    while *done < count {
-        if *budget == 0 {
-            return Ok(false);
-        }
-        match &mut *parts {
-            Parts::Lazy(lazy) => {
-                let Some(part) = lazy.next_part(*done)? else {
-                    return Ok(true);
-                };
-                let p = &lazy.pipelines[part.pipeline];
-                dispatch(device, cmd, p, &lazy.push, part.group_count, bound);
-            }
-            eager => {
-                let part = &eager.as_slice()[*done as usize];
-                dispatch(device, cmd, &part.pipeline, &part.push, part.groups, bound);
-            }
-        }
-        *done += 1;
-        *budget -= 1;
-    }
-    Ok(true)
-}
-
-impl LazyParts {
-    /// Its `index`-th part (counting from 0, asked for in order), its patch written into
-    /// the push constants; `None` once the parts run out. A part naming no pipeline of the
-    /// launch or with too many groups is an [`Error::InvalidArgument`].
-    fn next_part(&mut self, index: u128) -> Result<Option<LazyPart>, Error> {
-        let part = match index {
-            0 => self.first,
-            _ => match self.rest.next() {
-                Some(part) => part,
-                None => return Ok(None),
-            },
-        };
-        let Some(pipeline) = self.pipelines.get(part.pipeline) else {
-            return Err(Error::InvalidArgument(format!(
-                "part {index} of a launch names pipeline {} of {}",
-                part.pipeline,
-                self.pipelines.len()
-            )));
-        };
-        if part
-            .group_count
-            .iter()
-            .zip(self.max_groups)
-            .any(|(g, m)| *g > m)
-        {
-            return Err(Error::InvalidArgument(format!(
-                "dispatch of {}: group count {:?} exceeds the device limit \
-                 maxComputeWorkGroupCount {:?}",
-                pipeline.name, part.group_count, self.max_groups
-            )));
-        }
-        if let Some(at) = self.patch_at {
-            for (d, word) in part.patch.iter().enumerate() {
-                self.push[at + 4 * d..at + 4 * d + 4].copy_from_slice(&word.to_le_bytes());
-            }
-        }
-        Ok(Some(part))
-    }
-}
-
-/// Records one dispatch of `groups` with `pipeline` and its push constants `push`, binding
-/// the pipeline unless it is `bound`.
-///
-/// # Safety
-/// `cmd` is a command buffer of `device` in the recording state; the pipeline belongs to it
-/// and `push` is at most its push-constant size.
-unsafe fn dispatch(
-    device: &ash::Device,
-    cmd: vk::CommandBuffer,
-    pipeline: &PipelineObjects,
-    push: &[u8],
-    groups: [u32; 3],
-    bound: &mut Option<vk::Pipeline>,
-) {
-    if *bound != Some(pipeline.pipeline) {
-        device.cmd_bind_pipeline(cmd, vk::PipelineBindPoint::COMPUTE, pipeline.pipeline);
-        *bound = Some(pipeline.pipeline);
-    }
-    if !push.is_empty() {
-        device.cmd_push_constants(cmd, pipeline.layout, vk::ShaderStageFlags::COMPUTE, 0, push);
-    }
-    let [x, y, z] = groups;
-    device.cmd_dispatch(cmd, x, y, z);
-}
-
-/// Records a command that is not a launch.
-///
-/// # Safety
-/// `cmd` is a command buffer of `device` in the recording state; the buffers belong to it.
-unsafe fn record_transfer(device: &ash::Device, cmd: vk::CommandBuffer, op: &Op) {
-    match op {
-        Op::Launch(_) => {}
-        Op::Copy {
-            src,
-            src_offset,
-            dst,
-            dst_offset,
-            size,
-        } => {
-            let region = vk::BufferCopy {
-                src_offset: *src_offset,
-                dst_offset: *dst_offset,
-                size: *size,
-            };
-            device.cmd_copy_buffer(cmd, src.handle(), dst.handle(), &[region]);
-        }
-        Op::Fill {
-            dst,
-            offset,
-            size,
-            value,
-        } => device.cmd_fill_buffer(cmd, dst.handle(), *offset, *size, *value),
-        Op::Update { dst, offset, data } => {
-            device.cmd_update_buffer(cmd, dst.handle(), *offset, data)
-        }
-        Op::Read {
-            src,
-            offset,
-            staging,
-            size,
-        } => {
-            if *size > 0 {
-                let region = vk::BufferCopy {
-                    src_offset: *offset,
-                    dst_offset: 0,
-                    size: *size,
-                };
-                device.cmd_copy_buffer(cmd, src.handle(), staging.handle(), &[region]);
-            }
-        }
-    }
-}
-
-/// A submitted [`Stream`]: poll it with [`Submission::is_done`], wait for it with
-/// [`Submission::wait`]. Dropping it without waiting waits (at most the timeout) and
-/// ignores errors. It keeps every buffer and pipeline of its commands alive until then.
-#[must_use = "a submission should be waited for to see its errors and results"]
-pub struct Submission {
-    shared: Arc<DeviceShared>,
-    progress: Mutex<Progress>,
-    _keep: Vec<BufferLease>,
-    timing: Timing,
-    /// The names of the pipelines it dispatched first (see [`Error::Timeout`]).
-    compiled: Vec<String>,
-    timeout_seconds: f64,
-    times: Option<Vec<Duration>>,
-    compile_time: Option<Duration>,
-}
-
-impl std::fmt::Debug for Submission {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let progress = self.progress();
-        f.debug_struct("Submission")
-            .field("commands", &progress.ops.as_slice().len())
-            .field("in_flight", &progress.slot.is_some())
-            .finish()
-    }
-}
-
-impl Submission {
-    fn progress(&self) -> std::sync::MutexGuard<'_, Progress> {
-        self.progress.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Whether the device has finished the submission: a look at its fence, never a wait.
-    /// When a batch of a launch submitted in batches has finished, the next one is recorded
-    /// and submitted here (`false` then), unless the time allowed has run out (`true`:
-    /// nothing more will run; [`Submission::wait`] reports the timeout). A failed query (a
-    /// lost device) is [`Error::Vulkan`], and so is a failed submission of a batch.
-    pub fn is_done(&self) -> Result<bool, Error> {
-        let mut progress = self.progress();
-        let Some(slot) = &progress.slot else {
-            return Ok(true);
-        };
-        // SAFETY: the fence belongs to this device and is in flight or signalled.
-        let done = unsafe { self.shared.device.get_fence_status(slot.fence) };
-        match done {
-            Ok(true) if !progress.recorded() => {
-                let slot = progress.slot.take().expect("looked at above");
-                let timeout = Duration::from_secs_f64(self.timeout_seconds);
-                progress.next_batch(&self.shared, slot, self.timing, timeout)?;
-                Ok(progress.expired)
-            }
-            Ok(done) => Ok(done),
-            Err(result) => Err(Error::Vulkan {
-                call: "vkGetFenceStatus",
-                result,
-            }),
-        }
-    }
-
-    /// Waits for the submission, at most the context's timeout (`PISA_VK_TIMEOUT`) for all
-    /// its batches together, and returns what it produced: the bytes of its reads and, for
-    /// a timed stream, the GPU time of each command. After [`Error::Timeout`] the work may
-    /// still run: until it ends, calls that need the device return [`Error::DeviceBusy`]
-    /// (see [`Context`]).
-    pub fn wait(mut self) -> Result<Completion, Error> {
-        self.finish()?;
-        let mut reads = Vec::new();
-        for op in self.progress().ops.as_slice() {
-            if let Op::Read { staging, size, .. } = op {
-                let mut bytes = vec![0u8; *size as usize];
-                staging.read(0, &mut bytes)?;
-                reads.push(bytes);
-            }
-        }
-        Ok(Completion {
-            times: self.times.take(),
-            compile: self.compile_time,
-            reads,
-        })
-    }
-
-    /// Waits for every batch (bounded by the timeout, from the first wait on), submitting
-    /// each after the one before; on success reads the timestamps and gives the slot back.
-    /// Does nothing when nothing is in flight.
-    fn finish(&mut self) -> Result<(), Error> {
-        let timeout = Duration::from_secs_f64(self.timeout_seconds);
-        let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
-        let deadline = *progress
-            .deadline
-            .get_or_insert_with(|| Instant::now() + timeout);
-        loop {
-            let Some(slot) = progress.slot.take() else {
-                return match progress.expired {
-                    true => Err(self.timeout(false)),
-                    false => Ok(()),
-                };
-            };
-            let left = deadline.saturating_duration_since(Instant::now());
-            let ns = u64::try_from(left.as_nanos()).unwrap_or(u64::MAX);
-            let device = &self.shared.device;
-            // SAFETY: the fence belongs to this device.
-            match unsafe { device.wait_for_fences(&[slot.fence], true, ns) } {
-                Ok(()) if !progress.recorded() => {
-                    progress.next_batch(&self.shared, slot, self.timing, timeout)?;
-                }
-                Ok(()) => return self.finished(slot),
-                Err(vk::Result::TIMEOUT) => {
-                    // The slot is leaked: its fence is the busy state from now on.
-                    let what = progress.describe();
-                    self.shared.set_busy(slot.fence, what);
-                    return Err(self.timeout(true));
-                }
-                Err(result) => {
-                    return Err(Error::Vulkan {
-                        call: "vkWaitForFences",
-                        result,
-                    })
-                }
-            }
-        }
-    }
-
-    /// After the last batch has finished: its timestamps read, the slot given back.
-    fn finished(&mut self, slot: Slot) -> Result<(), Error> {
-        let device = &self.shared.device;
-        let queries = self.timing.queries;
-        let times = match slot.existing_timer() {
-            Some(t) if queries > 0 => Some(t.intervals(device, queries)),
-            _ => None,
-        };
-        self.shared.give_back_slot(slot);
-        if let Some(mut times) = times.transpose()? {
-            if self.timing.warm && !times.is_empty() {
-                self.compile_time = Some(times.remove(0));
-            }
-            self.times = Some(times);
-        }
-        Ok(())
-    }
-
-    /// The [`Error::Timeout`] of this submission (`running`: its work may still run).
-    fn timeout(&mut self, running: bool) -> Error {
-        let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
-        let mut what = progress.describe();
-        if !running {
-            what.push_str(", stopped between two batches");
-        }
-        // VK_TIMEOUT means the whole timeout has passed (no clock is read on the way: it
-        // would cost every wait).
-        Error::Timeout {
-            seconds: self.timeout_seconds,
-            what,
-            compiled: self.compiled.clone(),
-            checked: false,
-        }
-    }
-}
-
-impl Drop for Submission {
-    fn drop(&mut self) {
-        let _ = self.finish();
-    }
-}
-
-/// What a finished [`Submission`] produced.
-#[derive(Clone, Debug, Default)]
-pub struct Completion {
-    times: Option<Vec<Duration>>,
-    compile: Option<Duration>,
-    reads: Vec<Vec<u8>>,
-}
-
-impl Completion {
-    /// The bytes of the [`Stream::read`] that returned `id`; `None` for an id of another
-    /// stream with fewer reads.
-    pub fn read(&self, id: ReadId) -> Option<&[u8]> {
-        self.reads.get(id.0).map(|r| &r[..])
-    }
-
-    /// Takes the bytes of the read `id` out (empty if taken before; `None` as for
-    /// [`Completion::read`]).
-    pub fn take_read(&mut self, id: ReadId) -> Option<Vec<u8>> {
-        self.reads.get_mut(id.0).map(std::mem::take)
-    }
-
-    /// For a timed stream, the GPU time of each command in the order they were recorded
-    /// (a launch of several parts is one command); `None` for an untimed one. A launch's
-    /// time does not include compiling its pipelines ([`Completion::first_dispatch_compile`]).
-    pub fn command_times(&self) -> Option<&[Duration]> {
-        self.times.as_deref()
-    }
-
-    /// For a timed stream, the GPU time from before its first command started to after its
-    /// last one finished.
-    pub fn gpu_time(&self) -> Option<Duration> {
-        self.times.as_ref().map(|t| t.iter().sum())
-    }
-
-    /// For a timed stream that dispatched pipelines never dispatched before, the GPU time of
-    /// their first dispatch without work-groups, before the first command: what a driver
-    /// that compiles a pipeline at its first dispatch (lavapipe) spends compiling them, kept
-    /// out of [`Completion::command_times`]. `None` for an untimed stream or one whose
-    /// pipelines had all run before.
-    pub fn first_dispatch_compile(&self) -> Option<Duration> {
-        self.compile
     }
 }

@@ -379,7 +379,8 @@ fn a_lazy_launch_stops_between_batches_once_its_time_has_passed() {
             e.to_string(),
             "dispatch of fill with 1x1x1 groups and 999999999999 more part(s) (8192 of its \
              1000000000000 dispatches submitted), stopped between two batches did not finish \
-             within 1.000 s (PISA_VK_TIMEOUT); it was the first dispatch of fill, which on a \
+             within 1.000 s (PISA_VK_TIMEOUT) and was stopped (the context is usable); it was \
+             the first dispatch of fill, which on a \
              CPU driver includes compiling it (seconds for a large kernel): a longer \
              PISA_VK_TIMEOUT may let it finish"
         ),

@@ -144,8 +144,8 @@ fn endless_kernel_times_out_and_every_later_call_returns_promptly() {
             assert!(compiled.is_empty(), "{compiled:?}");
             assert!(
                 err.to_string().ends_with(
-                    "(PISA_VK_TIMEOUT); its pipelines had run before, so no compiling was \
-                     included: the kernel may not end (a loop that never exits, a wait on \
+                    "(PISA_VK_TIMEOUT) and is still running (the device is busy until it \
+                     ends); its pipelines had run before, so no compiling was included: the kernel may not end (a loop that never exits, a wait on \
                      memory no one writes), or the grid needs a longer PISA_VK_TIMEOUT"
                 ),
                 "{err}"

@@ -51,6 +51,12 @@ pub mod launch {
         /// launch gets the same block, so the first violation of the whole launch is the
         /// one recorded (spec-notes §70).
         pub check_block: Option<u32>,
+        /// `u64`: device address of the submission's *cancel word* (a `u32` the host, or
+        /// the memory checker at its first violation, sets to stop the launch), in a
+        /// cancellable translation ([`crate::Options::cancellable`]) of a module with a
+        /// loop only (spec-notes §91). The runtime writes it into each dispatch's push
+        /// constants when it records the dispatch.
+        pub cancel: Option<u32>,
         /// `u64 x3`: `%globaloffset`.
         pub global_offset: Option<u32>,
         /// `u64 x3`: `%globalsize`.
@@ -76,8 +82,13 @@ pub mod launch {
         /// The launch block of `module`: a slot for each special register some function
         /// reads, for the globals arena's address when `globals_arena`, and when `checked`
         /// for the check block's address and the group base (a violation records
-        /// `%groupid`).
-        pub fn of(module: &Module, globals_arena: bool, checked: bool) -> LaunchLayout {
+        /// `%groupid`), and with `cancel` for the cancel word's address.
+        pub fn of(
+            module: &Module,
+            globals_arena: bool,
+            checked: bool,
+            cancel: bool,
+        ) -> LaunchLayout {
             let mut used = [false; SpecialReg::ALL.len()];
             let bodies = module.functions.iter().filter_map(|f| f.body.as_deref());
             for inst in bodies.flatten() {
@@ -100,6 +111,7 @@ pub mod launch {
                 globals_base: slot(globals_arena, 8),
                 printf_buffer: slot(reads(SpecialReg::PrintfBuffer), 8),
                 check_block: slot(checked, 8),
+                cancel: slot(cancel, 8),
                 global_offset: slot(reads(SpecialReg::GlobalOffset), 24),
                 global_size: slot(reads(SpecialReg::GlobalSize), 24),
                 group_base: slot(checked || reads(SpecialReg::GroupId), 12),
@@ -304,13 +316,37 @@ fn check_arena(end: u64, align: u64, span: crate::span::Span) -> Result<(), Layo
 /// [`LayoutError`] when the shared or private memory of a kernel does not fit 32-bit
 /// addresses.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
-    layout_for(module, false)
+    layout_for(module, false, false)
 }
 
-/// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not: a
-/// checked one's launch block has the check block's slot. Cost and errors: those of
-/// [`layout`].
-pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, LayoutError> {
+/// Whether a function of `module` has a loop: a `goto` to a label at or before it. Every
+/// cycle of a control-flow graph whose other edges go forward (falling through, jumping
+/// ahead) has such an edge, so a module without one ends in bounded time and needs no
+/// cancel check (spec-notes §91). The recursion pass's state machines are loops too.
+pub fn has_loop(module: &Module) -> bool {
+    module.functions.iter().any(|f| {
+        let body = f.body.as_deref().unwrap_or_default();
+        body.iter().enumerate().any(|(i, inst)| {
+            inst.op == Opcode::Goto
+                && inst.ops.iter().any(|op| match op {
+                    crate::ir::Operand::Label(l) => {
+                        f.labels.get(l.0 as usize).is_some_and(|l| l.target <= i)
+                    }
+                    _ => false,
+                })
+        })
+    })
+}
+
+/// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not, and
+/// cancellable ([`crate::Options::cancellable`]) or not: a checked one's launch block has
+/// the check block's slot, a cancellable one of a module with a loop
+/// ([`has_loop`]) the cancel word's. Cost and errors: those of [`layout`].
+pub fn layout_for(
+    module: &Module,
+    checked: bool,
+    cancellable: bool,
+) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,
         ..Default::default()
@@ -368,7 +404,8 @@ pub fn layout_for(module: &Module, checked: bool) -> Result<ModuleLayout, Layout
     l.private_size = align_up(private_end, 8) as u32;
     l.image = vec![0; l.arena_size as usize];
     let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
-    l.launch = launch::LaunchLayout::of(module, globals_arena, checked);
+    let cancel = (cancellable || checked) && has_loop(module);
+    l.launch = launch::LaunchLayout::of(module, globals_arena, checked, cancel);
 
     let mut inits: Vec<(u64, &Vec<InitItem>)> = Vec::new();
     for (g, off) in module.globals.iter().zip(&l.globals) {

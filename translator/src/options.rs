@@ -46,6 +46,14 @@ pub struct Options {
     /// [`Reflection::checked`](crate::reflect::Reflection::checked). Slower; for finding
     /// bugs.
     pub checked: bool,
+    /// Cancellable kernels (spec-notes §91): each loop of the module checks, once per
+    /// iteration, a *cancel word* in host-visible memory whose address the launch block
+    /// carries ([`LaunchLayout::cancel`](crate::layout::launch::LaunchLayout::cancel)); once
+    /// the host (a timeout, the user) or the memory checker (its first violation) has set
+    /// it, every work-item returns. A module without loops gets no check and no slot.
+    /// Off by default ([`DEFAULT_CANCELLABLE`]); a checked translation has the checks
+    /// whatever this says.
+    pub cancellable: bool,
     /// The most nested activations of the functions of one call cycle a work-item may have
     /// (recursion runs on an explicit stack of this many frames, [`crate::passes::recursion`];
     /// a deeper call fails the launch with a stack overflow). At least 1; default
@@ -53,6 +61,12 @@ pub struct Options {
     /// for a module without call cycles.
     pub stack_depth: u32,
 }
+
+/// Whether translations are cancellable unless told otherwise ([`Options::cancellable`]):
+/// no, because the check costs more than 2 % on some kernels of
+/// `host-api/benches/vs_glsl.rs` on lavapipe (up to twice the time of a loop with a tiny
+/// body; docs/performance.md, "Cancellable kernels").
+pub const DEFAULT_CANCELLABLE: bool = false;
 
 /// Which kernels a translation puts on virtual lanes (spec-notes §88).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -240,6 +254,7 @@ impl Default for Options {
             denorm_preserve: FloatWidths::default(),
             float: None,
             checked: false,
+            cancellable: DEFAULT_CANCELLABLE,
             stack_depth: crate::passes::recursion::DEFAULT_STACK_DEPTH,
         }
     }

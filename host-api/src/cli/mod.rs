@@ -67,6 +67,10 @@ impl From<pisa_vk::Error> for Failure {
                 code: 3,
                 message: v.render(),
             },
+            pisa_vk::Error::Runtime(e @ pisa_vk::RuntimeError::Cancelled { .. }) => Failure {
+                code: 130,
+                message: format!("interrupted: {e}"),
+            },
             e if e.is_usage() => Failure::usage(e.to_string()),
             other => Failure::runtime(other),
         }

@@ -67,6 +67,11 @@ pub struct Args {
     /// allocation it missed, and the run exits 3. `--device reference` always checks.
     #[arg(long)]
     checked: bool,
+    /// Translate cancellable kernels (spec-notes §91): a kernel that does not end is then
+    /// stopped at the timeout or by Ctrl-C (exit 130) instead of keeping the device busy
+    /// (`--checked` includes it).
+    #[arg(long)]
+    cancellable: bool,
     /// Run the reference interpreter's sanitizers (with `--device reference`): a
     /// comma-separated list of `race` (data races on shared and global memory), `init`
     /// (reads of shared, private or register bytes nothing wrote), `sync` (barriers not
@@ -190,6 +195,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
                 ..Default::default()
             }),
             checked: a.checked,
+            cancellable: a.cancellable,
             stack_depth: a.stack_depth,
             virtual_lanes: a.lanes.into(),
             ..pisa_translator::Options::with_subgroup_size(a.subgroup_size)

@@ -83,6 +83,11 @@ pub struct Args {
     /// is performed; the reflection gets the site table (`checked`).
     #[arg(long)]
     checked: bool,
+    /// Cancellable kernels (spec-notes §91): each loop iteration reads a cancel word, so a
+    /// launch can be stopped at its timeout or by Ctrl-C (a checked translation always has
+    /// the checks).
+    #[arg(long)]
+    cancellable: bool,
     /// The most nested activations of the functions of one call cycle (recursion) a
     /// work-item may have: the size of the explicit stack (recorded in the reflection).
     #[arg(long, default_value_t = pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH)]
@@ -137,6 +142,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
             f64: a.denorm_preserve,
         },
         checked: a.checked,
+        cancellable: a.cancellable,
         stack_depth: a.stack_depth,
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),

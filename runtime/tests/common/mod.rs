@@ -318,6 +318,7 @@ pub fn desc<'a>(spirv: &'a [u32], local_x: u32, push: u32, name: &'a str) -> Pip
             ..FeatureSet::default()
         },
         name_for_errors: name,
+        cancel_word_at: None,
     }
 }
 

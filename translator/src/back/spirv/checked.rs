@@ -932,6 +932,7 @@ impl FnCx<'_> {
                     .atomic_i_add(u32t, None, total, scope, sem, count)
                     .map_err(bug)?;
             let first = cx.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
+            cx.cancel_all()?;
             cx.if_then(first, |cx| {
                 for (at, var) in [
                     (block::SITE, p.site),

@@ -712,6 +712,9 @@ impl<'a> FnCx<'a> {
             .map_err(bug)?;
         self.m.b.branch(body).map_err(bug)?;
         self.begin(body)?;
+        if header.is_some() {
+            self.cancel_point()?;
+        }
         let pos = self.stack.len() as u32;
         let mut role = |kind: FrameKind, block: Option<BlockId>| match block {
             Some(b) => {

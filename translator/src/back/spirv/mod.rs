@@ -12,6 +12,7 @@
 mod atomic_lock;
 mod atomic_mem;
 pub mod builder;
+pub mod cancel;
 pub mod checked;
 pub mod function;
 pub mod memory;
@@ -66,7 +67,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         crate::mid::verify::verify_in_debug(&l.module, "the recursion pass")?;
     }
     let module = lowered.as_ref().map_or(module, |l| &l.module);
-    let layout = layout::layout_for(module, options.checked)
+    let layout = layout::layout_for(module, options.checked, options.cancellable)
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let call_graph = crate::mid::calls::CallGraph::new(module);

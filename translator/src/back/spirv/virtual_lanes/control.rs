@@ -160,6 +160,7 @@ impl FnCx<'_> {
         let w = self.waiting(true, header)?;
         let u32t = self.m.uint(32);
         let again = self.m.b.load(u32t, None, w, None, []).map_err(bug)?;
+        let again = self.cancel_lanes(again)?;
         self.store_cur(again)?;
         let any = self.any_lane(again)?;
         self.m

@@ -1,0 +1,224 @@
+//! Cancellable kernels (spec-notes §91, §92): a launch that does not end is stopped at its
+//! timeout or by the user and the context works at once; the memory checker stops a launch
+//! at its first violation; work behind an endless kernel on the same queue is not charged
+//! for it.
+//!
+//! The endless kernels have an atomic in their loop: lavapipe deletes a side-effect-free
+//! endless loop.
+
+use std::time::{Duration, Instant};
+
+use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, Options, RuntimeError};
+
+/// `@spin` never ends (an atomic add per iteration, in a called function's loop for
+/// `@spin_call`); `@store` writes 7 once; `@inc` adds 1 to the element of its global id.
+const SRC: &str = ".version 0.1;\n.target 100;\n\
+.function void @forever(.reg .64b %p) {\n\
+  .reg .32b %old, %one;\n  mov.32b %one, 1;\n\
+again:\n  iatom.global.add.32b %old, [%p], %one;\n  goto again;\n}\n\
+.kernel @spin(.param[8] %out) {\n\
+  .reg .64b %p;\n  .reg .32b %old, %one;\n  ld.param.64b %p, [%out];\n  mov.32b %one, 1;\n\
+loop:\n  iatom.global.add.32b %old, [%p], %one;\n  goto loop;\n}\n\
+.kernel @spin_call(.param[8] %out) {\n\
+  .reg .64b %p;\n  ld.param.64b %p, [%out];\n  call void, @forever(%p);\n}\n\
+.kernel @store(.param[8] %out) {\n\
+  .reg .64b %p;\n  .reg .32b %v;\n  ld.param.64b %p, [%out];\n\
+  mov.32b %v, 7;\n  st.global.32b [%p], %v;\n}\n\
+.kernel @inc(.param[8] %out) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %v, %g, %s, %l;\n  ld.param.64b %p, [%out];\n\
+  mov.32b %g, %groupid.x;\n  mov.32b %s, %enqueuedlocalsize.x;\n  mov.32b %l, %localid.x;\n\
+  umad.32b %i, %g, %s, %l;\n  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n\
+  ld.global.32b %v, [%p];\n  iadd.32b %v, %v, 1;\n  st.global.32b [%p], %v;\n}\n";
+
+/// Every work-item reads `%n` elements past the start of its buffer, one per iteration,
+/// for ever: the first read past the end is a violation (work-item 0 reaches it first).
+const OVERRUN: &str = ".version 0.1;\n.target 100;\n\
+.kernel @overrun(.param[8] %buf, .param[8] %sum) {\n\
+  .reg .64b %p, %s;\n  .reg .32b %x, %old;\n\
+  ld.param.64b %p, [%buf];\n  ld.param.64b %s, [%sum];\n\
+loop:\n  ld.global.32b %x, [%p];\n  iatom.global.add.32b %old, [%s], %x;\n\
+  iadd.64b %p, %p, 4;\n  goto loop;\n}\n";
+
+/// Translation options with cancel checks (off by default).
+fn cancellable() -> Options {
+    Options {
+        cancellable: true,
+        ..Options::default()
+    }
+}
+
+fn lavapipe(timeout: f64) -> Context {
+    let options = ContextOptions {
+        timeout_seconds: Some(timeout),
+        ..ContextOptions::default()
+    };
+    Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
+        .expect("lavapipe")
+}
+
+/// Asserts `r` is a timeout whose work stopped.
+fn stopped_timeout<T: std::fmt::Debug>(r: Result<T, Error>) {
+    match r {
+        Err(Error::Runtime(RuntimeError::Timeout { stopped, .. })) => assert!(stopped),
+        other => panic!("expected a timeout that stopped the work, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
+    let ctx = lavapipe(1.0);
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
+    for kernel in ["spin", "spin_call"] {
+        let out = ctx.zeroed::<u32>(1).unwrap();
+        let start = Instant::now();
+        let r = m.dispatch(kernel, 64u64, 32u64, &[(&out).into()]);
+        let took = start.elapsed().as_secs_f64();
+        eprintln!("{kernel}: {r:?} after {took:.3} s");
+        stopped_timeout(r);
+        // One second of timeout; stopping takes milliseconds, not the second of grace.
+        assert!(took < 1.9, "{took}");
+        // The kernel ran (the counter moved) and stopped: the counter no longer moves.
+        let a = out.read().unwrap()[0];
+        std::thread::sleep(Duration::from_millis(50));
+        assert_eq!(out.read().unwrap()[0], a);
+        assert!(a > 0);
+    }
+    // A kernel never run before: a new pipeline, created and run within a second.
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    let start = Instant::now();
+    m.dispatch("store", 1u64, 1u64, &[(&out).into()]).unwrap();
+    let took = start.elapsed().as_secs_f64();
+    eprintln!("new pipeline after the timeout: {took:.3} s");
+    assert!(took < 1.0, "{took}");
+    assert_eq!(out.read().unwrap(), vec![7]);
+}
+
+#[test]
+fn a_cancelled_submission_stops_within_a_second() {
+    let ctx = lavapipe(60.0);
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    let mut s = ctx.stream();
+    s.dispatch(&m, "spin", 8u64, 8u64, &[(&out).into()]).unwrap();
+    let submission = s.submit().unwrap();
+    let handle = submission.cancel_handle();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(300));
+        let at = Instant::now();
+        assert!(handle.cancel());
+        at
+    });
+    let r = submission.wait();
+    let at = canceller.join().unwrap();
+    let took = at.elapsed().as_secs_f64();
+    eprintln!("{r:?} {took:.3} s after the cancel");
+    assert!(
+        matches!(r, Err(Error::Runtime(RuntimeError::Cancelled { .. }))),
+        "{r:?}"
+    );
+    assert!(took < 1.0, "{took}");
+    // The context works at once; the old handle no longer stops anything.
+    m.dispatch("store", 1u64, 1u64, &[(&out).into()]).unwrap();
+    assert_eq!(out.read().unwrap(), vec![7]);
+}
+
+#[test]
+fn the_checker_stops_a_launch_at_its_first_violation() {
+    let ctx = lavapipe(60.0).with_checking(true);
+    let m = Module::from_source(&ctx, "overrun.pisa", OVERRUN).unwrap();
+    let buf = ctx.zeroed::<u32>(16).unwrap();
+    let sum = ctx.zeroed::<u32>(1).unwrap();
+    // Compile first, so that the time measured is the launch's.
+    m.prepare("overrun", 32u64).unwrap();
+    let start = Instant::now();
+    let r = m.dispatch("overrun", 64u64, 32u64, &[(&buf).into(), (&sum).into()]);
+    let took = start.elapsed().as_secs_f64();
+    eprintln!("{took:.3} s: {}", r.as_ref().map(|_| ()).unwrap_err());
+    match r {
+        Err(Error::MemoryViolation(v)) => {
+            let text = v.to_string();
+            assert!(text.contains("overrun.pisa:9:"), "{text}");
+            assert!(text.contains("ld.global.32b"), "{text}");
+        }
+        other => panic!("expected a memory violation, got {other:?}"),
+    }
+    // Before: the full 60 s timeout (every work-item ran on past its buffer).
+    assert!(took < 2.0, "{took}");
+    // The context works on.
+    assert_eq!(buf.read().unwrap(), vec![0; 16]);
+}
+
+#[test]
+fn without_cancel_checks_the_device_stays_busy() {
+    let ctx = lavapipe(1.0);
+    let options = Options {
+        cancellable: false,
+        ..Options::default()
+    };
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &options).unwrap();
+    assert_eq!(m.reflection().launch.cancel, None);
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    let r = m.dispatch("spin", 1u64, 1u64, &[(&out).into()]);
+    match r {
+        Err(Error::Runtime(RuntimeError::Timeout { stopped, .. })) => assert!(!stopped),
+        other => panic!("expected a timeout, got {other:?}"),
+    }
+    assert!(matches!(
+        ctx.zeroed::<u32>(1),
+        Err(Error::Runtime(RuntimeError::DeviceBusy { .. }))
+    ));
+}
+
+/// An endless kernel submitted and never waited for: a blocking dispatch behind it stops
+/// it at the end of its time (counted from the dispatch's wait) and then runs.
+#[test]
+fn work_behind_an_unwaited_endless_kernel_stops_it_and_runs() {
+    let ctx = lavapipe(1.0);
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
+    m.prepare("store", 1u64).unwrap();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    let spun = ctx.zeroed::<u32>(1).unwrap();
+    let mut s = ctx.stream();
+    s.dispatch(&m, "spin", 1u64, 1u64, &[(&spun).into()]).unwrap();
+    let endless = s.submit().unwrap();
+    let start = Instant::now();
+    m.dispatch("store", 1u64, 1u64, &[(&out).into()]).unwrap();
+    let took = start.elapsed().as_secs_f64();
+    eprintln!("the dispatch behind it took {took:.3} s");
+    assert!(took < 3.0, "{took}");
+    assert_eq!(out.read().unwrap(), vec![7]);
+    stopped_timeout(endless.wait());
+}
+
+/// `pisa-vk run` of an endless kernel: Ctrl-C (SIGINT) stops the kernel and the process
+/// exits with code 130 within a second (before: only the timeout, 60 s by default, ended it).
+#[cfg(target_os = "linux")]
+#[test]
+fn ctrl_c_stops_the_cli_within_a_second() {
+    let dir = std::env::temp_dir().join(format!("pisa-vk-ctrl-c-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("spin.pisa");
+    std::fs::write(&path, SRC).unwrap();
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
+        .args(["run", path.to_str().unwrap(), "--kernel", "spin"])
+        .args(["--arg", "u32[1]", "--grid", "64", "--block", "32", "--cancellable"])
+        .env("PISA_VK_TIMEOUT", "60")
+        .env("PISA_VK_DEVICE", "llvmpipe")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("pisa-vk runs");
+    // Start-up, translation and the pipeline's compile, then the kernel spins.
+    std::thread::sleep(Duration::from_secs(3));
+    let sent = Instant::now();
+    // SAFETY: a plain kill(2) of our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let out = child.wait_with_output().expect("pisa-vk ends");
+    let took = sent.elapsed().as_secs_f64();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    eprintln!("pisa-vk exited {took:.3} s after SIGINT: {stderr}");
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted: "), "{stderr}");
+    assert!(stderr.contains("was cancelled"), "{stderr}");
+    assert!(took < 1.0, "{took}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

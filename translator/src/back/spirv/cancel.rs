@@ -1,0 +1,127 @@
+//! Cancellable kernels ([`Options::cancellable`](crate::Options::cancellable), spec-notes §91):
+//! once per iteration of every loop, a work-item reads the submission's *cancel word* (a
+//! `u32` in host-visible memory whose address the launch block carries,
+//! [`LaunchLayout::cancel`](crate::layout::launch::LaunchLayout::cancel)) with a relaxed
+//! device-scope atomic load, and returns when it is not 0. The host sets the word when a
+//! launch times out or the user cancels it; the memory checker sets it at a work-item's
+//! first violation ([`FnCx::cancel_all`]), so every other work-item stops too. In a checked
+//! translation a work-item with a violation of its own also stops at its next loop
+//! iteration, without waiting for the word.
+//!
+//! Only loops get a check: calls cannot recurse in SPIR-V (call cycles are loops of the
+//! recursion pass's state machines), so a work-item whose every loop stops at its next
+//! iteration ends in bounded time, and a check after each call would only cost.
+//!
+//! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body
+//! (native lowering, `function.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
+//! virtual lanes (`virtual_lanes/control.rs`), which drops every lane from the set that
+//! runs the loop again.
+//!
+//! Must not: decide where loops are (the structurizer and the lowerings do), or who sets
+//! the word (the runtime and the host API do).
+
+use super::function::{bug, EResult, FnCx};
+use super::module::Scalar;
+use rspirv::spirv::{self, MemorySemantics, Scope, Word};
+
+/// What the host writes into the cancel word to stop a launch.
+pub const CANCELLED_BY_HOST: u32 = 1;
+/// What the memory checker writes into it at a work-item's first violation.
+pub const CANCELLED_BY_CHECKER: u32 = 2;
+
+impl FnCx<'_> {
+    /// Whether the module's loops check the cancel word (its launch block has the slot).
+    pub fn is_cancellable(&self) -> bool {
+        self.layout.launch.cancel.is_some()
+    }
+
+    /// A pointer (PhysicalStorageBuffer `u32`) to the cancel word, from the launch block.
+    fn cancel_word(&mut self) -> EResult<Option<Word>> {
+        let Some(slot) = self.layout.launch.cancel else {
+            return Ok(None);
+        };
+        let addr = self.launch_u64(slot)?;
+        self.global_ptr(addr, 32).map(Some)
+    }
+
+    /// `bool`: whether this work-item must stop: the cancel word is set, or (checked) one of
+    /// the work-items the invocation carries has a violation. `None` when the module is not
+    /// cancellable.
+    fn cancel_requested(&mut self) -> EResult<Option<Word>> {
+        let Some(word) = self.cancel_word()? else {
+            return Ok(None);
+        };
+        let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
+        let scope = self.m.const_u32(Scope::Device as u32);
+        let relaxed = self.m.const_u32(MemorySemantics::empty().bits());
+        let v = self
+            .m
+            .b
+            .atomic_load(u32t, None, word, scope, relaxed)
+            .map_err(bug)?;
+        let zero = self.m.const_u32(0);
+        let mut stop = self.m.b.i_not_equal(bt, None, v, zero).map_err(bug)?;
+        let counts: Vec<Word> = self
+            .m
+            .checks
+            .as_ref()
+            .map(|c| c.pending.iter().map(|p| p.count).collect())
+            .unwrap_or_default();
+        for count in counts {
+            let n = self.m.b.load(u32t, None, count, None, []).map_err(bug)?;
+            let bad = self.m.b.i_not_equal(bt, None, n, zero).map_err(bug)?;
+            stop = self.m.b.logical_or(bt, None, stop, bad).map_err(bug)?;
+        }
+        Ok(Some(stop))
+    }
+
+    /// At the start of a loop body (native lowering): when the launch is cancelled, the
+    /// work-item returns (a kernel records its violations first; a function returns a
+    /// zero value, and its caller stops at its own next loop iteration). Nothing in a
+    /// module that is not cancellable.
+    pub fn cancel_point(&mut self) -> EResult {
+        let Some(stop) = self.cancel_requested()? else {
+            return Ok(());
+        };
+        let (out, go) = (self.m.b.id(), self.m.b.id());
+        self.m
+            .b
+            .selection_merge(go, spirv::SelectionControl::NONE)
+            .map_err(bug)?;
+        self.m.b.branch_conditional(stop, out, go, []).map_err(bug)?;
+        self.begin(out)?;
+        self.emit_return(None)?;
+        self.begin(go)
+    }
+
+    /// At the back edge of a loop on virtual lanes: the mask `again` of the lanes that run
+    /// the loop once more, empty when the launch is cancelled (those lanes then end with the
+    /// loop; the lanes waiting at its exit go on to their next loop's check or the return).
+    pub fn cancel_lanes(&mut self, again: Word) -> EResult<Word> {
+        let Some(stop) = self.cancel_requested()? else {
+            return Ok(again);
+        };
+        let u32t = self.m.uint(32);
+        let zero = self.m.const_u32(0);
+        self.m
+            .b
+            .select(u32t, None, stop, zero, again)
+            .map_err(bug)
+    }
+
+    /// In a checked translation, at the return of a work-item with a violation: sets the
+    /// cancel word ([`CANCELLED_BY_CHECKER`]) so that every other work-item of the launch
+    /// stops at its next loop iteration. Nothing when the module is not cancellable.
+    pub fn cancel_all(&mut self) -> EResult {
+        let Some(word) = self.cancel_word()? else {
+            return Ok(());
+        };
+        let scope = self.m.const_u32(Scope::Device as u32);
+        let relaxed = self.m.const_u32(MemorySemantics::empty().bits());
+        let v = self.m.const_u32(CANCELLED_BY_CHECKER);
+        self.m
+            .b
+            .atomic_store(word, scope, relaxed, v)
+            .map_err(bug)
+    }
+}
