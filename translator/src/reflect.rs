@@ -494,7 +494,14 @@ impl ParamKind {
                 )
             }
             (K::Address { .. }, Given::Buffer { .. }) => None,
-            (K::Int { .. } | K::Float { .. }, Given::Buffer { .. }) => {
+            // A 64-bit integer the kernel only adds and multiplies (no comparison, division or
+            // extension decides a sign) may be address arithmetic whose result goes unused on
+            // this path (a kernel that offsets `%in` but works in `.shared` memory): taken.
+            // A narrower one cannot hold an address; a compared one is a count.
+            (K::Int { bits, signed }, Given::Buffer { .. }) if *bits < 64 || signed.is_some() => {
+                Some("the kernel computes with its value and never dereferences it")
+            }
+            (K::Float { .. }, Given::Buffer { .. }) => {
                 Some("the kernel computes with its value and never dereferences it")
             }
             (K::Int { .. }, Given::Float { .. }) => Some("the kernel uses it as an integer"),
