@@ -76,8 +76,8 @@ pub use module::{program_name, Kernel, LaunchTimes, Module};
 pub use pisa_runtime::driver_bugs;
 pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{
-    avoid_known_driver_bugs, cancel_waits_on, CancelHandle, ContextOptions, CpuCaps, DeviceInfo, DeviceSelector, DeviceType,
-    DiskCache, DriverBugs, FeatureSet, FusedFma,
+    avoid_known_driver_bugs, cancel_waits_on, CancelHandle, ContextOptions, CpuCaps, DeviceInfo,
+    DeviceSelector, DeviceType, DiskCache, DriverBugs, FeatureSet, FusedFma,
 };
 pub use pisa_translator::memcheck::Violation;
 pub use pisa_translator::reflect::{Element, ElementClass, Given, ParamInfo, ParamKind};

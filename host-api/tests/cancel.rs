@@ -99,7 +99,8 @@ fn a_cancelled_submission_stops_within_a_second() {
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
     let mut s = ctx.stream();
-    s.dispatch(&m, "spin", 8u64, 8u64, &[(&out).into()]).unwrap();
+    s.dispatch(&m, "spin", 8u64, 8u64, &[(&out).into()])
+        .unwrap();
     let submission = s.submit().unwrap();
     let handle = submission.cancel_handle();
     let canceller = std::thread::spawn(move || {
@@ -179,7 +180,8 @@ fn work_behind_an_unwaited_endless_kernel_stops_it_and_runs() {
     let out = ctx.zeroed::<u32>(1).unwrap();
     let spun = ctx.zeroed::<u32>(1).unwrap();
     let mut s = ctx.stream();
-    s.dispatch(&m, "spin", 1u64, 1u64, &[(&spun).into()]).unwrap();
+    s.dispatch(&m, "spin", 1u64, 1u64, &[(&spun).into()])
+        .unwrap();
     let endless = s.submit().unwrap();
     let start = Instant::now();
     m.dispatch("store", 1u64, 1u64, &[(&out).into()]).unwrap();
@@ -201,7 +203,15 @@ fn ctrl_c_stops_the_cli_within_a_second() {
     std::fs::write(&path, SRC).unwrap();
     let child = std::process::Command::new(env!("CARGO_BIN_EXE_pisa-vk"))
         .args(["run", path.to_str().unwrap(), "--kernel", "spin"])
-        .args(["--arg", "u32[1]", "--grid", "64", "--block", "32", "--cancellable"])
+        .args([
+            "--arg",
+            "u32[1]",
+            "--grid",
+            "64",
+            "--block",
+            "32",
+            "--cancellable",
+        ])
         .env("PISA_VK_TIMEOUT", "60")
         .env("PISA_VK_DEVICE", "llvmpipe")
         .stderr(std::process::Stdio::piped())

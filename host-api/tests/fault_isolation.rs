@@ -56,7 +56,8 @@ fn two_thousand_dispatches_beside_an_endless_kernel_all_succeed() {
         std::thread::spawn(move || {
             let out = ctx.zeroed::<u32>(1).unwrap();
             let mut s = ctx.stream();
-            s.dispatch(&m, "spin", 1u64, 1u64, &[(&out).into()]).unwrap();
+            s.dispatch(&m, "spin", 1u64, 1u64, &[(&out).into()])
+                .unwrap();
             let submission = s.submit().unwrap();
             started.store(true, Ordering::Release);
             let r = submission.wait().map(|_| ());

@@ -61,8 +61,7 @@ impl CancelWords {
         let info = vk::BufferCreateInfo::default()
             .size(size)
             .usage(
-                vk::BufferUsageFlags::STORAGE_BUFFER
-                    | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
+                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
             )
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid device and create info.
@@ -185,12 +184,9 @@ impl DeviceShared {
         if w.index == 0 || pool.generation[w.index as usize] != w.generation {
             return false;
         }
-        let _ = pool.word(w.index).compare_exchange(
-            0,
-            value,
-            Ordering::SeqCst,
-            Ordering::SeqCst,
-        );
+        let _ = pool
+            .word(w.index)
+            .compare_exchange(0, value, Ordering::SeqCst, Ordering::SeqCst);
         true
     }
 

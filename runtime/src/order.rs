@@ -15,7 +15,6 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-
 use crate::cancel::WordRef;
 use crate::shared::DeviceShared;
 

@@ -642,9 +642,10 @@ fn build(
                 layout,
                 dispatched: Default::default(),
                 push_constant_size: desc.push_constant_size,
-                cancel_word_at: desc
-                    .cancel_word_at
-                    .filter(|at| at.checked_add(8).is_some_and(|e| e <= desc.push_constant_size)),
+                cancel_word_at: desc.cancel_word_at.filter(|at| {
+                    at.checked_add(8)
+                        .is_some_and(|e| e <= desc.push_constant_size)
+                }),
                 name: desc.name_for_errors.to_string(),
             }),
             local_size: desc.local_size,

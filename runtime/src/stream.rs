@@ -44,7 +44,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-
 use crate::buffer::{Buffer, BufferLease, RawBuffer};
 use crate::context::Context;
 use crate::error::Error;

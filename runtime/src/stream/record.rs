@@ -168,7 +168,14 @@ unsafe fn record_parts(
                     return Ok(true);
                 };
                 let p = &lazy.pipelines[part.pipeline];
-                dispatch(device, cmd, (p, &lazy.push), part.group_count, bound, cancel);
+                dispatch(
+                    device,
+                    cmd,
+                    (p, &lazy.push),
+                    part.group_count,
+                    bound,
+                    cancel,
+                );
             }
             eager => {
                 let part = &eager.as_slice()[*done as usize];

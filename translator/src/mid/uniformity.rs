@@ -69,10 +69,12 @@ impl Uniformity {
     /// and every register it writes is uniform (so are its operands, then).
     pub fn uniform_inst(&self, f: &Function, inst: &Inst) -> bool {
         let mut any = false;
-        capable(f, inst) && writes(inst).all(|r| {
-            any = true;
-            self.uniform(r)
-        }) && any
+        capable(f, inst)
+            && writes(inst).all(|r| {
+                any = true;
+                self.uniform(r)
+            })
+            && any
     }
 
     /// The conservative answer: every block divergent, every register varying.
@@ -152,10 +154,11 @@ pub fn pure(f: &Function, inst: &Inst) -> bool {
 /// Whether `inst` may be a uniform instruction: [`pure`], and no special register it reads
 /// differs between work-items.
 fn capable(f: &Function, inst: &Inst) -> bool {
-    pure(f, inst) && !inst.ops.iter().any(|o| match *o {
-        Operand::Special { reg, .. } => !uniform_special(reg),
-        _ => false,
-    })
+    pure(f, inst)
+        && !inst.ops.iter().any(|o| match *o {
+            Operand::Special { reg, .. } => !uniform_special(reg),
+            _ => false,
+        })
 }
 
 /// The divergence facts of `f`, whose CFG is `cfg`.
@@ -291,17 +294,22 @@ fn lane_affine(f: &Function, cfg: &Cfg, u: &Uniformity, budget: &mut usize) -> V
                 let rules = isa::def(inst.op).form(inst.form).operands;
                 let operands_affine = inst.ops.iter().enumerate().all(|(k, op)| {
                     if rules.get(k).is_some_and(|r| r.write) {
-                        return !matches!(op, Operand::Reg { swizzle: Some(_), .. });
+                        return !matches!(
+                            op,
+                            Operand::Reg {
+                                swizzle: Some(_),
+                                ..
+                            }
+                        );
                     }
                     match *op {
                         Operand::Imm(_) => true,
                         Operand::Special { reg, .. } => {
                             reg == SpecialReg::LaneId || uniform_special(reg)
                         }
-                        Operand::Reg { reg, .. } | Operand::Pred { reg, .. } => affine
-                            .get(reg.0 as usize)
-                            .copied()
-                            .unwrap_or(false),
+                        Operand::Reg { reg, .. } | Operand::Pred { reg, .. } => {
+                            affine.get(reg.0 as usize).copied().unwrap_or(false)
+                        }
                         _ => false,
                     }
                 });

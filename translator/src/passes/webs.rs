@@ -242,9 +242,8 @@ mod tests {
     /// The names of the registers of the kernel with `body` after the pass (none when it
     /// split nothing).
     fn registers_after(body: &str) -> Vec<String> {
-        let src = format!(
-            ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {{\n{body}\n}}\n"
-        );
+        let src =
+            format!(".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {{\n{body}\n}}\n");
         let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", src));
         let module = crate::check(&file).expect("valid");
         let Some(out) = split(&module, &[true]) else {
@@ -271,7 +270,10 @@ mod tests {
         );
         assert_eq!(count(&regs, "w"), 2, "{regs:?}");
         assert_eq!(count(&regs, "i"), 1, "{regs:?}");
-        assert_eq!(count(&regs, "a") + count(&regs, "b") + count(&regs, "more"), 3);
+        assert_eq!(
+            count(&regs, "a") + count(&regs, "b") + count(&regs, "more"),
+            3
+        );
     }
 
     #[test]

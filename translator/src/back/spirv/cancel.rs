@@ -88,7 +88,10 @@ impl FnCx<'_> {
             .b
             .selection_merge(go, spirv::SelectionControl::NONE)
             .map_err(bug)?;
-        self.m.b.branch_conditional(stop, out, go, []).map_err(bug)?;
+        self.m
+            .b
+            .branch_conditional(stop, out, go, [])
+            .map_err(bug)?;
         self.begin(out)?;
         self.emit_return(None)?;
         self.begin(go)
@@ -103,10 +106,7 @@ impl FnCx<'_> {
         };
         let u32t = self.m.uint(32);
         let zero = self.m.const_u32(0);
-        self.m
-            .b
-            .select(u32t, None, stop, zero, again)
-            .map_err(bug)
+        self.m.b.select(u32t, None, stop, zero, again).map_err(bug)
     }
 
     /// In a checked translation, at the return of a work-item with a violation: sets the
@@ -119,9 +119,6 @@ impl FnCx<'_> {
         let scope = self.m.const_u32(Scope::Device as u32);
         let relaxed = self.m.const_u32(MemorySemantics::empty().bits());
         let v = self.m.const_u32(CANCELLED_BY_CHECKER);
-        self.m
-            .b
-            .atomic_store(word, scope, relaxed, v)
-            .map_err(bug)
+        self.m.b.atomic_store(word, scope, relaxed, v).map_err(bug)
     }
 }

@@ -22,7 +22,11 @@ fn facts(src: &str, index: usize) -> (Vec<(String, bool)>, Vec<bool>) {
 }
 
 fn kernel(body: &str) -> Vec<(String, bool)> {
-    facts(&format!(".kernel @k(.param[8] %out, .param[4] %n) {{\n{body}\n}}"), 0).0
+    facts(
+        &format!(".kernel @k(.param[8] %out, .param[4] %n) {{\n{body}\n}}"),
+        0,
+    )
+    .0
 }
 
 fn uniform(regs: &[(String, bool)], name: &str) -> bool {

@@ -152,7 +152,11 @@ impl FnCx<'_> {
     /// multiply, for no gain measurable on lavapipe.)
     fn run_unguarded(&mut self, cur: Word, insts: &[Inst], together: bool) -> EResult {
         // A register live at no block start is never read by a lane that resumes later.
-        let live = self.vl.as_ref().map(|v| v.live.as_slice()).unwrap_or_default();
+        let live = self
+            .vl
+            .as_ref()
+            .map(|v| v.live.as_slice())
+            .unwrap_or_default();
         let mut written: Vec<RegId> = if together {
             Vec::new()
         } else {

@@ -219,11 +219,7 @@ impl FnCx<'_> {
             self.store_cur(others)?;
             return Ok(None);
         }
-        let any = if uniform {
-            any
-        } else {
-            self.any_lane(taken)?
-        };
+        let any = if uniform { any } else { self.any_lane(taken)? };
         let (arm, merge) = (self.m.b.id(), self.m.b.id());
         self.m
             .b
