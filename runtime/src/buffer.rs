@@ -171,22 +171,35 @@ impl Buffer {
     }
 }
 
-impl RawBuffer {
-    fn new(shared: &Arc<DeviceShared>, size: u64, listed: bool) -> Result<RawBuffer, Error> {
-        if size > isize::MAX as u64 - BUFFER_ALIGNMENT {
-            return Err(Error::InvalidArgument(format!(
-                "buffer size {size} is too large"
-            )));
-        }
+/// A bound, host-mapped, device-addressable buffer with its memory: what [`RawBuffer`] and
+/// the runtime's own buffers (the cancel words) are made of.
+pub(crate) struct HostBuffer {
+    /// The buffer.
+    pub buffer: vk::Buffer,
+    /// Its memory, host-coherent and mapped.
+    pub allocation: Allocation,
+    /// Its device address.
+    pub address: u64,
+}
+
+impl HostBuffer {
+    /// A buffer of `size` bytes with storage and device-address usage (and `usage`), aligned
+    /// to at least [`BUFFER_ALIGNMENT`], followed by `guard` more bytes of its allocation,
+    /// mapped (an error if the memory is not host-visible). `name` labels the allocation.
+    pub fn new(
+        shared: &DeviceShared,
+        size: u64,
+        usage: vk::BufferUsageFlags,
+        guard: u64,
+        name: &str,
+    ) -> Result<HostBuffer, Error> {
         let device = &shared.device;
-        let vk_size = size.max(4).next_multiple_of(4);
         let info = vk::BufferCreateInfo::default()
-            .size(vk_size)
+            .size(size)
             .usage(
                 vk::BufferUsageFlags::STORAGE_BUFFER
                     | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS
-                    | vk::BufferUsageFlags::TRANSFER_SRC
-                    | vk::BufferUsageFlags::TRANSFER_DST,
+                    | usage,
             )
             .sharing_mode(vk::SharingMode::EXCLUSIVE);
         // SAFETY: valid device and create info.
@@ -194,9 +207,9 @@ impl RawBuffer {
         // SAFETY: `buffer` was just created on this device.
         let mut requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
         requirements.alignment = requirements.alignment.max(BUFFER_ALIGNMENT);
-        requirements.size += GUARD_BYTES;
+        requirements.size += guard;
         let allocation = shared.allocator().allocate(&AllocationCreateDesc {
-            name: "pisa-runtime buffer",
+            name,
             requirements,
             location: MemoryLocation::CpuToGpu,
             linear: true,
@@ -207,7 +220,7 @@ impl RawBuffer {
             Err(e) => {
                 // SAFETY: the buffer is unused and unbound.
                 unsafe { device.destroy_buffer(buffer, None) };
-                return Err(Error::Allocation(format!("{size} bytes: {e}")));
+                return Err(Error::Allocation(e.to_string()));
             }
         };
         let fail = |allocation: Allocation, err: Error| {
@@ -235,6 +248,33 @@ impl RawBuffer {
         let address = unsafe {
             device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer))
         };
+        Ok(HostBuffer {
+            buffer,
+            allocation,
+            address,
+        })
+    }
+}
+
+impl RawBuffer {
+    fn new(shared: &Arc<DeviceShared>, size: u64, listed: bool) -> Result<RawBuffer, Error> {
+        if size > isize::MAX as u64 - BUFFER_ALIGNMENT {
+            return Err(Error::InvalidArgument(format!(
+                "buffer size {size} is too large"
+            )));
+        }
+        let vk_size = size.max(4).next_multiple_of(4);
+        let usage = vk::BufferUsageFlags::TRANSFER_SRC | vk::BufferUsageFlags::TRANSFER_DST;
+        let HostBuffer {
+            buffer,
+            allocation,
+            address,
+        } = HostBuffer::new(shared, vk_size, usage, GUARD_BYTES, "pisa-runtime buffer").map_err(
+            |e| match e {
+                Error::Allocation(m) => Error::Allocation(format!("{size} bytes: {m}")),
+                e => e,
+            },
+        )?;
         if listed {
             shared.live.insert(crate::LiveBuffer { address, size });
         }

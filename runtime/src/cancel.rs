@@ -19,10 +19,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use ash::vk;
-use gpu_allocator::vulkan::{Allocation, AllocationCreateDesc, AllocationScheme};
-use gpu_allocator::MemoryLocation;
+use gpu_allocator::vulkan::Allocation;
 
-use crate::error::{Error, VkResultExt};
+use crate::buffer::HostBuffer;
+use crate::error::Error;
 use crate::shared::DeviceShared;
 
 /// How many cancel words a device has (4 KiB); slots beyond them share word 0, never set.
@@ -56,49 +56,24 @@ pub(crate) struct WordRef {
 impl CancelWords {
     /// The pool of `device`: one host-visible buffer of [`CANCEL_WORDS`] words, zeroed.
     fn new(shared: &DeviceShared) -> Result<CancelWords, Error> {
-        let device = &shared.device;
         let size = 4 * CANCEL_WORDS as u64;
-        let info = vk::BufferCreateInfo::default()
-            .size(size)
-            .usage(
-                vk::BufferUsageFlags::STORAGE_BUFFER | vk::BufferUsageFlags::SHADER_DEVICE_ADDRESS,
-            )
-            .sharing_mode(vk::SharingMode::EXCLUSIVE);
-        // SAFETY: valid device and create info.
-        let buffer = unsafe { device.create_buffer(&info, None) }.vk("vkCreateBuffer")?;
-        // SAFETY: `buffer` was just created on this device.
-        let requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
-        let allocation = shared.allocator().allocate(&AllocationCreateDesc {
-            name: "pisa-runtime cancel words",
-            requirements,
-            location: MemoryLocation::CpuToGpu,
-            linear: true,
-            allocation_scheme: AllocationScheme::GpuAllocatorManaged,
-        });
-        let allocation = match allocation {
-            Ok(a) => a,
-            Err(e) => {
-                // SAFETY: the buffer is unused and unbound.
-                unsafe { device.destroy_buffer(buffer, None) };
-                return Err(Error::Allocation(format!("cancel words: {e}")));
-            }
-        };
-        let mapped = allocation.mapped_ptr().map(|p| p.as_ptr() as usize);
-        // SAFETY: memory and offset come from the allocator for these requirements.
-        let bound =
-            unsafe { device.bind_buffer_memory(buffer, allocation.memory(), allocation.offset()) };
-        let (Some(mapped), Ok(())) = (mapped, bound) else {
-            let _ = shared.allocator().free(allocation);
-            // SAFETY: the buffer is not used by any command.
-            unsafe { device.destroy_buffer(buffer, None) };
-            return Err(Error::Allocation(
-                "cancel words: memory not host-visible or not bound".into(),
-            ));
-        };
-        // SAFETY: the buffer has device-address usage and is bound.
-        let address = unsafe {
-            device.get_buffer_device_address(&vk::BufferDeviceAddressInfo::default().buffer(buffer))
-        };
+        let HostBuffer {
+            buffer,
+            allocation,
+            address,
+        } = HostBuffer::new(
+            shared,
+            size,
+            vk::BufferUsageFlags::empty(),
+            0,
+            "pisa-runtime cancel words",
+        )
+        .map_err(|e| match e {
+            Error::Allocation(m) => Error::Allocation(format!("cancel words: {m}")),
+            e => e,
+        })?;
+        // `HostBuffer::new` checked the mapping.
+        let mapped = allocation.mapped_ptr().map_or(0, |p| p.as_ptr() as usize);
         // SAFETY: the mapping holds `size` bytes, aligned for u32; nothing else uses it yet.
         unsafe { std::ptr::write_bytes(mapped as *mut u8, 0, size as usize) };
         Ok(CancelWords {
