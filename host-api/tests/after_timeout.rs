@@ -8,9 +8,11 @@
 //! The endless kernel has an atomic in its loop: lavapipe deletes a side-effect-free
 //! endless loop. It keeps one CPU thread of this test process busy until the process exits.
 
+mod common;
+
 use std::time::Instant;
 
-use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, Options, RuntimeError};
+use pisa_vk::{Error, Module, Options, RuntimeError};
 
 /// Translation options without cancel checks.
 fn uncancellable() -> Options {
@@ -53,12 +55,7 @@ fn busy<T>(what: &str, r: Result<T, Error>) {
 
 #[test]
 fn every_call_returns_promptly_after_a_timeout() {
-    let options = ContextOptions {
-        timeout_seconds: Some(1.0),
-        ..ContextOptions::default()
-    };
-    let ctx = Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
-        .expect("lavapipe");
+    let ctx = common::lavapipe(1.0);
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &uncancellable()).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
     let start = Instant::now();

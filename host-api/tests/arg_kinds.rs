@@ -5,9 +5,9 @@
 //! context stays usable (a correct launch afterwards gives the right values); `Arg::raw`
 //! keeps the old behaviour. The CLI's `--arg` refusals are in `tests/cli.rs`.
 
-use pisa_vk::{
-    Arg, Args, Buffer, Context, ContextOptions, DeviceSelector, DiskCache, Error, Module,
-};
+mod common;
+
+use pisa_vk::{Arg, Args, Buffer, Context, Error, Module};
 
 const SAXPY: &str = include_str!("../../examples/saxpy.pisa");
 const SCALE: &str = include_str!("../../examples/scale.pisa");
@@ -54,13 +54,7 @@ const FILL: &str = ".version 0.1;\n.target 100;\n\
   umul.64b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n  st.global.32b [%p], %g;\n}\n";
 
 fn lavapipe() -> Context {
-    let options = ContextOptions {
-        timeout_seconds: Some(60.0),
-        pipeline_cache: DiskCache::Off,
-        ..ContextOptions::default()
-    };
-    Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
-        .expect("lavapipe (mesa-vulkan-drivers) must be installed for these tests")
+    common::lavapipe(60.0)
 }
 
 /// The [`Error::ArgumentKind`] of `e`: its parameter and message.

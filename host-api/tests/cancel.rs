@@ -6,9 +6,11 @@
 //! The endless kernels have an atomic in their loop: lavapipe deletes a side-effect-free
 //! endless loop.
 
+mod common;
+
 use std::time::{Duration, Instant};
 
-use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, Options, RuntimeError};
+use pisa_vk::{Error, Module, Options, RuntimeError};
 
 /// `@spin` never ends (an atomic add per iteration, in a called function's loop for
 /// `@spin_call`); `@store` writes 7 once; `@inc` adds 1 to the element of its global id.
@@ -47,15 +49,6 @@ fn cancellable() -> Options {
     }
 }
 
-fn lavapipe(timeout: f64) -> Context {
-    let options = ContextOptions {
-        timeout_seconds: Some(timeout),
-        ..ContextOptions::default()
-    };
-    Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
-        .expect("lavapipe")
-}
-
 /// Asserts `r` is a timeout whose work stopped.
 fn stopped_timeout<T: std::fmt::Debug>(r: Result<T, Error>) {
     match r {
@@ -66,7 +59,7 @@ fn stopped_timeout<T: std::fmt::Debug>(r: Result<T, Error>) {
 
 #[test]
 fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
-    let ctx = lavapipe(1.0);
+    let ctx = common::lavapipe(1.0);
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     for kernel in ["spin", "spin_call"] {
         let out = ctx.zeroed::<u32>(1).unwrap();
@@ -95,7 +88,7 @@ fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
 
 #[test]
 fn a_cancelled_submission_stops_within_a_second() {
-    let ctx = lavapipe(60.0);
+    let ctx = common::lavapipe(60.0);
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
     let mut s = ctx.stream();
@@ -125,7 +118,7 @@ fn a_cancelled_submission_stops_within_a_second() {
 
 #[test]
 fn the_checker_stops_a_launch_at_its_first_violation() {
-    let ctx = lavapipe(60.0).with_checking(true);
+    let ctx = common::lavapipe(60.0).with_checking(true);
     let m = Module::from_source(&ctx, "overrun.pisa", OVERRUN).unwrap();
     let buf = ctx.zeroed::<u32>(16).unwrap();
     let sum = ctx.zeroed::<u32>(1).unwrap();
@@ -151,7 +144,7 @@ fn the_checker_stops_a_launch_at_its_first_violation() {
 
 #[test]
 fn without_cancel_checks_the_device_stays_busy() {
-    let ctx = lavapipe(1.0);
+    let ctx = common::lavapipe(1.0);
     let options = Options {
         cancellable: false,
         ..Options::default()
@@ -174,7 +167,7 @@ fn without_cancel_checks_the_device_stays_busy() {
 /// it at the end of its time (counted from the dispatch's wait) and then runs.
 #[test]
 fn work_behind_an_unwaited_endless_kernel_stops_it_and_runs() {
-    let ctx = lavapipe(1.0);
+    let ctx = common::lavapipe(1.0);
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
     m.prepare("store", 1u64).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();

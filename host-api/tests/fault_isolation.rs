@@ -8,11 +8,13 @@
 //! Before (issue 26): both threads waited the full timeout behind the endless kernel, got
 //! `Timeout`, then 999 `DeviceBusy` each: 0 of 2,000 dispatches succeeded.
 
+mod common;
+
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pisa_vk::{Context, ContextOptions, DeviceSelector, Error, Module, Options, RuntimeError};
+use pisa_vk::{Error, Module, Options, RuntimeError};
 
 /// `@spin` never ends; `@inc` adds 1 to the element of its global id; `@store` writes 7.
 const SRC: &str = ".version 0.1;\n.target 100;\n\
@@ -34,12 +36,7 @@ const ELEMENTS: usize = 64;
 
 #[test]
 fn two_thousand_dispatches_beside_an_endless_kernel_all_succeed() {
-    let options = ContextOptions {
-        timeout_seconds: Some(TIMEOUT),
-        ..ContextOptions::default()
-    };
-    let ctx = Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
-        .expect("lavapipe");
+    let ctx = common::lavapipe(TIMEOUT);
     let options = Options {
         cancellable: true,
         ..Options::default()

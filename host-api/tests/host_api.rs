@@ -2,9 +2,9 @@
 //! symbols and the text of errors. Values are hand-derived from what the kernels compute
 //! (`scale`: `data[i] *= factor`, `vector_add`: `c = a + b`).
 
-use pisa_vk::{
-    Args, Buffer, Context, ContextOptions, DeviceSelector, DiskCache, Error, Launch, Module,
-};
+mod common;
+
+use pisa_vk::{Args, Buffer, Context, Error, Launch, Module};
 
 const SCALE: &str = include_str!("../../examples/scale.pisa");
 const VECTOR_ADD: &str = include_str!("../../examples/vector_add.pisa");
@@ -16,13 +16,7 @@ const CONSTS: &str = ".version 0.1;\n.target 100;\n\
     ld.param.64b %p, [%out];\n  ld.const.32b %x, [@T+4];\n  st.global.32b [%p], %x;\n}\n";
 
 fn lavapipe() -> Context {
-    let options = ContextOptions {
-        timeout_seconds: Some(60.0),
-        pipeline_cache: DiskCache::Off,
-        ..ContextOptions::default()
-    };
-    Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &options)
-        .expect("lavapipe (mesa-vulkan-drivers) must be installed for these tests")
+    common::lavapipe(60.0)
 }
 
 fn no_validation_messages(ctx: &Context) {
