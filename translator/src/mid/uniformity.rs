@@ -68,13 +68,8 @@ impl Uniformity {
     /// Whether `inst` (of `f`) computes uniform registers only: it is a uniform instruction
     /// and every register it writes is uniform (so are its operands, then).
     pub fn uniform_inst(&self, f: &Function, inst: &Inst) -> bool {
-        let mut any = false;
-        capable(f, inst)
-            && writes(inst).all(|r| {
-                any = true;
-                self.uniform(r)
-            })
-            && any
+        let mut written = writes(inst).peekable();
+        capable(f, inst) && written.peek().is_some() && written.all(|r| self.uniform(r))
     }
 
     /// The conservative answer: every block divergent, every register varying.

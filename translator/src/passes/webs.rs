@@ -46,7 +46,7 @@ pub fn split(module: &Module, which: &[bool]) -> Option<Module> {
     out
 }
 
-/// Union-find over web ids, by size with path halving.
+/// Union-find over web ids, with path halving; the smaller id is always the root.
 struct Webs {
     parent: Vec<u32>,
 }
