@@ -317,7 +317,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(17);
+    pisa_conformance::rerun_at_16_lanes(18);
 }
 
 #[test]
@@ -551,4 +551,57 @@ fn uniform_loops_reused_registers_and_rotations_in_partial_sub_groups() {
         rotate_host(second);
     }
     assert_eq!(got, want);
+}
+
+/// Lanes that `return` inside a loop whose own test is uniform take no part in what
+/// follows it: the reduction after the loop and its `%activemask` see only the lanes that
+/// stayed - in whole sub-groups, whose first mask the driver folds to every lane, and in a
+/// partial one.
+#[test]
+fn lanes_that_return_inside_a_uniform_loop_do_nothing_after_it() {
+    let body = ".reg .64b %pin, %pout, %off;\n.reg .32b %i, %e, %r, %v, %h, %j, %t;\n\
+        .pred %leave, %more;\n\
+        mov.32b %i, %groupid.x;\nmov.32b %e, %enqueuedlocalsize.x;\nmov.32b %r, %localid.x;\n\
+        umad.32b %i, %i, %e, %r;\n\
+        ld.param.64b %pin, [%in];\numul.full.32b %off, %i, 16;\niadd.64b %pin, %pin, %off;\n\
+        ld.param.64b %pout, [%out];\numul.full.32b %off, %i, 8;\niadd.64b %pout, %pout, %off;\n\
+        ld.global.32b %v, [%pin];\nld.global.32b %e, [%pin + 8];\nmov.32b %j, 0;\n\
+        loop:\niadd.32b %t, %j, 1;\nucmp.eq.32b %leave, %e, %t;\ngoto.cond !%leave, stay;\n\
+        iadd.32b %t, %j, 100;\nst.global.32b [%pout], %t;\nreturn;\n\
+        stay:\niadd.32b %j, %j, 1;\nucmp.lt.32b %more, %j, 3;\ngoto.cond %more, loop;\n\
+        ired.sum.32b %h, %v, 0xffffffff;\nmov.32b %t, %activemask;\n\
+        st.global.32b [%pout], %h;\nst.global.32b [%pout + 4], %t;";
+    let src = pisa_conformance::kernel_module("", body);
+    // 118 work-items in work-groups of 64: the second group's second sub-group has 22;
+    // a work-item whose word is 1, 2 or 3 returns in that iteration.
+    let n = 118usize;
+    let mut input = Vec::new();
+    for i in 0..n as u64 {
+        input.extend([1000 + i, [0, 1, 2, 3, 5][(i * 7 % 5) as usize]]);
+    }
+    let out = run_both_with(&src, &input, 2, 1, 64, &lanes32(), |a, b| a == b);
+    for (s, words) in out.chunks(1).collect::<Vec<_>>().chunks(32).enumerate() {
+        let first = if s < 2 { s * 32 } else { 64 + (s - 2) * 32 };
+        let lanes = first..(first + 32).min(n).min(if s < 2 { 64 } else { n });
+        let stays = |i: usize| !matches!(input[2 * i + 1], 1..=3);
+        let sum: u64 = lanes
+            .clone()
+            .filter(|&i| stays(i))
+            .map(|i| 1000 + i as u64)
+            .sum();
+        let mask: u64 = lanes
+            .clone()
+            .filter(|&i| stays(i))
+            .map(|i| 1u64 << (i - first))
+            .sum();
+        for (l, w) in words.iter().enumerate() {
+            let i = first + l;
+            let want = if stays(i) {
+                sum | mask << 32
+            } else {
+                99 + input[2 * i + 1]
+            };
+            assert_eq!(w[0], want, "work-item {i}");
+        }
+    }
 }

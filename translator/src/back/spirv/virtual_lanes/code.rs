@@ -18,24 +18,38 @@ fn for_all_lanes(inst: &Inst) -> bool {
     ) || inst.op == Opcode::Call
 }
 
-/// Whether `inst` reads `%activemask`.
-fn reads_active_mask(inst: &Inst) -> bool {
-    inst.ops.iter().any(|o| {
-        matches!(
-            o,
-            Operand::Special {
-                reg: SpecialReg::ActiveMask,
-                ..
-            }
-        )
-    })
+/// Whether `inst` reads `%activemask` or is a cross-lane instruction (which reads it).
+pub(super) fn needs_active(inst: &Inst) -> bool {
+    crate::mid::lanes::cross_lane(inst)
+        || inst.ops.iter().any(|o| {
+            matches!(
+                o,
+                Operand::Special {
+                    reg: SpecialReg::ActiveMask,
+                    ..
+                }
+            )
+        })
 }
 
 impl FnCx<'_> {
     /// The straight-line code of a block: runs of per-lane instructions once per active lane,
     /// the others once for all lanes.
     pub(super) fn code_on_lanes(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
-        let cur = self.load_cur()?;
+        // A block every live lane runs together starts from the function's first mask when
+        // that is known to be its mask (`Lanes::entry`).
+        let entry = self
+            .vl
+            .as_ref()
+            .filter(|v| v.uni.together(b))
+            .and_then(|v| v.entry.map(|e| (e, v.entry_active)));
+        let cur = match entry {
+            Some((e, _)) => {
+                self.store_cur(e)?;
+                e
+            }
+            None => self.load_cur()?,
+        };
         let insts = match cfg.blocks[b].code {
             Code::Insts(ref r) => {
                 let f = self.f;
@@ -61,15 +75,17 @@ impl FnCx<'_> {
                 return Ok(());
             }
         };
-        // `%activemask` does not change inside a block: one ballot, before any guard.
-        let needs_active = insts
-            .iter()
-            .any(|i| reads_active_mask(i) || crate::mid::lanes::cross_lane(i));
+        // `%activemask` does not change inside a block: one ballot, before any guard (or
+        // the function's first one, in a block run together).
+        let needs_active = insts.iter().any(needs_active);
         if let Some(vl) = self.vl.as_mut() {
             vl.active = None;
         }
         if needs_active {
-            let a = self.active_mask()?;
+            let a = match entry {
+                Some((_, Some(a))) => a,
+                _ => self.active_mask()?,
+            };
             if let Some(vl) = self.vl.as_mut() {
                 vl.active = Some(a);
             }

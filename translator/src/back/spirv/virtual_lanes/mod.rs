@@ -14,7 +14,10 @@
 //! continues, and a jump only moves lanes between masks (`break` to the pending mask of its
 //! label, `continue` to its loop's, `return` retires them). Straight-line code runs once per
 //! active lane, each lane's instructions in program order inside `if cur & (1 << l)`: a load
-//! that could fault, a store, an atomic happen for active lanes only. Cross-lane
+//! that could fault, a store, an atomic happen for active lanes only. A block that every
+//! live lane runs together ([`crate::mid::uniformity`]) starts from the function's first mask
+//! ([`Lanes::entry`]): in a kernel whose work-groups are whole sub-groups, the driver folds it
+//! to every lane once it specializes the work-group size, and the guards vanish. Cross-lane
 //! instructions, calls and `barrier.workgroup` run once for all lanes, outside those guards,
 //! so every invocation of the sub-group executes the SPIR-V group operations together:
 //! no reconvergence is asked of the device. This is the reconvergence of the native path
@@ -42,11 +45,16 @@ use super::builder::Builder;
 use super::function::{bug, EResult, FnCx};
 use super::module::Scalar;
 use crate::ir::Operand;
-use crate::mid::cfg::{BlockId, Cfg};
+use crate::mid::cfg::{BlockId, Cfg, Code, Term};
 use crate::mid::structurize::Event;
 use crate::mid::uniformity::Uniformity;
 use rspirv::spirv::{BuiltIn, Capability, Word};
 use rustc_hash::FxHashMap;
+
+/// A mask of the `n` low bits (`n` up to 32).
+fn low_bits(n: u32) -> u32 {
+    u32::MAX.checked_shr(32 - n.min(32)).unwrap_or(0)
+}
 
 /// The state of a function being lowered on virtual lanes.
 pub(crate) struct Lanes {
@@ -61,6 +69,15 @@ pub(crate) struct Lanes {
     ret: Option<Word>,
     /// `%activemask` of the code being lowered, computed before its per-lane guards.
     pub active: Option<Word>,
+    /// The function's first mask, when it is the mask of every block that every live lane
+    /// runs together (no lane retires before another goes on, and no cancel word ends lanes
+    /// at a back edge): such a block starts from it instead of the mask variable, so that
+    /// the guards of a kernel whose sub-groups are all full fold away once the driver
+    /// specializes the work-group size ([`FnCx::existing_lanes`]).
+    entry: Option<Word>,
+    /// `%activemask` at the function's start, with [`Lanes::entry`], when some block run
+    /// together reads it: one ballot for all of them.
+    entry_active: Option<Word>,
     /// By register: whether it is live at the start of some block
     /// ([`crate::mid::liveness`]), so that an inactive lane's value must be kept.
     live: Vec<bool>,
@@ -269,20 +286,50 @@ impl FnCx<'_> {
             }
             _ => None,
         };
+        // Lanes retire early only at a `return` some lanes take without the others, or when
+        // the launch is cancelled.
+        let keeps_entry = self.layout.launch.cancel.is_none()
+            && cfg
+                .blocks
+                .iter()
+                .enumerate()
+                .all(|(b, blk)| !matches!(blk.term, Term::Return(_)) || uni.together(b));
+        let entry_reads_active = keeps_entry && self.reads_active_together(cfg, &uni);
         self.vl = Some(Lanes {
             k,
             cur,
             waiting: FxHashMap::default(),
             ret,
             active: None,
+            entry: None,
+            entry_active: None,
             live: crate::mid::liveness::live_at_some_block(self.f, cfg),
             uni,
         });
-        let start = match mask {
-            Some(m) => m,
-            None => self.existing_lanes()?,
+        let (start, full) = match mask {
+            Some(m) => (m, None),
+            None => {
+                let (m, full) = self.existing_lanes()?;
+                (m, Some(full))
+            }
         };
         self.store_cur(start)?;
+        let active = if entry_reads_active {
+            let ballot = self.active_mask()?;
+            Some(match full {
+                Some(full) => {
+                    let all = self.m.const_u32(low_bits(self.subgroups.width));
+                    self.sel(32, full, all, ballot)?
+                }
+                None => ballot,
+            })
+        } else {
+            None
+        };
+        if let Some(vl) = self.vl.as_mut() {
+            vl.entry = keeps_entry.then_some(start);
+            vl.entry_active = active;
+        }
         if self.f.is_kernel() {
             self.kernel_prologue()?;
         }
@@ -306,17 +353,41 @@ impl FnCx<'_> {
     }
 
     /// A kernel's first mask: the lanes whose linear local id is inside the work-group (the
-    /// last PISA sub-group of a work-group may be partial).
-    fn existing_lanes(&mut self) -> EResult<Word> {
+    /// last PISA sub-group of a work-group may be partial); and whether every sub-group of
+    /// the work-group is full. The work-group size is a specialization constant: where it is
+    /// a multiple of the sub-group size, the driver folds the mask to all K lanes.
+    fn existing_lanes(&mut self) -> EResult<(Word, Word)> {
         let [x, y, z] = self.m.local_size;
         let xy = self.u32_op(Builder::i_mul, x, y)?;
         let count = self.u32_op(Builder::i_mul, xy, z)?;
         let all = self.m.const_u32(u32::MAX);
         let bt = self.m.ty(Scalar::Bool);
-        self.lanes_where(all, |cx| {
+        let some = self.lanes_where(all, |cx| {
             let id = cx.virtual_linear_id()?;
             cx.m.b.u_less_than(bt, None, id, count).map_err(bug)
-        })
+        })?;
+        let rest = self.and_const(count, self.subgroups.width - 1)?;
+        let zero = self.m.const_u32(0);
+        let full = self.m.b.i_equal(bt, None, rest, zero).map_err(bug)?;
+        let every = self.m.const_u32(low_bits(self.lane_count()));
+        Ok((self.sel(32, full, every, some)?, full))
+    }
+
+    /// Whether a block that every live lane runs together reads `%activemask` or holds a
+    /// cross-lane instruction.
+    fn reads_active_together(&self, cfg: &Cfg, uni: &Uniformity) -> bool {
+        let body = self.f.body.as_deref().unwrap_or_default();
+        cfg.blocks
+            .iter()
+            .enumerate()
+            .any(|(b, blk)| match blk.code {
+                Code::Insts(ref r) if uni.together(b) => body
+                    .get(r.clone())
+                    .unwrap_or_default()
+                    .iter()
+                    .any(code::needs_active),
+                _ => false,
+            })
     }
 
     /// The private arena word `word` of the lane being emitted (lane `l` owns the `l`-th
