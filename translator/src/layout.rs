@@ -338,15 +338,8 @@ pub fn has_loop(module: &Module) -> bool {
     })
 }
 
-/// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not, and
-/// cancellable ([`crate::Options::cancellable`]) or not: a checked one's launch block has
-/// the check block's slot, a cancellable one of a module with a loop
-/// ([`has_loop`]) the cancel word's. Cost and errors: those of [`layout`].
-pub fn layout_for(
-    module: &Module,
-    checked: bool,
-    cancellable: bool,
-) -> Result<ModuleLayout, LayoutError> {
+/// The offsets and sizes of [`layout_for`], without the arena's initial image.
+fn place(module: &Module, checked: bool, cancellable: bool) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,
         ..Default::default()
@@ -402,11 +395,37 @@ pub fn layout_for(
     l.arena_align = arena_align;
     l.arena_size = align_up(arena_end.max(16), 16);
     l.private_size = align_up(private_end, 8) as u32;
-    l.image = vec![0; l.arena_size as usize];
     let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
     let cancel = (cancellable || checked) && has_loop(module);
     l.launch = launch::LaunchLayout::of(module, globals_arena, checked, cancel);
+    Ok(l)
+}
 
+/// Whether every memory variable of `module` fits its space ([`layout`]'s errors), without
+/// building the arena's initial image: what the linker checks, so that `check` reports the
+/// limits; the back end lays the module out once, after its passes.
+pub fn check_limits(module: &Module) -> Result<(), LayoutError> {
+    place(module, false, false).map(drop)
+}
+
+/// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not, and
+/// cancellable ([`crate::Options::cancellable`]) or not: a checked one's launch block has
+/// the check block's slot, a cancellable one of a module with a loop
+/// ([`has_loop`]) the cancel word's. Cost and errors: those of [`layout`].
+pub fn layout_for(
+    module: &Module,
+    checked: bool,
+    cancellable: bool,
+) -> Result<ModuleLayout, LayoutError> {
+    let mut l = place(module, checked, cancellable)?;
+    fill_image(module, &mut l);
+    Ok(l)
+}
+
+/// The arena's initial image and relocations: the initializers of `module`'s variables at
+/// the offsets `l` gave them.
+fn fill_image(module: &Module, l: &mut ModuleLayout) {
+    l.image = vec![0; l.arena_size as usize];
     let mut inits: Vec<(u64, &Vec<InitItem>)> = Vec::new();
     for (g, off) in module.globals.iter().zip(&l.globals) {
         if let Some(init) = &g.init {
@@ -455,7 +474,6 @@ pub fn layout_for(
             at += item.byte_len();
         }
     }
-    Ok(l)
 }
 
 /// Which lock tables a module needs ([`lock_tables`]).

@@ -82,8 +82,8 @@ pub fn link(files: &[Arc<SourceFile>]) -> Result<Program, Diagnostics> {
     if errors.is_empty() {
         match link_modules(&sources, modules) {
             // The memory layout's limits are the program's: `check` reports them too.
-            Ok(module) => match crate::layout::layout(&module) {
-                Ok(_) => return Ok(Program { module, sources }),
+            Ok(module) => match crate::layout::check_limits(&module) {
+                Ok(()) => return Ok(Program { module, sources }),
                 Err(e) => errors = vec![Diagnostic::error(e.span, e.message)],
             },
             Err(e) => errors = e,

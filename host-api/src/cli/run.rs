@@ -241,10 +241,11 @@ fn run_vulkan(
     device: Option<&str>,
     options: pisa_translator::Options,
 ) -> Result<(Outputs, usize), Failure> {
-    // Translated first for the portable model (or fast math), to learn what the context must
-    // enable; then again only if the device's options differ.
+    // Parsed and linked once; translated first for the portable model (or fast math), to
+    // learn what the context must enable; then again only if the device's options differ.
     options.subgroup_mapping().map_err(Failure::usage)?;
-    let translation = pisa_translator::compile_linked(files, &options).map_err(invalid)?;
+    let program = pisa_translator::link(files).map_err(invalid)?;
+    let translation = pisa_translator::translate_program(&program, &options).map_err(invalid)?;
     if let Some(k) = translation.reflection.kernel(&job.kernel) {
         check_kinds(&job.kernel, &k.params, given)?;
     }
@@ -262,7 +263,8 @@ fn run_vulkan(
     for warning in ctx.driver_bugs().warnings() {
         eprintln!("warning: {warning}");
     }
-    let outcome = run_on(&ctx, files, job, &options, translation);
+    let name = pisa_vk::program_name(files);
+    let outcome = run_on(&ctx, (&name, &program), job, &options, translation);
     // Every message of the validation layer (PISA_VK_VALIDATION=1), whatever the outcome;
     // module and buffers are gone by now, so their destruction is covered.
     let messages = ctx.validation_messages();
@@ -278,11 +280,13 @@ fn is_error(message: &str) -> bool {
     message.starts_with("[ERROR")
 }
 
-/// Loads the program on `ctx` and runs `job` through the harness (whose module and buffers
-/// are gone when it returns); the caller takes the validation layer's messages.
+/// Loads `program` (with its name for errors) on `ctx` (`translation` is its translation
+/// with `options`; translated again when the device's options differ) and runs `job` through
+/// the harness (whose module and buffers are gone when it returns); the caller takes the
+/// validation layer's messages.
 fn run_on(
     ctx: &Context,
-    files: &[std::sync::Arc<pisa_translator::SourceFile>],
+    (name, program): (&str, &pisa_translator::Program),
     job: &Job,
     options: &pisa_translator::Options,
     translation: pisa_translator::Translation,
@@ -291,16 +295,12 @@ fn run_on(
     if !options.float.is_some_and(|f| f.fast_math) {
         device_options.float = Some(pisa_vk::device_float_model(ctx)?);
     }
-    let module = if device_options != *options {
-        let sources: Vec<(&str, &str)> = files
-            .iter()
-            .map(|f| (f.name.as_str(), f.text.as_str()))
-            .collect();
-        Module::from_sources_with(ctx, &sources, &device_options)?
+    let translation = if device_options != *options {
+        pisa_translator::translate_program(program, &device_options).map_err(invalid)?
     } else {
-        let name = pisa_vk::program_name(files);
-        Module::from_translation(ctx, &name, std::sync::Arc::new(translation))?
+        translation
     };
+    let module = Module::from_translation(ctx, name, std::sync::Arc::new(translation))?;
     Ok(reference::on_device_unchecked(&module, job)?)
 }
 

@@ -67,7 +67,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         crate::mid::verify::verify_in_debug(&l.module, "the recursion pass")?;
     }
     let module = lowered.as_ref().map_or(module, |l| &l.module);
-    let layout = layout::layout_for(module, options.checked, options.cancellable)
+    let mut layout = layout::layout_for(module, options.checked, options.cancellable)
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let call_graph = crate::mid::calls::CallGraph::new(module);
@@ -231,7 +231,9 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let m_float = m.float;
     let m_f64_would_help = m.f64_would_help;
     let spirv_words = m.b.assemble();
-    let mut reflection = reflect(module, &layout, &features);
+    // The arena's initial image moves into the reflection (it may be up to 2 GiB).
+    let image = std::mem::take(&mut layout.image);
+    let mut reflection = reflect(module, &layout, image, &features);
     reflection.float_model = m_float;
     reflection.faster_with_float64 = m_f64_would_help;
     reflection.recursion = lowered.as_ref().map(|l| l.info.clone());
@@ -455,7 +457,12 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     Ok(())
 }
 
-fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Reflection {
+fn reflect(
+    module: &Module,
+    layout: &ModuleLayout,
+    image: Vec<u8>,
+    features: &[Feature],
+) -> Reflection {
     let kernels = module
         .functions
         .iter()
@@ -501,7 +508,7 @@ fn reflect(module: &Module, layout: &ModuleLayout, features: &[Feature]) -> Refl
         arena: ArenaInfo {
             size: layout.arena_size,
             align: layout.arena_align,
-            image: layout.image.clone(),
+            image,
             relocations: layout.relocations.clone(),
         },
         shared_size: layout.shared_size,
