@@ -11,6 +11,7 @@
 //! errors that would follow from it are suppressed.
 
 pub mod body;
+pub mod convert;
 pub mod decl;
 pub mod header;
 pub mod literal;
