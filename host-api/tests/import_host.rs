@@ -128,7 +128,7 @@ fn a_range_the_device_cannot_import_is_refused_with_its_reason() {
     let base = host.ptr;
     let freed = Arc::clone(&host.freed);
     let keep: pisa_vk::KeepAlive = Box::new(host);
-    // 4 bytes into the page: not a multiple of the buffer alignment
+    // 4 bytes into the page: not a multiple of 16 (the runtime's least buffer alignment)
     // SAFETY: the range lies inside the two pages `keep` owns.
     let refused = unsafe { ctx.import_host::<u32>(base.add(4).cast(), 16, keep) }
         .expect("no Vulkan error")
@@ -146,16 +146,59 @@ fn a_range_the_device_cannot_import_is_refused_with_its_reason() {
         .expect("no Vulkan error")
         .expect_err("nothing to import");
     assert!(refused.0.contains("empty"), "{refused}");
-    // a range at a 64-byte offset in the page, over two pages, is imported
+    assert!(
+        ctx.validation_messages().is_empty(),
+        "{:?}",
+        ctx.validation_messages()
+    );
+}
+
+#[test]
+fn a_range_16_bytes_into_its_page_is_imported_and_device_copies_find_it() {
+    // Where malloc puts a large block (a NumPy array of megabytes): 16 bytes into a page,
+    // not a multiple of lavapipe's 64-byte buffer alignment: the VkBuffer starts 16 bytes
+    // before the range, and the buffer at the range.
+    let ctx = common::lavapipe(120.0);
     let host = Pages::new(2);
-    let p = host.ptr.wrapping_add(64).cast::<u32>();
-    // SAFETY: 4096 bytes from offset 64 lie inside the two pages.
+    let p = host.ptr.wrapping_add(16).cast::<u32>();
+    // SAFETY: 4096 bytes from offset 16 lie inside the two pages.
     let b = unsafe { ctx.import_host::<u32>(p, 1024, Box::new(host)) }
         .expect("no Vulkan error")
-        .expect("an offset of 64 meets lavapipe's alignment");
+        .expect("16 bytes into the page is imported");
+    assert_eq!(b.device_address() % 16, 0);
+    assert_eq!(
+        b.raw().handle_offset(),
+        16,
+        "lavapipe binds at a 64-byte boundary"
+    );
     b.write_at(1023, &[5]).expect("write");
     // SAFETY: the pages live while `b` does.
     assert_eq!(unsafe { *p.add(1023) }, 5);
+    // device copies (a stream's copy, fill and read) address the range, not the VkBuffer
+    let src = ctx
+        .buffer_from(&(0..1024u32).collect::<Vec<_>>())
+        .expect("buffer");
+    b.copy_from(&src).expect("device copy");
+    // SAFETY: as above; no command runs now.
+    let host_words = unsafe { std::slice::from_raw_parts(p, 1024) };
+    assert_eq!(host_words, &(0..1024u32).collect::<Vec<_>>()[..]);
+    // SAFETY: the 16 bytes before the range are the pages' own (zeroed, never written)
+    assert_eq!(unsafe { *p.sub(1) }, 0);
+    let mut s = ctx.stream();
+    s.fill_range(&b, 10..20, 9u32).expect("fill");
+    let read = s.read_range(&b, 8..22).expect("read");
+    let done = s.submit().expect("submit").wait().expect("wait");
+    let mut expected = vec![8, 9];
+    expected.extend([9; 10]);
+    expected.extend([20, 21]);
+    assert_eq!(done.get(&read).expect("read"), expected);
+    // the same memory imported twice would be two buffers at one address: refused
+    let again = Pages::new(1);
+    // SAFETY: the range is inside `b`'s pages, which `b` keeps; `again` is just an owner.
+    let refused = unsafe { ctx.import_host::<u32>(p, 16, Box::new(again)) }
+        .expect("no Vulkan error")
+        .expect_err("already a buffer");
+    assert!(refused.0.contains("already"), "{refused}");
     assert!(
         ctx.validation_messages().is_empty(),
         "{:?}",

@@ -79,6 +79,10 @@ pub(crate) struct RawBuffer {
     address: u64,
     /// Listed in the context's live buffers ([`crate::live`]).
     listed: bool,
+    /// Where the buffer's first byte is in the `VkBuffer` (0 but for imported memory, whose
+    /// `VkBuffer` starts at an aligned address before it: `crate::import`). Commands on the
+    /// `VkBuffer` add it to their offsets ([`RawBuffer::vk_offset`]).
+    delta: u64,
 }
 
 impl Buffer {
@@ -111,6 +115,22 @@ impl Buffer {
             Ok(i) => i,
             Err(refused) => return Ok(Err(refused)),
         };
+        let end = imported.address + len as u64;
+        let overlaps = shared
+            .live
+            .snapshot()
+            .iter()
+            .any(|b| b.address < end && imported.address < b.address + b.size.max(1));
+        if overlaps {
+            // SAFETY: just made; nothing uses them.
+            unsafe {
+                shared.device.destroy_buffer(imported.buffer, None);
+                shared.device.free_memory(imported.memory, None);
+            }
+            return Ok(Err(crate::ImportRefused(
+                "that memory is already part of a buffer of this context".into(),
+            )));
+        }
         shared.live.insert(crate::LiveBuffer {
             address: imported.address,
             size: len as u64,
@@ -124,6 +144,7 @@ impl Buffer {
                     host: ptr as usize,
                     keep,
                 },
+                delta: imported.delta,
                 size: len as u64,
                 address: imported.address,
                 listed: true,
@@ -148,12 +169,19 @@ impl Buffer {
         self.raw.address
     }
 
+    /// Where the buffer's first byte is in its `VkBuffer` ([`Buffer::handle`]): 0, but for
+    /// imported host memory, whose `VkBuffer` starts at the aligned address before it.
+    pub fn handle_offset(&self) -> u64 {
+        self.raw.delta
+    }
+
     /// The id of the context that made it ([`Context::id`](crate::Context::id)).
     pub fn context_id(&self) -> u64 {
         self.raw.shared.live.id()
     }
 
-    /// The raw `VkBuffer` handle (for callers that record their own commands).
+    /// The raw `VkBuffer` handle (for callers that record their own commands). The buffer
+    /// starts [`Buffer::handle_offset`] bytes into it (0 but for imported memory).
     pub fn handle(&self) -> vk::Buffer {
         self.raw.buffer
     }
@@ -349,6 +377,7 @@ impl RawBuffer {
             shared: Arc::clone(shared),
             buffer,
             memory: Memory::Allocated(allocation),
+            delta: 0,
             size,
             address,
             listed,
@@ -358,6 +387,12 @@ impl RawBuffer {
     /// The `VkBuffer`.
     pub fn handle(&self) -> vk::Buffer {
         self.buffer
+    }
+
+    /// The offset in the `VkBuffer` of the buffer's byte `offset` (commands on the handle
+    /// use these).
+    pub fn vk_offset(&self, offset: u64) -> u64 {
+        self.delta + offset
     }
 
     /// `offset` as a host index when `len` bytes from it fit.

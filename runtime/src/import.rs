@@ -3,12 +3,17 @@
 //! NumPy array's, a `Vec`'s), with no copy ([`Context::import_host`](crate::Context::import_host)).
 //!
 //! The extension imports whole runs of `minImportedHostPointerAlignment` bytes (a page on
-//! lavapipe and most drivers): the import covers the aligned pages around the host range, and
-//! the `VkBuffer` is bound at the range's offset inside them. That offset must meet the
-//! buffer's memory alignment (and [`BUFFER_ALIGNMENT`](crate::BUFFER_ALIGNMENT)), the memory
-//! type must be host-coherent, and the driver must accept the pointer; otherwise the import is
-//! [`refused`](ImportRefused) with the reason, and the caller copies instead. An imported
-//! buffer has no guard bytes of its own: what follows it is the host program's memory.
+//! lavapipe and most drivers): the import covers the aligned pages around the host range.
+//! The `VkBuffer` is bound at the range's offset inside them rounded down to the buffer's
+//! memory alignment (64 bytes on lavapipe, where a large NumPy array starts 16 bytes into its
+//! page, after malloc's header), and the runtime's [`Buffer`](crate::Buffer) starts
+//! `delta` bytes into that `VkBuffer`, at the range's first byte: its device address,
+//! host address and size are the range's, and stream commands add `delta` to their offsets.
+//! The range must start on a multiple of [`BUFFER_ALIGNMENT`](crate::BUFFER_ALIGNMENT), the
+//! memory type must be host-coherent, and the driver must accept the pointer; otherwise the
+//! import is [`refused`](ImportRefused) with the reason, and the caller copies instead. An
+//! imported buffer has no guard bytes of its own: what follows it is the host program's
+//! memory.
 
 use std::ffi::c_void;
 
@@ -46,6 +51,9 @@ pub(crate) struct HostImport {
     pub alignment: u64,
     /// The memory types (a bit each) that are host-visible and host-coherent.
     pub coherent_types: u32,
+    /// The memory alignment of a buffer of the runtime's usage (a power of two; 64 on
+    /// lavapipe): where in the pages a buffer can be bound.
+    pub buffer_alignment: u64,
     /// The extension's `vkGetMemoryHostPointerPropertiesEXT`.
     pub functions: ash::ext::external_memory_host::Device,
 }
@@ -91,9 +99,21 @@ impl HostImport {
             .enumerate()
             .filter(|(_, t)| t.property_flags.contains(wanted))
             .fold(0u32, |bits, (i, _)| bits | 1 << i);
+        // The alignment does not depend on the size: ask a small buffer once.
+        let probe = make_buffer(device, 4).ok()?;
+        // SAFETY: `probe` was just created on this device; it is destroyed unused.
+        let buffer_alignment = unsafe {
+            let req = device.get_buffer_memory_requirements(probe);
+            device.destroy_buffer(probe, None);
+            req.alignment
+        };
+        if !buffer_alignment.is_power_of_two() || buffer_alignment > alignment {
+            return None;
+        }
         Some(HostImport {
             alignment,
             coherent_types,
+            buffer_alignment,
             functions: ash::ext::external_memory_host::Device::new(instance, device),
         })
     }
@@ -103,11 +123,14 @@ impl HostImport {
 pub(crate) struct Imported {
     pub buffer: vk::Buffer,
     pub memory: vk::DeviceMemory,
+    /// The device address of the range's first byte (`delta` bytes into `buffer`).
     pub address: u64,
+    /// Where the range starts in `buffer`.
+    pub delta: u64,
 }
 
 /// Imports the `len` host bytes at `ptr` (the aligned pages around them) and binds a new
-/// buffer of `len` bytes (rounded up to 4) to them. `Ok(Err(..))`: the device cannot import
+/// buffer to them that holds the range `delta` bytes from its start. `Ok(Err(..))`: the device cannot import
 /// this range (the caller copies); `Err`: a Vulkan failure unrelated to the import.
 ///
 /// # Safety
@@ -127,9 +150,14 @@ pub(crate) unsafe fn import(
     }
     let align = host.alignment;
     let addr = ptr as u64;
+    if addr % crate::BUFFER_ALIGNMENT != 0 {
+        return refuse(format!(
+            "the host address {addr:#x} is not a multiple of {} bytes",
+            crate::BUFFER_ALIGNMENT
+        ));
+    }
     let start = addr & !(align - 1);
     let offset = addr - start;
-    let vk_size = (len as u64).max(4).next_multiple_of(4);
     let Some(end) = addr
         .checked_add(len as u64)
         .and_then(|e| e.checked_next_multiple_of(align))
@@ -137,32 +165,22 @@ pub(crate) unsafe fn import(
         return refuse("the range wraps around the address space".into());
     };
     let device = &shared.device;
-    let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(HANDLE);
-    let info = vk::BufferCreateInfo::default()
-        .size(vk_size)
-        .usage(BUFFER_USAGE)
-        .sharing_mode(vk::SharingMode::EXCLUSIVE)
-        .push_next(&mut external);
-    // SAFETY: valid device and create info.
-    let buffer = unsafe { device.create_buffer(&info, None) }.vk("vkCreateBuffer")?;
+    let delta = offset % host.buffer_alignment;
+    let bind = offset - delta;
+    let vk_size = (delta + len as u64).next_multiple_of(4);
+    let buffer = make_buffer(device, vk_size)?;
     let destroy = || {
         // SAFETY: the buffer is unused.
         unsafe { device.destroy_buffer(buffer, None) }
     };
     // SAFETY: `buffer` was just created on this device.
     let req = unsafe { device.get_buffer_memory_requirements(buffer) };
-    let need = req.alignment.max(crate::BUFFER_ALIGNMENT);
-    if offset % need != 0 {
+    if bind % req.alignment.max(1) != 0 || bind + req.size > end - start {
         destroy();
         return refuse(format!(
-            "the host address {addr:#x} is not a multiple of {need} bytes (the device's buffer alignment)"
-        ));
-    }
-    if offset + req.size > end - start {
-        destroy();
-        return refuse(format!(
-            "the device needs {} bytes for a buffer of {len}, past the last page of the range",
-            req.size
+            "the device needs {} bytes at a multiple of {} for this buffer, which do not fit \
+             in the pages of the range",
+            req.size, req.alignment
         ));
     }
     let mut pointer = vk::MemoryHostPointerPropertiesEXT::default();
@@ -204,7 +222,7 @@ pub(crate) unsafe fn import(
     };
     // SAFETY: memory of a type the buffer accepts, at an offset meeting its alignment, with
     // room for its size.
-    if let Err(result) = unsafe { device.bind_buffer_memory(buffer, memory, offset) } {
+    if let Err(result) = unsafe { device.bind_buffer_memory(buffer, memory, bind) } {
         destroy();
         // SAFETY: nothing uses the memory.
         unsafe { device.free_memory(memory, None) };
@@ -221,6 +239,20 @@ pub(crate) unsafe fn import(
     Ok(Ok(Imported {
         buffer,
         memory,
-        address,
+        address: address + delta,
+        delta,
     }))
+}
+
+/// A buffer of `size` bytes with the runtime's usage that can be bound to imported host
+/// memory.
+fn make_buffer(device: &ash::Device, size: u64) -> Result<vk::Buffer, Error> {
+    let mut external = vk::ExternalMemoryBufferCreateInfo::default().handle_types(HANDLE);
+    let info = vk::BufferCreateInfo::default()
+        .size(size)
+        .usage(BUFFER_USAGE)
+        .sharing_mode(vk::SharingMode::EXCLUSIVE)
+        .push_next(&mut external);
+    // SAFETY: valid device and create info.
+    unsafe { device.create_buffer(&info, None) }.vk("vkCreateBuffer")
 }
