@@ -26,6 +26,36 @@ use crate::{Arg, Dim3, Error, Launch, Module, Result};
 use pisa_translator::ir;
 use std::borrow::Borrow;
 
+pub use pisa_reference::{sanitize, Config, Sanitize};
+pub use pisa_translator::{Program, SourceFile};
+
+/// The program linked from the modules `sources` (`(name, text)` pairs, named so in
+/// diagnostics), for a [`Reference`]: [`Error::Invalid`] with the diagnostics when it is
+/// not a valid program.
+pub fn link_sources(sources: &[(&str, &str)]) -> Result<Program> {
+    let files: Vec<std::sync::Arc<SourceFile>> = sources
+        .iter()
+        .map(|(name, text)| std::sync::Arc::new(SourceFile::new(*name, *text)))
+        .collect();
+    pisa_translator::link(&files).map_err(Error::Invalid)
+}
+
+/// Every kernel of `program` with a body, in declaration order: its name, its parameters
+/// (with their argument kinds) and its `.reqd_work_group_size`.
+pub fn kernels_of(program: &Program) -> Vec<(String, Vec<crate::ParamInfo>, Option<[u32; 3]>)> {
+    program
+        .module
+        .functions
+        .iter()
+        .filter(|f| f.is_kernel() && f.body.is_some())
+        .map(|f| {
+            let params =
+                pisa_translator::reflect::kernel_params(program, &f.name).unwrap_or_default();
+            (f.name.clone(), params, f.attrs.reqd_work_group_size)
+        })
+        .collect()
+}
+
 /// One argument of a [`Job`]: a scalar `.param`, or a buffer whose address is the `.param`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Data {

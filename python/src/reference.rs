@@ -5,8 +5,7 @@
 //! the CLI's `--json` prints.
 
 use crate::errors::to_py;
-use pisa_translator::{Program, SourceFile};
-use pisa_vk::reference::{Data, Finding, Job, Reference};
+use pisa_vk::reference::{Config, Data, Finding, Job, Program, Reference, Sanitize};
 use pisa_vk::ParamInfo;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -37,11 +36,11 @@ impl ReferenceModule {
         subgroup_size: Option<u32>,
     ) -> PyResult<ReferenceModule> {
         let sanitize = if sanitize.is_empty() {
-            pisa_reference::Sanitize::NONE
+            Sanitize::NONE
         } else {
-            pisa_reference::Sanitize::parse(sanitize).map_err(PyValueError::new_err)?
+            Sanitize::parse(sanitize).map_err(PyValueError::new_err)?
         };
-        let mut config = pisa_reference::Config::default();
+        let mut config = Config::default();
         if let Some(d) = stack_depth {
             config.stack_depth = d;
         }
@@ -53,24 +52,14 @@ impl ReferenceModule {
             }
             config.subgroup_size = s;
         }
-        let files: Vec<Arc<SourceFile>> = sources
+        let refs: Vec<(&str, &str)> = sources
             .iter()
-            .map(|(n, t)| Arc::new(SourceFile::new(n.as_str(), t.as_str())))
+            .map(|(n, t)| (n.as_str(), t.as_str()))
             .collect();
         let program = py
-            .detach(|| pisa_translator::link(&files))
-            .map_err(|d| to_py(pisa_vk::Error::Invalid(d)))?;
-        let kernels = program
-            .module
-            .functions
-            .iter()
-            .filter(|f| f.is_kernel() && f.body.is_some())
-            .map(|f| {
-                let params = pisa_translator::reflect::kernel_params(&program, &f.name)
-                    .unwrap_or_default();
-                (f.name.clone(), params, f.attrs.reqd_work_group_size)
-            })
-            .collect();
+            .detach(|| pisa_vk::reference::link_sources(&refs))
+            .map_err(to_py)?;
+        let kernels = pisa_vk::reference::kernels_of(&program);
         let mut machine = Reference::new(Arc::new(program), config).map_err(to_py)?;
         machine.set_sanitize(sanitize);
         Ok(ReferenceModule {
@@ -182,7 +171,7 @@ fn sanitizer_error(py: Python<'_>, findings: &[Finding], error: Option<PyErr>) -
 /// `function`, `access`, `work_item`, `local_id`, `group_id`), `space`, `address`, `what`,
 /// `missing` (local ids), `count`.
 fn finding_dict<'py>(py: Python<'py>, f: &Finding) -> PyResult<Bound<'py, PyDict>> {
-    use pisa_reference::sanitize::{Event, Target};
+    use pisa_vk::reference::sanitize::{Event, Target};
     let event = |e: &Event, at: &(String, usize, usize)| -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);
         d.set_item("file", &at.0)?;
