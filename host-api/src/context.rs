@@ -193,6 +193,35 @@ impl Context {
         Ok(b)
     }
 
+    /// A buffer whose memory is the `len` elements of host memory at `ptr`, imported
+    /// without a copy where the device allows it (`VK_EXT_external_memory_host`; see
+    /// [`pisa_runtime::Context::import_host`]): kernels and the host share that memory.
+    /// `keep` owns (or pins) the host memory and is dropped once the device is done with it.
+    /// `Ok(Err(refused))` says why this device cannot import this range (no extension, an
+    /// address not aligned as the device needs, ...): copy instead ([`Context::buffer_from`]).
+    /// Errors: `RuntimeError::DeviceBusy`, `RuntimeError::Vulkan`, and
+    /// `RuntimeError::InvalidArgument` when `len` elements overflow the address space.
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` is readable and writable memory of this process that stays
+    /// allocated, and is not used for anything kernels must not see, while `keep` lives.
+    pub unsafe fn import_host<T: Pod>(
+        &self,
+        ptr: *mut T,
+        len: usize,
+        keep: pisa_runtime::KeepAlive,
+    ) -> Result<std::result::Result<Buffer<T>, pisa_runtime::ImportRefused>> {
+        let bytes = len.checked_mul(std::mem::size_of::<T>()).ok_or_else(|| {
+            pisa_runtime::Error::InvalidArgument(format!(
+                "{len} elements of {} bytes overflow the address space",
+                std::mem::size_of::<T>()
+            ))
+        })?;
+        // SAFETY: the caller's promise.
+        let imported = unsafe { self.rt.import_host(ptr.cast::<u8>(), bytes, keep) }?;
+        Ok(imported.map(|raw| Buffer::new(self.clone(), raw, len)))
+    }
+
     fn uninit_buffer<T: Pod>(&self, len: usize) -> Result<Buffer<T>> {
         let bytes = (len as u64)
             .checked_mul(std::mem::size_of::<T>() as u64)

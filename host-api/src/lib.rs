@@ -77,7 +77,8 @@ pub use pisa_runtime::driver_bugs;
 pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{
     avoid_known_driver_bugs, cancel_waits_on, CancelHandle, ContextOptions, CpuCaps, DeviceInfo,
-    DeviceSelector, DeviceType, DiskCache, DriverBugs, FeatureSet, FusedFma,
+    DeviceSelector, DeviceType, DiskCache, DriverBugs, FeatureSet, FusedFma, ImportRefused,
+    KeepAlive,
 };
 pub use pisa_translator::memcheck::Violation;
 pub use pisa_translator::reflect::{Element, ElementClass, Given, ParamInfo, ParamKind};

@@ -24,6 +24,37 @@
 
 use crate::{Arg, Dim3, Error, Launch, Module, Result};
 use pisa_translator::ir;
+use std::borrow::Borrow;
+
+pub use pisa_reference::{sanitize, Config, Sanitize};
+pub use pisa_translator::{Program, SourceFile};
+
+/// The program linked from the modules `sources` (`(name, text)` pairs, named so in
+/// diagnostics), for a [`Reference`]: [`Error::Invalid`] with the diagnostics when it is
+/// not a valid program.
+pub fn link_sources(sources: &[(&str, &str)]) -> Result<Program> {
+    let files: Vec<std::sync::Arc<SourceFile>> = sources
+        .iter()
+        .map(|(name, text)| std::sync::Arc::new(SourceFile::new(*name, *text)))
+        .collect();
+    pisa_translator::link(&files).map_err(Error::Invalid)
+}
+
+/// Every kernel of `program` with a body, in declaration order: its name, its parameters
+/// (with their argument kinds) and its `.reqd_work_group_size`.
+pub fn kernels_of(program: &Program) -> Vec<(String, Vec<crate::ParamInfo>, Option<[u32; 3]>)> {
+    program
+        .module
+        .functions
+        .iter()
+        .filter(|f| f.is_kernel() && f.body.is_some())
+        .map(|f| {
+            let params =
+                pisa_translator::reflect::kernel_params(program, &f.name).unwrap_or_default();
+            (f.name.clone(), params, f.attrs.reqd_work_group_size)
+        })
+        .collect()
+}
 
 /// One argument of a [`Job`]: a scalar `.param`, or a buffer whose address is the `.param`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -206,9 +237,11 @@ pub fn on_device_unchecked(module: &Module, job: &Job) -> Result<Outputs> {
 
 /// A reference [`Machine`](pisa_reference::Machine) with a linked program loaded, on which
 /// jobs run one after another ([`Reference::run`]): its globals keep their values from one
-/// job to the next, as a device [`Module`]'s do across [`on_device`] runs.
-pub struct Reference<'p> {
-    program: &'p pisa_translator::Program,
+/// job to the next, as a device [`Module`]'s do across [`on_device`] runs. `P` is how it
+/// holds the program: borrowed (`&Program`) or shared (`Arc<Program>`, for a machine that
+/// lives on its own, as in the Python binding).
+pub struct Reference<P: Borrow<pisa_translator::Program>> {
+    program: P,
     machine: pisa_reference::Machine,
     loaded: pisa_reference::LoadedModule,
     /// The buffers of the last job: address and name (`argument N (%name)`), for findings.
@@ -304,15 +337,14 @@ fn located(e: pisa_reference::Error, sources: &pisa_translator::SourceMap) -> Er
     }
 }
 
-impl<'p> Reference<'p> {
+impl<P: Borrow<pisa_translator::Program>> Reference<P> {
     /// A fresh machine with `config` and the linked `program` ([`pisa_translator::link()`]; its
     /// sources locate a memory violation) loaded.
-    pub fn new(
-        program: &'p pisa_translator::Program,
-        config: pisa_reference::Config,
-    ) -> Result<Reference<'p>> {
+    pub fn new(program: P, config: pisa_reference::Config) -> Result<Reference<P>> {
         let mut machine = pisa_reference::Machine::new(config);
-        let loaded = machine.load(&program.module).map_err(interpreter)?;
+        let loaded = machine
+            .load(&program.borrow().module)
+            .map_err(interpreter)?;
         Ok(Reference {
             program,
             machine,
@@ -330,7 +362,7 @@ impl<'p> Reference<'p> {
 
     /// The sanitizers' findings of the jobs since the last call, located in the sources.
     pub fn take_findings(&mut self) -> Vec<Finding> {
-        let sources = &self.program.sources;
+        let sources = &self.program.borrow().sources;
         let at = |span| {
             let (f, l, c) = sources.position(span);
             (f.to_string(), l, c)
@@ -365,7 +397,8 @@ impl<'p> Reference<'p> {
     /// Runs `job`: writes its `.host_access` globals, places its buffers in fresh
     /// allocations, dispatches it and reads back buffers and `.host_access` globals.
     pub fn run(&mut self, job: &Job) -> Result<Outputs> {
-        let module = &self.program.module;
+        let program = self.program.borrow();
+        let module = &program.module;
         let kernel = module
             .functions
             .iter()
@@ -379,7 +412,7 @@ impl<'p> Reference<'p> {
                     .map(|f| f.name.clone())
                     .collect(),
             })?;
-        self.write_sets(&job.sets)?;
+        Self::write_sets(&mut self.machine, &self.loaded, &job.sets)?;
         let machine = &mut self.machine;
         let (args, buffers) = place_args(&job.args, |bytes| {
             // an empty buffer has an address of its own too (guard bytes follow each
@@ -410,7 +443,7 @@ impl<'p> Reference<'p> {
             global_offset: l.offset,
             work_dim: l.work_dim(),
         };
-        let sources = &self.program.sources;
+        let sources = &program.sources;
         machine
             .dispatch(&self.loaded, &job.kernel, &launch, &block)
             .map_err(|e| match e {
@@ -452,10 +485,13 @@ impl<'p> Reference<'p> {
     /// Writes the `.host_access` globals `sets` (name, bytes) with the device's rules
     /// ([`Symbol::write`](crate::Symbol::write)): an unknown name, a size that differs, or a
     /// `.const` variable (read-only from the host) is an error.
-    fn write_sets(&mut self, sets: &[(String, Vec<u8>)]) -> Result<()> {
+    fn write_sets(
+        machine: &mut pisa_reference::Machine,
+        loaded: &pisa_reference::LoadedModule,
+        sets: &[(String, Vec<u8>)],
+    ) -> Result<()> {
         for (name, bytes) in sets {
-            let sym = self
-                .loaded
+            let sym = loaded
                 .symbol(name)
                 .ok_or_else(|| Error::UnknownSymbol(name.clone()))?;
             if sym.space == ir::MemSpace::Const {
@@ -471,9 +507,7 @@ impl<'p> Reference<'p> {
                     got: bytes.len() as u64,
                 });
             }
-            self.machine
-                .write(sym.address, bytes)
-                .map_err(interpreter)?;
+            machine.write(sym.address, bytes).map_err(interpreter)?;
         }
         Ok(())
     }

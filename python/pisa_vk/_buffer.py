@@ -40,6 +40,15 @@ class Buffer:
         self._context_native = context_native
         self.shape = tuple(shape)
         self.dtype = np.dtype(dtype)
+        #: Why :meth:`Context.asarray` copied an array into this buffer instead of sharing
+        #: its memory (``None``: it was not made by such a copy).
+        self.copy_reason: Optional[str] = None
+
+    @property
+    def imported(self) -> bool:
+        """Whether the memory is a NumPy array's own, imported by :meth:`Context.asarray`
+        without a copy (kernels and the array share it), rather than the device's."""
+        return self._native.imported
 
     @property
     def address(self) -> int:

@@ -54,16 +54,45 @@ class Context:
     store and atomic is bounds-checked first, and a bad one raises :class:`MemoryViolation`
     naming the PISA line, the work-item and the buffer it missed (kernels run about 1.5-2x
     slower on lavapipe). ``checked=None`` (the default) follows ``PISA_VK_CHECKED``.
+
+    ``Context("reference")`` runs kernels on the CPU reference interpreter instead of a
+    device (``pisa-vk run --device reference``), on NumPy arrays and scalars, with the
+    bounds checks always on; ``sanitize`` (``"race"``, ``"init"``, ``"sync"``, ``"all"``, a
+    comma-separated list or a list of them, ``True`` for all) adds its sanitizers, whose
+    findings raise :class:`SanitizerError` with structured reports. ``subgroup_size`` is
+    the interpreter's sub-group width (default 32).
     """
 
-    def __init__(self, device: Union[None, int, str] = None, *, checked: Optional[bool] = None):
+    def __init__(self, device: Union[None, int, str] = None, *, checked: Optional[bool] = None,
+                 sanitize=None, subgroup_size: Optional[int] = None):
+        from ._reference import ReferenceNative, sanitize_text
+
         _log.sync()
         try:
-            self._native = _native.Context(device, checked)
+            if device == "reference":
+                self._native = ReferenceNative(sanitize_text(sanitize), subgroup_size)
+            elif sanitize not in (None, False) or subgroup_size is not None:
+                raise ValueError(
+                    "sanitize and subgroup_size apply to the reference interpreter: "
+                    "Context('reference', sanitize=...)"
+                )
+            else:
+                self._native = _native.Context(device, checked)
         finally:
             _log.flush()
         # Found when the context was made; read once here, not at every launch.
         self._driver_warnings = self._native.driver_warnings()
+
+    @property
+    def is_reference(self) -> bool:
+        """Whether kernels run on the CPU reference interpreter (``Context("reference")``)."""
+        return not isinstance(self._native, _native.Context)
+
+    def _need_device(self, what: str) -> None:
+        if self.is_reference:
+            from ._reference import no_device
+
+            raise no_device(what)
 
     def driver_bugs(self) -> dict:
         """The known driver bugs the device's probes found when the context was made
@@ -119,6 +148,7 @@ class Context:
 
     def buffer(self, array) -> Buffer:
         """A device buffer holding a copy of ``array`` (its shape and dtype)."""
+        self._need_device("a Buffer")
         array = np.asarray(array)
         device = device_layout(array)
         buf = Buffer(self._native.buffer(device.nbytes), array.shape, device.dtype, self._native)
@@ -126,28 +156,75 @@ class Context:
         count_transfer("upload", device.nbytes)
         return buf
 
-    def asarray(self, array) -> Buffer:
-        """``array`` as a device :class:`Buffer`, without a copy where possible: a Buffer of
-        this context is returned as it is, and so is the Buffer that a NumPy array views
-        whole (``np.asarray(buf)``, ``buf.view()``); anything else is copied into a new
-        buffer (as :meth:`buffer`). Importing other host memory (``VK_EXT_external_memory_host``)
-        is not implemented: to share memory between NumPy and kernels, make the memory here
-        (:meth:`zeros`, :meth:`empty`) and work on its view."""
-        if isinstance(array, Buffer) and array._context_native is self._native:
-            return array
-        if isinstance(array, np.ndarray):
-            shared = buffer_of(array)
-            if (
-                shared is not None
-                and shared[0]._context_native is self._native
-                and shared[1] == 0
-                and array.nbytes == shared[0].nbytes
-            ):
-                buf = shared[0]
-                if array.shape == buf.shape and array.dtype == buf.dtype:
-                    return buf
-                return Buffer(buf._native, array.shape, array.dtype, self._native)
-        return self.buffer(array)
+    def asarray(self, array, *, copy: Optional[bool] = None) -> Buffer:
+        """``array`` as a device :class:`Buffer`, sharing its memory where possible (NumPy's
+        ``copy`` rule: ``None`` shares when it can and copies otherwise, ``False`` shares or
+        raises ``ValueError`` saying why not, ``True`` always copies).
+
+        What is shared: a Buffer of this context (returned as it is); a NumPy view of one
+        (``np.asarray(buf)``, ``buf.view()``, viewing it whole); and a plain NumPy array's own
+        memory, imported without a copy where the device allows it
+        (``VK_EXT_external_memory_host``; lavapipe, most desktop drivers): the array must be
+        writable, C-contiguous, little-endian and not empty, and its address aligned as the
+        device needs (its offset inside its page a multiple of the device's buffer alignment,
+        at least 16 bytes). The Buffer and the array are then one memory: what a kernel writes, the array
+        shows, and the other way round; the Buffer keeps the array alive.
+
+        ``buf.imported`` says whether the memory is the array's, ``buf.copy_reason`` why a
+        ``copy=None`` call copied (``None`` when it did not)."""
+        self._need_device("a Buffer")
+        if copy not in (None, False, True):
+            raise ValueError(f"copy must be None, False or True, not {copy!r}")
+        shared, reason = (None, "copy=True") if copy else self._share(array)
+        if shared is not None:
+            return shared
+        if copy is False:
+            raise ValueError(f"cannot share the memory of the array: {reason}")
+        buf = self.buffer(array)
+        buf.copy_reason = reason if copy is None else None
+        return buf
+
+    def _share(self, array) -> Tuple[Optional[Buffer], str]:
+        """The Buffer that is ``array``'s memory (see :meth:`asarray`), or ``None`` and why not."""
+        if isinstance(array, Buffer):
+            if array._context_native is self._native:
+                return array, ""
+            return None, "a Buffer of another context"
+        if not isinstance(array, np.ndarray):
+            return None, f"a {type(array).__name__} is not a NumPy array"
+        shared = buffer_of(array)
+        if shared is not None:
+            if shared[0]._context_native is not self._native:
+                return None, "a view of a Buffer of another context"
+            if shared[1] != 0 or array.nbytes != shared[0].nbytes:
+                return None, "a view of part of a Buffer"
+            buf = shared[0]
+            if array.shape == buf.shape and array.dtype == buf.dtype:
+                return buf, ""
+            return Buffer(buf._native, array.shape, array.dtype, self._native), ""
+        if array.dtype.hasobject:
+            return None, f"dtype {array.dtype} (Python objects) has no device representation"
+        if array.dtype.byteorder == ">":
+            return None, "the array is big-endian (the device is little-endian)"
+        if not array.flags.c_contiguous:
+            return None, "the array is not C-contiguous"
+        if not array.flags.writeable:
+            return None, "the array is read-only (kernels may write a buffer)"
+        if array.nbytes == 0:
+            return None, "the array is empty"
+        native, reason = self._native.import_host(array.reshape(-1).view(np.uint8))
+        if native is None:
+            return None, reason
+        buf = Buffer(native, array.shape, array.dtype, self._native)
+        buf._host = array  # the array it is (the native buffer also keeps it alive)
+        return buf, ""
+
+    @property
+    def host_import_alignment(self) -> Optional[int]:
+        """The alignment (``minImportedHostPointerAlignment``, a page on most devices) that
+        :meth:`asarray` imports host memory in, or ``None`` when the device cannot import host
+        memory (then :meth:`asarray` copies arrays)."""
+        return self._native.host_import_alignment()
 
     def empty(self, shape, dtype=np.float32) -> Buffer:
         """A device buffer of ``shape`` and ``dtype``, as :meth:`zeros` (device memory is
@@ -156,6 +233,7 @@ class Context:
 
     def zeros(self, shape, dtype=np.float32) -> Buffer:
         """A zero-filled device buffer of ``shape`` and ``dtype``."""
+        self._need_device("a Buffer")
         dtype = np.dtype(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
@@ -167,6 +245,7 @@ class Context:
         command (:class:`DeviceError` on a queue without timestamps)."""
         from ._stream import Stream
 
+        self._need_device("a stream (or timed=True)")
         return Stream(self, timed)
 
     def validation_messages(self) -> List[str]:
@@ -175,4 +254,6 @@ class Context:
         return self._native.validation_messages()
 
     def __repr__(self) -> str:
+        if self.is_reference and self._native.sanitize:
+            return f"<pisa_vk.Context 'reference' sanitize={self._native.sanitize!r}>"
         return f"<pisa_vk.Context {self.device['name']!r}>"

@@ -8,7 +8,7 @@ classes in the native module (``python/src/errors.rs``).
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import List, NamedTuple, Optional, Sequence, Tuple
 
 
 class PisaError(Exception):
@@ -110,6 +110,78 @@ class MemoryViolation(PisaError, RuntimeError):
     the PISA line, instruction, work-item and the allocation it missed."""
 
 
+class SanitizerEvent(NamedTuple):
+    """One instruction of a sanitizer finding, as one work-item executed it: where
+    (``file``, ``line``, ``column``, ``function``), what it did to memory (``access``:
+    ``"load"``, ``"store"``, ``"atomic"`` or ``None`` for a barrier or sub-group operation)
+    and who (``work_item``: the global id, ``local_id``, ``group_id``)."""
+
+    file: str
+    line: int
+    column: int
+    function: str
+    access: Optional[str]
+    work_item: Tuple[int, int, int]
+    local_id: Tuple[int, int, int]
+    group_id: Tuple[int, int, int]
+
+    def __str__(self) -> str:
+        did = self.access or "executed"
+        return f"{self.file}:{self.line}:{self.column}: {did} by work-item {self.work_item} in @{self.function}"
+
+
+class SanitizerReport(NamedTuple):
+    """One deduplicated finding of the reference interpreter's sanitizers (one per pair of
+    lines, with a ``count``): the same facts as ``pisa-vk run --sanitize ... --json``.
+
+    ``check`` is ``"race"``, ``"init"`` or ``"sync"``; ``message`` says what happened;
+    ``first`` is the earlier access of a race, the read of unwritten bytes, or the barrier or
+    sub-group instruction, ``second`` the later access of a race (or the other barrier;
+    ``None`` otherwise); ``space`` (``"global"``, ``"shared"``, ``"private"``) and ``address``
+    the bytes concerned (``None`` for a register or a barrier), ``what`` the variable, buffer
+    argument or register (``"tile in @k"``, ``"argument 0 (%in)"``, ``"register %y"``);
+    ``missing`` the local ids of the work-items a barrier or sub-group operation missed."""
+
+    check: str
+    message: str
+    first: SanitizerEvent
+    second: Optional[SanitizerEvent]
+    space: Optional[str]
+    address: Optional[int]
+    what: Optional[str]
+    missing: List[Tuple[int, int, int]]
+    count: int
+
+
+def _event(d: Optional[dict]) -> Optional[SanitizerEvent]:
+    if d is None:
+        return None
+    return SanitizerEvent(
+        d["file"], d["line"], d["column"], d["function"], d["access"],
+        tuple(d["work_item"]), tuple(d["local_id"]), tuple(d["group_id"]),
+    )
+
+
+class SanitizerError(PisaError, RuntimeError):
+    """The sanitizers of a reference context (``Context("reference", sanitize=...)``)
+    found problems in a kernel call. ``str(e)`` is the rendered report (each finding at its
+    ``file:line:col`` with its work-items, as the CLI prints it); ``e.reports`` lists them
+    as :class:`SanitizerReport`; ``e.error`` is the run's own error when it also failed
+    (``None`` otherwise). Nothing is copied back into the arrays."""
+
+    def __init__(self, message: str, reports: Sequence[dict] = (), error: Optional[BaseException] = None):
+        super().__init__(message)
+        self.reports = [
+            SanitizerReport(
+                r["check"], r["message"], _event(r["first"]), _event(r.get("second")),
+                r.get("space"), r.get("address"), r.get("what"),
+                [tuple(m) for m in r.get("missing", ())], r["count"],
+            )
+            for r in reports
+        ]
+        self.error = error
+
+
 class DeviceBusy(DeviceError):
     """The context still runs a dispatch that timed out earlier (``KernelTimeout``): nothing
     was done. Once that kernel ends on the device, the context works again."""
@@ -129,4 +201,7 @@ __all__ = [
     "DeviceBusy",
     "MemoryViolation",
     "StackOverflow",
+    "SanitizerError",
+    "SanitizerReport",
+    "SanitizerEvent",
 ]

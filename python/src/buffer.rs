@@ -43,6 +43,13 @@ impl Buffer {
         self.mapped
     }
 
+    /// Whether the memory is imported host memory (`Context.import_host`: a NumPy array's
+    /// own pages), not an allocation of the device.
+    #[getter]
+    fn imported(&self) -> bool {
+        self.inner.raw().is_imported()
+    }
+
     /// The size in bytes.
     #[getter]
     fn nbytes(&self) -> usize {

@@ -101,6 +101,40 @@ impl Context {
         Ok(Buffer::new(inner))
     }
 
+    /// The memory of `array` (a writable, C-contiguous buffer export: a NumPy array) as a
+    /// buffer without a copy (`VK_EXT_external_memory_host`): `(Buffer, None)`, or `(None,
+    /// reason)` when it cannot be imported here (the caller copies). The buffer holds a
+    /// reference to `array` until the device memory is freed (a deferred decref when that
+    /// happens without the GIL, so no native lock ever waits for it).
+    fn import_host(
+        &self,
+        array: &Bound<'_, PyAny>,
+    ) -> PyResult<(Option<Buffer>, Option<String>)> {
+        let view = pyo3::buffer::PyUntypedBuffer::get(array)?;
+        if !view.is_c_contiguous() {
+            return Ok((None, Some("the array is not C-contiguous".into())));
+        }
+        if view.readonly() {
+            return Ok((None, Some("the array is read-only".into())));
+        }
+        let (ptr, len) = (view.buf_ptr().cast::<u8>(), view.len_bytes());
+        let keep: pisa_vk::KeepAlive = Box::new(array.clone().unbind());
+        // SAFETY: the export is C-contiguous, writable and `len` bytes long; `keep` holds a
+        // reference to its owner, which keeps the memory allocated (NumPy frees an array's
+        // data only with the array, and refuses to resize an array that is referenced).
+        let imported = unsafe { self.inner.import_host::<u8>(ptr, len, keep) }.map_err(to_py)?;
+        drop(view);
+        Ok(match imported {
+            Ok(b) => (Some(Buffer::new(b)), None),
+            Err(refused) => (None, Some(refused.0)),
+        })
+    }
+
+    /// `minImportedHostPointerAlignment` of the device, or `None` without host imports.
+    fn host_import_alignment(&self) -> Option<u64> {
+        self.inner.runtime().host_import_alignment()
+    }
+
     /// The known driver bugs the context's probes found, as a dict (`masked_merge`).
     fn driver_bugs<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = PyDict::new(py);

@@ -15,6 +15,7 @@ mod errors;
 mod kinds;
 mod log;
 mod module;
+mod reference;
 mod stream;
 mod wait;
 
@@ -28,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     pisa_vk::avoid_known_driver_bugs();
     m.add_class::<context::Context>()?;
     m.add_class::<module::Module>()?;
+    m.add_class::<reference::ReferenceModule>()?;
     m.add_class::<buffer::Buffer>()?;
     m.add_class::<stream::Stream>()?;
     m.add_class::<stream::Submission>()?;

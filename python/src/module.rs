@@ -16,7 +16,7 @@ pub struct Module {
 
 /// `(name, [(param, offset, size, align, kind), ...], reqd_work_group_size)` of one kernel;
 /// `kind` is the parameter's argument kind as a dict (`crate::kinds::kind_dict`).
-type KernelRow<'py> = (
+pub(crate) type KernelRow<'py> = (
     String,
     Vec<(String, u32, u32, u32, Bound<'py, PyDict>)>,
     Option<[u32; 3]>,

@@ -146,13 +146,93 @@ def test_asarray_wraps_views_and_copies_the_rest(ctx):
     assert ctx.asarray(buf.view()) is buf
     as_bytes = ctx.asarray(buf.view().view(np.uint8))
     assert as_bytes.address == buf.address and as_bytes.dtype == np.uint8 and as_bytes.shape == (4, 16)
-    host = np.arange(6, dtype=np.float64)
+    host = np.arange(6, dtype=np.float64)[::2]  # not contiguous: copied
     copied = ctx.asarray(host)
-    assert copied.address != buf.address
+    assert copied.address != buf.address and not copied.imported
     assert np.array_equal(copied.get(), host) and not np.shares_memory(copied.view(), host)
+    assert "C-contiguous" in copied.copy_reason
     # A part of a buffer's memory is not the buffer: a copy.
     part = ctx.asarray(buf.view()[1:])
     assert part.address != buf.address and part.shape == (3, 4)
+    assert part.copy_reason == "a view of part of a Buffer"
+
+
+def test_asarray_imports_numpy_memory_shared_both_ways(ctx, triple):
+    # lavapipe offers VK_EXT_external_memory_host (4096-byte pages)
+    assert ctx.host_import_alignment == 4096
+    src = np.arange(1000, dtype=np.uint32)
+    dst = np.zeros(1000, np.uint32)
+    bsrc, bdst = ctx.asarray(src), ctx.asarray(dst)
+    assert bsrc.imported and bdst.imported and bsrc.copy_reason is None
+    assert np.shares_memory(bsrc.view(), src) and bdst.view().ctypes.data == dst.ctypes.data
+    pisa_vk.transfer_stats(reset=True)
+    # the kernel writes the buffer; the NumPy array shows it, with no copy
+    triple(1000, 64, bsrc, bdst, 1000)
+    assert np.array_equal(dst, expected(src))
+    # NumPy writes the array; the kernel reads it
+    src[:] = np.arange(1000, dtype=np.uint32)[::-1] * 5
+    triple(1000, 64, bsrc, bdst, 1000)
+    assert np.array_equal(dst, expected(src))
+    assert pisa_vk.transfer_stats() == {"uploads": 0, "upload_bytes": 0, "downloads": 0, "download_bytes": 0}
+    # a large array (malloc places it 16 bytes into a page, below lavapipe's 64-byte buffer
+    # alignment) is imported too, and so is a 2-D one; streams reach the memory as well
+    big = np.zeros((512, 1024), np.uint32)
+    bbig = ctx.asarray(big)
+    assert bbig.imported and bbig.shape == (512, 1024)
+    s = ctx.stream()
+    s.fill(bbig, 9, start=5, stop=7)
+    s.launch(triple, 1000, 64, bsrc, bbig, 1000)
+    s.submit().wait()
+    assert np.array_equal(big.reshape(-1)[:1000], expected(src)) and big.reshape(-1)[1000] == 0
+
+
+def test_an_imported_buffer_keeps_its_array_alive(ctx, triple):
+    import gc
+    import weakref
+
+    class Owned(np.ndarray):
+        pass  # an ndarray subclass can be weakly referenced
+
+    host = np.arange(256, dtype=np.uint32).view(Owned)
+    alive = weakref.ref(host)
+    buf = ctx.asarray(host)
+    assert buf.imported
+    del host
+    gc.collect()
+    assert alive() is not None, "the buffer holds the array"
+    out = ctx.zeros(256, np.uint32)
+    triple(256, 64, buf, out, 256)
+    assert np.array_equal(out.get(), expected(np.arange(256)))
+    del buf
+    gc.collect()
+    assert alive() is None, "the array goes with the buffer"
+
+
+def test_asarray_copies_what_it_cannot_import_and_says_why(ctx):
+    base = np.zeros(64, np.uint8)
+    cases = [
+        (np.arange(8, dtype=np.float32)[::2], "C-contiguous"),
+        (np.frombuffer(b"\0" * 16, np.uint32), "read-only"),
+        (np.arange(4, dtype=">u4"), "big-endian"),
+        (np.zeros(0, np.float32), "empty"),
+        (base[4:36].view(np.uint32), "not a multiple of 16"),  # 4 bytes past an aligned start
+    ]
+    for array, why in cases:
+        buf = ctx.asarray(array)
+        assert not buf.imported and why in buf.copy_reason, (why, buf.copy_reason)
+        assert np.array_equal(buf.get(), array) and buf.get().shape == array.shape
+        with pytest.raises(ValueError, match=why):
+            ctx.asarray(array, copy=False)
+    # copy=True copies what could be shared
+    host = np.ones(16, np.float32)
+    copied = ctx.asarray(host, copy=True)
+    assert not copied.imported and copied.copy_reason is None
+    assert not np.shares_memory(copied.view(), host)
+    shared = ctx.asarray(host, copy=False)
+    assert shared.imported
+    # the same memory imported twice would be two buffers at one address: the second copies
+    again = ctx.asarray(host)
+    assert "already" in again.copy_reason
 
 
 def test_timed_call_returns_gpu_seconds_and_copies_back(ctx, triple):

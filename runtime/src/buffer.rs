@@ -5,6 +5,11 @@
 //! aligned to at least [`BUFFER_ALIGNMENT`] bytes and followed by [`GUARD_BYTES`] that no
 //! other buffer uses. The host reads and writes it directly through the mapping; a
 //! [`Stream`](crate::Stream)'s submission makes shader writes visible before its wait returns.
+//!
+//! A buffer may instead be *imported* host memory ([`Context::import_host`](crate::Context::import_host),
+//! `crate::import`): the memory is the host program's own allocation, reached at its own host
+//! address, and the buffer holds a keep-alive handle of its owner (say, a NumPy array) until
+//! the device memory object is freed.
 
 use std::sync::Arc;
 
@@ -45,15 +50,39 @@ impl std::fmt::Debug for BufferLease {
     }
 }
 
+/// What keeps imported host memory allocated: dropped only after the device memory object
+/// that imports it is freed, and never when the device is wedged (a timed-out kernel may
+/// still write the memory: then the owner is leaked with it).
+pub type KeepAlive = Box<dyn Send + Sync>;
+
+/// The memory behind a [`RawBuffer`].
+enum Memory {
+    /// From the allocator, mapped.
+    Allocated(Allocation),
+    /// Imported host memory: the device memory object, the host address of the buffer's
+    /// first byte, and its owner's keep-alive handle.
+    Imported {
+        memory: vk::DeviceMemory,
+        host: usize,
+        keep: KeepAlive,
+    },
+    /// Given back (while dropping).
+    Freed,
+}
+
 /// The Vulkan buffer and its memory, shared by the [`Buffer`] and the submissions using it.
 pub(crate) struct RawBuffer {
     shared: Arc<DeviceShared>,
     buffer: vk::Buffer,
-    allocation: Option<Allocation>,
+    memory: Memory,
     size: u64,
     address: u64,
     /// Listed in the context's live buffers ([`crate::live`]).
     listed: bool,
+    /// Where the buffer's first byte is in the `VkBuffer` (0 but for imported memory, whose
+    /// `VkBuffer` starts at an aligned address before it: `crate::import`). Commands on the
+    /// `VkBuffer` add it to their offsets ([`RawBuffer::vk_offset`]).
+    delta: u64,
 }
 
 impl Buffer {
@@ -69,8 +98,67 @@ impl Buffer {
         })
     }
 
-    /// The size asked for at creation, in bytes (the allocation is rounded up to a multiple
-    /// of 4 and followed by [`GUARD_BYTES`]).
+    /// Imports the `len` host bytes at `ptr` as a buffer's memory, without a copy (see
+    /// [`Context::import_host`](crate::Context::import_host)); `keep` is dropped once the
+    /// memory is no longer the device's.
+    ///
+    /// # Safety
+    /// As [`Context::import_host`](crate::Context::import_host).
+    pub(crate) unsafe fn import(
+        shared: &Arc<DeviceShared>,
+        ptr: *mut u8,
+        len: usize,
+        keep: KeepAlive,
+    ) -> Result<Result<Buffer, crate::ImportRefused>, Error> {
+        // SAFETY: the caller's promise.
+        let imported = match unsafe { crate::import::import(shared, ptr, len) }? {
+            Ok(i) => i,
+            Err(refused) => return Ok(Err(refused)),
+        };
+        let end = imported.address + len as u64;
+        let overlaps = shared
+            .live
+            .snapshot()
+            .iter()
+            .any(|b| b.address < end && imported.address < b.address + b.size.max(1));
+        if overlaps {
+            // SAFETY: just made; nothing uses them.
+            unsafe {
+                shared.device.destroy_buffer(imported.buffer, None);
+                shared.device.free_memory(imported.memory, None);
+            }
+            return Ok(Err(crate::ImportRefused(
+                "that memory is already part of a buffer of this context".into(),
+            )));
+        }
+        shared.live.insert(crate::LiveBuffer {
+            address: imported.address,
+            size: len as u64,
+        });
+        Ok(Ok(Buffer {
+            raw: Arc::new(RawBuffer {
+                shared: Arc::clone(shared),
+                buffer: imported.buffer,
+                memory: Memory::Imported {
+                    memory: imported.memory,
+                    host: ptr as usize,
+                    keep,
+                },
+                delta: imported.delta,
+                size: len as u64,
+                address: imported.address,
+                listed: true,
+            }),
+        }))
+    }
+
+    /// Whether the memory is imported host memory ([`Context::import_host`](crate::Context::import_host)).
+    pub fn is_imported(&self) -> bool {
+        matches!(self.raw.memory, Memory::Imported { .. })
+    }
+
+    /// The size asked for at creation, in bytes (an allocated buffer is rounded up to a
+    /// multiple of 4 and followed by [`GUARD_BYTES`]; an imported one is the host range).
     pub fn size(&self) -> u64 {
         self.raw.size
     }
@@ -81,12 +169,19 @@ impl Buffer {
         self.raw.address
     }
 
+    /// Where the buffer's first byte is in its `VkBuffer` ([`Buffer::handle`]): 0, but for
+    /// imported host memory, whose `VkBuffer` starts at the aligned address before it.
+    pub fn handle_offset(&self) -> u64 {
+        self.raw.delta
+    }
+
     /// The id of the context that made it ([`Context::id`](crate::Context::id)).
     pub fn context_id(&self) -> u64 {
         self.raw.shared.live.id()
     }
 
-    /// The raw `VkBuffer` handle (for callers that record their own commands).
+    /// The raw `VkBuffer` handle (for callers that record their own commands). The buffer
+    /// starts [`Buffer::handle_offset`] bytes into it (0 but for imported memory).
     pub fn handle(&self) -> vk::Buffer {
         self.raw.buffer
     }
@@ -281,7 +376,8 @@ impl RawBuffer {
         Ok(RawBuffer {
             shared: Arc::clone(shared),
             buffer,
-            allocation: Some(allocation),
+            memory: Memory::Allocated(allocation),
+            delta: 0,
             size,
             address,
             listed,
@@ -291,6 +387,12 @@ impl RawBuffer {
     /// The `VkBuffer`.
     pub fn handle(&self) -> vk::Buffer {
         self.buffer
+    }
+
+    /// The offset in the `VkBuffer` of the buffer's byte `offset` (commands on the handle
+    /// use these).
+    pub fn vk_offset(&self, offset: u64) -> u64 {
+        self.delta + offset
     }
 
     /// `offset` as a host index when `len` bytes from it fit.
@@ -306,12 +408,15 @@ impl RawBuffer {
     }
 
     fn mapped(&self) -> *mut u8 {
-        // `new` checked the mapping exists; a buffer without allocation is being dropped.
-        self.allocation
-            .as_ref()
-            .and_then(|a| a.mapped_ptr())
-            .map(|p| p.as_ptr().cast::<u8>())
-            .unwrap_or(std::ptr::null_mut())
+        // `new` checked the mapping exists; a buffer without memory is being dropped.
+        match &self.memory {
+            Memory::Allocated(a) => a
+                .mapped_ptr()
+                .map(|p| p.as_ptr().cast::<u8>())
+                .unwrap_or(std::ptr::null_mut()),
+            Memory::Imported { host, .. } => *host as *mut u8,
+            Memory::Freed => std::ptr::null_mut(),
+        }
     }
 
     /// See [`Buffer::write`].
@@ -360,14 +465,26 @@ impl Drop for RawBuffer {
         if self.listed {
             self.shared.live.remove(self.address);
         }
+        let memory = std::mem::replace(&mut self.memory, Memory::Freed);
         if !self.shared.may_destroy() {
-            return; // a timed-out kernel may still use it: leak
+            // A timed-out kernel may still use it: leak it, and an imported range's owner
+            // too (the kernel may still write that host memory).
+            std::mem::forget(memory);
+            return;
         }
         // SAFETY: every submission that records a command on the buffer holds an `Arc` to
         // it until it has finished, so no command uses the buffer now.
         unsafe { self.shared.device.destroy_buffer(self.buffer, None) };
-        if let Some(a) = self.allocation.take() {
-            let _ = self.shared.allocator().free(a);
+        match memory {
+            Memory::Allocated(a) => {
+                let _ = self.shared.allocator().free(a);
+            }
+            Memory::Imported { memory, keep, .. } => {
+                // SAFETY: the only buffer bound to it is destroyed; nothing uses it.
+                unsafe { self.shared.device.free_memory(memory, None) };
+                drop(keep); // the host memory may go now, not before
+            }
+            Memory::Freed => {}
         }
     }
 }

@@ -232,6 +232,12 @@ impl Context {
         };
         // SAFETY: the device was created with one queue of this family.
         let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        let host_import = crate::import::HostImport::query(
+            &owner.instance,
+            chosen.handle,
+            &device,
+            support.extensions.external_memory_host,
+        );
         let shared = Arc::new(DeviceShared {
             device,
             allocator: ManuallyDrop::new(Mutex::new(allocator)),
@@ -245,6 +251,7 @@ impl Context {
             cancel: Mutex::new(None),
             order: Mutex::new(Default::default()),
             live: crate::live::Registry::new(),
+            host_import,
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
@@ -301,6 +308,43 @@ impl Context {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;
         Buffer::new(&self.shared, size, true)
+    }
+
+    /// A buffer whose memory is the `len` host bytes at `ptr`, imported without a copy
+    /// (`VK_EXT_external_memory_host`): kernels and the host then share that memory, and
+    /// host reads and writes through [`Buffer::read`]/[`Buffer::write`] go to it. `keep` (the
+    /// owner of the host memory) is held until the device memory is freed, after the buffer
+    /// and every submission using it are gone; never, if a kernel that timed out may still
+    /// use it. No guard bytes follow the range (what follows is the program's memory).
+    ///
+    /// `Ok(Err(refused))` when this device cannot import this range, saying why: no
+    /// extension, an address not aligned as the device needs (the range's offset in its
+    /// `minImportedHostPointerAlignment` page must be a multiple of the buffer alignment), no
+    /// host-coherent memory type, the driver's refusal; the caller copies instead. Cost: one
+    /// device memory object (no sub-allocation) and a buffer. Errors: [`Error::DeviceBusy`]
+    /// while a dispatch that timed out still runs, [`Error::Vulkan`].
+    ///
+    /// # Safety
+    /// `ptr..ptr + len` is readable and writable memory of this process that stays
+    /// allocated, and is used for nothing else that kernels must not see, as long as `keep`
+    /// lives (the caller makes `keep` the owner of that memory, or a guard that pins it).
+    pub unsafe fn import_host(
+        &self,
+        ptr: *mut u8,
+        len: usize,
+        keep: crate::KeepAlive,
+    ) -> Result<Result<Buffer, crate::ImportRefused>, Error> {
+        self.shared
+            .check_idle(|| format!("import {len} bytes of host memory"))?;
+        // SAFETY: the caller's promise.
+        unsafe { Buffer::import(&self.shared, ptr, len, keep) }
+    }
+
+    /// The alignment host memory must have to be imported without a copy
+    /// ([`Context::import_host`]: `minImportedHostPointerAlignment`), or `None` when the
+    /// device cannot import host memory.
+    pub fn host_import_alignment(&self) -> Option<u64> {
+        self.shared.host_import.as_ref().map(|h| h.alignment)
     }
 
     /// Like [`Context::create_buffer`], but not listed in [`Context::live_buffers`]: for a

@@ -384,6 +384,9 @@ pub(crate) struct OptionalExtensions {
     pub subgroup_size_control: bool,
     /// `VK_KHR_portability_subset`: must be enabled when present (MoltenVK).
     pub portability_subset: bool,
+    /// `VK_EXT_external_memory_host`: enabled when present, for importing host memory as
+    /// buffers (`crate::import`); no feature to enable.
+    pub external_memory_host: bool,
 }
 
 impl OptionalExtensions {
@@ -401,6 +404,7 @@ impl OptionalExtensions {
             workgroup_explicit_layout: has(vk::KHR_WORKGROUP_MEMORY_EXPLICIT_LAYOUT_NAME),
             subgroup_size_control: has(vk::EXT_SUBGROUP_SIZE_CONTROL_NAME),
             portability_subset: has(vk::KHR_PORTABILITY_SUBSET_NAME),
+            external_memory_host: has(vk::EXT_EXTERNAL_MEMORY_HOST_NAME),
         }
     }
 }
@@ -713,6 +717,9 @@ pub(crate) fn create_logical_device(
     }
     if e.portability_subset {
         names.push(vk::KHR_PORTABILITY_SUBSET_NAME.as_ptr());
+    }
+    if e.external_memory_host {
+        names.push(vk::EXT_EXTERNAL_MEMORY_HOST_NAME.as_ptr());
     }
     info = info.enabled_extension_names(&names);
     // SAFETY: every structure and name the create info points to lives until the call returns;

@@ -79,6 +79,7 @@ pub mod disk_cache;
 pub mod driver_bugs;
 mod error;
 mod features;
+mod import;
 mod instance;
 mod live;
 pub mod memory_stats;
@@ -91,7 +92,7 @@ mod stream;
 pub mod timestamps;
 
 pub use ash;
-pub use buffer::{Buffer, BufferLease, BUFFER_ALIGNMENT, GUARD_BYTES};
+pub use buffer::{Buffer, BufferLease, KeepAlive, BUFFER_ALIGNMENT, GUARD_BYTES};
 pub use cancel::{
     cancel_waits_on, CancelHandle, CANCELLED_BY_HOST, CANCEL_WORDS, STOPPED_AT_TIMEOUT,
 };
@@ -103,6 +104,7 @@ pub use disk_cache::{DiskCache, PIPELINE_CACHE_ENV};
 pub use driver_bugs::{avoid_known_driver_bugs, CpuCaps, DriverBugs};
 pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
+pub use import::ImportRefused;
 pub use live::LiveBuffer;
 pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;

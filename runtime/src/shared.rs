@@ -49,6 +49,8 @@ pub(crate) struct DeviceShared {
     pub order: crate::order::OrderLock,
     /// The context's identity and its live buffers.
     pub live: crate::live::Registry,
+    /// Host-memory imports, when the device offers them (`crate::import`).
+    pub host_import: Option<crate::import::HostImport>,
     /// Loader, instance and messenger (dropped after the device).
     pub instance: ManuallyDrop<InstanceOwner>,
 }

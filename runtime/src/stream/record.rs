@@ -280,8 +280,8 @@ unsafe fn record_transfer(device: &ash::Device, cmd: vk::CommandBuffer, op: &Op)
             size,
         } => {
             let region = vk::BufferCopy {
-                src_offset: *src_offset,
-                dst_offset: *dst_offset,
+                src_offset: src.vk_offset(*src_offset),
+                dst_offset: dst.vk_offset(*dst_offset),
                 size: *size,
             };
             device.cmd_copy_buffer(cmd, src.handle(), dst.handle(), &[region]);
@@ -291,9 +291,9 @@ unsafe fn record_transfer(device: &ash::Device, cmd: vk::CommandBuffer, op: &Op)
             offset,
             size,
             value,
-        } => device.cmd_fill_buffer(cmd, dst.handle(), *offset, *size, *value),
+        } => device.cmd_fill_buffer(cmd, dst.handle(), dst.vk_offset(*offset), *size, *value),
         Op::Update { dst, offset, data } => {
-            device.cmd_update_buffer(cmd, dst.handle(), *offset, data)
+            device.cmd_update_buffer(cmd, dst.handle(), dst.vk_offset(*offset), data)
         }
         Op::Read {
             src,
@@ -303,8 +303,8 @@ unsafe fn record_transfer(device: &ash::Device, cmd: vk::CommandBuffer, op: &Op)
         } => {
             if *size > 0 {
                 let region = vk::BufferCopy {
-                    src_offset: *offset,
-                    dst_offset: 0,
+                    src_offset: src.vk_offset(*offset),
+                    dst_offset: staging.vk_offset(0),
                     size: *size,
                 };
                 device.cmd_copy_buffer(cmd, src.handle(), staging.handle(), &[region]);
