@@ -29,7 +29,7 @@ mod values;
 
 use crate::ir::{
     AddrSpace, AtomOp, CacheHint, CmpOp, DataType, Dp4aSign, MemOrder, MemScope, Opcode, Quals,
-    RoundingMode, ShflOp, Target,
+    RegType, RoundingMode, ShflOp, Swizzle, Target,
 };
 use crate::span::Span;
 
@@ -247,6 +247,37 @@ pub enum Width {
     AddrTo,
     /// Not constrained by the table (checked by a restriction, or not applicable).
     Any,
+}
+
+impl Width {
+    /// The bits this width names under the qualifiers `q`; `None` when it is unconstrained
+    /// ([`Width::Any`]) or names a qualifier `q` lacks.
+    pub fn bits(self, q: &Quals) -> Option<u32> {
+        Some(match self {
+            Width::Type => q.ty?.bits(),
+            Width::Twice => q.ty?.bits() * 2,
+            Width::To => q.to?.bits(),
+            Width::From => q.from?.bits(),
+            Width::Bits(n) => n,
+            Width::AddrFrom => q.space_from?.mem_space()?.address_bits(),
+            Width::AddrTo => q.space_to?.mem_space()?.address_bits(),
+            Width::Any => return None,
+        })
+    }
+}
+
+/// The bits a register of type `ty` (through `swizzle`) gives an operand of kind `kind`, the
+/// figure [`Width::bits`] constrains: the swizzled elements, the whole register for the kinds
+/// that take one (plain data, return values, arguments), else one element.
+pub fn register_bits(kind: Kind, ty: RegType, swizzle: Option<Swizzle>) -> u32 {
+    let elem = ty.element().map_or(1, |b| b.bits());
+    match (kind, swizzle) {
+        (_, Some(s)) => elem * u32::from(s.range().1),
+        (Kind::Plain | Kind::PlainImm | Kind::RetVal | Kind::RetImm | Kind::Args, None) => {
+            ty.total_bits()
+        }
+        (_, None) => elem,
+    }
 }
 
 /// One operand of a form.

@@ -7,7 +7,9 @@
 //! exists in the instruction table ([`crate::isa`]) and its operand count is one the form
 //! allows; each operand has the kind its rule says (a predicate where a predicate goes, an
 //! address where an address goes, a label, a function, `void` only as a call's result) and
-//! registers named as predicates are predicates; address arithmetic is 32 or 64 bits; a
+//! registers named as predicates are predicates; registers, special registers and variables
+//! are as wide as the rule's width under the instruction's qualifiers (packed operands the
+//! vector register of their packed type); address arithmetic is 32 or 64 bits; a
 //! direct call passes as many arguments as its callee has register parameters and returns
 //! into a register exactly when the callee returns something; a kernel returns nothing;
 //! every function has a body (the link left no import). For the module: symbol initializers
@@ -20,10 +22,10 @@
 
 use crate::diag::Diagnostic;
 use crate::ir::{
-    AddrBase, AddrOffset, Function, FunctionKind, InitItem, Inst, Module, Opcode, Operand, RegType,
-    SymbolRef, VarRef,
+    AddrBase, AddrOffset, Bits, Function, FunctionKind, InitItem, Inst, Module, Opcode, Operand,
+    RegType, SymbolRef, VarRef,
 };
-use crate::isa::{self, Kind};
+use crate::isa::{self, Kind, OperandRule, Width};
 use crate::span::Span;
 
 /// Checks `module`; every problem found, as internal-error diagnostics naming the stage
@@ -167,6 +169,9 @@ impl<'m> Verifier<'m> {
             // Operands past the form's rules are a call's further arguments.
             let kind = rules.get(k).map_or(Kind::Args, |r| r.kind);
             self.operand(f, inst, k, op, kind);
+            if let Some(rule) = rules.get(k) {
+                self.width(f, inst, k, op, rule);
+            }
         }
         if inst.op == Opcode::Call {
             self.call(f, inst);
@@ -269,6 +274,62 @@ impl<'m> Verifier<'m> {
                 }
             }
             Operand::Imm(_) | Operand::Special { .. } => {}
+        }
+    }
+
+    /// A register, special register or variable operand is as wide as `rule` says under the
+    /// instruction's qualifiers (the front end's check, which every pass must keep).
+    fn width(&mut self, f: &Function, inst: &Inst, k: usize, op: &Operand, rule: &OperandRule) {
+        let m = self.module;
+        if rule.kind == Kind::Packed {
+            let packed = match rule.width {
+                Width::Type => inst.q.ty,
+                Width::To => inst.q.to,
+                Width::From => inst.q.from,
+                _ => None,
+            }
+            .and_then(|t| t.packed());
+            let want = packed.and_then(|(e, n)| Some(RegType::Vector(Bits::from_bits(e)?, n)));
+            if let (Operand::Reg { reg, .. }, Some(want)) = (op, want) {
+                let ty = f.regs.get(reg.0 as usize).map(|r| r.ty);
+                if ty.is_some_and(|t| t != want) {
+                    let msg = format!(
+                        "`{}` operand {k}: a packed operand that is no {want:?}",
+                        inst.op.as_str()
+                    );
+                    self.error(inst.span, msg);
+                }
+            }
+            return;
+        }
+        let Some(want) = rule.width.bits(&inst.q) else {
+            return;
+        };
+        let actual = match *op {
+            Operand::Reg { reg, swizzle } => match f.regs.get(reg.0 as usize) {
+                Some(r) if r.ty != RegType::Pred => isa::register_bits(rule.kind, r.ty, swizzle),
+                _ => return,
+            },
+            Operand::Special { reg, .. } => reg.ty().element().map_or(32, |b| b.bits()),
+            Operand::Var(v) if matches!(rule.kind, Kind::MemVar | Kind::RegOrVar) => {
+                let space = match v {
+                    VarRef::Global(g) => m.globals.get(g.0 as usize).map(|g| g.space),
+                    VarRef::Local(l) => f.locals.get(l.0 as usize).map(|l| l.space),
+                };
+                match space {
+                    Some(s) => s.address_bits(),
+                    None => return,
+                }
+            }
+            _ => return,
+        };
+        if actual != want {
+            let msg = format!(
+                "`{}` operand {k} (`{}`): {actual} bits where the form takes {want}",
+                inst.op.as_str(),
+                rule.role
+            );
+            self.error(inst.span, msg);
         }
     }
 
@@ -403,5 +464,27 @@ mod tests {
         let mut m = module(SRC);
         m.functions[0].body = None;
         fails_with(&m, "has no body");
+    }
+
+    #[test]
+    fn widths_follow_the_form_and_the_qualifiers() {
+        // `mov.32b %v, 1` writing the 64-bit `%p`.
+        let mut m = module(SRC);
+        let f = kernel(&mut m);
+        let p = f.regs.iter().position(|r| r.ty.total_bits() == 64).unwrap() as u32;
+        let body = f.body.as_mut().unwrap();
+        let mov = body.iter_mut().find(|i| i.op == Opcode::Mov).unwrap();
+        mov.ops[0] = Operand::Reg {
+            reg: RegId(p),
+            swizzle: None,
+        };
+        fails_with(&m, "64 bits where the form takes 32");
+
+        // `ucmp.lt.64b` on the 32-bit `%v`: the qualifier decides the width.
+        let mut m = module(SRC);
+        let body = kernel(&mut m).body.as_mut().unwrap();
+        let cmp = body.iter_mut().find(|i| i.op == Opcode::Ucmp).unwrap();
+        cmp.q.ty = Some(crate::ir::DataType::B64);
+        fails_with(&m, "32 bits where the form takes 64");
     }
 }

@@ -18,23 +18,18 @@ use crate::ir::{
 use crate::isa::{Kind, OperandRule, Width};
 use crate::span::Span;
 
-pub(super) fn expected_bits(w: Width, q: &Quals) -> Option<(u32, &'static str)> {
-    Some(match w {
-        Width::Type => (q.ty?.bits(), "the bitwidth of `.type`"),
-        Width::Twice => (q.ty?.bits() * 2, "twice the bitwidth of `.type`"),
-        Width::To => (q.to?.bits(), "the bitwidth of `.to`"),
-        Width::From => (q.from?.bits(), "the bitwidth of `.from`"),
-        Width::Bits(n) => (n, "the operand size"),
-        Width::AddrFrom => (
-            q.space_from?.mem_space()?.address_bits(),
-            "the address size of `.from`",
-        ),
-        Width::AddrTo => (
-            q.space_to?.mem_space()?.address_bits(),
-            "the address size of `.to`",
-        ),
+fn expected_bits(w: Width, q: &Quals) -> Option<(u32, &'static str)> {
+    let why = match w {
+        Width::Type => "the bitwidth of `.type`",
+        Width::Twice => "twice the bitwidth of `.type`",
+        Width::To => "the bitwidth of `.to`",
+        Width::From => "the bitwidth of `.from`",
+        Width::Bits(_) => "the operand size",
+        Width::AddrFrom => "the address size of `.from`",
+        Width::AddrTo => "the address size of `.to`",
         Width::Any => return None,
-    })
+    };
+    Some((w.bits(q)?, why))
 }
 
 fn data_type(w: Width, q: &Quals) -> Option<DataType> {
@@ -200,14 +195,7 @@ fn register(
             swizzle: None,
         });
     }
-    let elem = ty.element().map_or(1, |b| b.bits());
-    let actual = match (rule.kind, swz) {
-        (_, Some(s)) => elem * s.range().1 as u32,
-        (Kind::Plain | Kind::PlainImm | Kind::RetVal | Kind::RetImm | Kind::Args, None) => {
-            ty.total_bits()
-        }
-        (_, None) => elem,
-    };
+    let actual = crate::isa::register_bits(rule.kind, ty, swz);
     if let Some((want, why)) = expected_bits(rule.width, q) {
         let what = if matches!(rule.kind, Kind::Swizzled | Kind::Plain | Kind::PlainImm) {
             "total width"
