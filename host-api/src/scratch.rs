@@ -144,8 +144,14 @@ mod tests {
     fn a_work_group_beyond_the_largest_allocation_is_an_error() {
         let e = plan("big", Some(1 << 30), 4, MAX, 1 << 31).unwrap_err();
         let text = e.to_string();
-        assert!(matches!(e, Error::Scratch { size, .. } if size == 1 << 32), "{text}");
-        assert!(text.contains("kernel `big`") && text.contains("2147483648"), "{text}");
+        assert!(
+            matches!(e, Error::Scratch { size, .. } if size == 1 << 32),
+            "{text}"
+        );
+        assert!(
+            text.contains("kernel `big`") && text.contains("2147483648"),
+            "{text}"
+        );
         // Overflowing products are errors too, not wrapped sizes.
         assert!(plan("k", Some(u64::MAX / 2), 4, MAX, u64::MAX).is_err());
     }

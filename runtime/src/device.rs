@@ -359,9 +359,7 @@ fn describe(
     info.driver_info = cstr_text(&v12.driver_info);
     info.uuid = v11.device_uuid;
     if v11.max_memory_allocation_size > 0 {
-        info.max_allocation_size = info
-            .max_allocation_size
-            .min(v11.max_memory_allocation_size);
+        info.max_allocation_size = info.max_allocation_size.min(v11.max_memory_allocation_size);
     }
     info.subgroup_size = v11.subgroup_size;
     if sg_control_props && sg.min_subgroup_size > 0 {

@@ -45,8 +45,19 @@ fn config(depth: u32) -> pisa_reference::Config {
 /// Runs `src` per input word (`out_per` output words each) on the device and the reference
 /// with stack depth `depth`; asserts they agree and returns the device's words.
 fn run(src: &str, input: &[u64], in_per: usize, out_per: usize, depth: u32) -> Vec<u64> {
+    run_with(src, input, (in_per, out_per), &options(depth))
+}
+
+/// [`run`] with translation `options` (the reference gets their stack depth).
+fn run_with(
+    src: &str,
+    input: &[u64],
+    (in_per, out_per): (usize, usize),
+    options: &Options,
+) -> Vec<u64> {
+    let depth = options.stack_depth;
     let job = io_job(input, in_per, out_per, 8);
-    let dev = match device_job("rec.pisa", src, &options(depth), &job) {
+    let dev = match device_job("rec.pisa", src, options, &job) {
         Ok(out) => out.words(0),
         Err(DeviceFailure::Translate(e)) => panic!("translation failed:\n{e}\n{src}"),
         Err(DeviceFailure::Run(e)) => panic!("device run failed: {e}\n{src}"),
@@ -730,4 +741,38 @@ fn generic_addresses_of_a_recursive_functions_private_variable() {
     }
     assert_eq!(run(&src, &[3], 1, 1, 4), [want(3)]);
     assert_overflow(&src, 4, 4, "call %r, @g(%m, %me)");
+}
+
+#[test]
+fn recursion_with_its_stack_in_scratch() {
+    // Threshold 0: the stacks (and `.private` regions) of every cycle in device scratch
+    // (spec-notes §95), with the same results as in Private storage.
+    let scratch = |depth: u32| Options {
+        scratch_threshold: 0,
+        ..options(depth)
+    };
+    let fact = per_item(FACT, "call %r, @fact(%x);");
+    let input: Vec<u64> = (0..=20).collect();
+    let out = run_with(&fact, &input, (1, 1), &scratch(64));
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, (1..=n.max(1)).product::<u64>(), "{n}!");
+    }
+    let frames = per_item(
+        PRIVATE_FRAMES,
+        ".reg .32b %none;\nmov.32b %none, 0xFFFFFFFF;\ncall %r, @f(%x, %none);",
+    );
+    let want = |n: u64| 5 * n * (n + 1) / 2 - n;
+    let out = run_with(&frames, &[0, 7, 3, 30], (1, 1), &scratch(64));
+    assert_eq!(out, [0, want(7), want(3), want(30)]);
+    // A deep stack lands in scratch by default: 5,000 activations of @f, each with its
+    // 16-byte region and its frame, far past 64 KiB per work-item.
+    let deep = options(5000);
+    let out = run_with(&frames, &[4999, 100, 0], (1, 1), &deep);
+    assert_eq!(out, [want(4999), want(100), 0]);
+    let t = pisa_translator::compile(
+        &std::sync::Arc::new(pisa_translator::SourceFile::new("rec.pisa", &frames)),
+        &deep,
+    )
+    .unwrap();
+    assert!(t.reflection.scratch_stride.is_some_and(|s| s > 64 << 10));
 }
