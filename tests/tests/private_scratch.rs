@@ -163,3 +163,16 @@ fn a_1_gib_private_array() {
         expected(1 << 30, 2)
     );
 }
+
+#[test]
+fn virtual_lanes_keep_one_arena_copy_per_lane_in_scratch() {
+    // Every kernel on virtual lanes: an invocation carries several work-items, each with its
+    // copy of the arena in the invocation's slice. 37 work-items in groups of 12.
+    let options = Options {
+        virtual_lanes: pisa_translator::VirtualLanes::AllKernels,
+        hardware_subgroup_size: Some(context().info().subgroup_size),
+        scratch_threshold: 0,
+        ..Options::default()
+    };
+    assert_eq!(run(4096, 37, 12, &options), expected(4096, 37));
+}
