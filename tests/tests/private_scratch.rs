@@ -78,7 +78,12 @@ fn a_64_mib_private_array_per_work_item() {
     assert_eq!(
         run(64 << 20, 6, 4, &Options::default()),
         expected(64 << 20, 6)
-    );
+    ); // Checked: every access to the array is checked against its bounds, in scratch too.
+    let checked = Options {
+        checked: true,
+        ..Options::default()
+    };
+    assert_eq!(run(64 << 20, 3, 2, &checked), expected(64 << 20, 3));
 }
 
 #[test]
