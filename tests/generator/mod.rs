@@ -22,12 +22,14 @@
 //! same seed split into a library and a kernel module linked into one program ([`linked`]).
 //! Version 4 is version 3 with cross-lane instructions under divergence, loops whose trip
 //! count differs per lane and a work-group size of its own ([`lanes`]), drawing from the
-//! random stream only where version 3 does not.
+//! random stream only where version 3 does not. Version 5 is version 4 with call cycles of
+//! bounded depth ([`cycles`]).
 //! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod cycles;
 mod lanes;
 mod linked;
 mod run;
@@ -50,7 +52,7 @@ const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
 
 /// The newest generator version (versions are 1..=this).
-pub const GENERATOR_VERSIONS: u32 = 4;
+pub const GENERATOR_VERSIONS: u32 = 5;
 
 /// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
 /// it, the register, and whether it loads.
@@ -1162,6 +1164,9 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
     let nf = g.rng.random_range(0..3);
     for i in 0..nf {
         g.function(i);
+    }
+    if version >= 5 {
+        g.cycles();
     }
     if version >= 2 {
         g.function_table();
