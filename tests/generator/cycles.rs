@@ -6,7 +6,8 @@
 //! member of its cycle (once, or twice as Fibonacci does) with depth - 1, and runs more
 //! units, so a call into a cycle nests at most 8 activations (the default stack depth is
 //! 64). The members' bodies call nothing else and hold no cross-lane instructions; the
-//! kernel and later functions call the members like any function (directly, through a
+//! kernel calls one member first, and then, as later functions do, calls the members like
+//! any function (directly, through a
 //! register, through the `@FT` table), and version 3's split may put the members of one
 //! cycle into two modules. Everything here draws from the random stream only in version 5,
 //! so the programs of versions 1 to 4 stay what they were.
@@ -38,6 +39,24 @@ impl Gen {
                 });
             }
         }
+    }
+
+    /// Version 5, in the kernel: a call of a random cycle member (a deletable group), so
+    /// that every program enters a cycle at least once.
+    pub(super) fn call_cycle(&mut self) {
+        let members: Vec<usize> = (0..self.funcs.len())
+            .filter(|&i| self.funcs[i].name.starts_with('r'))
+            .collect();
+        if members.is_empty() {
+            return;
+        }
+        let f = &self.funcs[members[self.rng.random_range(0..members.len())]];
+        let (name, ret) = (f.name.clone(), f.ret);
+        let d = self.reg(ret);
+        let (a, b) = (self.reg(64), self.reg(32));
+        self.open();
+        self.emit_main(format!("call {d}, @{name}({a}, {b});"));
+        self.close();
     }
 
     /// Member `m` of the cycle of `names` returning `rets`.

@@ -1078,6 +1078,9 @@ impl Gen {
         if self.version >= 4 {
             self.lanes_prologue();
         }
+        if self.version >= 5 {
+            self.call_cycle();
+        }
         let parts = self.rng.random_range(1..4);
         for part in 0..parts {
             // version 4: fewer statements (on virtual lanes every work-item's instructions
