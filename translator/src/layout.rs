@@ -12,8 +12,10 @@
 //!   to its kernel's size;
 //! - the *private arena*: the same for `.private`, per invocation. PISA forbids nothing about
 //!   recursion here; the translator lowers call cycles onto an explicit stack first
-//!   (`passes::recursion`) and refuses `.private` variables in them, so static frames are
-//!   sound;
+//!   (`passes::recursion`), whose activations' variables live in that stack, so static
+//!   offsets are sound. The arena lives in Private storage, or past
+//!   [`crate::Options::scratch_threshold`] in a per-launch scratch buffer ([`PrivateHome`],
+//!   [`ModuleLayout::scratch_stride`]; spec-notes §95);
 //! - the *launch block*: the push-constant layout every kernel reads its launch values and
 //!   its `.param` argument block from;
 //! - the *lock tables* of the atomics that Vulkan has no instruction for (see [`locks`]).
