@@ -642,7 +642,7 @@ impl Module {
 
     /// The description of [`Module::pipeline`]'s pipeline, its local size checked against
     /// the device's limits ([`Error::Launch`]).
-    fn pipeline_desc<'a>(
+    pub(crate) fn pipeline_desc<'a>(
         &'a self,
         k: &'a KernelInfo,
         local: [u32; 3],
@@ -819,7 +819,7 @@ impl Module {
             self.pipeline_desc(k, local32, &local32, &k.name)?;
         }
         let global = launch.global.size;
-        let scratch = self.scratch_plan(k, local32)?;
+        let scratch = crate::scratch::for_launch(self, k, local32)?;
         let max_groups = scratch.map_or(self.ctx.info().max_workgroup_count, |s| s.max_groups);
         let plan = crate::launch::plan(global, local32, max_groups).map_err(launch_err)?;
         let l = self.reflection().launch;
@@ -885,28 +885,6 @@ impl Module {
         }
         self.keep(stream, leases, check.as_ref());
         Ok(check)
-    }
-
-    /// How a launch of `k` in work-groups of `local` uses a private scratch buffer
-    /// (`crate::scratch`), if its module has one.
-    fn scratch_plan(
-        &self,
-        k: &KernelInfo,
-        local: [u32; 3],
-    ) -> Result<Option<crate::scratch::ScratchPlan>> {
-        let Some(stride) = self.reflection().scratch_stride else {
-            return Ok(None);
-        };
-        let hardware = self.pipeline_desc(k, local, &local, &k.name)?;
-        let invocations = hardware.hardware_local_size().map(u64::from);
-        let info = self.ctx.info();
-        crate::scratch::plan(
-            &k.name,
-            Some(stride),
-            invocations.iter().product(),
-            info.max_workgroup_count,
-            info.max_allocation_size,
-        )
     }
 
     /// The pipelines of kernel `index` for `plan`, one per local size of its regions (the

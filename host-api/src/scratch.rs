@@ -27,6 +27,30 @@ pub(crate) struct ScratchPlan {
     pub max_groups: [u32; 3],
 }
 
+/// How a launch of `k` of `module` in work-groups of `local` uses a private scratch
+/// buffer: [`plan`] with the module's stride, the device's invocations per work-group and
+/// its limits. `None` for a module without scratch. Errors: those of [`plan`], and
+/// [`Error::Launch`] for a work-group size the device cannot run.
+pub(crate) fn for_launch(
+    module: &crate::Module,
+    k: &pisa_translator::reflect::KernelInfo,
+    local: [u32; 3],
+) -> Result<Option<ScratchPlan>> {
+    let Some(stride) = module.reflection().scratch_stride else {
+        return Ok(None);
+    };
+    let desc = module.pipeline_desc(k, local, &local, &k.name)?;
+    let invocations = desc.hardware_local_size().map(u64::from);
+    let info = module.context().info();
+    plan(
+        &k.name,
+        Some(stride),
+        invocations.iter().product(),
+        info.max_workgroup_count,
+        info.max_allocation_size,
+    )
+}
+
 /// The dispatch limits of a launch of `kernel` whose invocations own `stride` bytes of
 /// scratch each, `invocations` per work-group (the device's work-group, on virtual lanes
 /// not the PISA one), on a device allowing `device_max` work-groups per dispatch and
