@@ -232,6 +232,8 @@ struct Gen {
     loops: usize,
     in_kernel: bool,
     funcs: Vec<Func>,
+    /// The functions of version 5's call cycle ([`cycles`]), which only the kernel calls.
+    cycle_funcs: Vec<Func>,
     /// The generator version (1 to 4; 3 generates what 2 does, then splits it; 4 is 3 with
     /// cross-lane instructions, per-lane loops and its own work-group size).
     version: u32,
@@ -1152,6 +1154,7 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
         loops: 0,
         in_kernel: false,
         funcs: Vec::new(),
+        cycle_funcs: Vec::new(),
         version,
         lanes_ok: true,
         local: LOCAL,
