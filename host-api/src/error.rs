@@ -225,6 +225,27 @@ pub enum Error {
         /// Its space (`const`).
         space: String,
     },
+    /// A work-group of a kernel whose private memory lives in a per-launch scratch buffer
+    /// (spec-notes §95) needs more of it than the device can allocate in one buffer: its
+    /// invocations times the bytes of private memory each.
+    #[error(
+        "kernel `{kernel}` needs {size} bytes of private scratch memory per work-group \
+         ({invocations} invocations of {stride} bytes), more than the device's largest \
+         allocation of {limit} bytes (maxMemoryAllocationSize, or its largest memory heap); \
+         use smaller work-groups or less .private memory"
+    )]
+    Scratch {
+        /// The kernel.
+        kernel: String,
+        /// The bytes one work-group needs (`u64::MAX` past 2^64).
+        size: u64,
+        /// Bytes per invocation.
+        stride: u64,
+        /// Invocations per work-group.
+        invocations: u64,
+        /// The device's largest allocation.
+        limit: u64,
+    },
     /// A typed result or handle used with something it does not belong to (the read of
     /// another stream).
     #[error("{0}")]
@@ -272,6 +293,7 @@ impl Error {
             | Error::Reference(_)
             | Error::MemoryViolation(_)
             | Error::StackOverflow(_)
+            | Error::Scratch { .. }
             | Error::Validation(_) => false,
         }
     }

@@ -56,6 +56,7 @@ pub mod memcheck;
 mod module;
 #[cfg(feature = "reference")]
 pub mod reference;
+mod scratch;
 mod stack;
 pub mod stream;
 mod symbol;

@@ -642,7 +642,7 @@ impl Module {
 
     /// The description of [`Module::pipeline`]'s pipeline, its local size checked against
     /// the device's limits ([`Error::Launch`]).
-    fn pipeline_desc<'a>(
+    pub(crate) fn pipeline_desc<'a>(
         &'a self,
         k: &'a KernelInfo,
         local: [u32; 3],
@@ -819,8 +819,9 @@ impl Module {
             self.pipeline_desc(k, local32, &local32, &k.name)?;
         }
         let global = launch.global.size;
-        let plan = crate::launch::plan(global, local32, self.ctx.info().max_workgroup_count)
-            .map_err(launch_err)?;
+        let scratch = crate::scratch::for_launch(self, k, local32)?;
+        let max_groups = scratch.map_or(self.ctx.info().max_workgroup_count, |s| s.max_groups);
+        let plan = crate::launch::plan(global, local32, max_groups).map_err(launch_err)?;
         let l = self.reflection().launch;
         let put = |push: &mut [u8], at: Option<u32>, v: &[u8]| {
             if let Some(at) = at {
@@ -863,6 +864,9 @@ impl Module {
         };
         // The check block of a checked module, one for every dispatch of the launch.
         let check = crate::memcheck::prepare(self, k, launch, arg_block, push)?;
+        if let Some(s) = &scratch {
+            s.allocate(&self.ctx.rt, stream, &plan, (push, l.scratch))?;
+        }
         let pipelines = self.plan_pipelines(index, &plan, local32, full.take())?;
         match plan.single() {
             Some(one) => {
@@ -872,11 +876,12 @@ impl Module {
                     push_constants: push,
                     group_count: one.groups,
                 }])?;
-                if check.is_none() {
+                // A launch block with a check or scratch buffer is for this launch only.
+                if check.is_none() && scratch.is_none() {
                     self.remember(index, launch, push, pipeline, one.groups);
                 }
             }
-            None => lazy_launch(stream, &plan, &pipelines, push, l.group_base)?,
+            None => lazy_launch(stream, &plan, &pipelines, push, (l.group_base, scratch))?,
         }
         self.keep(stream, leases, check.as_ref());
         Ok(check)
@@ -945,7 +950,7 @@ fn lazy_launch(
     plan: &crate::launch::Plan,
     pipelines: &PlanPipelines,
     push: &[u8],
-    group_base: Option<u32>,
+    (group_base, scratch): (Option<u32>, Option<crate::scratch::ScratchPlan>),
 ) -> Result<()> {
     let refs: Vec<&pisa_runtime::Pipeline> = pipelines.iter().flatten().map(|p| &**p).collect();
     let mut locals = [[0u32; 3]; 8];
@@ -964,6 +969,8 @@ fn lazy_launch(
         patch_at: group_base,
         count: plan.len(),
         parts: Box::new(parts),
+        // Every part uses the same scratch slices.
+        serial: scratch.is_some(),
     })?;
     Ok(())
 }

@@ -81,7 +81,8 @@ pub enum Error {
         /// What is wrong.
         what: String,
     },
-    /// A work-item nested calls deeper than [`crate::CALL_DEPTH_LIMIT`].
+    /// A work-item nested calls deeper than [`crate::CALL_DEPTH_LIMIT`] (plus the stack depth
+    /// per call cycle).
     #[error("call depth limit exceeded")]
     CallDepth {
         /// The call that went too deep.

@@ -65,6 +65,8 @@ pub(crate) struct Frame {
     /// Which bytes of `regs` were written, when the initialization checker runs (else
     /// empty).
     pub init: Vec<bool>,
+    /// The call cycle of its function, if it is in one.
+    pub cycle: Option<u32>,
 }
 
 /// One work-item.
@@ -88,6 +90,27 @@ pub(crate) struct Lane {
     pub private_init: Vec<bool>,
     /// Whether the initialization checker runs.
     pub track_init: bool,
+    /// The most frames it may have: [`CALL_DEPTH_LIMIT`] plus the stack depth for each
+    /// call cycle (whose activations the stack depth bounds, as on the device), at most
+    /// [`MAX_STACK_FRAMES`] more.
+    pub call_limit: usize,
+    /// Frames of each function (by index; shorter when the last ones have none), so that
+    /// a call finds whether its callee is active in constant time.
+    pub func_active: Vec<u32>,
+    /// Frames of each call cycle's functions (by cycle; likewise), which the stack depth
+    /// bounds.
+    pub cycle_active: Vec<u32>,
+}
+
+/// The most frames the stack depth adds to [`CALL_DEPTH_LIMIT`] (so that a depth of
+/// `u32::MAX` cannot exhaust the host's memory).
+const MAX_STACK_FRAMES: usize = 1 << 14;
+
+/// [`Lane::call_limit`] in `env`.
+fn call_limit(env: &Env) -> usize {
+    let cycles = env.cycles.iter().flatten().map(|&c| c as usize + 1).max();
+    let stacks = cycles.unwrap_or(0).saturating_mul(env.stack_depth as usize);
+    CALL_DEPTH_LIMIT + stacks.min(MAX_STACK_FRAMES)
 }
 
 impl Lane {
@@ -108,8 +131,11 @@ impl Lane {
                 Vec::new()
             },
             track_init,
+            call_limit: call_limit(env),
+            func_active: Vec::new(),
+            cycle_active: Vec::new(),
         };
-        lane.push_frame(env.prepared, env.kernel, None, Span::default())?;
+        lane.push_frame(env, env.kernel, None, Span::default())?;
         Ok(lane)
     }
 
@@ -130,17 +156,17 @@ impl Lane {
     /// activation gets a zeroed copy of its region at the end of the arena.
     pub fn push_frame(
         &mut self,
-        p: &Prepared,
+        env: &Env,
         func: FuncId,
         ret_to: Option<Operand>,
         at: Span,
     ) -> Result<()> {
-        if self.frames.len() >= CALL_DEPTH_LIMIT {
+        if self.frames.len() >= self.call_limit {
             return Err(Error::CallDepth { at });
         }
-        let layout = &p.funcs[func.0 as usize];
+        let layout = &env.prepared.funcs[func.0 as usize];
         let mark = self.private.len();
-        let recursive = self.frames.iter().any(|f| f.func == func);
+        let recursive = self.active(func) > 0;
         let (start, end) = (
             layout.private_span.0 as usize,
             layout.private_span.1 as usize,
@@ -174,17 +200,46 @@ impl Lane {
             } else {
                 Vec::new()
             },
+            cycle: env.cycles.get(func.0 as usize).copied().flatten(),
         });
+        let cycle = self.frames.last().and_then(|f| f.cycle);
+        count(&mut self.func_active, func.0, 1);
+        if let Some(c) = cycle {
+            count(&mut self.cycle_active, c, 1);
+        }
         Ok(())
+    }
+
+    /// The frames of `func` in this work-item.
+    pub fn active(&self, func: FuncId) -> u32 {
+        self.func_active.get(func.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// The frames of call cycle `cycle`'s functions in this work-item.
+    pub fn cycle_frames(&self, cycle: u32) -> u32 {
+        self.cycle_active.get(cycle as usize).copied().unwrap_or(0)
     }
 
     /// Leaves the running frame, releasing its private memory.
     pub fn pop_frame(&mut self) -> Option<Frame> {
         let f = self.frames.pop()?;
+        count(&mut self.func_active, f.func.0, -1);
+        if let Some(c) = f.cycle {
+            count(&mut self.cycle_active, c, -1);
+        }
         self.private.truncate(f.private_mark);
         if self.track_init {
             self.private_init.truncate(f.private_mark);
         }
         Some(f)
     }
+}
+
+/// Adds `by` (1 or -1) to `counts[at]`, growing `counts` as needed.
+fn count(counts: &mut Vec<u32>, at: u32, by: i32) {
+    let at = at as usize;
+    if counts.len() <= at {
+        counts.resize(at + 1, 0);
+    }
+    counts[at] = counts[at].saturating_add_signed(by);
 }

@@ -20,8 +20,10 @@ use std::cell::RefCell;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-/// The deepest call stack a work-item may have (the kernel's frame included); deeper calls
-/// fail with [`Error::CallDepth`].
+/// The deepest call stack a work-item may have (the kernel's frame included) outside call
+/// cycles, whose activations [`Config::stack_depth`] bounds (each cycle adds that many, at
+/// most 16,384 more in all: the scheduler compares call stacks, so deeper ones cost
+/// quadratic time); deeper calls fail with [`Error::CallDepth`].
 pub const CALL_DEPTH_LIMIT: usize = 1024;
 
 /// Work-items per work-group above which a launch is refused.
@@ -43,7 +45,7 @@ pub struct Config {
     /// a call that would nest more fails with [`Error::StackOverflow`], as the device's
     /// explicit stack of the same depth does (`pisa_translator::Options::stack_depth`,
     /// docs/spec-notes.md §33). Calls outside cycles are bounded by [`CALL_DEPTH_LIMIT`]
-    /// alone.
+    /// alone (a work-item may have that many frames plus the stack depth per cycle).
     pub stack_depth: u32,
 }
 

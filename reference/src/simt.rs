@@ -317,7 +317,7 @@ fn apply(
             args,
             ret_to,
         } => {
-            lane.push_frame(env.prepared, callee, ret_to, at)?;
+            lane.push_frame(env, callee, ret_to, at)?;
             let func = &env.prepared.module.functions[callee.0 as usize];
             let layout = &env.prepared.funcs[callee.0 as usize];
             let frame = lane.top_mut();

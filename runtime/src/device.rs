@@ -96,6 +96,9 @@ pub struct DeviceInfo {
     pub max_workgroup_count: [u32; 3],
     /// `maxComputeWorkgroupSubgroups` (0 when unknown).
     pub max_workgroup_subgroups: u32,
+    /// The most bytes one buffer may take: `maxMemoryAllocationSize` (Vulkan 1.1), no more
+    /// than the largest memory heap; `u64::MAX` when the device does not say.
+    pub max_allocation_size: u64,
     /// The features the device supports.
     pub features: FeatureSet,
 }
@@ -310,6 +313,7 @@ fn describe(
         max_shared_memory: props.limits.max_compute_shared_memory_size,
         max_workgroup_count: props.limits.max_compute_work_group_count,
         max_workgroup_subgroups: 0,
+        max_allocation_size: largest_heap(instance, handle),
         features: FeatureSet::default(),
     };
     // SAFETY: queue family query on a valid handle.
@@ -354,6 +358,9 @@ fn describe(
     info.driver_name = cstr_text(&v12.driver_name);
     info.driver_info = cstr_text(&v12.driver_info);
     info.uuid = v11.device_uuid;
+    if v11.max_memory_allocation_size > 0 {
+        info.max_allocation_size = info.max_allocation_size.min(v11.max_memory_allocation_size);
+    }
     info.subgroup_size = v11.subgroup_size;
     if sg_control_props && sg.min_subgroup_size > 0 {
         info.min_subgroup_size = sg.min_subgroup_size;
@@ -390,6 +397,14 @@ fn describe(
     })
 }
 
+/// The size of the device's largest memory heap (`u64::MAX` when it lists none).
+fn largest_heap(instance: &ash::Instance, handle: vk::PhysicalDevice) -> u64 {
+    // SAFETY: `handle` comes from `instance`.
+    let mem = unsafe { instance.get_physical_device_memory_properties(handle) };
+    let heaps = &mem.memory_heaps[..(mem.memory_heap_count as usize).min(mem.memory_heaps.len())];
+    heaps.iter().map(|h| h.size).max().unwrap_or(u64::MAX)
+}
+
 /// A compute queue family, preferring one without graphics (a dedicated compute queue).
 fn pick_queue_family(families: &[vk::QueueFamilyProperties]) -> Option<u32> {
     let compute = |f: &vk::QueueFamilyProperties| {
@@ -424,6 +439,7 @@ mod tests {
             max_shared_memory: 32768,
             max_workgroup_count: [65535; 3],
             max_workgroup_subgroups: 32,
+            max_allocation_size: 1 << 30,
             features: FeatureSet {
                 buffer_device_address: ok,
                 ..FeatureSet::default()

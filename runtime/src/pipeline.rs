@@ -689,6 +689,7 @@ mod tests {
             max_shared_memory: 32768,
             max_workgroup_count: [65535; 3],
             max_workgroup_subgroups: 32,
+            max_allocation_size: 1 << 30,
             features: all(),
         }
     }

@@ -105,6 +105,10 @@ pub struct LazyLaunch<'a> {
     pub count: u128,
     /// The parts; at least one.
     pub parts: Box<dyn Iterator<Item = LazyPart> + Send>,
+    /// Whether each part waits for the one before it (a barrier between them): for parts
+    /// that reuse one memory, such as a kernel's per-launch private scratch, whose slices
+    /// are numbered within each part.
+    pub serial: bool,
 }
 
 impl std::fmt::Debug for LazyLaunch<'_> {
@@ -113,6 +117,7 @@ impl std::fmt::Debug for LazyLaunch<'_> {
             .field("pipelines", &self.pipelines)
             .field("patch_at", &self.patch_at)
             .field("count", &self.count)
+            .field("serial", &self.serial)
             .finish()
     }
 }
@@ -129,6 +134,8 @@ struct LazyParts {
     /// The first part (for messages), and the rest.
     first: LazyPart,
     rest: Box<dyn Iterator<Item = LazyPart> + Send>,
+    /// [`LazyLaunch::serial`].
+    serial: bool,
 }
 
 /// A recorded dispatch, owning what it needs.
@@ -421,6 +428,7 @@ impl<'c> Stream<'c> {
             max_groups: self.ctx.info().max_workgroup_count,
             first,
             rest: launch.parts,
+            serial: launch.serial,
         };
         self.ops.push(Op::Launch(Parts::Lazy(lazy)));
         Ok(self)

@@ -302,6 +302,7 @@ fn lazy_records(s: &mut Stream, p: &pisa_runtime::Pipeline, base: u64, count: u6
         patch_at: Some(0),
         count: count as u128,
         parts: Box::new(parts),
+        serial: false,
     })
     .unwrap();
 }
@@ -365,6 +366,7 @@ fn a_lazy_launch_stops_between_batches_once_its_time_has_passed() {
         patch_at: None,
         count: 1_000_000_000_000,
         parts: Box::new(parts),
+        serial: false,
     })
     .unwrap();
     let sub = s.submit().unwrap();

@@ -22,12 +22,14 @@
 //! same seed split into a library and a kernel module linked into one program ([`linked`]).
 //! Version 4 is version 3 with cross-lane instructions under divergence, loops whose trip
 //! count differs per lane and a work-group size of its own ([`lanes`]), drawing from the
-//! random stream only where version 3 does not.
+//! random stream only where version 3 does not. Version 5 is version 4 with call cycles of
+//! bounded depth ([`cycles`]).
 //! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod cycles;
 mod lanes;
 mod linked;
 mod run;
@@ -50,7 +52,7 @@ const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
 
 /// The newest generator version (versions are 1..=this).
-pub const GENERATOR_VERSIONS: u32 = 4;
+pub const GENERATOR_VERSIONS: u32 = 5;
 
 /// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
 /// it, the register, and whether it loads.
@@ -230,6 +232,8 @@ struct Gen {
     loops: usize,
     in_kernel: bool,
     funcs: Vec<Func>,
+    /// The functions of version 5's call cycle ([`cycles`]), which only the kernel calls.
+    cycle_funcs: Vec<Func>,
     /// The generator version (1 to 4; 3 generates what 2 does, then splits it; 4 is 3 with
     /// cross-lane instructions, per-lane loops and its own work-group size).
     version: u32,
@@ -1076,6 +1080,9 @@ impl Gen {
         if self.version >= 4 {
             self.lanes_prologue();
         }
+        if self.version >= 5 {
+            self.call_cycle();
+        }
         let parts = self.rng.random_range(1..4);
         for part in 0..parts {
             // version 4: fewer statements (on virtual lanes every work-item's instructions
@@ -1147,6 +1154,7 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
         loops: 0,
         in_kernel: false,
         funcs: Vec::new(),
+        cycle_funcs: Vec::new(),
         version,
         lanes_ok: true,
         local: LOCAL,
@@ -1162,6 +1170,9 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
     let nf = g.rng.random_range(0..3);
     for i in 0..nf {
         g.function(i);
+    }
+    if version >= 5 {
+        g.cycles();
     }
     if version >= 2 {
         g.function_table();

@@ -45,8 +45,19 @@ fn config(depth: u32) -> pisa_reference::Config {
 /// Runs `src` per input word (`out_per` output words each) on the device and the reference
 /// with stack depth `depth`; asserts they agree and returns the device's words.
 fn run(src: &str, input: &[u64], in_per: usize, out_per: usize, depth: u32) -> Vec<u64> {
+    run_with(src, input, (in_per, out_per), &options(depth))
+}
+
+/// [`run`] with translation `options` (the reference gets their stack depth).
+fn run_with(
+    src: &str,
+    input: &[u64],
+    (in_per, out_per): (usize, usize),
+    options: &Options,
+) -> Vec<u64> {
+    let depth = options.stack_depth;
     let job = io_job(input, in_per, out_per, 8);
-    let dev = match device_job("rec.pisa", src, &options(depth), &job) {
+    let dev = match device_job("rec.pisa", src, options, &job) {
         Ok(out) => out.words(0),
         Err(DeviceFailure::Translate(e)) => panic!("translation failed:\n{e}\n{src}"),
         Err(DeviceFailure::Run(e)) => panic!("device run failed: {e}\n{src}"),
@@ -730,4 +741,124 @@ fn generic_addresses_of_a_recursive_functions_private_variable() {
     }
     assert_eq!(run(&src, &[3], 1, 1, 4), [want(3)]);
     assert_overflow(&src, 4, 4, "call %r, @g(%m, %me)");
+}
+
+#[test]
+fn recursion_with_its_stack_in_scratch() {
+    // Threshold 0: the stacks (and `.private` regions) of every cycle in device scratch
+    // (spec-notes §95), with the same results as in Private storage.
+    let scratch = |depth: u32| Options {
+        scratch_threshold: 0,
+        ..options(depth)
+    };
+    let fact = per_item(FACT, "call %r, @fact(%x);");
+    let input: Vec<u64> = (0..=20).collect();
+    let out = run_with(&fact, &input, (1, 1), &scratch(64));
+    for (&n, r) in input.iter().zip(out) {
+        assert_eq!(r, (1..=n.max(1)).product::<u64>(), "{n}!");
+    }
+    let frames = per_item(
+        PRIVATE_FRAMES,
+        ".reg .32b %none;\nmov.32b %none, 0xFFFFFFFF;\ncall %r, @f(%x, %none);",
+    );
+    let want = |n: u64| 5 * n * (n + 1) / 2 - n;
+    let out = run_with(&frames, &[0, 7, 3, 30], (1, 1), &scratch(64));
+    assert_eq!(out, [0, want(7), want(3), want(30)]);
+    // A deep stack lands in scratch by default: 5,000 activations of @f, each with its
+    // 16-byte region and its frame, far past 64 KiB per work-item.
+    let deep = options(5000);
+    let out = run_with(&frames, &[4999, 100, 0], (1, 1), &deep);
+    assert_eq!(out, [want(4999), want(100), 0]);
+    let t = pisa_translator::compile(
+        &std::sync::Arc::new(pisa_translator::SourceFile::new("rec.pisa", &frames)),
+        &deep,
+    )
+    .unwrap();
+    assert!(t.reflection.scratch_stride.is_some_and(|s| s > 64 << 10));
+}
+
+/// sx(n, v): swaps v with the neighbouring lane (`shfl.xor` 1) at every level of the
+/// recursion, whose depth is the same in every lane.
+const SHUFFLED: &str = ".function .32b @sx(.reg .32b %n, .reg .32b %v) {\n\
+      .reg .32b %m, %w, %r;\n  .pred %z;\n\
+      ucmp.eq.32b %z, %n, 0;\n  return.cond %z, %v;\n\
+      shfl.xor.32b %w, %v, 1, 0xffffffff;\n  iadd.32b %w, %w, %n;\n  isub.32b %m, %n, 1;\n\
+      call %r, @sx(%m, %w);\n  iadd.32b %r, %r, %v;\n  return %r;\n}\n";
+
+/// [`SHUFFLED`] for a pair of neighbouring lanes holding `a` and `b`, worked out by hand.
+fn shuffled(n: u32, a: u32, b: u32) -> (u32, u32) {
+    if n == 0 {
+        return (a, b);
+    }
+    let (ra, rb) = shuffled(n - 1, b.wrapping_add(n), a.wrapping_add(n));
+    (ra.wrapping_add(a), rb.wrapping_add(b))
+}
+
+#[test]
+fn a_cross_lane_operation_inside_a_recursive_function() {
+    let src = per_item(
+        SHUFFLED,
+        ".reg .32b %v, %n, %o;\ntrunc.32b.64b %v, %x;\nmov.32b %n, 6;\n\
+         call %o, @sx(%n, %v);\nzext.64b.32b %r, %o;",
+    );
+    // Two sub-groups of 32 (work-groups of 64), on virtual lanes where the device's
+    // sub-groups are narrower.
+    let input: Vec<u64> = (0..64u64).map(|i| i * 1000 + 7).collect();
+    let options = Options {
+        subgroup_size: 32,
+        hardware_subgroup_size: Some(pisa_conformance::device_subgroup_size()),
+        ..options(64)
+    };
+    let out = pisa_conformance::run_both_with(&src, &input, 1, 1, 64, &options, |a, b| a == b);
+    for pair in 0..32 {
+        let (a, b) = (input[2 * pair] as u32, input[2 * pair + 1] as u32);
+        let (ra, rb) = shuffled(6, a, b);
+        assert_eq!(
+            out[2 * pair..2 * pair + 2],
+            [ra as u64, rb as u64],
+            "pair {pair}"
+        );
+    }
+}
+
+#[test]
+fn the_memory_checker_on_recursive_kernels() {
+    let checked = |depth: u32| Options {
+        checked: true,
+        ..options(depth)
+    };
+    // Recursion with `.private` frames and generic addresses into them, checked: the same
+    // results as unchecked.
+    let frames = per_item(
+        PRIVATE_FRAMES,
+        ".reg .32b %none;\nmov.32b %none, 0xFFFFFFFF;\ncall %r, @f(%x, %none);",
+    );
+    let want = |n: u64| 5 * n * (n + 1) / 2 - n;
+    let out = run_with(&frames, &[0, 7, 30], (1, 1), &checked(64));
+    assert_eq!(out, [0, want(7), want(30)]);
+    // A bad access deep in the recursion: @bad(n) reads the global word at `in + 8 * n`
+    // at its deepest activation, past the input buffer for n = 4 (of 4 words).
+    let bad = ".function .64b @bad(.reg .64b %n, .reg .64b %p) {\n\
+          .reg .64b %m, %r, %q;\n  .pred %z;\n\
+          ucmp.eq.64b %z, %n, 0;\n  goto.cond %z, leaf;\n\
+          isub.64b %m, %n, 1;\n  iadd.64b %q, %p, 8;\n  call %r, @bad(%m, %q);\n  return %r;\n\
+        leaf:\n  ld.global.64b %r, [%p];\n  return %r;\n}\n";
+    let src = per_item(
+        bad,
+        ".reg .64b %base;\nld.param.64b %base, [%in];\ncall %r, @bad(%x, %base);",
+    );
+    assert_eq!(
+        run_with(&src, &[0, 1, 2, 3], (1, 1), &checked(64)),
+        [0, 1, 2, 3]
+    );
+    let job = io_job(&[4, 0, 0, 0], 1, 1, 8);
+    match device_job("rec.pisa", &src, &checked(64), &job) {
+        Err(DeviceFailure::Run(e)) => {
+            assert!(
+                e.contains("rec.pisa:") && e.contains("ld.global.64b"),
+                "{e}"
+            );
+        }
+        other => panic!("expected a memory violation, got {other:?}"),
+    }
 }

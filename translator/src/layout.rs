@@ -12,8 +12,10 @@
 //!   to its kernel's size;
 //! - the *private arena*: the same for `.private`, per invocation. PISA forbids nothing about
 //!   recursion here; the translator lowers call cycles onto an explicit stack first
-//!   (`passes::recursion`) and refuses `.private` variables in them, so static frames are
-//!   sound;
+//!   (`passes::recursion`), whose activations' variables live in that stack, so static
+//!   offsets are sound. The arena lives in Private storage, or past
+//!   [`crate::Options::scratch_threshold`] in a per-launch scratch buffer ([`PrivateHome`],
+//!   [`ModuleLayout::scratch_stride`]; spec-notes §95);
 //! - the *launch block*: the push-constant layout every kernel reads its launch values and
 //!   its `.param` argument block from;
 //! - the *lock tables* of the atomics that Vulkan has no instruction for (see [`locks`]).
@@ -51,6 +53,11 @@ pub mod launch {
         /// launch gets the same block, so the first violation of the whole launch is the
         /// one recorded (spec-notes §70).
         pub check_block: Option<u32>,
+        /// `u64`: device address of the launch's private *scratch* buffer, when the module's
+        /// private arena lives there ([`super::ModuleLayout::scratch_stride`]): each
+        /// invocation's arena is the slice at `scratch + flat index × stride`, the flat index
+        /// counting the invocations of one dispatch (spec-notes §95).
+        pub scratch: Option<u32>,
         /// `u64`: device address of the submission's *cancel word* (a `u32` the host, or
         /// the memory checker at its first violation, sets to stop the launch), in a
         /// cancellable translation ([`crate::Options::cancellable`]) of a module with a
@@ -82,12 +89,13 @@ pub mod launch {
         /// The launch block of `module`: a slot for each special register some function
         /// reads, for the globals arena's address when `globals_arena`, and when `checked`
         /// for the check block's address and the group base (a violation records
-        /// `%groupid`), and with `cancel` for the cancel word's address.
+        /// `%groupid`), with `cancel` for the cancel word's address, and with `scratch` for
+        /// the private scratch buffer's.
         pub fn of(
             module: &Module,
             globals_arena: bool,
             checked: bool,
-            cancel: bool,
+            (cancel, scratch): (bool, bool),
         ) -> LaunchLayout {
             let mut used = [false; SpecialReg::ALL.len()];
             let bodies = module.functions.iter().filter_map(|f| f.body.as_deref());
@@ -111,6 +119,7 @@ pub mod launch {
                 globals_base: slot(globals_arena, 8),
                 printf_buffer: slot(reads(SpecialReg::PrintfBuffer), 8),
                 check_block: slot(checked, 8),
+                scratch: slot(scratch, 8),
                 cancel: slot(cancel, 8),
                 global_offset: slot(reads(SpecialReg::GlobalOffset), 24),
                 global_size: slot(reads(SpecialReg::GlobalSize), 24),
@@ -240,6 +249,10 @@ pub struct ModuleLayout {
     pub kernel_shared_size: Vec<u32>,
     /// Size of the private arena in bytes (a multiple of 8).
     pub private_size: u32,
+    /// When the private arena lives in a per-launch scratch buffer rather than in Private
+    /// storage ([`PrivateHome`]): the bytes of it each invocation owns (the arena times the
+    /// lanes of an invocation), a multiple of 16.
+    pub scratch_stride: Option<u64>,
     /// Arena offset of the global lock table ([`locks::GLOBAL_LOCKS`] words), when some
     /// atomic of the module may need a lock on global memory.
     pub global_locks: Option<u64>,
@@ -316,7 +329,27 @@ fn check_arena(end: u64, align: u64, span: crate::span::Span) -> Result<(), Layo
 /// [`LayoutError`] when the shared or private memory of a kernel does not fit 32-bit
 /// addresses.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
-    layout_for(module, false, false)
+    layout_for(module, false, false, PrivateHome::default())
+}
+
+/// Where a translation puts the private arena (spec-notes §95).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrivateHome {
+    /// Copies of the arena each invocation holds: the lanes of an invocation on virtual
+    /// lanes, else 1.
+    pub copies: u32,
+    /// The most bytes of arena (all copies) an invocation keeps in Private storage
+    /// ([`crate::Options::scratch_threshold`]); past it the arena lives in scratch.
+    pub threshold: u32,
+}
+
+impl Default for PrivateHome {
+    fn default() -> PrivateHome {
+        PrivateHome {
+            copies: 1,
+            threshold: crate::options::DEFAULT_SCRATCH_THRESHOLD,
+        }
+    }
 }
 
 /// Whether a function of `module` has a loop: a `goto` to a label at or before it. Every
@@ -339,7 +372,12 @@ pub fn has_loop(module: &Module) -> bool {
 }
 
 /// The offsets and sizes of [`layout_for`], without the arena's initial image.
-fn place(module: &Module, checked: bool, cancellable: bool) -> Result<ModuleLayout, LayoutError> {
+fn place(
+    module: &Module,
+    checked: bool,
+    cancellable: bool,
+    home: PrivateHome,
+) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,
         ..Default::default()
@@ -395,9 +433,13 @@ fn place(module: &Module, checked: bool, cancellable: bool) -> Result<ModuleLayo
     l.arena_align = arena_align;
     l.arena_size = align_up(arena_end.max(16), 16);
     l.private_size = align_up(private_end, 8) as u32;
+    let per_invocation = l.private_size as u64 * home.copies.max(1) as u64;
+    l.scratch_stride =
+        (per_invocation > home.threshold as u64).then(|| align_up(per_invocation, 16));
     let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
     let cancel = (cancellable || checked) && has_loop(module);
-    l.launch = launch::LaunchLayout::of(module, globals_arena, checked, cancel);
+    let scratch = l.scratch_stride.is_some();
+    l.launch = launch::LaunchLayout::of(module, globals_arena, checked, (cancel, scratch));
     Ok(l)
 }
 
@@ -405,19 +447,21 @@ fn place(module: &Module, checked: bool, cancellable: bool) -> Result<ModuleLayo
 /// building the arena's initial image: what the linker checks, so that `check` reports the
 /// limits; the back end lays the module out once, after its passes.
 pub fn check_limits(module: &Module) -> Result<(), LayoutError> {
-    place(module, false, false).map(drop)
+    place(module, false, false, PrivateHome::default()).map(drop)
 }
 
 /// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not, and
 /// cancellable ([`crate::Options::cancellable`]) or not: a checked one's launch block has
 /// the check block's slot, a cancellable one of a module with a loop
-/// ([`has_loop`]) the cancel word's. Cost and errors: those of [`layout`].
+/// ([`has_loop`]) the cancel word's; `home` says whether the private arena lives in
+/// scratch, which then has a slot too. Cost and errors: those of [`layout`].
 pub fn layout_for(
     module: &Module,
     checked: bool,
     cancellable: bool,
+    home: PrivateHome,
 ) -> Result<ModuleLayout, LayoutError> {
-    let mut l = place(module, checked, cancellable)?;
+    let mut l = place(module, checked, cancellable, home)?;
     fill_image(module, &mut l);
     Ok(l)
 }

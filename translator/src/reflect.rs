@@ -40,6 +40,12 @@ pub struct Reflection {
     pub shared_size: u32,
     /// Bytes of private memory per work-item.
     pub private_size: u32,
+    /// When the private arena lives in a per-launch scratch buffer (spec-notes §95): the
+    /// bytes each invocation owns there. The host allocates `stride × invocations of the
+    /// largest dispatch` bytes per launch and passes the address in the launch block's
+    /// [`scratch`](crate::layout::launch::LaunchLayout::scratch) slot. `None`: the arena is
+    /// in Private storage.
+    pub scratch_stride: Option<u64>,
     /// For a checked translation ([`crate::Options::checked`]): the checked instructions
     /// and the memory variables, which the host needs to report a violation.
     pub checked: Option<crate::memcheck::CheckInfo>,

@@ -144,6 +144,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         checked: a.checked,
         cancellable: a.cancellable,
         stack_depth: a.stack_depth,
+        scratch_threshold: pisa_translator::Options::default().scratch_threshold,
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,

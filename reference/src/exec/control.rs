@@ -149,13 +149,7 @@ fn check_stack_depth(ctx: &LaneCtx, callee: FuncId) -> Result<()> {
     let Some(cycle) = cycles.get(callee.0 as usize).copied().flatten() else {
         return Ok(());
     };
-    let active = ctx
-        .lane
-        .frames
-        .iter()
-        .filter(|f| cycles.get(f.func.0 as usize).copied().flatten() == Some(cycle))
-        .count();
-    if active < ctx.env.stack_depth as usize {
+    if ctx.lane.cycle_frames(cycle) < ctx.env.stack_depth {
         return Ok(());
     }
     let env = ctx.env;

@@ -167,6 +167,11 @@ unsafe fn record_parts(
                 let Some(part) = lazy.next_part(*done)? else {
                     return Ok(true);
                 };
+                if lazy.serial && *done > 0 {
+                    // Also at the start of a later batch: a barrier orders every command
+                    // submitted before it on the queue.
+                    barrier(device, cmd);
+                }
                 let p = &lazy.pipelines[part.pipeline];
                 dispatch(
                     device,

@@ -920,6 +920,7 @@ impl<'a> FnCx<'a> {
     /// lies outside the NDRange: partial edge work-groups are dispatched with their own,
     /// smaller, local size, so there is nothing to guard.
     pub(super) fn kernel_prologue(&mut self) -> EResult {
+        self.init_scratch()?;
         self.init_checks()?;
         self.init_lane_numbering()?;
         self.init_shared_locks()

@@ -184,6 +184,12 @@ impl FnCx<'_> {
         self.m.b.load(u32t, None, p, access, extra).map_err(bug)
     }
 
+    fn word_store(&mut self, space: WordSpace, word: Word, value: Word) -> EResult {
+        let p = self.word_ptr(space, word)?;
+        let (access, extra) = self.access_for(space, 4);
+        self.m.b.store(p, value, access, extra).map_err(bug)
+    }
+
     fn access_for(&self, space: WordSpace, align: u32) -> (Option<MemoryAccess>, Vec<SpvOperand>) {
         match space {
             WordSpace::Global(_) => (
@@ -196,6 +202,7 @@ impl FnCx<'_> {
 
     /// Loads `bits` (8/16/32/64) at byte address `addr` (u32) of a word arena.
     pub fn word_arena_load(&mut self, space: WordSpace, addr: Word, bits: u32) -> EResult<Word> {
+        let space = self.arena_space(space)?;
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
         let word = self
@@ -244,6 +251,7 @@ impl FnCx<'_> {
         bits: u32,
         value: Word,
     ) -> EResult {
+        let space = self.arena_space(space)?;
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
         let word = self
@@ -252,20 +260,15 @@ impl FnCx<'_> {
             .shift_right_logical(u32t, None, addr, two)
             .map_err(bug)?;
         match bits {
-            32 => {
-                let p = self.word_ptr(space, word)?;
-                self.m.b.store(p, value, None, []).map_err(bug)
-            }
+            32 => self.word_store(space, word, value),
             64 => {
                 let lo = self.resize(value, 64, 32)?;
                 let hi = self.shr_const(value, 64, 32)?;
                 let hi = self.resize(hi, 64, 32)?;
-                let p = self.word_ptr(space, word)?;
-                self.m.b.store(p, lo, None, []).map_err(bug)?;
+                self.word_store(space, word, lo)?;
                 let one = self.m.const_u32(1);
                 let w1 = self.m.b.i_add(u32t, None, word, one).map_err(bug)?;
-                let p1 = self.word_ptr(space, w1)?;
-                self.m.b.store(p1, hi, None, []).map_err(bug)
+                self.word_store(space, w1, hi)
             }
             _ => {
                 let sh = self.byte_shift(addr)?;
@@ -296,10 +299,12 @@ impl FnCx<'_> {
                         .map_err(bug)?;
                     Ok(())
                 } else {
-                    let old = self.m.b.load(u32t, None, p, None, []).map_err(bug)?;
+                    let (access, extra) = self.access_for(space, 4);
+                    let old = self.m.b.load(u32t, None, p, access, extra.clone());
+                    let old = old.map_err(bug)?;
                     let kept = self.m.b.bitwise_and(u32t, None, old, inv).map_err(bug)?;
                     let new = self.m.b.bitwise_or(u32t, None, kept, bits_v).map_err(bug)?;
-                    self.m.b.store(p, new, None, []).map_err(bug)
+                    self.m.b.store(p, new, access, extra).map_err(bug)
                 }
             }
         }
@@ -410,7 +415,7 @@ impl FnCx<'_> {
         let tag = self.m.b.bitwise_and(u64t, None, addr, mask).map_err(bug)?;
         let low = self.resize(addr, 64, 32)?;
         let mut arms: Vec<(u64, MemSpace)> = Vec::new();
-        if self.m.private.is_some() {
+        if self.m.private.is_some() || self.m.scratch.is_some() {
             arms.push((generic::PRIVATE_TAG, MemSpace::Private));
         }
         if self.m.shared.is_some() {

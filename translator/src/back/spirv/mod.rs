@@ -23,6 +23,7 @@ mod ops_data;
 mod ops_float;
 mod ops_int;
 mod ops_subgroup;
+mod scratch;
 pub mod special;
 mod values;
 mod virtual_lanes;
@@ -67,8 +68,6 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         crate::mid::verify::verify_in_debug(&l.module, "the recursion pass")?;
     }
     let module = lowered.as_ref().map_or(module, |l| &l.module);
-    let mut layout = layout::layout_for(module, options.checked, options.cancellable)
-        .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     check_recursion(module)?;
     let call_graph = crate::mid::calls::CallGraph::new(module);
     let lane_plan = crate::mid::lanes::plan(module, &call_graph);
@@ -115,11 +114,21 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     } else {
         u32::from(any_partial)
     };
-    let mut m = ModuleCx::new(
-        layout.shared_size,
-        layout.private_size * k.max(1),
-        layout.launch.size,
-    );
+    // The registers' webs change no variable: the layout is that of the lowered module.
+    let home = layout::PrivateHome {
+        copies: k.max(1),
+        threshold: options.scratch_threshold,
+    };
+    let mut layout = layout::layout_for(module, options.checked, options.cancellable, home)
+        .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
+    let private_storage = match layout.scratch_stride {
+        Some(_) => 0,
+        None => layout.private_size * k.max(1),
+    };
+    let mut m = ModuleCx::new(layout.shared_size, private_storage, layout.launch.size);
+    if layout.scratch_stride.is_some() {
+        m.declare_scratch();
+    }
     if any_on_lanes || any_partial {
         m.declare_virtual_lanes(subgroups.width, subgroups.hardware, layout.private_size / 4);
     }
@@ -538,6 +547,7 @@ fn reflect(
         },
         shared_size: layout.shared_size,
         private_size: layout.private_size,
+        scratch_stride: layout.scratch_stride,
         float_model: FloatModel::default(),
         faster_with_float64: false,
         launch: layout.launch,

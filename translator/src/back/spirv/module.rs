@@ -85,6 +85,9 @@ pub struct ModuleCx {
     /// `Private bool`: whether the running kernel numbers lanes by linear local id, when
     /// some function serves both kinds of kernel ([`crate::mid::lanes`]); every kernel sets it.
     pub lane_flag: Option<Word>,
+    /// `Private u64`: the address of this invocation's slice of the private scratch buffer,
+    /// when the private arena lives there ([`super::scratch`]); every kernel sets it first.
+    pub scratch: Option<Word>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -163,6 +166,7 @@ impl ModuleCx {
             float: super::FloatModel::default(),
             f64_would_help: false,
             lane_flag: None,
+            scratch: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };
