@@ -29,6 +29,15 @@ def interrupt_after(seconds: float) -> dict:
     return sent
 
 
+@pytest.fixture(autouse=True)
+def sigint_raises():
+    """SIGINT raises KeyboardInterrupt during these tests, also in a process started with
+    SIGINT ignored (a background job of a non-interactive shell inherits SIG_IGN)."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
 @pytest.fixture(scope="module")
 def checked_spin(kernels):
     """kernels/spin.pisa in a checked context: its loop checks the cancel word."""
