@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! source --front::lexer--> tokens --front::parser--> AST (spans on every node)
-//!        --front::sema--> typed IR (ir.rs: ids, typed qualifiers, converted immediates)
+//!        --front::sema--> typed IR (ir/: ids, typed qualifiers, converted immediates)
 //!        --layout--> globals arena + per-kernel launch block
 //!        --back::spirv--> SPIR-V words + reflect::Reflection
 //! ```

@@ -19,7 +19,7 @@
 //! once per lane and uniform ones once in all; it changes no behaviour. A function whose
 //! registers times blocks exceed [`BUDGET`] is left as it is.
 
-use crate::ir::{Function, Module, Opcode, Operand, RegId};
+use crate::ir::{Function, Inst, Module, Opcode, Operand, RegId};
 use crate::mid::cfg::{Cfg, Code};
 use crate::mid::liveness::{operand_reads, whole_write};
 
@@ -100,11 +100,29 @@ fn split_function(f: &Function) -> Option<Function> {
             }
         }
     }
-    let block_insts = |b: usize| match cfg.blocks[b].code {
+    let entry = entry_webs(f, body, &cfg, &def_web, &mut webs)?;
+    let refs = references(f, body, &cfg, &def_web, &entry);
+    renamed(f, &mut webs, &refs)
+}
+
+/// The instructions of block `b` (none for blocks the CFG made up).
+fn block_insts(cfg: &Cfg, b: usize) -> std::ops::Range<usize> {
+    match cfg.blocks[b].code {
         Code::Insts(ref r) => r.clone(),
         _ => 0..0,
-    };
-    // The web of each register at each block's entry; `None` before the block is reached.
+    }
+}
+
+/// The web of each register at each block's entry (`None` for blocks never reached), joining
+/// the webs that meet at a block; `None` when that does not settle in [`MAX_PASSES`].
+fn entry_webs(
+    f: &Function,
+    body: &[Inst],
+    cfg: &Cfg,
+    def_web: &[Vec<(usize, u32)>],
+    webs: &mut Webs,
+) -> Option<Vec<Option<Vec<u32>>>> {
+    let n = f.regs.len();
     let mut entry: Vec<Option<Vec<u32>>> = vec![None; cfg.blocks.len()];
     entry[0] = Some((0..n as u32).collect());
     let mut settled = false;
@@ -114,7 +132,7 @@ fn split_function(f: &Function) -> Option<Function> {
             let Some(mut state) = entry[b].clone() else {
                 continue;
             };
-            for i in block_insts(b) {
+            for i in block_insts(cfg, b) {
                 for &(k, w) in &def_web[i] {
                     if let Some(r) = whole_write(f, &body[i], k) {
                         state[r.0 as usize] = w;
@@ -140,16 +158,23 @@ fn split_function(f: &Function) -> Option<Function> {
             break;
         }
     }
-    if !settled {
-        return None;
-    }
-    // Every reference to a register: (instruction, operand, register, web).
+    settled.then_some(entry)
+}
+
+/// Every reference to a register: (instruction, operand, register, web).
+fn references(
+    f: &Function,
+    body: &[Inst],
+    cfg: &Cfg,
+    def_web: &[Vec<(usize, u32)>],
+    entry: &[Option<Vec<u32>>],
+) -> Vec<(usize, usize, RegId, u32)> {
     let mut refs: Vec<(usize, usize, RegId, u32)> = Vec::new();
     for &b in cfg.rpo() {
         let Some(mut state) = entry[b].clone() else {
             continue;
         };
-        let range = block_insts(b);
+        let range = block_insts(cfg, b);
         // The block's terminator, when an instruction ends it (it only reads).
         let term = body
             .get(range.end)
@@ -171,8 +196,14 @@ fn split_function(f: &Function) -> Option<Function> {
             }
         }
     }
-    // Each register keeps its id for the class of its entry value when that is read (or it
-    // is a parameter), else for its first class; every other class is a new register.
+    refs
+}
+
+/// `f` with each web's references renamed to the web's register: each register keeps its id
+/// for the class of its entry value when that is read (or it is a parameter), else for its
+/// first class; every other class is a new register. `None` when no register was split.
+fn renamed(f: &Function, webs: &mut Webs, refs: &[(usize, usize, RegId, u32)]) -> Option<Function> {
+    let n = f.regs.len();
     let mut reg_of: rustc_hash::FxHashMap<u32, RegId> = rustc_hash::FxHashMap::default();
     let mut id_taken: Vec<bool> = vec![false; n];
     for &r in &f.reg_params {
@@ -181,7 +212,7 @@ fn split_function(f: &Function) -> Option<Function> {
             reg_of.insert(r.0, r);
         }
     }
-    for &(_, _, r, w) in &refs {
+    for &(_, _, r, w) in refs {
         let root = webs.find(w);
         if root == r.0 {
             id_taken[r.0 as usize] = true;
@@ -190,7 +221,7 @@ fn split_function(f: &Function) -> Option<Function> {
     }
     let mut g = f.clone();
     let mut body_out = g.body.take()?;
-    for &(i, k, r, w) in &refs {
+    for &(i, k, r, w) in refs {
         let root = webs.find(w);
         let new = match reg_of.get(&root) {
             Some(&id) => id,

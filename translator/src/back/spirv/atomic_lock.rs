@@ -28,9 +28,10 @@
 //! Must not: decide which accesses need a lock ([`crate::layout::locks::locked`] does).
 
 use super::atomic_mem::{Apply, MemSync};
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::memory::WordSpace;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::MemSpace;
 use crate::layout::locks;
 use rspirv::spirv::{BuiltIn, LoopControl, MemorySemantics, Scope, Word};
@@ -58,7 +59,7 @@ impl<'a> FnCx<'a> {
                 let index = self.and_u32(index, locks::SHARED_LOCKS - 1)?;
                 let base = self.m.const_u32(table / 4);
                 let u32t = self.m.uint(32);
-                let word = self.m.b.i_add(u32t, None, base, index).map_err(bug)?;
+                let word = self.m.b.i_add(u32t, None, base, index);
                 Ok((self.word_ptr(WordSpace::Shared, word)?, Scope::Workgroup))
             }
             MemSpace::Global | MemSpace::Const => {
@@ -70,17 +71,13 @@ impl<'a> FnCx<'a> {
                 let index = self.and_u32(index, locks::GLOBAL_LOCKS - 1)?;
                 let u32t = self.m.uint(32);
                 let two = self.m.const_u32(2);
-                let bytes = self
-                    .m
-                    .b
-                    .shift_left_logical(u32t, None, index, two)
-                    .map_err(bug)?;
+                let bytes = self.m.b.shift_left_logical(u32t, None, index, two);
                 let bytes = self.resize(bytes, 32, 64)?;
                 let arena = self.globals_base()?;
                 let u64t = self.m.uint(64);
                 let k = self.m.const_uint(64, table);
-                let start = self.m.b.i_add(u64t, None, arena, k).map_err(bug)?;
-                let at = self.m.b.i_add(u64t, None, start, bytes).map_err(bug)?;
+                let start = self.m.b.i_add(u64t, None, arena, k);
+                let at = self.m.b.i_add(u64t, None, start, bytes);
                 Ok((self.global_ptr(at, 32)?, Scope::Device))
             }
             MemSpace::Private => Err(self.err("atomic access to .private memory")),
@@ -90,7 +87,7 @@ impl<'a> FnCx<'a> {
     fn and_u32(&mut self, x: Word, k: u32) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let k = self.m.const_u32(k);
-        self.m.b.bitwise_and(u32t, None, x, k).map_err(bug)
+        Ok(self.m.b.bitwise_and(u32t, None, x, k))
     }
 
     /// Pointers to the 32-bit words of the `bits`-wide location at `addr`, low word first.
@@ -101,14 +98,14 @@ impl<'a> FnCx<'a> {
             for i in 0..bits / 32 {
                 let k = self.m.const_u32(i);
                 let u32t = self.m.uint(32);
-                let word = self.m.b.i_add(u32t, None, first, k).map_err(bug)?;
+                let word = self.m.b.i_add(u32t, None, first, k);
                 out.push(self.word_ptr(WordSpace::Shared, word)?);
             }
         } else {
             let u64t = self.m.uint(64);
             for i in 0..bits / 32 {
                 let k = self.m.const_uint(64, 4 * i as u64);
-                let at = self.m.b.i_add(u64t, None, addr, k).map_err(bug)?;
+                let at = self.m.b.i_add(u64t, None, addr, k);
                 out.push(self.global_ptr(at, 32)?);
             }
         }
@@ -148,30 +145,29 @@ impl<'a> FnCx<'a> {
         self.do_until(|cx| {
             let prev =
                 cx.m.b
-                    .atomic_compare_exchange(u32t, None, lock, scope, acquire, relaxed, one, zero)
-                    .map_err(bug)?;
-            let got = cx.m.b.i_equal(bt, None, prev, zero).map_err(bug)?;
+                    .atomic_compare_exchange(u32t, None, lock, scope, acquire, relaxed, one, zero);
+            let got = cx.m.b.i_equal(bt, None, prev, zero);
             cx.if_then(got, |cx| {
                 let mut parts = Vec::with_capacity(words.len());
                 for &p in &words {
                     let x = cx.m.b.atomic_load(u32t, None, p, scope, relaxed);
-                    parts.push(x.map_err(bug)?);
+                    parts.push(x);
                 }
-                let old = cx.m.b.composite_construct(vt, None, parts).map_err(bug)?;
-                cx.m.b.store(result, old, None, []).map_err(bug)?;
+                let old = cx.m.b.composite_construct(vt, None, parts);
+                cx.m.b.store(result, old, None, []);
                 if let Some(update) = update {
                     let new = update(cx, old)?;
                     for (i, &p) in words.iter().enumerate() {
                         let x = cx.m.b.composite_extract(u32t, None, new, [i as u32]);
-                        let x = x.map_err(bug)?;
-                        cx.m.b.atomic_store(p, scope, relaxed, x).map_err(bug)?;
+                        let x = x;
+                        cx.m.b.atomic_store(p, scope, relaxed, x);
                     }
                 }
-                cx.m.b.atomic_store(lock, scope, release, zero).map_err(bug)
+                Ok(cx.m.b.atomic_store(lock, scope, release, zero))
             })?;
             Ok(got)
         })?;
-        self.m.b.load(vt, None, result, None, []).map_err(bug)
+        Ok(self.m.b.load(vt, None, result, None, []))
     }
 
     /// Kernel entry, when the kernel reserves the shared lock table (it can reach an atomic
@@ -188,49 +184,39 @@ impl<'a> FnCx<'a> {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let index = self.m.builtin(BuiltIn::LocalInvocationIndex, false);
-        let first = self.m.b.load(u32t, None, index, None, []).map_err(bug)?;
+        let first = self.m.b.load(u32t, None, index, None, []);
         let mut size = self.m.const_u32(1);
         let ws = self.m.workgroup_size;
         for c in 0..3 {
-            let s = self
-                .m
-                .b
-                .composite_extract(u32t, None, ws, [c])
-                .map_err(bug)?;
-            size = self.m.b.i_mul(u32t, None, size, s).map_err(bug)?;
+            let s = self.m.b.composite_extract(u32t, None, ws, [c]);
+            size = self.m.b.i_mul(u32t, None, size, s);
         }
         let i_var = self.local_var(u32t)?;
-        self.m.b.store(i_var, first, None, []).map_err(bug)?;
+        self.m.b.store(i_var, first, None, []);
         let [header, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(header).map_err(bug)?;
+        self.m.b.branch(header);
         self.begin(header)?;
-        let i = self.m.b.load(u32t, None, i_var, None, []).map_err(bug)?;
+        let i = self.m.b.load(u32t, None, i_var, None, []);
         let n = self.m.const_u32(locks::SHARED_LOCKS);
-        let more = self.m.b.u_less_than(bt, None, i, n).map_err(bug)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, LoopControl::NONE, [])
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(more, body, merge, [])
-            .map_err(bug)?;
+        let more = self.m.b.u_less_than(bt, None, i, n);
+        self.m.b.loop_merge(merge, cont, LoopControl::NONE, []);
+        self.m.b.branch_conditional(more, body, merge, []);
         self.begin(body)?;
         let base = self.m.const_u32(table / 4);
-        let word = self.m.b.i_add(u32t, None, base, i).map_err(bug)?;
+        let word = self.m.b.i_add(u32t, None, base, i);
         let p = self.word_ptr(WordSpace::Shared, word)?;
         let zero = self.m.const_u32(0);
-        self.m.b.store(p, zero, None, []).map_err(bug)?;
-        self.m.b.branch(cont).map_err(bug)?;
+        self.m.b.store(p, zero, None, []);
+        self.m.b.branch(cont);
         self.begin(cont)?;
-        let next = self.m.b.i_add(u32t, None, i, size).map_err(bug)?;
-        self.m.b.store(i_var, next, None, []).map_err(bug)?;
-        self.m.b.branch(header).map_err(bug)?;
+        let next = self.m.b.i_add(u32t, None, i, size);
+        self.m.b.store(i_var, next, None, []);
+        self.m.b.branch(header);
         self.begin(merge)?;
         let wg = self.m.const_u32(Scope::Workgroup as u32);
         let sem = self.m.const_u32(
             (MemorySemantics::ACQUIRE_RELEASE | MemorySemantics::WORKGROUP_MEMORY).bits(),
         );
-        self.m.b.control_barrier(wg, wg, sem).map_err(bug)
+        Ok(self.m.b.control_barrier(wg, wg, sem))
     }
 }

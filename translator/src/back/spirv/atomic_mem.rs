@@ -16,8 +16,9 @@
 //!
 //! Must not: decide which instruction needs which operation ([`super::ops_atomic`]).
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::MemSpace;
 use crate::reflect::Feature;
 use rspirv::spirv::{Capability, MemorySemantics, Scope, Word};
@@ -135,7 +136,7 @@ impl<'a> FnCx<'a> {
                 if w == 16 {
                     let u64t = self.m.uint(64);
                     let k = self.m.const_uint(64, !3);
-                    let wa = self.m.b.bitwise_and(u64t, None, addr, k).map_err(bug)?;
+                    let wa = self.m.b.bitwise_and(u64t, None, addr, k);
                     let ptr = self.global_ptr(wa, 32)?;
                     let low = self.resize(addr, 64, 32)?;
                     let shift = Some(self.half_shift(low)?);
@@ -165,11 +166,7 @@ impl<'a> FnCx<'a> {
                 }
                 let u32t = self.m.uint(32);
                 let two = self.m.const_u32(2);
-                let word = self
-                    .m
-                    .b
-                    .shift_right_logical(u32t, None, addr, two)
-                    .map_err(bug)?;
+                let word = self.m.b.shift_right_logical(u32t, None, addr, two);
                 let ptr = self.word_ptr(super::memory::WordSpace::Shared, word)?;
                 let shift = if w == 16 {
                     Some(self.half_shift(addr)?)
@@ -192,21 +189,14 @@ impl<'a> FnCx<'a> {
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
         let three = self.m.const_u32(3);
-        let b = self.m.b.bitwise_and(u32t, None, addr32, two).map_err(bug)?;
-        self.m
-            .b
-            .shift_left_logical(u32t, None, b, three)
-            .map_err(bug)
+        let b = self.m.b.bitwise_and(u32t, None, addr32, two);
+        Ok(self.m.b.shift_left_logical(u32t, None, b, three))
     }
 
     /// The 16-bit value at `shift` in `word`.
     fn extract_half(&mut self, word: Word, shift: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
-        let x = self
-            .m
-            .b
-            .shift_right_logical(u32t, None, word, shift)
-            .map_err(bug)?;
+        let x = self.m.b.shift_right_logical(u32t, None, word, shift);
         self.resize(x, 32, 16)
     }
 
@@ -214,20 +204,12 @@ impl<'a> FnCx<'a> {
     fn insert_half(&mut self, word: Word, shift: Word, half: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let ones = self.m.const_u32(0xFFFF);
-        let mask = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, ones, shift)
-            .map_err(bug)?;
-        let inv = self.m.b.not(u32t, None, mask).map_err(bug)?;
-        let kept = self.m.b.bitwise_and(u32t, None, word, inv).map_err(bug)?;
+        let mask = self.m.b.shift_left_logical(u32t, None, ones, shift);
+        let inv = self.m.b.not(u32t, None, mask);
+        let kept = self.m.b.bitwise_and(u32t, None, word, inv);
         let h = self.resize(half, 16, 32)?;
-        let h = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, h, shift)
-            .map_err(bug)?;
-        self.m.b.bitwise_or(u32t, None, kept, h).map_err(bug)
+        let h = self.m.b.shift_left_logical(u32t, None, h, shift);
+        Ok(self.m.b.bitwise_or(u32t, None, kept, h))
     }
 
     /// An atomic read-modify-write of the `w`-bit value at `addr` in `space` (global or
@@ -253,7 +235,7 @@ impl<'a> FnCx<'a> {
         let scope = self.scope_id(loc.sync.scope);
         let sem = self.sem_id(loc.sync.sem);
         let (p, b) = (loc.ptr, &mut self.m.b);
-        match n {
+        Ok(match n {
             Native::Add(v) => b.atomic_i_add(t, None, p, scope, sem, v),
             Native::Sub(v) => b.atomic_i_sub(t, None, p, scope, sem, v),
             Native::Smin(v) => b.atomic_s_min(t, None, p, scope, sem, v),
@@ -271,8 +253,7 @@ impl<'a> FnCx<'a> {
                     .b
                     .atomic_compare_exchange(t, None, p, scope, sem, uneq, v, cmp)
             }
-        }
-        .map_err(bug)
+        })
     }
 
     /// `do { old = cur; new = apply(old); cur = cas(ptr, old, new) } while (cur != old)`;
@@ -283,14 +264,10 @@ impl<'a> FnCx<'a> {
         let cur = self.local_var(t)?;
         let scope = self.scope_id(loc.sync.scope);
         let relaxed = self.sem_id(MemorySemantics::empty());
-        let first = self
-            .m
-            .b
-            .atomic_load(t, None, loc.ptr, scope, relaxed)
-            .map_err(bug)?;
-        self.m.b.store(cur, first, None, []).map_err(bug)?;
+        let first = self.m.b.atomic_load(t, None, loc.ptr, scope, relaxed);
+        self.m.b.store(cur, first, None, []);
         self.do_until(|cx| {
-            let old = cx.m.b.load(t, None, cur, None, []).map_err(bug)?;
+            let old = cx.m.b.load(t, None, cur, None, []);
             let new = match loc.shift {
                 Some(sh) => {
                     let h = cx.extract_half(old, sh)?;
@@ -304,12 +281,11 @@ impl<'a> FnCx<'a> {
             let uneq = cx.sem_id(uneq);
             let got =
                 cx.m.b
-                    .atomic_compare_exchange(t, None, loc.ptr, scope, eq, uneq, new, old)
-                    .map_err(bug)?;
-            cx.m.b.store(cur, got, None, []).map_err(bug)?;
-            cx.m.b.i_equal(bt, None, got, old).map_err(bug)
+                    .atomic_compare_exchange(t, None, loc.ptr, scope, eq, uneq, new, old);
+            cx.m.b.store(cur, got, None, []);
+            Ok(cx.m.b.i_equal(bt, None, got, old))
         })?;
-        let fin = self.m.b.load(t, None, cur, None, []).map_err(bug)?;
+        let fin = self.m.b.load(t, None, cur, None, []);
         match loc.shift {
             Some(sh) => self.extract_half(fin, sh),
             None => Ok(fin),
@@ -328,11 +304,7 @@ impl<'a> FnCx<'a> {
         let t = self.m.uint(loc.word_bits);
         let scope = self.scope_id(loc.sync.scope);
         let sem = self.sem_id(loc.sync.sem);
-        let x = self
-            .m
-            .b
-            .atomic_load(t, None, loc.ptr, scope, sem)
-            .map_err(bug)?;
+        let x = self.m.b.atomic_load(t, None, loc.ptr, scope, sem);
         match loc.shift {
             Some(sh) => self.extract_half(x, sh),
             None => Ok(x),
@@ -356,9 +328,6 @@ impl<'a> FnCx<'a> {
         }
         let scope = self.scope_id(loc.sync.scope);
         let sem = self.sem_id(loc.sync.sem);
-        self.m
-            .b
-            .atomic_store(loc.ptr, scope, sem, value)
-            .map_err(bug)
+        Ok(self.m.b.atomic_store(loc.ptr, scope, sem, value))
     }
 }

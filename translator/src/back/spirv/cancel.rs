@@ -13,15 +13,16 @@
 //! iteration ends in bounded time, and a check after each call would only cost.
 //!
 //! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body
-//! (native lowering, `function.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
+//! (native lowering, `function/structured.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
 //! virtual lanes (`virtual_lanes/control.rs`), which drops every lane from the set that
 //! runs the loop again.
 //!
 //! Must not: decide where loops are (the structurizer and the lowerings do), or who sets
 //! the word (the runtime and the host API do).
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use rspirv::spirv::{self, MemorySemantics, Scope, Word};
 
 /// What the host writes into the cancel word to stop a launch.
@@ -54,13 +55,9 @@ impl FnCx<'_> {
         let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
         let scope = self.m.const_u32(Scope::Device as u32);
         let relaxed = self.m.const_u32(MemorySemantics::empty().bits());
-        let v = self
-            .m
-            .b
-            .atomic_load(u32t, None, word, scope, relaxed)
-            .map_err(bug)?;
+        let v = self.m.b.atomic_load(u32t, None, word, scope, relaxed);
         let zero = self.m.const_u32(0);
-        let mut stop = self.m.b.i_not_equal(bt, None, v, zero).map_err(bug)?;
+        let mut stop = self.m.b.i_not_equal(bt, None, v, zero);
         let counts: Vec<Word> = self
             .m
             .checks
@@ -68,9 +65,9 @@ impl FnCx<'_> {
             .map(|c| c.pending.iter().map(|p| p.count).collect())
             .unwrap_or_default();
         for count in counts {
-            let n = self.m.b.load(u32t, None, count, None, []).map_err(bug)?;
-            let bad = self.m.b.i_not_equal(bt, None, n, zero).map_err(bug)?;
-            stop = self.m.b.logical_or(bt, None, stop, bad).map_err(bug)?;
+            let n = self.m.b.load(u32t, None, count, None, []);
+            let bad = self.m.b.i_not_equal(bt, None, n, zero);
+            stop = self.m.b.logical_or(bt, None, stop, bad);
         }
         Ok(Some(stop))
     }
@@ -84,14 +81,8 @@ impl FnCx<'_> {
             return Ok(());
         };
         let (out, go) = (self.m.b.id(), self.m.b.id());
-        self.m
-            .b
-            .selection_merge(go, spirv::SelectionControl::NONE)
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(stop, out, go, [])
-            .map_err(bug)?;
+        self.m.b.selection_merge(go, spirv::SelectionControl::NONE);
+        self.m.b.branch_conditional(stop, out, go, []);
         self.begin(out)?;
         self.emit_return(None)?;
         self.begin(go)
@@ -106,7 +97,7 @@ impl FnCx<'_> {
         };
         let u32t = self.m.uint(32);
         let zero = self.m.const_u32(0);
-        self.m.b.select(u32t, None, stop, zero, again).map_err(bug)
+        Ok(self.m.b.select(u32t, None, stop, zero, again))
     }
 
     /// In a checked translation, at the return of a work-item with a violation: sets the
@@ -119,6 +110,6 @@ impl FnCx<'_> {
         let scope = self.m.const_u32(Scope::Device as u32);
         let relaxed = self.m.const_u32(MemorySemantics::empty().bits());
         let v = self.m.const_u32(CANCELLED_BY_CHECKER);
-        self.m.b.atomic_store(word, scope, relaxed, v).map_err(bug)
+        Ok(self.m.b.atomic_store(word, scope, relaxed, v))
     }
 }

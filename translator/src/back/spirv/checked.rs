@@ -27,9 +27,10 @@
 //! Must not: lower the accesses themselves (that is `memory.rs`, `ops_data.rs`,
 //! `ops_atomic.rs`), or decide the host's table (that is the host API's `memcheck.rs`).
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::memory::Space;
 use super::module::{ModuleCx, Scalar};
+use crate::back::spirv::error::EResult;
 use crate::ir::{AddrBase, Address, FuncId, Inst, MemSpace, Module, Operand, SpecialReg, VarRef};
 use crate::layout::{generic, ModuleLayout};
 use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName};
@@ -316,24 +317,21 @@ impl FnCx<'_> {
             return Err(self.err("internal error: the launch block has no check block"));
         };
         let v = self.launch_u64(slot)?;
-        self.m.b.store(var, v, None, []).map_err(bug)?;
+        self.m.b.store(var, v, None, []);
         for (k, e) in hot.into_iter().enumerate() {
             let at = block::HOT + block::ENTRY_SIZE * k as u64;
             let p = self.addr_add(v, 64, at)?;
             let start = self.global_load(p, 64)?;
-            self.m.b.store(e.start, start, None, []).map_err(bug)?;
+            self.m.b.store(e.start, start, None, []);
             let p = self.addr_add(v, 64, at + 8)?;
             let raw = self.global_load(p, 64)?;
             let (end, read_only) = self.split_end(raw)?;
-            self.m.b.store(e.end, end, None, []).map_err(bug)?;
-            self.m
-                .b
-                .store(e.read_only, read_only, None, [])
-                .map_err(bug)?;
+            self.m.b.store(e.end, end, None, []);
+            self.m.b.store(e.read_only, read_only, None, []);
         }
         let zero = self.m.const_u32(0);
         for p in pending {
-            self.m.b.store(p.count, zero, None, []).map_err(bug)?;
+            self.m.b.store(p.count, zero, None, []);
         }
         Ok(())
     }
@@ -390,14 +388,14 @@ impl FnCx<'_> {
             a,
             |cx| {
                 let v = access(cx)?;
-                cx.m.b.store(result, v, None, []).map_err(bug)
+                Ok(cx.m.b.store(result, v, None, []))
             },
             |cx| {
                 let zero = cx.m.b.constant_null(ty);
-                cx.m.b.store(result, zero, None, []).map_err(bug)
+                Ok(cx.m.b.store(result, zero, None, []))
             },
         )?;
-        self.m.b.load(ty, None, result, None, []).map_err(bug)
+        Ok(self.m.b.load(ty, None, result, None, []))
     }
 
     /// Whether `a` passes its check (bool), and what [`FnCx::record`] needs when it does
@@ -427,14 +425,10 @@ impl FnCx<'_> {
                     // the space its tag names (as the reference interpreter does).
                     let tag = self.has_tag(full, s)?;
                     let bt = self.m.ty(Scalar::Bool);
-                    v.inside = self.m.b.logical_and(bt, None, v.inside, tag).map_err(bug)?;
+                    v.inside = self.m.b.logical_and(bt, None, v.inside, tag);
                     let named = self.tag_space(full)?;
                     let u32t = self.m.uint(32);
-                    v.space = self
-                        .m
-                        .b
-                        .select(u32t, None, tag, v.space, named)
-                        .map_err(bug)?;
+                    v.space = self.m.b.select(u32t, None, tag, v.space, named);
                 }
                 v
             }
@@ -444,16 +438,12 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let low = self.resize(a.addr, bits, 32)?;
         let mask = self.m.const_u32(a.align.max(1) - 1);
-        let off = self.m.b.bitwise_and(u32t, None, low, mask).map_err(bug)?;
+        let off = self.m.b.bitwise_and(u32t, None, low, mask);
         let zero = self.m.const_u32(0);
-        let aligned = self.m.b.i_equal(bt, None, off, zero).map_err(bug)?;
-        let writable = self.m.b.logical_not(bt, None, v.read_only).map_err(bug)?;
-        let ok = self
-            .m
-            .b
-            .logical_and(bt, None, v.inside, writable)
-            .map_err(bug)?;
-        let ok = self.m.b.logical_and(bt, None, ok, aligned).map_err(bug)?;
+        let aligned = self.m.b.i_equal(bt, None, off, zero);
+        let writable = self.m.b.logical_not(bt, None, v.read_only);
+        let ok = self.m.b.logical_and(bt, None, v.inside, writable);
+        let ok = self.m.b.logical_and(bt, None, ok, aligned);
         Ok((
             ok,
             Failure {
@@ -474,30 +464,14 @@ impl FnCx<'_> {
         // reason: misaligned, else out of bounds, else read-only
         let [oob, ro, mis] = [code::OUT_OF_BOUNDS, code::READ_ONLY, code::MISALIGNED]
             .map(|r| self.m.const_u32(r << code::REASON_SHIFT));
-        let r = self
-            .m
-            .b
-            .select(u32t, None, v.read_only, ro, zero)
-            .map_err(bug)?;
-        let r = self.m.b.select(u32t, None, v.inside, r, oob).map_err(bug)?;
-        let reason = self
-            .m
-            .b
-            .select(u32t, None, f.aligned, r, mis)
-            .map_err(bug)?;
+        let r = self.m.b.select(u32t, None, v.read_only, ro, zero);
+        let r = self.m.b.select(u32t, None, v.inside, r, oob);
+        let reason = self.m.b.select(u32t, None, f.aligned, r, mis);
         let fixed =
             code::access(a.kind) << code::ACCESS_SHIFT | if f.generic { code::GENERIC } else { 0 };
         let fixed = self.m.const_u32(fixed);
-        let tagged = self
-            .m
-            .b
-            .bitwise_or(u32t, None, fixed, v.space)
-            .map_err(bug)?;
-        let code = self
-            .m
-            .b
-            .bitwise_or(u32t, None, tagged, reason)
-            .map_err(bug)?;
+        let tagged = self.m.b.bitwise_or(u32t, None, fixed, v.space);
+        let code = self.m.b.bitwise_or(u32t, None, tagged, reason);
         self.note_violation(site, code, ok, a)
     }
 
@@ -551,16 +525,13 @@ impl FnCx<'_> {
             Space::Generic => self.resize(a.addr, 64, bits)?,
             Space::Mem(s) => self.resize(a.addr, s.address_bits(), bits)?,
         };
-        let rel = self.m.b.i_sub(t, None, addr, base).map_err(bug)?;
+        let rel = self.m.b.i_sub(t, None, addr, base);
         let size = self.var_size(var);
         let inside = match size.checked_sub(a.bytes as u64) {
             Some(last) => {
                 let bt = self.m.ty(Scalar::Bool);
                 let last = self.m.const_uint(bits, last);
-                self.m
-                    .b
-                    .u_less_than_equal(bt, None, rel, last)
-                    .map_err(bug)?
+                self.m.b.u_less_than_equal(bt, None, rel, last)
             }
             None => self.m.const_bool(false),
         };
@@ -588,13 +559,9 @@ impl FnCx<'_> {
         };
         let a64 = self.resize(addr, 32, 64)?;
         let n = self.m.const_uint(64, a.bytes as u64);
-        let end = self.m.b.i_add(u64t, None, a64, n).map_err(bug)?;
+        let end = self.m.b.i_add(u64t, None, a64, n);
         let bt = self.m.ty(Scalar::Bool);
-        let inside = self
-            .m
-            .b
-            .u_less_than_equal(bt, None, end, limit)
-            .map_err(bug)?;
+        let inside = self.m.b.u_less_than_equal(bt, None, end, limit);
         let read_only = self.m.const_bool(false);
         let space = self.m.const_u32(code::space(s));
         Ok(Verdict {
@@ -615,7 +582,7 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let blk = self.check_block()?;
         let n = self.m.const_uint(64, a.bytes as u64);
-        let last = self.m.b.i_add(u64t, None, addr, n).map_err(bug)?;
+        let last = self.m.b.i_add(u64t, None, addr, n);
         let mut hit = self.m.const_bool(false);
         let mut ro = self.m.const_bool(false);
         let mut hot = self
@@ -630,43 +597,31 @@ impl FnCx<'_> {
         }
         for e in hot {
             let [start, end] = [e.start, e.end].map(|v| self.m.b.load(u64t, None, v, None, []));
-            let inside = self.entry_holds(start.map_err(bug)?, end.map_err(bug)?, addr, last)?;
-            hit = self.m.b.logical_or(bt, None, hit, inside).map_err(bug)?;
+            let inside = self.entry_holds(start, end, addr, last)?;
+            hit = self.m.b.logical_or(bt, None, hit, inside);
             if a.kind != AccessKind::Load {
-                let e_ro = self
-                    .m
-                    .b
-                    .load(bt, None, e.read_only, None, [])
-                    .map_err(bug)?;
-                ro = self.m.b.select(bt, None, inside, e_ro, ro).map_err(bug)?;
+                let e_ro = self.m.b.load(bt, None, e.read_only, None, []);
+                ro = self.m.b.select(bt, None, inside, e_ro, ro);
             }
         }
         let found_v = self.local_var(bt)?;
         let ro_v = self.local_var(bt)?;
-        self.m.b.store(found_v, hit, None, []).map_err(bug)?;
-        self.m.b.store(ro_v, ro, None, []).map_err(bug)?;
-        let miss = self.m.b.logical_not(bt, None, hit).map_err(bug)?;
+        self.m.b.store(found_v, hit, None, []);
+        self.m.b.store(ro_v, ro, None, []);
+        let miss = self.m.b.logical_not(bt, None, hit);
         self.if_then(miss, |cx| {
             let (inside, t_ro) = cx.table_search(blk, addr, last)?;
-            let found = cx.m.b.logical_or(bt, None, hit, inside).map_err(bug)?;
-            let ro = cx.m.b.select(bt, None, hit, ro, t_ro).map_err(bug)?;
-            cx.m.b.store(found_v, found, None, []).map_err(bug)?;
-            cx.m.b.store(ro_v, ro, None, []).map_err(bug)
+            let found = cx.m.b.logical_or(bt, None, hit, inside);
+            let ro = cx.m.b.select(bt, None, hit, ro, t_ro);
+            cx.m.b.store(found_v, found, None, []);
+            Ok(cx.m.b.store(ro_v, ro, None, []))
         })?;
-        let found = self.m.b.load(bt, None, found_v, None, []).map_err(bug)?;
-        let ro = self.m.b.load(bt, None, ro_v, None, []).map_err(bug)?;
-        let no_wrap = self
-            .m
-            .b
-            .u_greater_than_equal(bt, None, last, addr)
-            .map_err(bug)?;
-        let inside = self
-            .m
-            .b
-            .logical_and(bt, None, found, no_wrap)
-            .map_err(bug)?;
+        let found = self.m.b.load(bt, None, found_v, None, []);
+        let ro = self.m.b.load(bt, None, ro_v, None, []);
+        let no_wrap = self.m.b.u_greater_than_equal(bt, None, last, addr);
+        let inside = self.m.b.logical_and(bt, None, found, no_wrap);
         let writes = self.m.const_bool(a.kind != AccessKind::Load);
-        let read_only = self.m.b.logical_and(bt, None, ro, writes).map_err(bug)?;
+        let read_only = self.m.b.logical_and(bt, None, ro, writes);
         let space = self.m.const_u32(code::space(s));
         Ok(Verdict {
             inside,
@@ -681,15 +636,11 @@ impl FnCx<'_> {
         let u64t = self.m.uint(64);
         let bt = self.m.ty(Scalar::Bool);
         let not_flag = self.m.const_uint(64, !block::READ_ONLY);
-        let end = self
-            .m
-            .b
-            .bitwise_and(u64t, None, raw, not_flag)
-            .map_err(bug)?;
+        let end = self.m.b.bitwise_and(u64t, None, raw, not_flag);
         let flag = self.m.const_uint(64, block::READ_ONLY);
-        let bits = self.m.b.bitwise_and(u64t, None, raw, flag).map_err(bug)?;
+        let bits = self.m.b.bitwise_and(u64t, None, raw, flag);
         let zero = self.m.const_uint(64, 0);
-        let read_only = self.m.b.i_not_equal(bt, None, bits, zero).map_err(bug)?;
+        let read_only = self.m.b.i_not_equal(bt, None, bits, zero);
         Ok((end, read_only))
     }
 
@@ -697,17 +648,9 @@ impl FnCx<'_> {
     /// caller's to check.
     fn entry_holds(&mut self, start: Word, end: Word, addr: Word, last: Word) -> EResult<Word> {
         let bt = self.m.ty(Scalar::Bool);
-        let after = self
-            .m
-            .b
-            .u_less_than_equal(bt, None, start, addr)
-            .map_err(bug)?;
-        let fits = self
-            .m
-            .b
-            .u_less_than_equal(bt, None, last, end)
-            .map_err(bug)?;
-        self.m.b.logical_and(bt, None, after, fits).map_err(bug)
+        let after = self.m.b.u_less_than_equal(bt, None, start, addr);
+        let fits = self.m.b.u_less_than_equal(bt, None, last, end);
+        Ok(self.m.b.logical_and(bt, None, after, fits))
     }
 
     /// The search of the whole allocation table in the check block `blk`: a branch-free
@@ -723,30 +666,27 @@ impl FnCx<'_> {
         let lo_var = self.local_var(u32t)?;
         let n_var = self.local_var(u32t)?;
         let zero = self.m.const_u32(0);
-        self.m.b.store(lo_var, zero, None, []).map_err(bug)?;
-        self.m.b.store(n_var, len, None, []).map_err(bug)?;
+        self.m.b.store(lo_var, zero, None, []);
+        self.m.b.store(n_var, len, None, []);
         let one = self.m.const_u32(1);
-        let several = self.m.b.u_greater_than(bt, None, len, one).map_err(bug)?;
+        let several = self.m.b.u_greater_than(bt, None, len, one);
         self.if_then(several, |cx| {
             cx.do_until(|cx| {
-                let lo = cx.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
-                let n = cx.m.b.load(u32t, None, n_var, None, []).map_err(bug)?;
+                let lo = cx.m.b.load(u32t, None, lo_var, None, []);
+                let n = cx.m.b.load(u32t, None, n_var, None, []);
                 let half = cx.shr_const(n, 32, 1)?;
-                let mid = cx.m.b.i_add(u32t, None, lo, half).map_err(bug)?;
+                let mid = cx.m.b.i_add(u32t, None, lo, half);
                 let start = cx.table_word(table, mid, 0)?;
-                let below =
-                    cx.m.b
-                        .u_less_than_equal(bt, None, start, addr)
-                        .map_err(bug)?;
-                let lo = cx.m.b.select(u32t, None, below, mid, lo).map_err(bug)?;
-                cx.m.b.store(lo_var, lo, None, []).map_err(bug)?;
-                let n = cx.m.b.i_sub(u32t, None, n, half).map_err(bug)?;
-                cx.m.b.store(n_var, n, None, []).map_err(bug)?;
+                let below = cx.m.b.u_less_than_equal(bt, None, start, addr);
+                let lo = cx.m.b.select(u32t, None, below, mid, lo);
+                cx.m.b.store(lo_var, lo, None, []);
+                let n = cx.m.b.i_sub(u32t, None, n, half);
+                cx.m.b.store(n_var, n, None, []);
                 let one = cx.m.const_u32(1);
-                cx.m.b.u_less_than_equal(bt, None, n, one).map_err(bug)
+                Ok(cx.m.b.u_less_than_equal(bt, None, n, one))
             })
         })?;
-        let lo = self.m.b.load(u32t, None, lo_var, None, []).map_err(bug)?;
+        let lo = self.m.b.load(u32t, None, lo_var, None, []);
         let start = self.table_word(table, lo, 0)?;
         let raw = self.table_word(table, lo, 8)?;
         let (end, read_only) = self.split_end(raw)?;
@@ -758,7 +698,7 @@ impl FnCx<'_> {
         let u64t = self.m.uint(64);
         let i = self.resize(index, 32, 64)?;
         let off = self.shl_const(i, 64, 4)?;
-        let p = self.m.b.i_add(u64t, None, table, off).map_err(bug)?;
+        let p = self.m.b.i_add(u64t, None, table, off);
         let p = self.addr_add(p, 64, at)?;
         self.global_load(p, 64)
     }
@@ -771,27 +711,23 @@ impl FnCx<'_> {
         let [inside_v, ro_v, space_v] = [bt, bt, u32t].map(|t| self.local_var(t));
         let (inside_v, ro_v, space_v) = (inside_v?, ro_v?, space_v?);
         let mask = self.m.const_uint(64, generic::TAG_MASK);
-        let tag = self
-            .m
-            .b
-            .bitwise_and(u64t, None, a.addr, mask)
-            .map_err(bug)?;
+        let tag = self.m.b.bitwise_and(u64t, None, a.addr, mask);
         let low = self.resize(a.addr, 64, 32)?;
         let store = |cx: &mut Self, v: Verdict| -> EResult {
-            cx.m.b.store(inside_v, v.inside, None, []).map_err(bug)?;
-            cx.m.b.store(ro_v, v.read_only, None, []).map_err(bug)?;
-            cx.m.b.store(space_v, v.space, None, []).map_err(bug)
+            cx.m.b.store(inside_v, v.inside, None, []);
+            cx.m.b.store(ro_v, v.read_only, None, []);
+            Ok(cx.m.b.store(space_v, v.space, None, []))
         };
         let local = |cx: &mut Self, s: MemSpace| -> EResult {
             let mut v = cx.arena_bounds(s, low, a)?;
             let clear = cx.has_tag(a.addr, s)?;
-            v.inside = cx.m.b.logical_and(bt, None, v.inside, clear).map_err(bug)?;
+            v.inside = cx.m.b.logical_and(bt, None, v.inside, clear);
             store(cx, v)
         };
         let private = self.m.const_uint(64, generic::PRIVATE_TAG);
-        let is_private = self.m.b.i_equal(bt, None, tag, private).map_err(bug)?;
+        let is_private = self.m.b.i_equal(bt, None, tag, private);
         let shared = self.m.const_uint(64, generic::SHARED_TAG);
-        let is_shared = self.m.b.i_equal(bt, None, tag, shared).map_err(bug)?;
+        let is_shared = self.m.b.i_equal(bt, None, tag, shared);
         self.if_else(
             is_private,
             |cx| local(cx, MemSpace::Private),
@@ -807,9 +743,9 @@ impl FnCx<'_> {
             },
         )?;
         Ok(Verdict {
-            inside: self.m.b.load(bt, None, inside_v, None, []).map_err(bug)?,
-            read_only: self.m.b.load(bt, None, ro_v, None, []).map_err(bug)?,
-            space: self.m.b.load(u32t, None, space_v, None, []).map_err(bug)?,
+            inside: self.m.b.load(bt, None, inside_v, None, []),
+            read_only: self.m.b.load(bt, None, ro_v, None, []),
+            space: self.m.b.load(u32t, None, space_v, None, []),
         })
     }
 
@@ -824,9 +760,9 @@ impl FnCx<'_> {
             _ => generic::PRIVATE_TAG,
         };
         let high = self.m.const_uint(64, !0xFFFF_FFFFu64);
-        let bits = self.m.b.bitwise_and(u64t, None, full, high).map_err(bug)?;
+        let bits = self.m.b.bitwise_and(u64t, None, full, high);
         let want = self.m.const_uint(64, tag);
-        self.m.b.i_equal(bt, None, bits, want).map_err(bug)
+        Ok(self.m.b.i_equal(bt, None, bits, want))
     }
 
     /// The space code ([`code::space`]) of the space a generic address's tag names.
@@ -834,16 +770,16 @@ impl FnCx<'_> {
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
         let mask = self.m.const_uint(64, generic::TAG_MASK);
-        let tag = self.m.b.bitwise_and(u64t, None, full, mask).map_err(bug)?;
+        let tag = self.m.b.bitwise_and(u64t, None, full, mask);
         let mut space = self.m.const_u32(code::space(MemSpace::Global));
         for (t, s) in [
             (generic::SHARED_TAG, MemSpace::Shared),
             (generic::PRIVATE_TAG, MemSpace::Private),
         ] {
             let k = self.m.const_uint(64, t);
-            let is = self.m.b.i_equal(bt, None, tag, k).map_err(bug)?;
+            let is = self.m.b.i_equal(bt, None, tag, k);
             let c = self.m.const_u32(code::space(s));
-            space = self.m.b.select(u32t, None, is, c, space).map_err(bug)?;
+            space = self.m.b.select(u32t, None, is, c, space);
         }
         Ok(space)
     }
@@ -854,7 +790,7 @@ impl FnCx<'_> {
             return Err(self.err("internal error: a check outside a checked translation"));
         };
         let u64t = self.m.uint(64);
-        self.m.b.load(u64t, None, var, None, []).map_err(bug)
+        Ok(self.m.b.load(u64t, None, var, None, []))
     }
 
     /// Counts a violation (`ok` false; `code` its record code) of the work-item and, when
@@ -871,11 +807,11 @@ impl FnCx<'_> {
         };
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
-        let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;
+        let count = self.m.b.load(u32t, None, p.count, None, []);
         let zero = self.m.const_u32(0);
-        let none_yet = self.m.b.i_equal(bt, None, count, zero).map_err(bug)?;
-        let bad = self.m.b.logical_not(bt, None, ok).map_err(bug)?;
-        let first = self.m.b.logical_and(bt, None, bad, none_yet).map_err(bug)?;
+        let none_yet = self.m.b.i_equal(bt, None, count, zero);
+        let bad = self.m.b.logical_not(bt, None, ok);
+        let first = self.m.b.logical_and(bt, None, bad, none_yet);
         let addr = match (a.origin, a.space) {
             (Some(full), _) => full,
             (None, Space::Mem(s)) => self.resize(a.addr, s.address_bits(), 64)?,
@@ -889,14 +825,14 @@ impl FnCx<'_> {
             (p.size, u32t, size),
             (p.address, u64t, addr),
         ] {
-            let old = self.m.b.load(t, None, var, None, []).map_err(bug)?;
-            let new = self.m.b.select(t, None, first, v, old).map_err(bug)?;
-            self.m.b.store(var, new, None, []).map_err(bug)?;
+            let old = self.m.b.load(t, None, var, None, []);
+            let new = self.m.b.select(t, None, first, v, old);
+            self.m.b.store(var, new, None, []);
         }
         let one = self.m.const_u32(1);
-        let inc = self.m.b.select(u32t, None, bad, one, zero).map_err(bug)?;
-        let count = self.m.b.i_add(u32t, None, count, inc).map_err(bug)?;
-        self.m.b.store(p.count, count, None, []).map_err(bug)
+        let inc = self.m.b.select(u32t, None, bad, one, zero);
+        let count = self.m.b.i_add(u32t, None, count, inc);
+        Ok(self.m.b.store(p.count, count, None, []))
     }
 
     /// At a kernel's return, in a checked translation: adds the work-item's violations to
@@ -919,19 +855,16 @@ impl FnCx<'_> {
     fn flush_lane(&mut self, p: Pending) -> EResult {
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
-        let count = self.m.b.load(u32t, None, p.count, None, []).map_err(bug)?;
+        let count = self.m.b.load(u32t, None, p.count, None, []);
         let zero = self.m.const_u32(0);
-        let any = self.m.b.i_not_equal(bt, None, count, zero).map_err(bug)?;
+        let any = self.m.b.i_not_equal(bt, None, count, zero);
         self.if_then(any, |cx| {
             let blk = cx.check_block()?;
             let total = cx.global_ptr(blk, 32)?;
             let scope = cx.m.const_u32(Scope::Device as u32);
             let sem = cx.m.const_u32(MemorySemantics::empty().bits());
-            let old =
-                cx.m.b
-                    .atomic_i_add(u32t, None, total, scope, sem, count)
-                    .map_err(bug)?;
-            let first = cx.m.b.i_equal(bt, None, old, zero).map_err(bug)?;
+            let old = cx.m.b.atomic_i_add(u32t, None, total, scope, sem, count);
+            let first = cx.m.b.i_equal(bt, None, old, zero);
             cx.cancel_all()?;
             cx.if_then(first, |cx| {
                 for (at, var) in [
@@ -939,11 +872,11 @@ impl FnCx<'_> {
                     (block::CODE, p.code),
                     (block::SIZE, p.size),
                 ] {
-                    let v = cx.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+                    let v = cx.m.b.load(u32t, None, var, None, []);
                     let p = cx.addr_add(blk, 64, at)?;
                     cx.global_store(p, 32, v)?;
                 }
-                let addr = cx.m.b.load(u64t, None, p.address, None, []).map_err(bug)?;
+                let addr = cx.m.b.load(u64t, None, p.address, None, []);
                 let p = cx.addr_add(blk, 64, block::ADDRESS)?;
                 cx.global_store(p, 64, addr)?;
                 for (at, reg) in [

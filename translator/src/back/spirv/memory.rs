@@ -14,8 +14,9 @@
 //! PISA requires every access to be aligned to its size (prog-5 §5.1), so no access
 //! straddles a word.
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::{AddrBase, AddrOffset, Address, MemSpace, VarRef};
 use crate::layout::generic;
 use crate::reflect::Feature;
@@ -56,7 +57,7 @@ impl FnCx<'_> {
                 let base = self.globals_base()?;
                 let k = self.m.const_uint(64, off);
                 let u64t = self.m.uint(64);
-                Ok((self.m.b.i_add(u64t, None, base, k).map_err(bug)?, space))
+                Ok((self.m.b.i_add(u64t, None, base, k), space))
             }
             MemSpace::Shared | MemSpace::Private => Ok((self.m.const_u32(off as u32), space)),
         }
@@ -112,7 +113,7 @@ impl FnCx<'_> {
                 let rb = self.reg_ty(r).total_bits();
                 let t = self.reg_type(r);
                 let v = self.reg_var(r);
-                let x = self.m.b.load(t, None, v, None, []).map_err(bug)?;
+                let x = self.m.b.load(t, None, v, None, []);
                 self.resize(x, rb, bits)?
             }
             AddrBase::Var(v) => {
@@ -133,15 +134,15 @@ impl FnCx<'_> {
             AddrOffset::None => Ok(base),
             AddrOffset::Imm(k) => {
                 let k = self.m.const_uint(bits, k as u64);
-                self.m.b.i_add(t, None, base, k).map_err(bug)
+                Ok(self.m.b.i_add(t, None, base, k))
             }
             AddrOffset::Reg(r) => {
                 let rb = self.reg_ty(r).total_bits();
                 let rt = self.reg_type(r);
                 let v = self.reg_var(r);
-                let x = self.m.b.load(rt, None, v, None, []).map_err(bug)?;
+                let x = self.m.b.load(rt, None, v, None, []);
                 let x = self.sresize(x, rb, bits)?;
-                self.m.b.i_add(t, None, base, x).map_err(bug)
+                Ok(self.m.b.i_add(t, None, base, x))
             }
         }
     }
@@ -165,13 +166,13 @@ impl FnCx<'_> {
                     _ => word,
                 };
                 let p = self.m.ptr(class, u32t);
-                self.m.b.access_chain(p, None, var, [word]).map_err(bug)
+                Ok(self.m.b.access_chain(p, None, var, [word]))
             }
             WordSpace::Global(base) => {
                 let u64t = self.m.uint(64);
                 let w = self.resize(word, 32, 64)?;
                 let off = self.shl_const(w, 64, 2)?;
-                let a = self.m.b.i_add(u64t, None, base, off).map_err(bug)?;
+                let a = self.m.b.i_add(u64t, None, base, off);
                 self.global_ptr(a, 32)
             }
         }
@@ -181,13 +182,13 @@ impl FnCx<'_> {
         let p = self.word_ptr(space, word)?;
         let u32t = self.m.uint(32);
         let (access, extra) = self.access_for(space, 4);
-        self.m.b.load(u32t, None, p, access, extra).map_err(bug)
+        Ok(self.m.b.load(u32t, None, p, access, extra))
     }
 
     fn word_store(&mut self, space: WordSpace, word: Word, value: Word) -> EResult {
         let p = self.word_ptr(space, word)?;
         let (access, extra) = self.access_for(space, 4);
-        self.m.b.store(p, value, access, extra).map_err(bug)
+        Ok(self.m.b.store(p, value, access, extra))
     }
 
     fn access_for(&self, space: WordSpace, align: u32) -> (Option<MemoryAccess>, Vec<SpvOperand>) {
@@ -205,28 +206,20 @@ impl FnCx<'_> {
         let space = self.arena_space(space)?;
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
-        let word = self
-            .m
-            .b
-            .shift_right_logical(u32t, None, addr, two)
-            .map_err(bug)?;
+        let word = self.m.b.shift_right_logical(u32t, None, addr, two);
         match bits {
             32 => self.word_load(space, word),
             64 => {
                 let lo = self.word_load(space, word)?;
                 let one = self.m.const_u32(1);
-                let w1 = self.m.b.i_add(u32t, None, word, one).map_err(bug)?;
+                let w1 = self.m.b.i_add(u32t, None, word, one);
                 let hi = self.word_load(space, w1)?;
                 self.pair_to_u64(lo, hi)
             }
             _ => {
                 let w = self.word_load(space, word)?;
                 let sh = self.byte_shift(addr)?;
-                let x = self
-                    .m
-                    .b
-                    .shift_right_logical(u32t, None, w, sh)
-                    .map_err(bug)?;
+                let x = self.m.b.shift_right_logical(u32t, None, w, sh);
                 self.resize(x, 32, bits)
             }
         }
@@ -235,11 +228,8 @@ impl FnCx<'_> {
     fn byte_shift(&mut self, addr: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let three = self.m.const_u32(3);
-        let low = self.m.b.bitwise_and(u32t, None, addr, three).map_err(bug)?;
-        self.m
-            .b
-            .shift_left_logical(u32t, None, low, three)
-            .map_err(bug)
+        let low = self.m.b.bitwise_and(u32t, None, addr, three);
+        Ok(self.m.b.shift_left_logical(u32t, None, low, three))
     }
 
     /// Stores `value` (`bits` wide) at byte address `addr` (u32) of the shared or private
@@ -254,11 +244,7 @@ impl FnCx<'_> {
         let space = self.arena_space(space)?;
         let u32t = self.m.uint(32);
         let two = self.m.const_u32(2);
-        let word = self
-            .m
-            .b
-            .shift_right_logical(u32t, None, addr, two)
-            .map_err(bug)?;
+        let word = self.m.b.shift_right_logical(u32t, None, addr, two);
         match bits {
             32 => self.word_store(space, word, value),
             64 => {
@@ -267,44 +253,30 @@ impl FnCx<'_> {
                 let hi = self.resize(hi, 64, 32)?;
                 self.word_store(space, word, lo)?;
                 let one = self.m.const_u32(1);
-                let w1 = self.m.b.i_add(u32t, None, word, one).map_err(bug)?;
+                let w1 = self.m.b.i_add(u32t, None, word, one);
                 self.word_store(space, w1, hi)
             }
             _ => {
                 let sh = self.byte_shift(addr)?;
                 let v32 = self.resize(value, bits, 32)?;
-                let bits_v = self
-                    .m
-                    .b
-                    .shift_left_logical(u32t, None, v32, sh)
-                    .map_err(bug)?;
+                let bits_v = self.m.b.shift_left_logical(u32t, None, v32, sh);
                 let ones = self.m.const_u32(if bits == 8 { 0xFF } else { 0xFFFF });
-                let mask = self
-                    .m
-                    .b
-                    .shift_left_logical(u32t, None, ones, sh)
-                    .map_err(bug)?;
-                let inv = self.m.b.not(u32t, None, mask).map_err(bug)?;
+                let mask = self.m.b.shift_left_logical(u32t, None, ones, sh);
+                let inv = self.m.b.not(u32t, None, mask);
                 let p = self.word_ptr(space, word)?;
                 if space == WordSpace::Shared {
                     let scope = self.m.const_u32(spirv::Scope::Workgroup as u32);
                     let sem = self.m.const_u32(spirv::MemorySemantics::empty().bits());
-                    self.m
-                        .b
-                        .atomic_and(u32t, None, p, scope, sem, inv)
-                        .map_err(bug)?;
-                    self.m
-                        .b
-                        .atomic_or(u32t, None, p, scope, sem, bits_v)
-                        .map_err(bug)?;
+                    self.m.b.atomic_and(u32t, None, p, scope, sem, inv);
+                    self.m.b.atomic_or(u32t, None, p, scope, sem, bits_v);
                     Ok(())
                 } else {
                     let (access, extra) = self.access_for(space, 4);
                     let old = self.m.b.load(u32t, None, p, access, extra.clone());
-                    let old = old.map_err(bug)?;
-                    let kept = self.m.b.bitwise_and(u32t, None, old, inv).map_err(bug)?;
-                    let new = self.m.b.bitwise_or(u32t, None, kept, bits_v).map_err(bug)?;
-                    self.m.b.store(p, new, access, extra).map_err(bug)
+                    let old = old;
+                    let kept = self.m.b.bitwise_and(u32t, None, old, inv);
+                    let new = self.m.b.bitwise_or(u32t, None, kept, bits_v);
+                    Ok(self.m.b.store(p, new, access, extra))
                 }
             }
         }
@@ -325,37 +297,31 @@ impl FnCx<'_> {
         }
         let t = self.m.uint(bits);
         let p = self.m.ptr(StorageClass::PhysicalStorageBuffer, t);
-        self.m.b.convert_u_to_ptr(p, None, addr).map_err(bug)
+        Ok(self.m.b.convert_u_to_ptr(p, None, addr))
     }
 
     /// Loads `bits` at a u64 global address.
     pub fn global_load(&mut self, addr: Word, bits: u32) -> EResult<Word> {
         let p = self.global_ptr(addr, bits)?;
         let t = self.m.uint(bits);
-        self.m
-            .b
-            .load(
-                t,
-                None,
-                p,
-                Some(MemoryAccess::ALIGNED),
-                [SpvOperand::LiteralBit32(bits / 8)],
-            )
-            .map_err(bug)
+        Ok(self.m.b.load(
+            t,
+            None,
+            p,
+            Some(MemoryAccess::ALIGNED),
+            [SpvOperand::LiteralBit32(bits / 8)],
+        ))
     }
 
     /// Stores `bits` at a u64 global address.
     pub fn global_store(&mut self, addr: Word, bits: u32, value: Word) -> EResult {
         let p = self.global_ptr(addr, bits)?;
-        self.m
-            .b
-            .store(
-                p,
-                value,
-                Some(MemoryAccess::ALIGNED),
-                [SpvOperand::LiteralBit32(bits / 8)],
-            )
-            .map_err(bug)
+        Ok(self.m.b.store(
+            p,
+            value,
+            Some(MemoryAccess::ALIGNED),
+            [SpvOperand::LiteralBit32(bits / 8)],
+        ))
     }
 
     /// Adds a byte offset to an address of `bits` bits.
@@ -365,7 +331,7 @@ impl FnCx<'_> {
         }
         let t = self.m.uint(bits);
         let c = self.m.const_uint(bits, k);
-        self.m.b.i_add(t, None, addr, c).map_err(bug)
+        Ok(self.m.b.i_add(t, None, addr, c))
     }
 
     /// Loads `bits` from `addr` in `space`.
@@ -379,9 +345,9 @@ impl FnCx<'_> {
                 let result = self.local_var(t)?;
                 self.generic_dispatch(addr, |cx, space, a| {
                     let v = cx.mem_load(space, a, bits)?;
-                    cx.m.b.store(result, v, None, []).map_err(bug)
+                    Ok(cx.m.b.store(result, v, None, []))
                 })?;
-                self.m.b.load(t, None, result, None, []).map_err(bug)
+                Ok(self.m.b.load(t, None, result, None, []))
             }
         }
     }
@@ -412,7 +378,7 @@ impl FnCx<'_> {
         let u64t = self.m.uint(64);
         let bt = self.m.ty(Scalar::Bool);
         let mask = self.m.const_uint(64, generic::TAG_MASK);
-        let tag = self.m.b.bitwise_and(u64t, None, addr, mask).map_err(bug)?;
+        let tag = self.m.b.bitwise_and(u64t, None, addr, mask);
         let low = self.resize(addr, 64, 32)?;
         let mut arms: Vec<(u64, MemSpace)> = Vec::new();
         if self.m.private.is_some() || self.m.scratch.is_some() {
@@ -437,7 +403,7 @@ impl FnCx<'_> {
             return access(self, Space::Mem(MemSpace::Global), addr);
         };
         let k = self.m.const_uint(64, t);
-        let is = self.m.b.i_equal(bt, None, tag, k).map_err(bug)?;
+        let is = self.m.b.i_equal(bt, None, tag, k);
         self.if_else(
             is,
             |cx| access(cx, Space::Mem(space), low),

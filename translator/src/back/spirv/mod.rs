@@ -14,6 +14,7 @@ mod atomic_mem;
 pub mod builder;
 pub mod cancel;
 pub mod checked;
+pub mod error;
 pub mod function;
 pub mod memory;
 pub mod module;
@@ -73,20 +74,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     let lane_plan = crate::mid::lanes::plan(module, &call_graph);
     let on_lanes = virtual_kernels(module, options, &subgroups, &lane_plan.subgroup_kernel);
     let any_on_lanes = on_lanes.contains(&true);
-    // A native sub-group kernel gets a second entry point on virtual lanes of one lane per
-    // invocation, for work-groups whose x size is no multiple of the sub-group's.
-    let partial: Vec<bool> = module
-        .functions
-        .iter()
-        .enumerate()
-        .map(|(i, f)| {
-            f.is_kernel()
-                && f.body.is_some()
-                && lane_plan.subgroup_kernel[i]
-                && !on_lanes[i]
-                && subgroups.hardware == subgroups.width
-        })
-        .collect();
+    let partial = partial_kernels(module, &lane_plan.subgroup_kernel, &on_lanes, &subgroups);
     let any_partial = partial.contains(&true);
     // Functions get a `.lanes` copy when a kernel on virtual lanes may reach them, and keep
     // their native one unless every kernel is on virtual lanes.
@@ -121,26 +109,17 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     };
     let mut layout = layout::layout_for(module, options.checked, options.cancellable, home)
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
-    let private_storage = match layout.scratch_stride {
-        Some(_) => 0,
-        None => layout.private_size * k.max(1),
-    };
-    let mut m = ModuleCx::new(layout.shared_size, private_storage, layout.launch.size);
-    if layout.scratch_stride.is_some() {
-        m.declare_scratch();
-    }
-    if any_on_lanes || any_partial {
-        m.declare_virtual_lanes(subgroups.width, subgroups.hardware, layout.private_size / 4);
-    }
-    m.float = options.float.unwrap_or_default();
-    if lane_plan.needs_flag {
-        m.declare_lane_flag();
-    }
-    if options.checked {
-        checked::declare(&mut m, module, k);
-    }
+    let lanes = any_on_lanes || any_partial;
+    let mut m = module_cx(
+        module,
+        options,
+        &layout,
+        k,
+        lanes.then_some(subgroups),
+        lane_plan.needs_flag,
+    );
     let sigs = signatures(&mut m, module, None);
-    let vsigs = if any_on_lanes || any_partial {
+    let vsigs = if lanes {
         signatures(&mut m, module, Some(k))
     } else {
         Vec::new()
@@ -152,17 +131,164 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
             s.id = m.b.id();
         }
     }
-    let mut errors = Vec::new();
-    'functions: for (i, f) in module.functions.iter().enumerate() {
+    let plan = KernelPlan {
+        on_lanes: &on_lanes,
+        partial: &partial,
+        lanes_reach: &lanes_reach,
+        numbering: &lane_plan.numbering,
+        native_kernels,
+        any_on_lanes,
+        k,
+    };
+    emit_functions(
+        &mut m,
+        module,
+        &layout,
+        &plan,
+        subgroups,
+        (&sigs, &vsigs, &psigs),
+    )?;
+    let subgroup_kernels = lane_plan.subgroup_kernel;
+    let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
+    if reconverge {
+        m.b.extension("SPV_KHR_maximal_reconvergence");
+    }
+    declare_entry_points(&mut m, module, options, (&sigs, &psigs), &partial, |i| {
+        reconverge && subgroup_kernels[i] && !on_lanes[i]
+    });
+    let recursion = lowered.as_ref().map(|l| l.info.clone());
+    let (spirv_words, mut reflection) = finish(m, module, &mut layout, recursion)?;
+    reflect_subgroups(&mut reflection, module, subgroups, reconverge, |i| {
+        (subgroup_kernels[i], on_lanes[i], partial[i])
+    });
+    Ok(Translation {
+        spirv: spirv_words,
+        reflection,
+    })
+}
+
+/// The module's words and its reflection (features, layout, float model, recursion, the
+/// checker's sites); the arena's initial image moves from `layout` into the reflection.
+fn finish(
+    mut m: ModuleCx,
+    module: &Module,
+    layout: &mut ModuleLayout,
+    recursion: Option<crate::passes::recursion::RecursionInfo>,
+) -> Result<(Vec<u32>, Reflection), Vec<Diagnostic>> {
+    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
+    features.extend(m.features.iter().copied());
+    features.sort();
+    features.dedup();
+    let m_float = m.float;
+    let m_f64_would_help = m.f64_would_help;
+    let spirv_words = m.b.finish().map_err(|e| vec![error::builder_misuse(e)])?;
+    // The arena's initial image moves into the reflection (it may be up to 2 GiB).
+    let image = std::mem::take(&mut layout.image);
+    let mut reflection = reflect(module, layout, image, &features);
+    reflection.float_model = m_float;
+    reflection.faster_with_float64 = m_f64_would_help;
+    reflection.recursion = recursion;
+    reflection.checked = m.checks.take().map(|c| crate::memcheck::CheckInfo {
+        sites: c.sites,
+        variables: checked::variables(module, layout),
+    });
+    Ok((spirv_words, reflection))
+}
+
+/// Native sub-group kernels that get a second entry point on virtual lanes of one lane per
+/// invocation, for work-groups whose x size is no multiple of the sub-group's.
+fn partial_kernels(
+    module: &Module,
+    subgroup_kernel: &[bool],
+    on_lanes: &[bool],
+    subgroups: &SubgroupMapping,
+) -> Vec<bool> {
+    module
+        .functions
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            f.is_kernel()
+                && f.body.is_some()
+                && subgroup_kernel[i]
+                && !on_lanes[i]
+                && subgroups.hardware == subgroups.width
+        })
+        .collect()
+}
+
+/// The module context of a translation: its memory (shared, private or scratch, launch
+/// block), its float model, the virtual lanes' state (`subgroups`, when some kernel runs on
+/// virtual lanes) and lane flag, and the checker's tables.
+fn module_cx(
+    module: &Module,
+    options: &Options,
+    layout: &ModuleLayout,
+    k: u32,
+    subgroups: Option<SubgroupMapping>,
+    needs_flag: bool,
+) -> ModuleCx {
+    let private_storage = match layout.scratch_stride {
+        Some(_) => 0,
+        None => layout.private_size * k.max(1),
+    };
+    let mut m = ModuleCx::new(layout.shared_size, private_storage, layout.launch.size);
+    if layout.scratch_stride.is_some() {
+        m.declare_scratch();
+    }
+    if let Some(s) = subgroups {
+        m.declare_virtual_lanes(s.width, s.hardware, layout.private_size / 4);
+    }
+    m.float = options.float.unwrap_or_default();
+    if needs_flag {
+        m.declare_lane_flag();
+    }
+    if options.checked {
+        checked::declare(&mut m, module, k);
+    }
+    m
+}
+
+/// Which functions are emitted how: the result of the planning steps of [`translate`].
+struct KernelPlan<'a> {
+    /// Kernels translated on virtual lanes.
+    on_lanes: &'a [bool],
+    /// Native sub-group kernels that also get a partial entry point (one lane per invocation).
+    partial: &'a [bool],
+    /// Functions a kernel on virtual lanes (or a partial entry point) may reach.
+    lanes_reach: &'a [bool],
+    /// Each function's lane numbering (`crate::mid::lanes`).
+    numbering: &'a [LaneNumbering],
+    /// Whether some kernel is emitted natively.
+    native_kernels: bool,
+    /// Whether some kernel runs on virtual lanes.
+    any_on_lanes: bool,
+    /// Lanes per invocation of the virtual-lane copies (0: none).
+    k: u32,
+}
+
+/// Emits every function with a body: natively, on virtual lanes, or both (a kernel once, its
+/// partial entry point apart; a function on virtual lanes when some kernel there reaches
+/// it). `sigs` are the native, virtual-lane and partial-entry signatures. Stops at the first
+/// function that fails.
+fn emit_functions(
+    m: &mut ModuleCx,
+    module: &Module,
+    layout: &ModuleLayout,
+    plan: &KernelPlan<'_>,
+    subgroups: SubgroupMapping,
+    (sigs, vsigs, psigs): (&[FnSig], &[FnSig], &[FnSig]),
+) -> Result<(), Vec<Diagnostic>> {
+    for (i, f) in module.functions.iter().enumerate() {
         if f.body.is_none() {
             continue;
         }
         let native = SubgroupMapping {
-            lanes: lane_plan.numbering[i],
+            lanes: plan.numbering[i],
             ..subgroups
         };
         let lanes = SubgroupMapping {
-            virtual_lanes: k,
+            virtual_lanes: plan.k,
             ..native
         };
         // A kernel is emitted once, natively or on virtual lanes (a native sub-group kernel
@@ -170,42 +296,46 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         // on virtual lanes when some kernel runs there.
         let mut mappings = Vec::with_capacity(2);
         if if f.is_kernel() {
-            !on_lanes[i]
+            !plan.on_lanes[i]
         } else {
-            native_kernels || !any_on_lanes
+            plan.native_kernels || !plan.any_on_lanes
         } {
-            mappings.push((native, &sigs));
+            mappings.push((native, sigs));
         }
-        if on_lanes[i] || (!f.is_kernel() && lanes_reach[i]) {
-            mappings.push((lanes, &sigs));
+        if plan.on_lanes[i] || (!f.is_kernel() && plan.lanes_reach[i]) {
+            mappings.push((lanes, sigs));
         }
-        if partial[i] {
-            mappings.push((lanes, &psigs));
+        if plan.partial[i] {
+            mappings.push((lanes, psigs));
         }
         for (mapping, kernel_sigs) in mappings {
             let id = FuncId(i as u32);
             if let Err(e) = FnCx::emit(
-                &mut m,
+                m,
                 module,
-                &layout,
-                (kernel_sigs, &vsigs, &lanes_reach),
+                layout,
+                (kernel_sigs, vsigs, plan.lanes_reach),
                 id,
                 mapping,
             ) {
-                errors.push(e);
                 // The builder is left mid-function; stop at the first failing function.
-                break 'functions;
+                return Err(vec![e]);
             }
         }
     }
-    if !errors.is_empty() {
-        return Err(errors);
-    }
-    let subgroup_kernels = lane_plan.subgroup_kernel;
-    let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
-    if reconverge {
-        m.b.extension("SPV_KHR_maximal_reconvergence");
-    }
+    Ok(())
+}
+
+/// Declares each kernel's entry point (and its partial one) with its execution modes;
+/// `reconverges(i)` says whether kernel `i` asks for maximal reconvergence.
+fn declare_entry_points(
+    m: &mut ModuleCx,
+    module: &Module,
+    options: &Options,
+    (sigs, psigs): (&[FnSig], &[FnSig]),
+    partial: &[bool],
+    reconverges: impl Fn(usize) -> bool,
+) {
     for (i, f) in module.functions.iter().enumerate() {
         if f.is_kernel() && f.body.is_some() {
             let id = sigs[i].id;
@@ -216,7 +346,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                 m.interface.clone(),
             );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
-            float_controls(&mut m, id, options.denorm_preserve);
+            float_controls(m, id, options.denorm_preserve);
             if partial[i] {
                 let pid = psigs[i].id;
                 m.b.entry_point(
@@ -226,30 +356,25 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
                     m.interface.clone(),
                 );
                 m.b.execution_mode(pid, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
-                float_controls(&mut m, pid, options.denorm_preserve);
+                float_controls(m, pid, options.denorm_preserve);
             }
-            if reconverge && subgroup_kernels[i] && !on_lanes[i] {
+            if reconverges(i) {
                 m.b.execution_mode(id, spirv::ExecutionMode::MaximallyReconvergesKHR, []);
             }
         }
     }
-    let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
-    features.extend(m.features.iter().copied());
-    features.sort();
-    features.dedup();
-    let m_float = m.float;
-    let m_f64_would_help = m.f64_would_help;
-    let spirv_words = m.b.assemble();
-    // The arena's initial image moves into the reflection (it may be up to 2 GiB).
-    let image = std::mem::take(&mut layout.image);
-    let mut reflection = reflect(module, &layout, image, &features);
-    reflection.float_model = m_float;
-    reflection.faster_with_float64 = m_f64_would_help;
-    reflection.recursion = lowered.as_ref().map(|l| l.info.clone());
-    reflection.checked = m.checks.take().map(|c| crate::memcheck::CheckInfo {
-        sites: c.sites,
-        variables: checked::variables(module, &layout),
-    });
+}
+
+/// Records in the reflection each sub-group kernel's sub-group sizes, features, virtual
+/// lanes and partial entry point; `kind(i)` says of function `i` whether it is a sub-group
+/// kernel, whether it runs on virtual lanes and whether it has a partial entry point.
+fn reflect_subgroups(
+    reflection: &mut Reflection,
+    module: &Module,
+    subgroups: SubgroupMapping,
+    reconverge: bool,
+    kind: impl Fn(usize) -> (bool, bool, bool),
+) {
     // The first kernel of each name (a map: a linear search per kernel is quadratic).
     let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
     for (i, f) in module.functions.iter().enumerate() {
@@ -259,25 +384,22 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     }
     for k in &mut reflection.kernels {
         if let Some(&i) = kernel_index.get(k.name.as_str()) {
-            if subgroup_kernels[i] || on_lanes[i] {
+            let (subgroup_kernel, on_lanes, partial) = kind(i);
+            if subgroup_kernel || on_lanes {
                 k.subgroup_size = Some(subgroups.width);
                 k.hardware_subgroup_size = Some(subgroups.hardware);
                 k.features.push(Feature::SubgroupSizeControl);
-                if on_lanes[i] {
+                if on_lanes {
                     k.virtual_lanes = Some(subgroups.width / subgroups.hardware);
                 } else if reconverge {
                     k.features.push(Feature::MaximalReconvergence);
                 }
-                if partial[i] {
+                if partial {
                     k.partial_entry_point = Some(partial_entry_point(&k.name));
                 }
             }
         }
     }
-    Ok(Translation {
-        spirv: spirv_words,
-        reflection,
-    })
 }
 
 /// Float controls of a kernel: signed zeros, infinities and NaNs preserved for every float

@@ -1,7 +1,8 @@
 //! Instruction dispatch: sends each IR instruction to the lowering of its family and
 //! attaches the instruction's position to any error.
 
-use super::function::{EResult, FnCx};
+use super::function::FnCx;
+use crate::back::spirv::error::EResult;
 use crate::ir::{Inst, Opcode};
 
 impl FnCx<'_> {

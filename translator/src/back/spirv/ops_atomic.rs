@@ -15,10 +15,11 @@
 
 use super::atomic_mem::{Apply, MemSync, Native};
 use super::checked;
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
 use super::ops_float::FKind;
+use crate::back::spirv::error::EResult;
 use crate::ir::{
     AddrSpace, AtomOp, DataType, Inst, MemOrder, MemScope, MemSpace, Opcode, Operand, RoundingMode,
 };
@@ -202,9 +203,9 @@ impl<'a> FnCx<'a> {
                 return Err(cx.err("generic dispatch without a space"));
             };
             let v = access(cx, ms, a)?;
-            cx.m.b.store(result, v, None, []).map_err(bug)
+            Ok(cx.m.b.store(result, v, None, []))
         })?;
-        self.m.b.load(ty, None, result, None, []).map_err(bug)
+        Ok(self.m.b.load(ty, None, result, None, []))
     }
 
     /// The SPIR-V type an atomic of `w` bits computes on: a `w`-bit integer, or for
@@ -224,13 +225,10 @@ impl<'a> FnCx<'a> {
         }
         let (lo, hi) = self.read_u128(op)?;
         let v2 = self.lock_words_type(64);
-        let lo = self.m.b.bitcast(v2, None, lo).map_err(bug)?;
-        let hi = self.m.b.bitcast(v2, None, hi).map_err(bug)?;
+        let lo = self.m.b.bitcast(v2, None, lo);
+        let hi = self.m.b.bitcast(v2, None, hi);
         let v4 = self.lock_words_type(128);
-        self.m
-            .b
-            .composite_construct(v4, None, [lo, hi])
-            .map_err(bug)
+        Ok(self.m.b.composite_construct(v4, None, [lo, hi]))
     }
 
     /// Writes an [`Self::atomic_value_type`] value to a `w`-bit destination.
@@ -249,13 +247,9 @@ impl<'a> FnCx<'a> {
         let lo = self.m.b.composite_extract(u32t, None, v, [first]);
         let hi = self.m.b.composite_extract(u32t, None, v, [first + 1]);
         let vt = self.lock_words_type(64);
-        let x = self
-            .m
-            .b
-            .composite_construct(vt, None, [lo.map_err(bug)?, hi.map_err(bug)?])
-            .map_err(bug)?;
+        let x = self.m.b.composite_construct(vt, None, [lo, hi]);
         let u64t = self.m.uint(64);
-        self.m.b.bitcast(u64t, None, x).map_err(bug)
+        Ok(self.m.b.bitcast(u64t, None, x))
     }
 
     /// An atomic value of `w` bits as the words the lock emulation stores.
@@ -263,7 +257,7 @@ impl<'a> FnCx<'a> {
         match w {
             64 => {
                 let vt = self.lock_words_type(64);
-                self.m.b.bitcast(vt, None, v).map_err(bug)
+                Ok(self.m.b.bitcast(vt, None, v))
             }
             _ => Ok(v),
         }
@@ -286,11 +280,11 @@ impl<'a> FnCx<'a> {
         let mut parts = Vec::with_capacity(4);
         for i in 0..4u32 {
             let k = self.m.const_u32(4 * i);
-            let at = self.m.b.i_add(u32t, None, a, k).map_err(bug)?;
+            let at = self.m.b.i_add(u32t, None, a, k);
             parts.push(self.word_arena_load(WordSpace::Private, at, 32)?);
         }
         let vt = self.lock_words_type(128);
-        self.m.b.composite_construct(vt, None, parts).map_err(bug)
+        Ok(self.m.b.composite_construct(vt, None, parts))
     }
 
     /// Stores a `w`-bit atomic value to private memory.
@@ -301,12 +295,8 @@ impl<'a> FnCx<'a> {
         let u32t = self.m.uint(32);
         for i in 0..4u32 {
             let k = self.m.const_u32(4 * i);
-            let at = self.m.b.i_add(u32t, None, a, k).map_err(bug)?;
-            let x = self
-                .m
-                .b
-                .composite_extract(u32t, None, v, [i])
-                .map_err(bug)?;
+            let at = self.m.b.i_add(u32t, None, a, k);
+            let x = self.m.b.composite_extract(u32t, None, v, [i]);
             self.word_arena_store(WordSpace::Private, at, 32, x)?;
         }
         Ok(())
@@ -427,9 +417,9 @@ impl<'a> FnCx<'a> {
             let bv = self.m.vector(bt, 4);
             return match op {
                 A::Cas => {
-                    let eq = self.m.b.i_equal(bv, None, old, s0).map_err(bug)?;
-                    let all = self.m.b.all(bt, None, eq).map_err(bug)?;
-                    self.m.b.select(vt, None, all, s1, old).map_err(bug)
+                    let eq = self.m.b.i_equal(bv, None, old, s0);
+                    let all = self.m.b.all(bt, None, eq);
+                    Ok(self.m.b.select(vt, None, all, s1, old))
                 }
                 A::Xchg => Ok(s0),
                 _ => Err(self.err(format!(
@@ -466,26 +456,26 @@ impl<'a> FnCx<'a> {
         let b = &mut self.m.b;
         match op {
             A::Cas => {
-                let eq = b.i_equal(bt, None, old, s0).map_err(bug)?;
+                let eq = b.i_equal(bt, None, old, s0);
                 self.sel(w, eq, s1, old)
             }
-            A::Add | A::Inc => b.i_add(t, None, old, s0).map_err(bug),
-            A::Sub | A::Dec => b.i_sub(t, None, old, s0).map_err(bug),
+            A::Add | A::Inc => Ok(b.i_add(t, None, old, s0)),
+            A::Sub | A::Dec => Ok(b.i_sub(t, None, old, s0)),
             A::Incwrap => {
-                let ge = b.u_greater_than_equal(bt, None, old, s0).map_err(bug)?;
+                let ge = b.u_greater_than_equal(bt, None, old, s0);
                 let one = self.m.const_uint(w, 1);
                 let zero = self.m.const_uint(w, 0);
-                let inc = self.m.b.i_add(t, None, old, one).map_err(bug)?;
+                let inc = self.m.b.i_add(t, None, old, one);
                 self.sel(w, ge, zero, inc)
             }
             A::Decwrap => {
                 let zero = self.m.const_uint(w, 0);
                 let one = self.m.const_uint(w, 1);
                 let b = &mut self.m.b;
-                let is0 = b.i_equal(bt, None, old, zero).map_err(bug)?;
-                let gt = b.u_greater_than(bt, None, old, s0).map_err(bug)?;
-                let wrap = b.logical_or(bt, None, is0, gt).map_err(bug)?;
-                let dec = b.i_sub(t, None, old, one).map_err(bug)?;
+                let is0 = b.i_equal(bt, None, old, zero);
+                let gt = b.u_greater_than(bt, None, old, s0);
+                let wrap = b.logical_or(bt, None, is0, gt);
+                let dec = b.i_sub(t, None, old, one);
                 self.sel(w, wrap, s0, dec)
             }
             A::Smin | A::Smax | A::Umin | A::Umax => {
@@ -494,13 +484,12 @@ impl<'a> FnCx<'a> {
                     A::Smax => b.s_greater_than_equal(bt, None, old, s0),
                     A::Umin => b.u_less_than_equal(bt, None, old, s0),
                     _ => b.u_greater_than_equal(bt, None, old, s0),
-                }
-                .map_err(bug)?;
+                };
                 self.sel(w, keep_old, old, s0)
             }
-            A::And => b.bitwise_and(t, None, old, s0).map_err(bug),
-            A::Or => b.bitwise_or(t, None, old, s0).map_err(bug),
-            A::Xor => b.bitwise_xor(t, None, old, s0).map_err(bug),
+            A::And => Ok(b.bitwise_and(t, None, old, s0)),
+            A::Or => Ok(b.bitwise_or(t, None, old, s0)),
+            A::Xor => Ok(b.bitwise_xor(t, None, old, s0)),
             A::Xchg => Ok(s0),
             A::Sum | A::Min | A::Max | A::Absmax => Err(self.err(format!(
                 "atomic operation .{} on an integer type",
@@ -554,7 +543,7 @@ impl<'a> FnCx<'a> {
             let sem = self
                 .m
                 .const_u32((MemorySemantics::SEQUENTIALLY_CONSISTENT | BOTH_MEMORIES).bits());
-            self.m.b.memory_barrier(scope, sem).map_err(bug)?;
+            self.m.b.memory_barrier(scope, sem);
         }
         if inst.op == Opcode::Ld {
             let sync = self.atomic_sync(order, q.scope, Access::Load)?;
@@ -610,6 +599,6 @@ impl<'a> FnCx<'a> {
             .m
             .const_u32(spv_scope(q.scope, self.subgroups.lanes) as u32);
         let sem = self.m.const_u32((bits | storage).bits());
-        self.m.b.memory_barrier(scope, sem).map_err(bug)
+        Ok(self.m.b.memory_barrier(scope, sem))
     }
 }

@@ -3,9 +3,10 @@
 //! synchronization (barrier.workgroup, fence).
 
 use super::checked;
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::memory::{Space, WordSpace};
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::{AddrSpace, Bits, DataType, FuncId, Inst, MemSpace, Opcode, Operand, RegType};
 use crate::layout::{function_address, generic};
 use crate::memcheck::AccessKind;
@@ -35,18 +36,10 @@ impl FnCx<'_> {
                     RegType::Scalar(Bits::B128) => {
                         let t = self.reg_type(reg);
                         let var = self.reg_var(reg);
-                        let x = self.m.b.load(t, None, var, None, []).map_err(bug)?;
+                        let x = self.m.b.load(t, None, var, None, []);
                         let u64t = self.m.uint(64);
-                        let lo = self
-                            .m
-                            .b
-                            .composite_extract(u64t, None, x, [0])
-                            .map_err(bug)?;
-                        let hi = self
-                            .m
-                            .b
-                            .composite_extract(u64t, None, x, [1])
-                            .map_err(bug)?;
+                        let lo = self.m.b.composite_extract(u64t, None, x, [0]);
+                        let hi = self.m.b.composite_extract(u64t, None, x, [1]);
                         Ok((lo, hi))
                     }
                     RegType::Vector(b, n) => {
@@ -68,7 +61,7 @@ impl FnCx<'_> {
                                     self.shl_const(e, 64, i * w)?
                                 };
                                 let u64t = self.m.uint(64);
-                                acc = self.m.b.bitwise_or(u64t, None, acc, e).map_err(bug)?;
+                                acc = self.m.b.bitwise_or(u64t, None, acc, e);
                             }
                             *half = acc;
                         }
@@ -90,13 +83,9 @@ impl FnCx<'_> {
         match self.reg_ty(reg) {
             RegType::Scalar(Bits::B128) => {
                 let t = self.reg_type(reg);
-                let x = self
-                    .m
-                    .b
-                    .composite_construct(t, None, [lo, hi])
-                    .map_err(bug)?;
+                let x = self.m.b.composite_construct(t, None, [lo, hi]);
                 let var = self.reg_var(reg);
-                self.m.b.store(var, x, None, []).map_err(bug)
+                Ok(self.m.b.store(var, x, None, []))
             }
             RegType::Vector(b, n) => {
                 let first = swizzle.map_or(0, |s| s.range().0 as u32);
@@ -239,11 +228,11 @@ impl FnCx<'_> {
                             generic::SHARED_TAG
                         };
                         let null = self.m.const_u32(0xFFFF_FFFF);
-                        let is_null = self.m.b.i_equal(bt, None, src, null).map_err(bug)?;
+                        let is_null = self.m.b.i_equal(bt, None, src, null);
                         let wide = self.resize(src, 32, 64)?;
                         let u64t = self.m.uint(64);
                         let t = self.m.const_uint(64, tag);
-                        let tagged = self.m.b.bitwise_or(u64t, None, wide, t).map_err(bug)?;
+                        let tagged = self.m.b.bitwise_or(u64t, None, wide, t);
                         let zero = self.m.const_uint(64, 0);
                         self.sel(64, is_null, zero, tagged)?
                     }
@@ -256,7 +245,7 @@ impl FnCx<'_> {
                 match to {
                     AddrSpace::Private | AddrSpace::Shared => {
                         let zero = self.m.const_uint(64, 0);
-                        let is_null = self.m.b.i_equal(bt, None, src, zero).map_err(bug)?;
+                        let is_null = self.m.b.i_equal(bt, None, src, zero);
                         let low = self.resize(src, 64, 32)?;
                         let null = self.m.const_u32(0xFFFF_FFFF);
                         let r = self.sel(32, is_null, null, low)?;
@@ -275,14 +264,14 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let u64t = self.m.uint(64);
         let mask = self.m.const_uint(64, generic::TAG_MASK);
-        let tag = self.m.b.bitwise_and(u64t, None, src, mask).map_err(bug)?;
+        let tag = self.m.b.bitwise_and(u64t, None, src, mask);
         let want = match inst.q.space_to.or(inst.q.space) {
             Some(AddrSpace::Private) => generic::PRIVATE_TAG,
             Some(AddrSpace::Shared) => generic::SHARED_TAG,
             _ => 0,
         };
         let k = self.m.const_uint(64, want);
-        let is = self.m.b.i_equal(bt, None, tag, k).map_err(bug)?;
+        let is = self.m.b.i_equal(bt, None, tag, k);
         let all = self.m.const_u32(u32::MAX);
         let zero = self.m.const_u32(0);
         let r = self.sel(32, is, all, zero)?;
@@ -403,7 +392,7 @@ impl FnCx<'_> {
         let base = if buffer.is_some() { 0 } else { l.params };
         let u32t = self.m.uint(32);
         let k = self.m.const_u32(base);
-        let off = self.m.b.i_add(u32t, None, off, k).map_err(bug)?;
+        let off = self.m.b.i_add(u32t, None, off, k);
         for i in 0..count {
             let a = self.addr_add(off, 32, (i * w / 8) as u64)?;
             let v = match buffer {
@@ -450,7 +439,7 @@ impl FnCx<'_> {
             | spirv::MemorySemantics::WORKGROUP_MEMORY
             | spirv::MemorySemantics::UNIFORM_MEMORY;
         let sem = self.m.const_u32(sem_bits.bits());
-        self.m.b.control_barrier(wg, wg, sem).map_err(bug)
+        Ok(self.m.b.control_barrier(wg, wg, sem))
     }
 
     /// `call` and `call.cond`, direct and through a function address.
@@ -491,14 +480,10 @@ impl FnCx<'_> {
         }
         let sig = &self.sigs[f.0 as usize];
         let (id, ret_ty) = (sig.id, sig.ret_ty);
-        let r = self
-            .m
-            .b
-            .function_call(ret_ty, None, id, vals)
-            .map_err(bug)?;
+        let r = self.m.b.function_call(ret_ty, None, id, vals);
         if let (Operand::Reg { reg, .. }, Some(_)) = (ret, callee.ret) {
             let var = self.reg_var(reg);
-            self.m.b.store(var, r, None, []).map_err(bug)?;
+            self.m.b.store(var, r, None, []);
         }
         Ok(())
     }
@@ -559,7 +544,7 @@ impl FnCx<'_> {
             return Ok(());
         };
         let k = self.m.const_uint(64, function_address(f));
-        let is = self.m.b.i_equal(bt, None, target, k).map_err(bug)?;
+        let is = self.m.b.i_equal(bt, None, target, k);
         self.if_else(
             is,
             |cx| cx.direct_call(f, ret, args),

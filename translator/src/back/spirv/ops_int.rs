@@ -4,8 +4,9 @@
 //! PISA: the result is unspecified here but never a trap), bit instructions on 16-bit
 //! values (Vulkan allows them on 32-bit values only).
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::{CmpOp, DataType, Inst, Opcode};
 use rspirv::spirv::Word;
 use smallvec::{smallvec, SmallVec};
@@ -85,14 +86,14 @@ impl FnCx<'_> {
     /// `c ? a : b` on `w`-bit integers.
     pub fn sel(&mut self, w: u32, c: Word, a: Word, b: Word) -> EResult<Word> {
         let t = self.m.uint(w);
-        self.m.b.select(t, None, c, a, b).map_err(bug)
+        Ok(self.m.b.select(t, None, c, a, b))
     }
 
     /// Signed saturation of `r = a op b` given the overflow flag.
     fn saturate(&mut self, w: u32, a: Word, r: Word, overflow: Word) -> EResult<Word> {
         let bt = self.bool_ty();
         let zero = self.m.const_uint(w, 0);
-        let neg = self.m.b.s_less_than(bt, None, a, zero).map_err(bug)?;
+        let neg = self.m.b.s_less_than(bt, None, a, zero);
         let min = self.m.const_uint(w, 1u64 << (w - 1));
         let max = self.m.const_uint(w, (1u64 << (w - 1)) - 1);
         let clamp = self.sel(w, neg, min, max)?;
@@ -102,33 +103,33 @@ impl FnCx<'_> {
     fn add_sat(&mut self, w: u32, a: Word, b: Word, sub: bool, dsat: bool) -> EResult<Word> {
         let t = self.m.uint(w);
         let r = if sub {
-            self.m.b.i_sub(t, None, a, b).map_err(bug)?
+            self.m.b.i_sub(t, None, a, b)
         } else {
-            self.m.b.i_add(t, None, a, b).map_err(bug)?
+            self.m.b.i_add(t, None, a, b)
         };
         if !dsat {
             return Ok(r);
         }
         // add: ((a ^ r) & (b ^ r)) < 0; sub: ((a ^ b) & (a ^ r)) < 0
-        let ar = self.m.b.bitwise_xor(t, None, a, r).map_err(bug)?;
+        let ar = self.m.b.bitwise_xor(t, None, a, r);
         let other = if sub {
-            self.m.b.bitwise_xor(t, None, a, b).map_err(bug)?
+            self.m.b.bitwise_xor(t, None, a, b)
         } else {
-            self.m.b.bitwise_xor(t, None, b, r).map_err(bug)?
+            self.m.b.bitwise_xor(t, None, b, r)
         };
-        let both = self.m.b.bitwise_and(t, None, ar, other).map_err(bug)?;
+        let both = self.m.b.bitwise_and(t, None, ar, other);
         let zero = self.m.const_uint(w, 0);
         let bt = self.bool_ty();
-        let ovf = self.m.b.s_less_than(bt, None, both, zero).map_err(bug)?;
+        let ovf = self.m.b.s_less_than(bt, None, both, zero);
         self.saturate(w, a, r, ovf)
     }
 
     fn min_max(&mut self, w: u32, a: Word, b: Word, signed: bool, max: bool) -> EResult<Word> {
         let bt = self.bool_ty();
         let lt = if signed {
-            self.m.b.s_less_than(bt, None, a, b).map_err(bug)?
+            self.m.b.s_less_than(bt, None, a, b)
         } else {
-            self.m.b.u_less_than(bt, None, a, b).map_err(bug)?
+            self.m.b.u_less_than(bt, None, a, b)
         };
         if max {
             self.sel(w, lt, b, a)
@@ -143,25 +144,25 @@ impl FnCx<'_> {
         let zero = self.m.const_uint(w, 0);
         let one = self.m.const_uint(w, 1);
         // Division by zero is undefined in PISA; divide by one instead so no driver traps.
-        let is_zero = self.m.b.i_equal(bt, None, b, zero).map_err(bug)?;
+        let is_zero = self.m.b.i_equal(bt, None, b, zero);
         let mut d = self.sel(w, is_zero, one, b)?;
         if !signed {
             return if rem {
-                self.m.b.u_mod(t, None, a, d).map_err(bug)
+                Ok(self.m.b.u_mod(t, None, a, d))
             } else {
-                self.m.b.u_div(t, None, a, d).map_err(bug)
+                Ok(self.m.b.u_div(t, None, a, d))
             };
         }
         // INT_MIN / -1 overflows in SPIR-V; PISA's result is -a (wrapping) with remainder 0.
         let m1 = self.m.const_uint(w, u64::MAX);
-        let is_m1 = self.m.b.i_equal(bt, None, b, m1).map_err(bug)?;
+        let is_m1 = self.m.b.i_equal(bt, None, b, m1);
         d = self.sel(w, is_m1, one, d)?;
         if rem {
             // OpSRem: the remainder has the sign of the dividend (C semantics).
-            self.m.b.s_rem(t, None, a, d).map_err(bug)
+            Ok(self.m.b.s_rem(t, None, a, d))
         } else {
-            let q = self.m.b.s_div(t, None, a, d).map_err(bug)?;
-            let neg = self.m.b.s_negate(t, None, a).map_err(bug)?;
+            let q = self.m.b.s_div(t, None, a, d);
+            let neg = self.m.b.s_negate(t, None, a);
             self.sel(w, is_m1, neg, q)
         }
     }
@@ -173,25 +174,13 @@ impl FnCx<'_> {
         let bt = self.bool_ty();
         let u32t = self.m.uint(32);
         let wk = self.m.const_u32(w);
-        let big = self
-            .m
-            .b
-            .u_greater_than_equal(bt, None, sh, wk)
-            .map_err(bug)?;
+        let big = self.m.b.u_greater_than_equal(bt, None, sh, wk);
         let wm1 = self.m.const_u32(w - 1);
-        let safe = self.m.b.select(u32t, None, big, wm1, sh).map_err(bug)?;
+        let safe = self.m.b.select(u32t, None, big, wm1, sh);
         let r = match op {
-            Opcode::Shl => self.m.b.shift_left_logical(t, None, x, safe).map_err(bug)?,
-            Opcode::Shr => self
-                .m
-                .b
-                .shift_right_logical(t, None, x, safe)
-                .map_err(bug)?,
-            _ => self
-                .m
-                .b
-                .shift_right_arithmetic(t, None, x, safe)
-                .map_err(bug)?,
+            Opcode::Shl => self.m.b.shift_left_logical(t, None, x, safe),
+            Opcode::Shr => self.m.b.shift_right_logical(t, None, x, safe),
+            _ => self.m.b.shift_right_arithmetic(t, None, x, safe),
         };
         match op {
             // asr by w-1 already gives the sign fill for any count >= w.
@@ -216,27 +205,21 @@ impl FnCx<'_> {
         let c31 = self.m.const_u32(31);
         let c32 = self.m.const_u32(32);
         let (off, wid) = self.field_bounds(width, offset)?;
-        let end = self.m.b.i_add(u32t, None, off, wid).map_err(bug)?;
+        let end = self.m.b.i_add(u32t, None, off, wid);
         let last = self.min_max(32, end, c32, false, false)?;
-        let eff = self.m.b.i_sub(u32t, None, last, off).map_err(bug)?;
+        let eff = self.m.b.i_sub(u32t, None, last, off);
         let zero = self.m.const_u32(0);
-        let none = self.m.b.i_equal(bt, None, eff, zero).map_err(bug)?;
+        let none = self.m.b.i_equal(bt, None, eff, zero);
         // When eff == 0 the shifts below would be by 32: clamp them, the result is dropped.
-        let l = self.m.b.i_sub(u32t, None, c32, last).map_err(bug)?;
+        let l = self.m.b.i_sub(u32t, None, c32, last);
         let l = self.min_max(32, l, c31, false, false)?;
-        let r = self.m.b.i_sub(u32t, None, c32, eff).map_err(bug)?;
+        let r = self.m.b.i_sub(u32t, None, c32, eff);
         let r = self.min_max(32, r, c31, false, false)?;
-        let shl = self.m.b.shift_left_logical(u32t, None, x, l).map_err(bug)?;
+        let shl = self.m.b.shift_left_logical(u32t, None, x, l);
         let v = if signed {
-            self.m
-                .b
-                .shift_right_arithmetic(u32t, None, shl, r)
-                .map_err(bug)?
+            self.m.b.shift_right_arithmetic(u32t, None, shl, r)
         } else {
-            self.m
-                .b
-                .shift_right_logical(u32t, None, shl, r)
-                .map_err(bug)?
+            self.m.b.shift_right_logical(u32t, None, shl, r)
         };
         self.sel(32, none, zero, v)
     }
@@ -247,8 +230,8 @@ impl FnCx<'_> {
         let c31 = self.m.const_u32(31);
         let c63 = self.m.const_u32(63);
         let c32 = self.m.const_u32(32);
-        let off = self.m.b.bitwise_and(u32t, None, offset, c31).map_err(bug)?;
-        let wid = self.m.b.bitwise_and(u32t, None, width, c63).map_err(bug)?;
+        let off = self.m.b.bitwise_and(u32t, None, offset, c31);
+        let wid = self.m.b.bitwise_and(u32t, None, width, c63);
         let wid = self.min_max(32, wid, c32, false, false)?;
         Ok((off, wid))
     }
@@ -259,44 +242,28 @@ impl FnCx<'_> {
         let c31 = self.m.const_u32(31);
         let c32 = self.m.const_u32(32);
         let (off, wid) = self.field_bounds(width, offset)?;
-        let room = self.m.b.i_sub(u32t, None, c32, off).map_err(bug)?;
+        let room = self.m.b.i_sub(u32t, None, c32, off);
         let wid = self.min_max(32, wid, room, false, false)?;
-        let full = self
-            .m
-            .b
-            .u_greater_than_equal(bt, None, wid, c32)
-            .map_err(bug)?;
+        let full = self.m.b.u_greater_than_equal(bt, None, wid, c32);
         let safe_w = self.min_max(32, wid, c31, false, false)?;
         let one = self.m.const_u32(1);
-        let p = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, one, safe_w)
-            .map_err(bug)?;
-        let mw = self.m.b.i_sub(u32t, None, p, one).map_err(bug)?;
+        let p = self.m.b.shift_left_logical(u32t, None, one, safe_w);
+        let mw = self.m.b.i_sub(u32t, None, p, one);
         let all = self.m.const_u32(u32::MAX);
         let mw = self.sel(32, full, all, mw)?;
-        let mask = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, mw, off)
-            .map_err(bug)?;
-        let inv = self.m.b.not(u32t, None, mask).map_err(bug)?;
-        let keep = self.m.b.bitwise_and(u32t, None, a, inv).map_err(bug)?;
-        let ins = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, b, off)
-            .map_err(bug)?;
-        let ins = self.m.b.bitwise_and(u32t, None, ins, mask).map_err(bug)?;
-        self.m.b.bitwise_or(u32t, None, keep, ins).map_err(bug)
+        let mask = self.m.b.shift_left_logical(u32t, None, mw, off);
+        let inv = self.m.b.not(u32t, None, mask);
+        let keep = self.m.b.bitwise_and(u32t, None, a, inv);
+        let ins = self.m.b.shift_left_logical(u32t, None, b, off);
+        let ins = self.m.b.bitwise_and(u32t, None, ins, mask);
+        Ok(self.m.b.bitwise_or(u32t, None, keep, ins))
     }
 
     fn bfn(&mut self, table: u8, a: Word, b: Word, c: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
-        let na = self.m.b.not(u32t, None, a).map_err(bug)?;
-        let nb = self.m.b.not(u32t, None, b).map_err(bug)?;
-        let nc = self.m.b.not(u32t, None, c).map_err(bug)?;
+        let na = self.m.b.not(u32t, None, a);
+        let nb = self.m.b.not(u32t, None, b);
+        let nc = self.m.b.not(u32t, None, c);
         let mut acc = self.m.const_u32(0);
         for i in 0..8u8 {
             if table & (1 << i) == 0 {
@@ -305,9 +272,9 @@ impl FnCx<'_> {
             let x = if i & 1 != 0 { a } else { na };
             let y = if i & 2 != 0 { b } else { nb };
             let z = if i & 4 != 0 { c } else { nc };
-            let xy = self.m.b.bitwise_and(u32t, None, x, y).map_err(bug)?;
-            let term = self.m.b.bitwise_and(u32t, None, xy, z).map_err(bug)?;
-            acc = self.m.b.bitwise_or(u32t, None, acc, term).map_err(bug)?;
+            let xy = self.m.b.bitwise_and(u32t, None, x, y);
+            let term = self.m.b.bitwise_and(u32t, None, xy, z);
+            acc = self.m.b.bitwise_or(u32t, None, acc, term);
         }
         Ok(acc)
     }
@@ -327,7 +294,7 @@ impl FnCx<'_> {
             (CmpOp::Gt, false) => bld.u_greater_than(bt, None, a, b),
             (CmpOp::Ge, false) => bld.u_greater_than_equal(bt, None, a, b),
         };
-        r.map_err(bug)
+        Ok(r)
     }
 
     /// Writes a comparison result: a predicate, or ~0/0 in a register (per element for
@@ -351,6 +318,67 @@ impl FnCx<'_> {
         self.write_elems(&inst.ops[0], &out)
     }
 
+    /// `shf`: the 64-bit funnel `src1:src2` shifted left or right by `src3 & 31`, its high or
+    /// low word.
+    fn shf(&mut self, inst: &Inst) -> EResult {
+        let q = &inst.q;
+        let (a, b, c) = (
+            self.read_uint(&inst.ops[1], 32)?,
+            self.read_uint(&inst.ops[2], 32)?,
+            self.read_uint(&inst.ops[3], 32)?,
+        );
+        let u64t = self.m.uint(64);
+        let u32t = self.m.uint(32);
+        let hi = self.resize(a, 32, 64)?;
+        let hi = self.shl_const(hi, 64, 32)?;
+        let lo = self.resize(b, 32, 64)?;
+        let num = self.m.b.bitwise_or(u64t, None, hi, lo);
+        let c31 = self.m.const_u32(31);
+        let sh = self.m.b.bitwise_and(u32t, None, c, c31);
+        let r = if q.shf_left {
+            let x = self.m.b.shift_left_logical(u64t, None, num, sh);
+            self.shr_const(x, 64, 32)?
+        } else {
+            self.m.b.shift_right_logical(u64t, None, num, sh)
+        };
+        let r = self.resize(r, 64, 32)?;
+        self.write_uint(&inst.ops[0], 32, r)
+    }
+
+    /// `scmp`/`ucmp`: per element, a comparison written as a predicate or a mask.
+    fn int_cmp(&mut self, inst: &Inst) -> EResult {
+        let q = &inst.q;
+        let (w, n) = int_shape(q.ty);
+        let signed = inst.op == Opcode::Scmp;
+        let cop = q.cop.unwrap_or(CmpOp::Eq);
+        let a = self.elems(inst, 1, w, n)?;
+        let b = self.elems(inst, 2, w, n)?;
+        let mut rs = Elems::new();
+        for i in 0..n as usize {
+            rs.push(self.compare(cop, a[i], b[i], signed)?);
+        }
+        self.write_cmp(inst, &rs, w)
+    }
+
+    /// `sel`: `src1` where the condition (a predicate, or a non-zero integer) holds, else
+    /// `src2`.
+    fn sel_inst(&mut self, inst: &Inst) -> EResult {
+        let q = &inst.q;
+        let (w, _) = int_shape(q.ty);
+        let a = self.read_uint(&inst.ops[1], w)?;
+        let b = self.read_uint(&inst.ops[2], w)?;
+        let c = if self.is_pred(&inst.ops[3]) {
+            self.read_pred(&inst.ops[3])?
+        } else {
+            let s = self.read_uint(&inst.ops[3], w)?;
+            let zero = self.m.const_uint(w, 0);
+            let bt = self.bool_ty();
+            self.m.b.i_not_equal(bt, None, s, zero)
+        };
+        let r = self.sel(w, c, a, b)?;
+        self.write_uint(&inst.ops[0], w, r)
+    }
+
     /// Lowers an integer, logic, shift, comparison or selection instruction.
     pub fn int_inst(&mut self, inst: &Inst) -> EResult {
         let q = &inst.q;
@@ -364,14 +392,14 @@ impl FnCx<'_> {
             }
             Opcode::Ineg => self.elementwise(inst, 1, |cx, w, s| {
                 let t = cx.m.uint(w);
-                cx.m.b.s_negate(t, None, s[0]).map_err(bug)
+                Ok(cx.m.b.s_negate(t, None, s[0]))
             }),
             Opcode::Iabs => self.elementwise(inst, 1, |cx, w, s| {
                 let t = cx.m.uint(w);
                 let bt = cx.bool_ty();
                 let zero = cx.m.const_uint(w, 0);
-                let neg = cx.m.b.s_less_than(bt, None, s[0], zero).map_err(bug)?;
-                let n = cx.m.b.s_negate(t, None, s[0]).map_err(bug)?;
+                let neg = cx.m.b.s_less_than(bt, None, s[0], zero);
+                let n = cx.m.b.s_negate(t, None, s[0]);
                 cx.sel(w, neg, n, s[0])
             }),
             Opcode::Smax | Opcode::Smin | Opcode::Umax | Opcode::Umin => {
@@ -392,49 +420,19 @@ impl FnCx<'_> {
                 self.elementwise(inst, 2, |cx, w, s| {
                     let t = cx.m.uint(w);
                     let b = &mut cx.m.b;
-                    match op {
+                    Ok(match op {
                         Opcode::And => b.bitwise_and(t, None, s[0], s[1]),
                         Opcode::Or => b.bitwise_or(t, None, s[0], s[1]),
                         _ => b.bitwise_xor(t, None, s[0], s[1]),
-                    }
-                    .map_err(bug)
+                    })
                 })
             }
             Opcode::Not => self.elementwise(inst, 1, |cx, w, s| {
                 let t = cx.m.uint(w);
-                cx.m.b.not(t, None, s[0]).map_err(bug)
+                Ok(cx.m.b.not(t, None, s[0]))
             }),
             Opcode::Shl | Opcode::Shr | Opcode::Asr => self.shift_inst(inst),
-            Opcode::Shf => {
-                let (a, b, c) = (
-                    self.read_uint(&inst.ops[1], 32)?,
-                    self.read_uint(&inst.ops[2], 32)?,
-                    self.read_uint(&inst.ops[3], 32)?,
-                );
-                let u64t = self.m.uint(64);
-                let u32t = self.m.uint(32);
-                let hi = self.resize(a, 32, 64)?;
-                let hi = self.shl_const(hi, 64, 32)?;
-                let lo = self.resize(b, 32, 64)?;
-                let num = self.m.b.bitwise_or(u64t, None, hi, lo).map_err(bug)?;
-                let c31 = self.m.const_u32(31);
-                let sh = self.m.b.bitwise_and(u32t, None, c, c31).map_err(bug)?;
-                let r = if q.shf_left {
-                    let x = self
-                        .m
-                        .b
-                        .shift_left_logical(u64t, None, num, sh)
-                        .map_err(bug)?;
-                    self.shr_const(x, 64, 32)?
-                } else {
-                    self.m
-                        .b
-                        .shift_right_logical(u64t, None, num, sh)
-                        .map_err(bug)?
-                };
-                let r = self.resize(r, 64, 32)?;
-                self.write_uint(&inst.ops[0], 32, r)
-            }
+            Opcode::Shf => self.shf(inst),
             Opcode::Bfi => {
                 let s: Vec<Word> = (1..=4)
                     .map(|i| self.read_uint(&inst.ops[i], 32))
@@ -462,37 +460,12 @@ impl FnCx<'_> {
             Opcode::Bfrev => {
                 let x = self.read_uint(&inst.ops[1], 32)?;
                 let u32t = self.m.uint(32);
-                let r = self.m.b.bit_reverse(u32t, None, x).map_err(bug)?;
+                let r = self.m.b.bit_reverse(u32t, None, x);
                 self.write_uint(&inst.ops[0], 32, r)
             }
             Opcode::Cbit | Opcode::Fbh | Opcode::Fbl => self.bit_count_inst(inst),
-            Opcode::Scmp | Opcode::Ucmp => {
-                let (w, n) = int_shape(q.ty);
-                let signed = inst.op == Opcode::Scmp;
-                let cop = q.cop.unwrap_or(CmpOp::Eq);
-                let a = self.elems(inst, 1, w, n)?;
-                let b = self.elems(inst, 2, w, n)?;
-                let mut rs = Elems::new();
-                for i in 0..n as usize {
-                    rs.push(self.compare(cop, a[i], b[i], signed)?);
-                }
-                self.write_cmp(inst, &rs, w)
-            }
-            Opcode::Sel => {
-                let (w, _) = int_shape(q.ty);
-                let a = self.read_uint(&inst.ops[1], w)?;
-                let b = self.read_uint(&inst.ops[2], w)?;
-                let c = if self.is_pred(&inst.ops[3]) {
-                    self.read_pred(&inst.ops[3])?
-                } else {
-                    let s = self.read_uint(&inst.ops[3], w)?;
-                    let zero = self.m.const_uint(w, 0);
-                    let bt = self.bool_ty();
-                    self.m.b.i_not_equal(bt, None, s, zero).map_err(bug)?
-                };
-                let r = self.sel(w, c, a, b)?;
-                self.write_uint(&inst.ops[0], w, r)
-            }
+            Opcode::Scmp | Opcode::Ucmp => self.int_cmp(inst),
+            Opcode::Sel => self.sel_inst(inst),
             _ => Err(self.err(format!(
                 "`{}` is not an integer instruction",
                 inst.op.as_str()
@@ -516,18 +489,18 @@ impl FnCx<'_> {
                 (self.resize(a, w, ww)?, self.resize(b, w, ww)?)
             };
             let t = self.m.uint(ww);
-            let mut r = self.m.b.i_mul(t, None, a, b).map_err(bug)?;
+            let mut r = self.m.b.i_mul(t, None, a, b);
             if mad {
                 let c = self.read_uint(&inst.ops[3], ww)?;
-                r = self.m.b.i_add(t, None, r, c).map_err(bug)?;
+                r = self.m.b.i_add(t, None, r, c);
             }
             return self.write_uint(&inst.ops[0], ww, r);
         }
         self.elementwise(inst, nsrc, |cx, w, s| {
             let t = cx.m.uint(w);
-            let p = cx.m.b.i_mul(t, None, s[0], s[1]).map_err(bug)?;
+            let p = cx.m.b.i_mul(t, None, s[0], s[1]);
             if s.len() == 3 {
-                cx.m.b.i_add(t, None, p, s[2]).map_err(bug)
+                Ok(cx.m.b.i_add(t, None, p, s[2]))
             } else {
                 Ok(p)
             }
@@ -548,17 +521,17 @@ impl FnCx<'_> {
         };
         let a = self.read_uint(&inst.ops[i], 32)?;
         let b = self.read_uint(&inst.ops[i + 1], 32)?;
-        let s = self.m.b.i_add(u32t, None, a, b).map_err(bug)?;
-        let mut carry = self.m.b.u_less_than(bt, None, s, a).map_err(bug)?;
+        let s = self.m.b.i_add(u32t, None, a, b);
+        let mut carry = self.m.b.u_less_than(bt, None, s, a);
         let mut r = s;
         if q.ci {
             let cin = self.read_pred(&inst.ops[i + 2])?;
             let one = self.m.const_u32(1);
             let zero = self.m.const_u32(0);
             let c = self.sel(32, cin, one, zero)?;
-            r = self.m.b.i_add(u32t, None, s, c).map_err(bug)?;
-            let c2 = self.m.b.u_less_than(bt, None, r, s).map_err(bug)?;
-            carry = self.m.b.logical_or(bt, None, carry, c2).map_err(bug)?;
+            r = self.m.b.i_add(u32t, None, s, c);
+            let c2 = self.m.b.u_less_than(bt, None, r, s);
+            carry = self.m.b.logical_or(bt, None, carry, c2);
         }
         self.write_uint(&inst.ops[0], 32, r)?;
         if let Some(co) = co {
@@ -581,21 +554,21 @@ impl FnCx<'_> {
         for k in 0..4 {
             let a = self.byte_ext(s1, k, sign.src1_signed)?;
             let b = self.byte_ext(s2, k, sign.src2_signed)?;
-            let p = self.m.b.i_mul(u64t, None, a, b).map_err(bug)?;
-            sum = self.m.b.i_add(u64t, None, sum, p).map_err(bug)?;
+            let p = self.m.b.i_mul(u64t, None, a, b);
+            sum = self.m.b.i_add(u64t, None, sum, p);
         }
         let acc = if q.dsat {
             self.sresize(acc0, 32, 64)?
         } else {
             self.resize(acc0, 32, 64)?
         };
-        let total = self.m.b.i_add(u64t, None, acc, sum).map_err(bug)?;
+        let total = self.m.b.i_add(u64t, None, acc, sum);
         let r = if q.dsat {
             let bt = self.bool_ty();
             let lo = self.m.const_uint(64, i32::MIN as i64 as u64);
             let hi = self.m.const_uint(64, i32::MAX as u64);
-            let below = self.m.b.s_less_than(bt, None, total, lo).map_err(bug)?;
-            let above = self.m.b.s_greater_than(bt, None, total, hi).map_err(bug)?;
+            let below = self.m.b.s_less_than(bt, None, total, lo);
+            let above = self.m.b.s_greater_than(bt, None, total, hi);
             let t = self.sel(64, below, lo, total)?;
             self.sel(64, above, hi, t)?
         } else {
@@ -633,7 +606,7 @@ impl FnCx<'_> {
             } else {
                 self.shr_const(count, 32, 16)?
             };
-            let sh = self.m.b.bitwise_and(u32t, None, c, c63).map_err(bug)?;
+            let sh = self.m.b.bitwise_and(u32t, None, c, c63);
             out.push(self.shift(w, xe, sh, inst.op)?);
         }
         self.dst_elems(inst, w, &out)
@@ -647,27 +620,25 @@ impl FnCx<'_> {
         let x32 = self.resize(x, w, 32)?;
         let glsl = self.m.glsl;
         let r = match inst.op {
-            Opcode::Cbit => self.m.b.bit_count(u32t, None, x32).map_err(bug)?,
+            Opcode::Cbit => self.m.b.bit_count(u32t, None, x32),
             Opcode::Fbh => {
                 // leading zeros: (w - 1) - FindUMsb; all ones for 0.
-                let msb = self
-                    .m
-                    .b
-                    .ext_inst(u32t, None, glsl, 75, [rspirv::dr::Operand::IdRef(x32)])
-                    .map_err(bug)?;
+                let msb =
+                    self.m
+                        .b
+                        .ext_inst(u32t, None, glsl, 75, [rspirv::dr::Operand::IdRef(x32)]);
                 let k = self.m.const_u32(w - 1);
-                let lz = self.m.b.i_sub(u32t, None, k, msb).map_err(bug)?;
+                let lz = self.m.b.i_sub(u32t, None, k, msb);
                 let zero = self.m.const_u32(0);
-                let is0 = self.m.b.i_equal(bt, None, x32, zero).map_err(bug)?;
+                let is0 = self.m.b.i_equal(bt, None, x32, zero);
                 let all = self.m.const_u32(u32::MAX);
                 self.sel(32, is0, all, lz)?
             }
             _ => {
-                let lsb = self
-                    .m
-                    .b
-                    .ext_inst(u32t, None, glsl, 73, [rspirv::dr::Operand::IdRef(x32)])
-                    .map_err(bug)?;
+                let lsb =
+                    self.m
+                        .b
+                        .ext_inst(u32t, None, glsl, 73, [rspirv::dr::Operand::IdRef(x32)]);
                 // FindILsb(0) = -1 = all ones already.
                 lsb
             }

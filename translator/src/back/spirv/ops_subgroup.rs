@@ -41,9 +41,10 @@
 //! non-uniform mask a reduction combines the lanes that are in their own mask.
 
 use super::builder::Builder;
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
 use super::ops_int::int_shape;
+use crate::back::spirv::error::EResult;
 use crate::ir::{AtomOp, DataType, Inst, Opcode, ShflOp};
 use rspirv::spirv::{BuiltIn, Capability, GroupOperation, Scope, Word};
 
@@ -65,7 +66,7 @@ struct FredLane {
 }
 
 /// A two-operand builder method (`bitwise_and`, `i_add`, ...).
-type BinaryOp = fn(&mut Builder, Word, Option<Word>, Word, Word) -> Result<Word, rspirv::dr::Error>;
+type BinaryOp = fn(&mut Builder, Word, Option<Word>, Word, Word) -> Word;
 
 /// Bit layout of a floating-point format: sign bit, exponent mask, quiet bit.
 struct FloatBits {
@@ -118,7 +119,7 @@ impl FnCx<'_> {
     /// `a op b` on u32 values with a builder method.
     pub(super) fn u32_op(&mut self, f: BinaryOp, a: Word, b: Word) -> EResult<Word> {
         let t = self.m.uint(32);
-        f(&mut self.m.b, t, None, a, b).map_err(bug)
+        Ok(f(&mut self.m.b, t, None, a, b))
     }
 
     pub(super) fn and32(&mut self, a: Word, b: Word) -> EResult<Word> {
@@ -136,17 +137,17 @@ impl FnCx<'_> {
         let s = self.u32_op(Builder::shift_right_logical, mask, lane)?;
         let one = self.and_const(s, 1)?;
         let zero = self.m.const_u32(0);
-        self.m.b.i_not_equal(bt, None, one, zero).map_err(bug)
+        Ok(self.m.b.i_not_equal(bt, None, one, zero))
     }
 
     fn bool_and(&mut self, a: Word, b: Word) -> EResult<Word> {
         let bt = self.m.ty(Scalar::Bool);
-        self.m.b.logical_and(bt, None, a, b).map_err(bug)
+        Ok(self.m.b.logical_and(bt, None, a, b))
     }
 
     fn bool_not(&mut self, a: Word) -> EResult<Word> {
         let bt = self.m.ty(Scalar::Bool);
-        self.m.b.logical_not(bt, None, a).map_err(bug)
+        Ok(self.m.b.logical_not(bt, None, a))
     }
 
     /// `SubgroupLocalInvocationId`: this invocation's lane in the hardware sub-group.
@@ -154,7 +155,7 @@ impl FnCx<'_> {
         self.m.capability(Capability::GroupNonUniform);
         let var = self.m.builtin(BuiltIn::SubgroupLocalInvocationId, false);
         let u32t = self.m.uint(32);
-        self.m.b.load(u32t, None, var, None, []).map_err(bug)
+        Ok(self.m.b.load(u32t, None, var, None, []))
     }
 
     /// `%laneid`: the hardware lane, within its cluster when clustered (`lane & (N-1)`);
@@ -193,34 +194,22 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let v4 = self.m.vector(u32t, 4);
         let scope = self.scope();
-        let b = self
-            .m
-            .b
-            .group_non_uniform_ballot(v4, None, scope, pred)
-            .map_err(bug)?;
+        let b = self.m.b.group_non_uniform_ballot(v4, None, scope, pred);
         if !self.subgroups.clustered() {
-            return self.m.b.composite_extract(u32t, None, b, [0]).map_err(bug);
+            return Ok(self.m.b.composite_extract(u32t, None, b, [0]));
         }
         let base = self.cluster_base()?;
         // Word `base >> 5` of the ballot: a chain of selects over the words the hardware
         // width uses (one for H ≤ 32, two for wave64, four for 128 lanes).
         let words = self.subgroups.hardware.div_ceil(32).min(4);
-        let mut w = self
-            .m
-            .b
-            .composite_extract(u32t, None, b, [0])
-            .map_err(bug)?;
+        let mut w = self.m.b.composite_extract(u32t, None, b, [0]);
         if words > 1 {
             let bt = self.m.ty(Scalar::Bool);
             let index = self.shr_const(base, 32, 5)?;
             for i in 1..words {
-                let wi = self
-                    .m
-                    .b
-                    .composite_extract(u32t, None, b, [i])
-                    .map_err(bug)?;
+                let wi = self.m.b.composite_extract(u32t, None, b, [i]);
                 let k = self.m.const_u32(i);
-                let here = self.m.b.i_equal(bt, None, index, k).map_err(bug)?;
+                let here = self.m.b.i_equal(bt, None, index, k);
                 w = self.sel(32, here, wi, w)?;
             }
         }
@@ -256,10 +245,10 @@ impl FnCx<'_> {
         };
         let u32t = self.m.uint(32);
         let scope = self.scope();
-        self.m
+        Ok(self
+            .m
             .b
-            .group_non_uniform_shuffle(u32t, None, scope, value, lane)
-            .map_err(bug)
+            .group_non_uniform_shuffle(u32t, None, scope, value, lane))
     }
 
     /// `%activemask`: the lanes of this invocation's PISA sub-group that execute here.
@@ -276,10 +265,10 @@ impl FnCx<'_> {
     pub(super) fn find_lsb(&mut self, x: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let glsl = self.m.glsl;
-        self.m
+        Ok(self
+            .m
             .b
-            .ext_inst(u32t, None, glsl, 73, [rspirv::dr::Operand::IdRef(x)])
-            .map_err(bug)
+            .ext_inst(u32t, None, glsl, 73, [rspirv::dr::Operand::IdRef(x)]))
     }
 
     /// `%laneid`, and whether this lane is in `mask_operand & %activemask` (that value too).
@@ -365,7 +354,7 @@ impl FnCx<'_> {
             let c = if op == ShflOp::Up { 0 } else { 0x1F };
             (self.m.const_u32(c), self.m.const_u32(0))
         };
-        let not_seg = self.m.b.not(u32t, None, seg).map_err(bug)?;
+        let not_seg = self.m.b.not(u32t, None, seg);
         let min_lane = self.and32(lane, seg)?;
         let c_part = self.and32(cval, not_seg)?;
         let clamp = self.u32_op(Builder::bitwise_or, min_lane, c_part)?;
@@ -380,18 +369,12 @@ impl FnCx<'_> {
         };
         // Lane numbers are small, so the signed comparisons see `lane - offset < 0` as such.
         let in_bounds = if op == ShflOp::Up {
-            self.m
-                .b
-                .s_greater_than_equal(bt, None, src_lane, clamp)
-                .map_err(bug)?
+            self.m.b.s_greater_than_equal(bt, None, src_lane, clamp)
         } else {
-            self.m
-                .b
-                .s_less_than_equal(bt, None, src_lane, clamp)
-                .map_err(bug)?
+            self.m.b.s_less_than_equal(bt, None, src_lane, clamp)
         };
         let c32 = self.m.const_u32(32);
-        let in_range = self.m.b.u_less_than(bt, None, src_lane, c32).map_err(bug)?;
+        let in_range = self.m.b.u_less_than(bt, None, src_lane, c32);
         let lane5 = self.and_const(src_lane, 0x1F)?;
         let src_in = self.mask_has(p, lane5)?;
         let ok = self.bool_and(in_bounds, in_range)?;
@@ -442,7 +425,7 @@ impl FnCx<'_> {
         let t = self.m.uint(32);
         let s = self.scope();
         let b = &mut self.m.b;
-        match op {
+        Ok(match op {
             AtomOp::Sum => b.group_non_uniform_i_add(t, None, s, r, x, cluster),
             AtomOp::Smin => b.group_non_uniform_s_min(t, None, s, r, x, cluster),
             AtomOp::Smax => b.group_non_uniform_s_max(t, None, s, r, x, cluster),
@@ -452,8 +435,7 @@ impl FnCx<'_> {
             AtomOp::Or => b.group_non_uniform_bitwise_or(t, None, s, r, x, cluster),
             AtomOp::Xor => b.group_non_uniform_bitwise_xor(t, None, s, r, x, cluster),
             _ => return Err(self.err(format!("no sub-group reduction for .{op:?}"))),
-        }
-        .map_err(bug)
+        })
     }
 
     fn ired(&mut self, inst: &Inst) -> EResult {
@@ -510,7 +492,7 @@ impl FnCx<'_> {
         let x32 = if op == AtomOp::Absmax {
             // |x| as unsigned: |INT_MIN| is 2^(w-1), the largest.
             let zero = self.m.const_u32(0);
-            let neg = self.m.b.s_less_than(bt, None, x32, zero).map_err(bug)?;
+            let neg = self.m.b.s_less_than(bt, None, x32, zero);
             let n = self.u32_op(Builder::i_sub, zero, x32)?;
             self.sel(32, neg, n, x32)?
         } else {
@@ -593,21 +575,14 @@ impl FnCx<'_> {
         let nan_lanes = self.ballot(&nan_here)?;
         let zero = self.m.const_u32(0);
         let use_nan = if nanp {
-            self.m
-                .b
-                .i_not_equal(bt, None, nan_lanes, zero)
-                .map_err(bug)?
+            self.m.b.i_not_equal(bt, None, nan_lanes, zero)
         } else {
             let counts: Vec<Word> = per.iter().map(|p| p.counts).collect();
             let num_lanes = self.ballot(&counts)?;
-            self.m.b.i_equal(bt, None, num_lanes, zero).map_err(bug)?
+            self.m.b.i_equal(bt, None, num_lanes, zero)
         };
         let first = self.find_lsb(nan_lanes)?;
-        let some_nan = self
-            .m
-            .b
-            .i_not_equal(bt, None, nan_lanes, zero)
-            .map_err(bug)?;
+        let some_nan = self.m.b.i_not_equal(bt, None, nan_lanes, zero);
         let read_nan = self.bool_and(use_nan, some_nan)?;
         let mut from = Vec::with_capacity(lanes.len());
         for &lane in lanes {
@@ -632,7 +607,7 @@ impl FnCx<'_> {
         let x32 = self.resize(x, fb.width, 32)?;
         let mag = self.and_const(x32, !fb.sign() & (u32::MAX >> (32 - fb.width)))?;
         let exp = self.m.const_u32(fb.exp_mask);
-        let is_nan = self.m.b.u_greater_than(bt, None, mag, exp).map_err(bug)?;
+        let is_nan = self.m.b.u_greater_than(bt, None, mag, exp);
         let quiet = self.m.const_u32(fb.quiet);
         // `.absmax` reduces fabs(x): sign cleared, a NaN made quiet.
         let x32 = if op == AtomOp::Absmax {

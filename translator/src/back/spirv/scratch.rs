@@ -14,9 +14,10 @@
 //!
 //! Must not: decide the layout (that is `crate::layout`) or touch the host side.
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::memory::WordSpace;
 use super::module::ModuleCx;
+use crate::back::spirv::error::EResult;
 use rspirv::spirv::{BuiltIn, StorageClass, Word};
 
 impl ModuleCx {
@@ -48,11 +49,11 @@ impl FnCx<'_> {
         let v3 = self.m.vector(u32t, 3);
         let load3 = |cx: &mut Self, which: BuiltIn| -> EResult<[Word; 3]> {
             let var = cx.m.builtin(which, true);
-            let v = cx.m.b.load(v3, None, var, None, []).map_err(bug)?;
+            let v = cx.m.b.load(v3, None, var, None, []);
             let mut out = [0; 3];
             for (c, o) in out.iter_mut().enumerate() {
                 let x = cx.m.b.composite_extract(u32t, None, v, [c as u32]);
-                *o = cx.resize(x.map_err(bug)?, 32, 64)?;
+                *o = cx.resize(x, 32, 64)?;
             }
             Ok(out)
         };
@@ -60,26 +61,26 @@ impl FnCx<'_> {
         let count = load3(self, BuiltIn::NumWorkgroups)?;
         let mut group = id[2];
         for c in [1, 0] {
-            let scaled = self.m.b.i_mul(u64t, None, group, count[c]).map_err(bug)?;
-            group = self.m.b.i_add(u64t, None, scaled, id[c]).map_err(bug)?;
+            let scaled = self.m.b.i_mul(u64t, None, group, count[c]);
+            group = self.m.b.i_add(u64t, None, scaled, id[c]);
         }
         let ws = self.m.workgroup_size;
         let mut per_group = self.m.const_uint(64, 1);
         for c in 0..3 {
             let s = self.m.b.composite_extract(u32t, None, ws, [c]);
-            let s = self.resize(s.map_err(bug)?, 32, 64)?;
-            per_group = self.m.b.i_mul(u64t, None, per_group, s).map_err(bug)?;
+            let s = self.resize(s, 32, 64)?;
+            per_group = self.m.b.i_mul(u64t, None, per_group, s);
         }
         let index = self.m.builtin(BuiltIn::LocalInvocationIndex, false);
-        let local = self.m.b.load(u32t, None, index, None, []).map_err(bug)?;
+        let local = self.m.b.load(u32t, None, index, None, []);
         let local = self.resize(local, 32, 64)?;
-        let first = self.m.b.i_mul(u64t, None, group, per_group).map_err(bug)?;
-        let flat = self.m.b.i_add(u64t, None, first, local).map_err(bug)?;
+        let first = self.m.b.i_mul(u64t, None, group, per_group);
+        let flat = self.m.b.i_add(u64t, None, first, local);
         let stride = self.m.const_uint(64, stride);
-        let offset = self.m.b.i_mul(u64t, None, flat, stride).map_err(bug)?;
+        let offset = self.m.b.i_mul(u64t, None, flat, stride);
         let base = self.launch_u64(slot)?;
-        let slice = self.m.b.i_add(u64t, None, base, offset).map_err(bug)?;
-        self.m.b.store(var, slice, None, []).map_err(bug)
+        let slice = self.m.b.i_add(u64t, None, base, offset);
+        Ok(self.m.b.store(var, slice, None, []))
     }
 
     /// The space a word-arena access goes to: the private arena in scratch is global memory
@@ -90,7 +91,7 @@ impl FnCx<'_> {
             return Ok(space);
         };
         let u64t = self.m.uint(64);
-        let slice = self.m.b.load(u64t, None, var, None, []).map_err(bug)?;
+        let slice = self.m.b.load(u64t, None, var, None, []);
         let zero = self.m.const_u32(0);
         let lane_word = self.private_word(zero)?;
         if lane_word == zero {
@@ -98,7 +99,7 @@ impl FnCx<'_> {
         }
         let w = self.resize(lane_word, 32, 64)?;
         let bytes = self.shl_const(w, 64, 2)?;
-        let at = self.m.b.i_add(u64t, None, slice, bytes).map_err(bug)?;
+        let at = self.m.b.i_add(u64t, None, slice, bytes);
         Ok(WordSpace::Global(at))
     }
 }

@@ -13,8 +13,9 @@
 //! code of kernels without cross-lane operations `%laneid` is the linear local id mod N
 //! ([`crate::mid::lanes`], spec-notes §60).
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::SpecialReg;
 use crate::mid::lanes::LaneNumbering;
 use rspirv::spirv::{BuiltIn, StorageClass, Word};
@@ -28,39 +29,19 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let u64t = self.m.uint(64);
         let three = self.m.const_u32(3);
-        let index = self
-            .m
-            .b
-            .shift_right_logical(u32t, None, offset, three)
-            .map_err(bug)?;
+        let index = self.m.b.shift_right_logical(u32t, None, offset, three);
         let p = self.m.ptr(StorageClass::PushConstant, u64t);
         let zero = self.m.const_u32(0);
         let launch = self.m.launch;
-        let ptr = self
-            .m
-            .b
-            .access_chain(p, None, launch, [zero, index])
-            .map_err(bug)?;
-        let word = self.m.b.load(u64t, None, ptr, None, []).map_err(bug)?;
+        let ptr = self.m.b.access_chain(p, None, launch, [zero, index]);
+        let word = self.m.b.load(u64t, None, ptr, None, []);
         if bits == 64 {
             return Ok(word);
         }
         let seven = self.m.const_u32(7);
-        let byte = self
-            .m
-            .b
-            .bitwise_and(u32t, None, offset, seven)
-            .map_err(bug)?;
-        let shift = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, byte, three)
-            .map_err(bug)?;
-        let v = self
-            .m
-            .b
-            .shift_right_logical(u64t, None, word, shift)
-            .map_err(bug)?;
+        let byte = self.m.b.bitwise_and(u32t, None, offset, seven);
+        let shift = self.m.b.shift_left_logical(u32t, None, byte, three);
+        let v = self.m.b.shift_right_logical(u64t, None, word, shift);
         self.resize(v, 64, bits)
     }
 
@@ -82,18 +63,15 @@ impl FnCx<'_> {
         let hi = self.resize(hi, 32, 64)?;
         let hi = self.shl_const(hi, 64, 32)?;
         let u64t = self.m.uint(64);
-        self.m.b.bitwise_or(u64t, None, lo, hi).map_err(bug)
+        Ok(self.m.b.bitwise_or(u64t, None, lo, hi))
     }
 
     fn builtin_component(&mut self, which: BuiltIn, c: u8) -> EResult<Word> {
         let var = self.m.builtin(which, true);
         let u32t = self.m.uint(32);
         let v3 = self.m.vector(u32t, 3);
-        let v = self.m.b.load(v3, None, var, None, []).map_err(bug)?;
-        self.m
-            .b
-            .composite_extract(u32t, None, v, [c as u32])
-            .map_err(bug)
+        let v = self.m.b.load(v3, None, var, None, []);
+        Ok(self.m.b.composite_extract(u32t, None, v, [c as u32]))
     }
 
     fn workgroup_size(&mut self, c: u8) -> EResult<Word> {
@@ -103,10 +81,7 @@ impl FnCx<'_> {
         }
         let u32t = self.m.uint(32);
         let ws = self.m.workgroup_size;
-        self.m
-            .b
-            .composite_extract(u32t, None, ws, [c as u32])
-            .map_err(bug)
+        Ok(self.m.b.composite_extract(u32t, None, ws, [c as u32]))
     }
 
     /// The byte offset of a launch value in the launch block; an error (never expected: the
@@ -129,7 +104,7 @@ impl FnCx<'_> {
                 let at = self.launch_slot(l.group_base, "group base")?;
                 let base = self.launch_u32(at + c4)?;
                 let u32t = self.m.uint(32);
-                self.m.b.i_add(u32t, None, id, base).map_err(bug)
+                Ok(self.m.b.i_add(u32t, None, id, base))
             }
             SpecialReg::GroupCount => {
                 let at = self.launch_slot(l.group_count, "group count")?;
@@ -174,10 +149,10 @@ impl FnCx<'_> {
                     return Err(self.err("internal error: no lane-numbering flag"));
                 };
                 let bt = self.m.ty(Scalar::Bool);
-                let linear = self.m.b.load(bt, None, flag, None, []).map_err(bug)?;
+                let linear = self.m.b.load(bt, None, flag, None, []);
                 let (by_id, hw) = (self.linear_lane()?, self.pisa_lane()?);
                 let u32t = self.m.uint(32);
-                self.m.b.select(u32t, None, linear, by_id, hw).map_err(bug)
+                Ok(self.m.b.select(u32t, None, linear, by_id, hw))
             }
         }
     }
@@ -191,12 +166,12 @@ impl FnCx<'_> {
         let z = self.builtin_component(BuiltIn::LocalInvocationId, 2)?;
         let lx = self.special_value(SpecialReg::LocalSize, Some(0))?;
         let ly = self.special_value(SpecialReg::LocalSize, Some(1))?;
-        let zy = self.m.b.i_mul(u32t, None, ly, z).map_err(bug)?;
-        let yz = self.m.b.i_add(u32t, None, y, zy).map_err(bug)?;
-        let rows = self.m.b.i_mul(u32t, None, lx, yz).map_err(bug)?;
-        let id = self.m.b.i_add(u32t, None, x, rows).map_err(bug)?;
+        let zy = self.m.b.i_mul(u32t, None, ly, z);
+        let yz = self.m.b.i_add(u32t, None, y, zy);
+        let rows = self.m.b.i_mul(u32t, None, lx, yz);
+        let id = self.m.b.i_add(u32t, None, x, rows);
         let mask = self.m.const_u32(self.subgroups.width - 1);
-        self.m.b.bitwise_and(u32t, None, id, mask).map_err(bug)
+        Ok(self.m.b.bitwise_and(u32t, None, id, mask))
     }
 
     /// Kernel entry, when some function serves both kinds of kernel: sets the lane flag to
@@ -206,7 +181,7 @@ impl FnCx<'_> {
             let linear = self
                 .m
                 .const_bool(self.subgroups.lanes == LaneNumbering::Linear);
-            self.m.b.store(flag, linear, None, []).map_err(bug)?;
+            self.m.b.store(flag, linear, None, []);
         }
         Ok(())
     }

@@ -5,8 +5,9 @@
 //! N-bit integer packs its elements little-endian: element `i` lands in bits
 //! `[i*w, (i+1)*w)`, as `mov`'s getSwizzleBits says.
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::diag::Diagnostic;
 use crate::ir::{Bits, Operand, RegId, RegType};
 use rspirv::spirv::{StorageClass, Word};
@@ -20,7 +21,7 @@ impl FnCx<'_> {
         let et = self.elem_type(eb);
         let p = self.m.ptr(StorageClass::Function, et);
         let v = self.reg_var(reg);
-        self.m.b.access_chain(p, None, v, [index]).map_err(bug)
+        Ok(self.m.b.access_chain(p, None, v, [index]))
     }
 
     fn elem_type(&mut self, b: Bits) -> Word {
@@ -33,7 +34,7 @@ impl FnCx<'_> {
         let p = self.elem_ptr(reg, idx)?;
         let b = self.reg_ty(reg).element().unwrap_or(Bits::B32);
         let t = self.elem_type(b);
-        self.m.b.load(t, None, p, None, []).map_err(bug)
+        Ok(self.m.b.load(t, None, p, None, []))
     }
 
     /// Loads element `index` (a u32 value) of a vector register.
@@ -41,20 +42,20 @@ impl FnCx<'_> {
         let p = self.elem_ptr(reg, index)?;
         let b = self.reg_ty(reg).element().unwrap_or(Bits::B32);
         let t = self.elem_type(b);
-        self.m.b.load(t, None, p, None, []).map_err(bug)
+        Ok(self.m.b.load(t, None, p, None, []))
     }
 
     /// Stores element `i` of a vector register.
     pub fn store_elem(&mut self, reg: RegId, i: u32, value: Word) -> EResult {
         let idx = self.m.const_u32(i);
         let p = self.elem_ptr(reg, idx)?;
-        self.m.b.store(p, value, None, []).map_err(bug)
+        Ok(self.m.b.store(p, value, None, []))
     }
 
     /// Stores element `index` (a u32 value) of a vector register.
     pub fn store_elem_dyn(&mut self, reg: RegId, index: Word, value: Word) -> EResult {
         let p = self.elem_ptr(reg, index)?;
-        self.m.b.store(p, value, None, []).map_err(bug)
+        Ok(self.m.b.store(p, value, None, []))
     }
 
     /// A diagnostic at no particular place (the caller's instruction span is attached by
@@ -90,7 +91,7 @@ impl FnCx<'_> {
                 if !vector {
                     let t = self.reg_type(reg);
                     let v = self.reg_var(reg);
-                    let x = self.m.b.load(t, None, v, None, []).map_err(bug)?;
+                    let x = self.m.b.load(t, None, v, None, []);
                     return self.resize(x, eb.bits(), bits);
                 }
                 let w = eb.bits();
@@ -111,7 +112,7 @@ impl FnCx<'_> {
                         None => x,
                         Some(a) => {
                             let t = self.m.uint(bits);
-                            self.m.b.bitwise_or(t, None, a, x).map_err(bug)?
+                            self.m.b.bitwise_or(t, None, a, x)
                         }
                     });
                 }
@@ -122,7 +123,7 @@ impl FnCx<'_> {
                 let one = self.m.const_uint(bits, 1);
                 let zero = self.m.const_uint(bits, 0);
                 let t = self.m.uint(bits);
-                self.m.b.select(t, None, p, one, zero).map_err(bug)
+                Ok(self.m.b.select(t, None, p, one, zero))
             }
             _ => Err(self.err("operand cannot be read as an integer")),
         }
@@ -135,9 +136,9 @@ impl FnCx<'_> {
             if let Operand::Pred { reg, .. } = *op {
                 let bt = self.m.ty(Scalar::Bool);
                 let zero = self.m.const_uint(bits, 0);
-                let b = self.m.b.i_not_equal(bt, None, value, zero).map_err(bug)?;
+                let b = self.m.b.i_not_equal(bt, None, value, zero);
                 let v = self.reg_var(reg);
-                return self.m.b.store(v, b, None, []).map_err(bug);
+                return Ok(self.m.b.store(v, b, None, []));
             }
             return Err(self.err("destination must be a register"));
         };
@@ -146,7 +147,7 @@ impl FnCx<'_> {
         if !vector {
             let x = self.resize(value, bits, w)?;
             let v = self.reg_var(reg);
-            return self.m.b.store(v, x, None, []).map_err(bug);
+            return Ok(self.m.b.store(v, x, None, []));
         }
         for i in 0..count {
             let x = if i == 0 {
@@ -169,9 +170,9 @@ impl FnCx<'_> {
                 let negated = matches!(*op, Operand::Pred { negated: true, .. });
                 let bt = self.m.ty(Scalar::Bool);
                 let v = self.reg_var(reg);
-                let x = self.m.b.load(bt, None, v, None, []).map_err(bug)?;
+                let x = self.m.b.load(bt, None, v, None, []);
                 if negated {
-                    self.m.b.logical_not(bt, None, x).map_err(bug)
+                    Ok(self.m.b.logical_not(bt, None, x))
                 } else {
                     Ok(x)
                 }
@@ -186,7 +187,7 @@ impl FnCx<'_> {
         match *op {
             Operand::Pred { reg, .. } | Operand::Reg { reg, .. } => {
                 let v = self.reg_var(reg);
-                self.m.b.store(v, value, None, []).map_err(bug)
+                Ok(self.m.b.store(v, value, None, []))
             }
             _ => Err(self.err("destination must be a predicate")),
         }
@@ -243,7 +244,7 @@ impl FnCx<'_> {
             return Ok(v);
         }
         let t = self.m.uint(to);
-        self.m.b.u_convert(t, None, v).map_err(bug)
+        Ok(self.m.b.u_convert(t, None, v))
     }
 
     /// Sign-extends or truncates an integer from `from` to `to` bits.
@@ -252,20 +253,20 @@ impl FnCx<'_> {
             return Ok(v);
         }
         let t = self.m.uint(to);
-        self.m.b.s_convert(t, None, v).map_err(bug)
+        Ok(self.m.b.s_convert(t, None, v))
     }
 
     /// `x << k` for a constant `k` below the width.
     pub fn shl_const(&mut self, x: Word, bits: u32, k: u32) -> EResult<Word> {
         let t = self.m.uint(bits);
         let s = self.m.const_u32(k);
-        self.m.b.shift_left_logical(t, None, x, s).map_err(bug)
+        Ok(self.m.b.shift_left_logical(t, None, x, s))
     }
 
     /// `x >> k` (logical) for a constant `k` below the width.
     pub fn shr_const(&mut self, x: Word, bits: u32, k: u32) -> EResult<Word> {
         let t = self.m.uint(bits);
         let s = self.m.const_u32(k);
-        self.m.b.shift_right_logical(t, None, x, s).map_err(bug)
+        Ok(self.m.b.shift_right_logical(t, None, x, s))
     }
 }

@@ -584,6 +584,48 @@ impl<'a> FnCx<'a, '_, '_> {
         }
         self.pop_scope();
     }
+
+    /// Declares a function's parameters in the outermost scope of its body: kernel
+    /// parameters by id, register parameters as the signature declared them (`param_regs`),
+    /// their names moved to this function's names.
+    fn declare_params(&mut self, f: &'a FuncDecl<'a>, param_regs: &[RegDecl]) {
+        for (i, p) in f.params.iter().enumerate() {
+            match p {
+                ast::Param::Kernel { name, .. } => {
+                    self.declare_param(ParamId(i as u32), name.span);
+                }
+                ast::Param::Reg { name, .. } => {
+                    // The signature's declaration, its name moved to this function's names.
+                    let mut decl = param_regs[i];
+                    match name {
+                        Some(n) => {
+                            if !self.declare_reg(n.text, decl.ty, n.span) {
+                                decl.name = NameRange::push(&mut self.reg_names, n.text);
+                                self.regs.push(decl);
+                            }
+                        }
+                        None => {
+                            decl.name = NameRange::default();
+                            self.regs.push(decl);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A non-void function must end with `return` (prog-4 §4.4).
+    fn check_return(&mut self, f: &FuncDecl<'_>, rt: RegType, last: Option<&Inst<'_>>) {
+        let ok = last.is_some_and(|i| i.mnemonic.text == "return");
+        if !ok {
+            let at = last.map_or(f.name.span, |i| i.span);
+            let ty = super::select::type_name(rt);
+            self.error(
+                at,
+                format!("`return` must be the last instruction of non-void function `@{}` (returns {ty})", f.name.text),
+            );
+        }
+    }
 }
 
 /// Checks the body of function `id` and stores it (with its registers, locals and labels).
@@ -643,30 +685,7 @@ pub fn function<'a>(
         op_buf,
     };
     fcx.push_scope();
-    // Parameters live in the outermost scope of the body.
-    for (i, p) in f.params.iter().enumerate() {
-        match p {
-            ast::Param::Kernel { name, .. } => {
-                fcx.declare_param(ParamId(i as u32), name.span);
-            }
-            ast::Param::Reg { name, .. } => {
-                // The signature's declaration, its name moved to this function's names.
-                let mut decl = param_regs[i];
-                match name {
-                    Some(n) => {
-                        if !fcx.declare_reg(n.text, decl.ty, n.span) {
-                            decl.name = NameRange::push(&mut fcx.reg_names, n.text);
-                            fcx.regs.push(decl);
-                        }
-                    }
-                    None => {
-                        decl.name = NameRange::default();
-                        fcx.regs.push(decl);
-                    }
-                }
-            }
-        }
-    }
+    fcx.declare_params(f, &param_regs);
     let (mut count, mut regs, mut name_bytes) = (0, 0, 0);
     fcx.collect_labels(body, &mut count, &mut regs, &mut name_bytes);
     fcx.regs.reserve(regs.min(MAX_REGS));
@@ -675,15 +694,7 @@ pub fn function<'a>(
     let mut last = None;
     fcx.block(body, &mut out, &mut last);
     if let Some(rt) = ret {
-        let ok = last.is_some_and(|i| i.mnemonic.text == "return");
-        if !ok {
-            let at = last.map_or(f.name.span, |i| i.span);
-            let ty = super::select::type_name(rt);
-            fcx.error(
-                at,
-                format!("`return` must be the last instruction of non-void function `@{}` (returns {ty})", f.name.text),
-            );
-        }
+        fcx.check_return(f, rt, last);
     }
     // The parameters' scope is still open; its map goes back empty like the others.
     for mut scope in fcx.scopes.drain(..) {

@@ -103,9 +103,15 @@ fn declared_space(v: &VarDecl<'_>) -> MemSpace {
     }
 }
 
-fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<MemVar> {
-    let space = declared_space(v);
-    let import = matches!(v.linkage, Some((LinkageWord::Import, _)));
+/// Checks where a memory variable may be declared (prog-2 §2.5): `.shared` and `.private`
+/// inside bodies, `.global` at module scope, linkage, sections and host names only at module
+/// scope. Returns whether the variable can be laid out.
+fn check_placement(
+    cx: &mut Ctx<'_, '_>,
+    v: &VarDecl<'_>,
+    space: MemSpace,
+    module_scope: bool,
+) -> bool {
     let mut ok = true;
     if module_scope && matches!(space, MemSpace::Shared | MemSpace::Private) {
         cx.error(
@@ -153,6 +159,12 @@ fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<
             );
         }
     }
+    ok
+}
+
+/// A memory variable's alignment: its `.align`, else its type's size when that is a power of
+/// two, else its element's size, else 1.
+fn var_align(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>) -> u64 {
     let mut align = 1;
     if let Some(t) = &v.ty {
         if let Some(rt) = reg_type(cx, t) {
@@ -167,6 +179,16 @@ fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<
     if let Some((n, span)) = &v.align {
         align = power_of_two(cx, n, *span).unwrap_or(1);
     }
+    align
+}
+
+/// Validates a memory variable declaration (prog-2 §2.5) into its space, size, alignment
+/// and initializer; `None` once it has reported why the variable cannot be laid out.
+fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<MemVar> {
+    let space = declared_space(v);
+    let import = matches!(v.linkage, Some((LinkageWord::Import, _)));
+    let mut ok = check_placement(cx, v, space, module_scope);
+    let align = var_align(cx, v);
     let declared = match &v.size {
         Some((n, span)) => match parse_u64(cx, n, "variable size") {
             Some(0) => {

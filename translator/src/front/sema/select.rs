@@ -493,6 +493,8 @@ fn with_defaults(op: Opcode, form: usize, mut q: Quals) -> Quals {
     q
 }
 
+/// Reports why no form of the instruction matched: the failure that got furthest, as a
+/// qualifier error or an operand error.
 fn report_failure(
     f: &mut FnCx<'_, '_, '_>,
     inst: &Inst<'_>,
@@ -509,57 +511,49 @@ fn report_failure(
         return;
     };
     let form = &def.forms[best.form];
-    if let Some(m) = best.qual {
-        let i = m.matched;
-        if let Some(&(w, span)) = words.get(i) {
-            let earlier = words[..i].iter().any(|(x, _)| *x == w);
-            let slot_of = |w: &str| form.quals.iter().position(|s| s.knows_word(w));
-            let cur_slot = m.missing.unwrap_or(form.quals.len());
-            let msg = if earlier {
-                format!("duplicate qualifier `.{w}` in `{}`", inst.mnemonic.text)
-            } else if slot_of(w).is_some_and(|s| s < cur_slot) {
-                let order: Vec<String> =
-                    form.quals.iter().map(|s| format!(".{}", s.name)).collect();
-                format!(
-                    "qualifier `.{w}` is out of order: `{opname}` qualifiers are written as {}",
-                    order.join("")
-                )
-            } else if let (Some(si), Some(_)) = (m.missing, slot_of(w)) {
-                let slot = &form.quals[si];
-                let needed = form.quals[si..].iter().filter(|s| s.required).count();
-                if words.len() - i >= needed {
-                    return f.error(
-                        span,
-                        format!(
-                            "`.{w}` is not a valid `.{}` for `{opname}` (one of {})",
-                            slot.name,
-                            slot.spellings()
-                        ),
-                    );
-                }
+    match best.qual {
+        Some(m) => report_qualifier(f, inst, opname, words, form, m),
+        None => report_operands(f, inst, opname, form, ops, failures, best),
+    }
+}
+
+/// Reports a qualifier that no form accepts at its place: a duplicate, one out of order, a
+/// wrong value or a missing one of a slot, or a combination the form does not allow.
+fn report_qualifier(
+    f: &mut FnCx<'_, '_, '_>,
+    inst: &Inst<'_>,
+    opname: &str,
+    words: &[(&str, Span)],
+    form: &isa::Form,
+    m: QualMismatch,
+) {
+    let i = m.matched;
+    if let Some(&(w, span)) = words.get(i) {
+        let earlier = words[..i].iter().any(|(x, _)| *x == w);
+        let slot_of = |w: &str| form.quals.iter().position(|s| s.knows_word(w));
+        let cur_slot = m.missing.unwrap_or(form.quals.len());
+        let msg = if earlier {
+            format!("duplicate qualifier `.{w}` in `{}`", inst.mnemonic.text)
+        } else if slot_of(w).is_some_and(|s| s < cur_slot) {
+            let order: Vec<String> = form.quals.iter().map(|s| format!(".{}", s.name)).collect();
+            format!(
+                "qualifier `.{w}` is out of order: `{opname}` qualifiers are written as {}",
+                order.join("")
+            )
+        } else if let (Some(si), Some(_)) = (m.missing, slot_of(w)) {
+            let slot = &form.quals[si];
+            let needed = form.quals[si..].iter().filter(|s| s.required).count();
+            if words.len() - i >= needed {
                 return f.error(
-                    inst.mnemonic.span,
+                    span,
                     format!(
-                        "missing `.{}` qualifier for `{opname}` (one of {})",
+                        "`.{w}` is not a valid `.{}` for `{opname}` (one of {})",
                         slot.name,
                         slot.spellings()
                     ),
                 );
-            } else if i > 0 {
-                format!(
-                    "qualifier combination not allowed: `.{w}` cannot follow `.{}` in `{opname}`",
-                    words[i - 1].0
-                )
-            } else {
-                format!(
-                    "qualifier `.{w}` is not allowed here in `{}`",
-                    inst.mnemonic.text
-                )
-            };
-            f.error(span, msg);
-        } else if let Some(si) = m.missing {
-            let slot = &form.quals[si];
-            f.error(
+            }
+            return f.error(
                 inst.mnemonic.span,
                 format!(
                     "missing `.{}` qualifier for `{opname}` (one of {})",
@@ -567,9 +561,42 @@ fn report_failure(
                     slot.spellings()
                 ),
             );
-        }
-        return;
+        } else if i > 0 {
+            format!(
+                "qualifier combination not allowed: `.{w}` cannot follow `.{}` in `{opname}`",
+                words[i - 1].0
+            )
+        } else {
+            format!(
+                "qualifier `.{w}` is not allowed here in `{}`",
+                inst.mnemonic.text
+            )
+        };
+        f.error(span, msg);
+    } else if let Some(si) = m.missing {
+        let slot = &form.quals[si];
+        f.error(
+            inst.mnemonic.span,
+            format!(
+                "missing `.{}` qualifier for `{opname}` (one of {})",
+                slot.name,
+                slot.spellings()
+            ),
+        );
     }
+}
+
+/// Reports operands that no form accepts: their count, or the kind of the first operand
+/// that the best forms refuse (with a hint for immediates, vectors and predicates).
+fn report_operands(
+    f: &mut FnCx<'_, '_, '_>,
+    inst: &Inst<'_>,
+    opname: &str,
+    form: &isa::Form,
+    ops: &[ROp<'_>],
+    failures: &[Failure],
+    best: &Failure,
+) {
     match best.op {
         Some(OpFail::Count(_)) => {
             let min = form.required_operands();

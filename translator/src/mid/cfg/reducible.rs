@@ -32,53 +32,100 @@ enum Dest {
 /// Makes every cycle of `blocks` single-entry, given the analyses of the graph as it is;
 /// returns whether it changed anything (and so uses the dispatch variable).
 pub fn repair(blocks: &mut Vec<Block>, g: &Graph, cy: &Cycles) -> bool {
-    let nc = cy.header.len();
     let depth = cy.depth();
-    // Per cycle, over its blocks and nested cycles: the smallest depth of the outermost cycle
-    // entered by any block other than its header (a non-header entry makes a cycle
-    // irreducible), and by any block at all (the cycle holds an entry of that depth).
-    let mut irreducible_at = vec![u32::MAX; nc];
-    let mut entry_at = vec![u32::MAX; nc];
-    let mut own = vec![0u32; nc];
-    for &x in &g.preorder {
-        let inner = cy.innermost[x];
-        if inner == NONE {
-            continue;
-        }
-        own[inner as usize] += 1;
-        let t = cy.outermost_entered[x];
-        if t == NONE {
-            continue;
-        }
-        let d = depth[t as usize];
-        let inner = inner as usize;
-        entry_at[inner] = entry_at[inner].min(d);
-        let start = if cy.header[inner] == x {
-            cy.parent[inner]
-        } else {
-            inner as u32
-        };
-        if start != NONE {
-            let s = start as usize;
-            irreducible_at[s] = irreducible_at[s].min(d);
-        }
-    }
-    let mut size = own.clone();
-    for c in 0..nc {
-        let p = cy.parent[c];
-        if p != NONE {
-            let p = p as usize;
-            irreducible_at[p] = irreducible_at[p].min(irreducible_at[c]);
-            entry_at[p] = entry_at[p].min(entry_at[c]);
-            size[p] += size[c];
-        }
-    }
-    let irreducible: Vec<bool> = (0..nc).map(|c| irreducible_at[c] <= depth[c]).collect();
-    if !irreducible.contains(&true) {
+    let shape = Shape::of(g, cy, &depth);
+    if !shape.irreducible.contains(&true) {
         return false;
     }
-    // Dispatch values: cycle c owns first[c]..first[c] + size[c]; its own blocks come first,
-    // then its children's ranges.
+    let (first, value) = dispatch_values(blocks.len(), g, cy, &shape);
+    let mut tests = hub_tests(g, cy, &depth, &shape, &first, &value);
+    let entry = build_hubs(blocks, cy, &shape.irreducible, &mut tests);
+    // Every edge into an entry of an irreducible cycle goes through a setter to the hub.
+    for &p in &g.preorder {
+        let mut term = blocks[p].term;
+        for slot in term.targets_mut() {
+            let x = *slot;
+            let t = cy.outermost_entered[x];
+            if t != NONE && shape.irreducible[t as usize] {
+                *slot = blocks.len();
+                blocks.push(Block {
+                    code: Code::SetDispatch(value[x]),
+                    term: Term::Jump(entry[t as usize]),
+                });
+            }
+        }
+        blocks[p].term = term;
+    }
+    true
+}
+
+/// Per cycle: whether it is irreducible, the smallest depth of a cycle entered inside it,
+/// and its number of blocks (its own, and with its nested cycles).
+struct Shape {
+    irreducible: Vec<bool>,
+    entry_at: Vec<u32>,
+    own: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl Shape {
+    /// The shape of every cycle of `cy`, whose depths are `depth`.
+    fn of(g: &Graph, cy: &Cycles, depth: &[u32]) -> Shape {
+        let nc = cy.header.len();
+        // Per cycle, over its blocks and nested cycles: the smallest depth of the outermost
+        // cycle entered by any block other than its header (a non-header entry makes a cycle
+        // irreducible), and by any block at all (the cycle holds an entry of that depth).
+        let mut irreducible_at = vec![u32::MAX; nc];
+        let mut entry_at = vec![u32::MAX; nc];
+        let mut own = vec![0u32; nc];
+        for &x in &g.preorder {
+            let inner = cy.innermost[x];
+            if inner == NONE {
+                continue;
+            }
+            own[inner as usize] += 1;
+            let t = cy.outermost_entered[x];
+            if t == NONE {
+                continue;
+            }
+            let d = depth[t as usize];
+            let inner = inner as usize;
+            entry_at[inner] = entry_at[inner].min(d);
+            let start = if cy.header[inner] == x {
+                cy.parent[inner]
+            } else {
+                inner as u32
+            };
+            if start != NONE {
+                let s = start as usize;
+                irreducible_at[s] = irreducible_at[s].min(d);
+            }
+        }
+        let mut size = own.clone();
+        for c in 0..nc {
+            let p = cy.parent[c];
+            if p != NONE {
+                let p = p as usize;
+                irreducible_at[p] = irreducible_at[p].min(irreducible_at[c]);
+                entry_at[p] = entry_at[p].min(entry_at[c]);
+                size[p] += size[c];
+            }
+        }
+        let irreducible: Vec<bool> = (0..nc).map(|c| irreducible_at[c] <= depth[c]).collect();
+        Shape {
+            irreducible,
+            entry_at,
+            own,
+            size,
+        }
+    }
+}
+
+/// Dispatch values: cycle c owns `first[c]..first[c] + size[c]`; its own blocks come first,
+/// then its children's ranges. Returns `first` and each block's value.
+fn dispatch_values(n: usize, g: &Graph, cy: &Cycles, shape: &Shape) -> (Vec<u32>, Vec<u32>) {
+    let nc = cy.header.len();
+    let (own, size) = (&shape.own, &shape.size);
     let mut first = vec![0u32; nc];
     let mut next = vec![0u32; nc];
     let mut next_root = 0u32;
@@ -93,7 +140,7 @@ pub fn repair(blocks: &mut Vec<Block>, g: &Graph, cy: &Cycles) -> bool {
         *slot += size[c];
         next[c] = first[c] + own[c];
     }
-    let mut value = vec![0u32; blocks.len()];
+    let mut value = vec![0u32; n];
     let mut fill = first.clone();
     for &x in &g.preorder {
         let c = cy.innermost[x];
@@ -102,7 +149,20 @@ pub fn repair(blocks: &mut Vec<Block>, g: &Graph, cy: &Cycles) -> bool {
             fill[c as usize] += 1;
         }
     }
-    // The leaves of each irreducible cycle's hub: (first value of its range, destination).
+    (first, value)
+}
+
+/// The leaves of each irreducible cycle's hub: (first value of its range, destination).
+fn hub_tests(
+    g: &Graph,
+    cy: &Cycles,
+    depth: &[u32],
+    shape: &Shape,
+    first: &[u32],
+    value: &[u32],
+) -> Vec<Vec<(u32, Dest)>> {
+    let nc = cy.header.len();
+    let (irreducible, entry_at) = (&shape.irreducible, &shape.entry_at);
     let mut tests: Vec<Vec<(u32, Dest)>> = vec![Vec::new(); nc];
     for &x in &g.preorder {
         let c = cy.innermost[x];
@@ -126,8 +186,19 @@ pub fn repair(blocks: &mut Vec<Block>, g: &Graph, cy: &Cycles) -> bool {
         };
         tests[c as usize].push(test);
     }
-    // Each hub is a balanced search tree over its tests' disjoint value ranges: the node
-    // that splits the sorted tests at index `mid` is block `first_block[c] + mid - 1`.
+    tests
+}
+
+/// Each hub is a balanced search tree over its tests' disjoint value ranges: the node that
+/// splits the sorted tests at index `mid` is block `first_block[c] + mid - 1`. Appends the
+/// hubs' blocks; returns each cycle's hub entry block.
+fn build_hubs(
+    blocks: &mut Vec<Block>,
+    cy: &Cycles,
+    irreducible: &[bool],
+    tests: &mut [Vec<(u32, Dest)>],
+) -> Vec<usize> {
+    let nc = cy.header.len();
     let mut first_block = vec![0; nc];
     let mut entry = vec![0; nc];
     let mut next_block = blocks.len();
@@ -184,21 +255,5 @@ pub fn repair(blocks: &mut Vec<Block>, g: &Graph, cy: &Cycles) -> bool {
             });
         }
     }
-    // Every edge into an entry of an irreducible cycle goes through a setter to the hub.
-    for &p in &g.preorder {
-        let mut term = blocks[p].term;
-        for slot in term.targets_mut() {
-            let x = *slot;
-            let t = cy.outermost_entered[x];
-            if t != NONE && irreducible[t as usize] {
-                *slot = blocks.len();
-                blocks.push(Block {
-                    code: Code::SetDispatch(value[x]),
-                    term: Term::Jump(entry[t as usize]),
-                });
-            }
-        }
-        blocks[p].term = term;
-    }
-    true
+    entry
 }

@@ -101,7 +101,46 @@ pub(super) struct Machine<'m> {
     pub(super) exit: Option<LabelId>,
 }
 
+/// The state machine's function, before its body: named after the cycle's first member,
+/// its first parameter the entry index, then every member's registers (renamed
+/// `member.reg`) and register parameters. Returns it, the entry register, and each member's
+/// first register.
+fn cycle_function(funcs: &[&Function], ret: Option<RegType>) -> (Function, RegId, Vec<u32>) {
+    let mut f = Function {
+        name: format!("{}.cycle", funcs[0].name),
+        kind: FunctionKind::Function,
+        linkage: Linkage::Internal,
+        ret,
+        params: Vec::new(),
+        reg_params: Vec::new(),
+        attrs: KernelAttrs::default(),
+        regs: Vec::new(),
+        reg_names: String::new(),
+        locals: Vec::new(),
+        labels: Vec::new(),
+        body: Some(Vec::new()),
+        span: funcs[0].span,
+    };
+    let span = funcs[0].span;
+    let entry = f.push_reg("cycle.entry", RegType::Scalar(Bits::B32), span);
+    f.reg_params.push(entry);
+    let mut reg_base = Vec::new();
+    for g in funcs {
+        reg_base.push(f.regs.len() as u32);
+        for (k, r) in g.regs.iter().enumerate() {
+            let name = format!("{}.{}", g.name, g.reg_name(RegId(k as u32)));
+            f.push_reg(&name, r.ty, r.span);
+        }
+        for &p in &g.reg_params {
+            f.reg_params.push(RegId(p.0 + *reg_base.last().unwrap()));
+        }
+    }
+    (f, entry, reg_base)
+}
+
 impl<'m> Machine<'m> {
+    /// The state machine of the cycle `members` (the function `id`), before its body: its
+    /// registers, locals, return convention and stack.
     pub(super) fn new(
         module: &'m Module,
         members: &'m [FuncId],
@@ -132,35 +171,8 @@ impl<'m> Machine<'m> {
                 .any(|p| !movable(g.regs[p.0 as usize].ty))
         });
         let scratch_needed = slot_return || vector_params;
-        let mut f = Function {
-            name: format!("{}.cycle", funcs[0].name),
-            kind: FunctionKind::Function,
-            linkage: Linkage::Internal,
-            ret,
-            params: Vec::new(),
-            reg_params: Vec::new(),
-            attrs: KernelAttrs::default(),
-            regs: Vec::new(),
-            reg_names: String::new(),
-            locals: Vec::new(),
-            labels: Vec::new(),
-            body: Some(Vec::new()),
-            span: funcs[0].span,
-        };
+        let (mut f, entry, reg_base) = cycle_function(&funcs, ret);
         let span = funcs[0].span;
-        let entry = f.push_reg("cycle.entry", RegType::Scalar(Bits::B32), span);
-        f.reg_params.push(entry);
-        let mut reg_base = Vec::new();
-        for g in &funcs {
-            reg_base.push(f.regs.len() as u32);
-            for (k, r) in g.regs.iter().enumerate() {
-                let name = format!("{}.{}", g.name, g.reg_name(RegId(k as u32)));
-                f.push_reg(&name, r.ty, r.span);
-            }
-            for &p in &g.reg_params {
-                f.reg_params.push(RegId(p.0 + *reg_base.last().unwrap()));
-            }
-        }
         let align = funcs
             .iter()
             .flat_map(|g| &g.locals)

@@ -29,61 +29,21 @@ impl Machine<'_> {
         let g = &self.module.functions[self.members[j].0 as usize];
         let body = g.body.as_deref().unwrap_or(&[]);
         let base = self.reg_base[j];
-        let places = self.frame_locals[j].place.clone();
         let region = self.frame_locals[j].size;
-        let local = |l: LocalId| match places.get(l.0 as usize) {
-            Some(LocalPlace::Machine(m)) => *m,
-            _ => l,
-        };
         let label_base = self.f.labels.len() as u32;
-        for l in &g.labels {
-            self.f.labels.push(Label {
-                name: l.name.clone(),
-                target: usize::MAX,
-                span: l.span,
-            });
-        }
-        // Labels by their target position.
-        let mut at: Vec<(usize, u32)> = g
-            .labels
-            .iter()
-            .enumerate()
-            .map(|(k, l)| (l.target, label_base + k as u32))
-            .collect();
-        at.sort_unstable();
+        let at = self.member_labels(g, label_base);
+        let renumber = Renumber {
+            base,
+            label_base,
+            places: self.frame_locals[j].place.clone(),
+        };
         let mut next_label = 0;
         let live = if body.iter().any(|i| self.call_kind(g, i) != CallKind::Other) {
             live_after(g)
         } else {
             Vec::new()
         };
-        let remap_reg = |r: RegId| RegId(r.0 + base);
-        let remap = |op: &Operand| -> Operand {
-            match *op {
-                Operand::Reg { reg, swizzle } => Operand::Reg {
-                    reg: remap_reg(reg),
-                    swizzle,
-                },
-                Operand::Pred { reg, negated } => Operand::Pred {
-                    reg: remap_reg(reg),
-                    negated,
-                },
-                Operand::Addr(mut a) => {
-                    a.base = match a.base {
-                        AddrBase::Reg(r) => AddrBase::Reg(remap_reg(r)),
-                        AddrBase::Var(VarRef::Local(l)) => AddrBase::Var(VarRef::Local(local(l))),
-                        b => b,
-                    };
-                    if let AddrOffset::Reg(r) = a.offset {
-                        a.offset = AddrOffset::Reg(remap_reg(r));
-                    }
-                    Operand::Addr(a)
-                }
-                Operand::Var(VarRef::Local(l)) => Operand::Var(VarRef::Local(local(l))),
-                Operand::Label(l) => Operand::Label(LabelId(l.0 + label_base)),
-                o => o,
-            }
-        };
+        let remap = |op: &Operand| renumber.operand(op);
         // The activation's .private variables: its region of the stack.
         let sp = self.sp.0;
         if region > 0 {
@@ -161,6 +121,26 @@ impl Machine<'_> {
         // Falling off the body returns (the validator allows it only for void functions).
         self.emit(&free, g.span, Some(ret_l))?;
         Ok(())
+    }
+
+    /// Adds member `g`'s labels to the machine (numbered from `label_base`, placed later);
+    /// returns them by their target position in `g`.
+    fn member_labels(&mut self, g: &crate::ir::Function, label_base: u32) -> Vec<(usize, u32)> {
+        for l in &g.labels {
+            self.f.labels.push(Label {
+                name: l.name.clone(),
+                target: usize::MAX,
+                span: l.span,
+            });
+        }
+        let mut at: Vec<(usize, u32)> = g
+            .labels
+            .iter()
+            .enumerate()
+            .map(|(k, l)| (l.target, label_base + k as u32))
+            .collect();
+        at.sort_unstable();
+        at
     }
 
     /// Rewrites the references of `inst` (its operands already renumbered, `ops`) to member
@@ -241,5 +221,56 @@ impl Machine<'_> {
             span,
             None,
         )
+    }
+}
+
+/// How a member's registers, `.private` variables and labels are numbered in the machine.
+struct Renumber {
+    /// The machine's register number of the member's register 0.
+    base: u32,
+    /// The machine's label number of the member's label 0.
+    label_base: u32,
+    /// Where each of the member's locals lives.
+    places: Vec<LocalPlace>,
+}
+
+impl Renumber {
+    fn reg(&self, r: RegId) -> RegId {
+        RegId(r.0 + self.base)
+    }
+
+    fn local(&self, l: LocalId) -> LocalId {
+        match self.places.get(l.0 as usize) {
+            Some(LocalPlace::Machine(m)) => *m,
+            _ => l,
+        }
+    }
+
+    /// `op` as the machine names it.
+    fn operand(&self, op: &Operand) -> Operand {
+        match *op {
+            Operand::Reg { reg, swizzle } => Operand::Reg {
+                reg: self.reg(reg),
+                swizzle,
+            },
+            Operand::Pred { reg, negated } => Operand::Pred {
+                reg: self.reg(reg),
+                negated,
+            },
+            Operand::Addr(mut a) => {
+                a.base = match a.base {
+                    AddrBase::Reg(r) => AddrBase::Reg(self.reg(r)),
+                    AddrBase::Var(VarRef::Local(l)) => AddrBase::Var(VarRef::Local(self.local(l))),
+                    b => b,
+                };
+                if let AddrOffset::Reg(r) = a.offset {
+                    a.offset = AddrOffset::Reg(self.reg(r));
+                }
+                Operand::Addr(a)
+            }
+            Operand::Var(VarRef::Local(l)) => Operand::Var(VarRef::Local(self.local(l))),
+            Operand::Label(l) => Operand::Label(LabelId(l.0 + self.label_base)),
+            o => o,
+        }
     }
 }

@@ -11,7 +11,8 @@
 use super::emit::Emit;
 use super::round::Overflow;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::back::spirv::module::Scalar;
 use crate::back::spirv::ops_int::Elems;
 use crate::ir::{CmpOp, DataType, Inst, Opcode, RoundingMode};
@@ -249,7 +250,7 @@ impl FnCx<'_> {
                 let r = self.m.fsub(w, f[0], f[1])?;
                 if zero_fix {
                     let ft = self.m.f(w);
-                    let nb = self.m.b.f_negate(ft, None, f[1]).map_err(bug)?;
+                    let nb = self.m.b.f_negate(ft, None, f[1]);
                     self.zero_sign_w(w, r, f[0], nb, mode)?
                 } else {
                     r
@@ -280,7 +281,7 @@ impl FnCx<'_> {
         let w = k.compute_bits();
         let ft = self.m.f(w);
         let b = if op == Opcode::Fsub {
-            self.m.b.f_negate(ft, None, f[1]).map_err(bug)?
+            self.m.b.f_negate(ft, None, f[1])
         } else {
             f[1]
         };
@@ -404,7 +405,7 @@ impl FnCx<'_> {
         Ok(match op {
             Opcode::Fadd | Opcode::Fsub => {
                 let b = if op == Opcode::Fsub {
-                    self.m.b.f_negate(dt, None, x[1]).map_err(bug)?
+                    self.m.b.f_negate(dt, None, x[1])
                 } else {
                     x[1]
                 };
@@ -547,9 +548,9 @@ impl FnCx<'_> {
         // the device's subtraction may give another one (x86: the negative "default NaN").
         let ft = self.ftype(k);
         let bt = self.m.ty(Scalar::Bool);
-        let inf = self.m.b.is_inf(bt, None, x).map_err(bug)?;
+        let inf = self.m.b.is_inf(bt, None, x);
         let qn = self.m.const_of(ft, 32, FKind::F32.qnan());
-        let d = self.m.b.select(ft, None, inf, qn, d).map_err(bug)?;
+        let d = self.m.b.select(ft, None, inf, qn, d);
         let b = self.finish_float(k, d, ftz, false)?;
         self.write_uint(&inst.ops[0], 32, b)
     }
@@ -567,27 +568,27 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let cb = k.compute_bits();
         let it = self.m.uint(cb);
-        let an = self.m.b.is_nan(bt, None, a).map_err(bug)?;
-        let bn = self.m.b.is_nan(bt, None, b).map_err(bug)?;
+        let an = self.m.b.is_nan(bt, None, a);
+        let bn = self.m.b.is_nan(bt, None, b);
         let lt = if max {
-            self.m.b.f_ord_greater_than(bt, None, a, b).map_err(bug)?
+            self.m.b.f_ord_greater_than(bt, None, a, b)
         } else {
-            self.m.b.f_ord_less_than(bt, None, a, b).map_err(bug)?
+            self.m.b.f_ord_less_than(bt, None, a, b)
         };
-        let pick = self.m.b.select(ft, None, lt, a, b).map_err(bug)?;
+        let pick = self.m.b.select(ft, None, lt, a, b);
         // Equal values (±0): OR the bits for min (-0 wins), AND for max (+0 wins).
-        let eq = self.m.b.f_ord_equal(bt, None, a, b).map_err(bug)?;
-        let ai = self.m.b.bitcast(it, None, a).map_err(bug)?;
-        let bi = self.m.b.bitcast(it, None, b).map_err(bug)?;
+        let eq = self.m.b.f_ord_equal(bt, None, a, b);
+        let ai = self.m.b.bitcast(it, None, a);
+        let bi = self.m.b.bitcast(it, None, b);
         let combined = if max {
-            self.m.b.bitwise_and(it, None, ai, bi).map_err(bug)?
+            self.m.b.bitwise_and(it, None, ai, bi)
         } else {
-            self.m.b.bitwise_or(it, None, ai, bi).map_err(bug)?
+            self.m.b.bitwise_or(it, None, ai, bi)
         };
-        let cf = self.m.b.bitcast(ft, None, combined).map_err(bug)?;
-        let r = self.m.b.select(ft, None, eq, cf, pick).map_err(bug)?;
+        let cf = self.m.b.bitcast(ft, None, combined);
+        let r = self.m.b.select(ft, None, eq, cf, pick);
         if nanp {
-            let any = self.m.b.logical_or(bt, None, an, bn).map_err(bug)?;
+            let any = self.m.b.logical_or(bt, None, an, bn);
             let qn = self.m.const_of(
                 ft,
                 cb,
@@ -597,21 +598,21 @@ impl FnCx<'_> {
                     FKind::F32.qnan()
                 },
             );
-            return self.m.b.select(ft, None, any, qn, r).map_err(bug);
+            return Ok(self.m.b.select(ft, None, any, qn, r));
         }
         // minimumNumber: a NaN operand yields the other one; two NaNs give a quiet NaN.
-        let r = self.m.b.select(ft, None, an, b, r).map_err(bug)?;
-        let r = self.m.b.select(ft, None, bn, a, r).map_err(bug)?;
-        let both = self.m.b.logical_and(bt, None, an, bn).map_err(bug)?;
+        let r = self.m.b.select(ft, None, an, b, r);
+        let r = self.m.b.select(ft, None, bn, a, r);
+        let both = self.m.b.logical_and(bt, None, an, bn);
         let qbit = if cb == 64 {
             FKind::F64.quiet_bit()
         } else {
             FKind::F32.quiet_bit()
         };
         let q = self.m.const_uint(cb, qbit);
-        let quieted = self.m.b.bitwise_or(it, None, ai, q).map_err(bug)?;
-        let quieted = self.m.b.bitcast(ft, None, quieted).map_err(bug)?;
-        self.m.b.select(ft, None, both, quieted, r).map_err(bug)
+        let quieted = self.m.b.bitwise_or(it, None, ai, q);
+        let quieted = self.m.b.bitcast(ft, None, quieted);
+        Ok(self.m.b.select(ft, None, both, quieted, r))
     }
 
     /// `fabs` and `fneg` on the sign bit (`fabs` of a NaN returns a quiet NaN).
@@ -628,14 +629,14 @@ impl FnCx<'_> {
             let sm = self.m.const_uint(w, k.sign_mask());
             let r = if inst.op == Opcode::Fabs {
                 let inv = self.m.const_uint(w, !k.sign_mask());
-                let a = self.m.b.bitwise_and(t, None, x, inv).map_err(bug)?;
+                let a = self.m.b.bitwise_and(t, None, x, inv);
                 let em = self.m.const_uint(w, k.exp_mask());
-                let is_nan = self.m.b.u_greater_than(bt, None, a, em).map_err(bug)?;
+                let is_nan = self.m.b.u_greater_than(bt, None, a, em);
                 let qb = self.m.const_uint(w, k.quiet_bit());
-                let quiet = self.m.b.bitwise_or(t, None, a, qb).map_err(bug)?;
+                let quiet = self.m.b.bitwise_or(t, None, a, qb);
                 self.sel(w, is_nan, quiet, a)?
             } else {
-                self.m.b.bitwise_xor(t, None, x, sm).map_err(bug)?
+                self.m.b.bitwise_xor(t, None, x, sm)
             };
             out.push(r);
         }
@@ -661,8 +662,7 @@ impl FnCx<'_> {
                 CmpOp::Le => bld.f_ord_less_than_equal(bt, None, a[i], b[i]),
                 CmpOp::Gt => bld.f_ord_greater_than(bt, None, a[i], b[i]),
                 CmpOp::Ge => bld.f_ord_greater_than_equal(bt, None, a[i], b[i]),
-            }
-            .map_err(bug)?;
+            };
             rs.push(r);
         }
         self.write_cmp(inst, &rs, 16)

@@ -8,7 +8,8 @@
 use super::emit::Emit;
 use super::round::Overflow;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::back::spirv::module::Scalar;
 use crate::ir::{DataType, Inst, Opcode, RoundingMode};
 use rspirv::dr::Operand as SpvOperand;
@@ -80,25 +81,17 @@ impl FnCx<'_> {
         let it = self.m.uint(cw);
         let lo = self.fconst(cb, lo_f);
         let hi = self.fconst(cb, hi_f);
-        let below = self.m.b.f_ord_less_than(bt, None, r, lo).map_err(bug)?;
-        let above = self
-            .m
-            .b
-            .f_ord_greater_than_equal(bt, None, r, hi)
-            .map_err(bug)?;
-        let nan = self.m.b.is_nan(bt, None, r).map_err(bug)?;
+        let below = self.m.b.f_ord_less_than(bt, None, r, lo);
+        let above = self.m.b.f_ord_greater_than_equal(bt, None, r, hi);
+        let nan = self.m.b.is_nan(bt, None, r);
         let zero_f = self.fconst(cb, 0.0);
-        let safe = self.m.b.select(ft, None, below, lo, r).map_err(bug)?;
-        let safe = self
-            .m
-            .b
-            .select(ft, None, above, zero_f, safe)
-            .map_err(bug)?;
-        let safe = self.m.b.select(ft, None, nan, zero_f, safe).map_err(bug)?;
+        let safe = self.m.b.select(ft, None, below, lo, r);
+        let safe = self.m.b.select(ft, None, above, zero_f, safe);
+        let safe = self.m.b.select(ft, None, nan, zero_f, safe);
         let conv = if signed {
-            self.m.b.convert_f_to_s(it, None, safe).map_err(bug)?
+            self.m.b.convert_f_to_s(it, None, safe)
         } else {
-            self.m.b.convert_f_to_u(it, None, safe).map_err(bug)?
+            self.m.b.convert_f_to_u(it, None, safe)
         };
         let max_i = if signed {
             (1u64 << (w - 1)) - 1
@@ -126,35 +119,19 @@ impl FnCx<'_> {
             RoundingMode::Rz => op(3),
             RoundingMode::Rna => {
                 // trunc(x) + sign(x) when |x - trunc(x)| >= 0.5 (the difference is exact)
-                let t = self
-                    .m
-                    .b
-                    .ext_inst(ft, None, glsl, 3, [SpvOperand::IdRef(x)])
-                    .map_err(bug)?;
-                let d = self.m.b.f_sub(ft, None, x, t).map_err(bug)?;
-                let ad = self
-                    .m
-                    .b
-                    .ext_inst(ft, None, glsl, 4, [SpvOperand::IdRef(d)])
-                    .map_err(bug)?;
+                let t = self.m.b.ext_inst(ft, None, glsl, 3, [SpvOperand::IdRef(x)]);
+                let d = self.m.b.f_sub(ft, None, x, t);
+                let ad = self.m.b.ext_inst(ft, None, glsl, 4, [SpvOperand::IdRef(d)]);
                 let half = self.fconst(cb, 0.5);
                 let bt = self.m.ty(Scalar::Bool);
-                let up = self
-                    .m
-                    .b
-                    .f_ord_greater_than_equal(bt, None, ad, half)
-                    .map_err(bug)?;
-                let s = self
-                    .m
-                    .b
-                    .ext_inst(ft, None, glsl, 6, [SpvOperand::IdRef(x)])
-                    .map_err(bug)?;
-                let ts = self.m.b.f_add(ft, None, t, s).map_err(bug)?;
+                let up = self.m.b.f_ord_greater_than_equal(bt, None, ad, half);
+                let s = self.m.b.ext_inst(ft, None, glsl, 6, [SpvOperand::IdRef(x)]);
+                let ts = self.m.b.f_add(ft, None, t, s);
                 self.no_contraction(ts);
-                return self.m.b.select(ft, None, up, ts, t).map_err(bug);
+                return Ok(self.m.b.select(ft, None, up, ts, t));
             }
         };
-        self.m.b.ext_inst(ft, None, glsl, code, [arg]).map_err(bug)
+        Ok(self.m.b.ext_inst(ft, None, glsl, code, [arg]))
     }
 
     /// Round half to even without GLSL `RoundEven` (lavapipe's truncates doubles): from
@@ -166,50 +143,43 @@ impl FnCx<'_> {
         let cb = k.compute_bits();
         let bt = self.m.ty(Scalar::Bool);
         let glsl = self.m.glsl;
-        let floor = |m: &mut Self, v: Word| {
-            m.m.b
-                .ext_inst(ft, None, glsl, 8, [SpvOperand::IdRef(v)])
-                .map_err(bug)
-        };
+        let floor =
+            |m: &mut Self, v: Word| Ok(m.m.b.ext_inst(ft, None, glsl, 8, [SpvOperand::IdRef(v)]));
         let f = floor(self, x)?;
-        let d = self.m.b.f_sub(ft, None, x, f).map_err(bug)?;
+        let d = self.m.b.f_sub(ft, None, x, f);
         self.no_contraction(d);
         let half = self.fconst(cb, 0.5);
         let one = self.fconst(cb, 1.0);
         let two = self.fconst(cb, 2.0);
         // f is odd when f - 2 * floor(f / 2) is not zero (all exact for integral f).
-        let fh = self.m.b.f_mul(ft, None, f, half).map_err(bug)?;
+        let fh = self.m.b.f_mul(ft, None, f, half);
         let h = floor(self, fh)?;
-        let h2 = self.m.b.f_mul(ft, None, h, two).map_err(bug)?;
-        let rem = self.m.b.f_sub(ft, None, f, h2).map_err(bug)?;
+        let h2 = self.m.b.f_mul(ft, None, h, two);
+        let rem = self.m.b.f_sub(ft, None, f, h2);
         for v in [fh, h2, rem] {
             self.no_contraction(v);
         }
         let zero = self.fconst(cb, 0.0);
-        let odd = self.m.b.f_ord_not_equal(bt, None, rem, zero).map_err(bug)?;
-        let above = self
-            .m
-            .b
-            .f_ord_greater_than(bt, None, d, half)
-            .map_err(bug)?;
-        let at = self.m.b.f_ord_equal(bt, None, d, half).map_err(bug)?;
-        let tie_up = self.m.b.logical_and(bt, None, at, odd).map_err(bug)?;
-        let up = self.m.b.logical_or(bt, None, above, tie_up).map_err(bug)?;
-        let f1 = self.m.b.f_add(ft, None, f, one).map_err(bug)?;
+        let odd = self.m.b.f_ord_not_equal(bt, None, rem, zero);
+        let above = self.m.b.f_ord_greater_than(bt, None, d, half);
+        let at = self.m.b.f_ord_equal(bt, None, d, half);
+        let tie_up = self.m.b.logical_and(bt, None, at, odd);
+        let up = self.m.b.logical_or(bt, None, above, tie_up);
+        let f1 = self.m.b.f_add(ft, None, f, one);
         self.no_contraction(f1);
-        let r = self.m.b.select(ft, None, up, f1, f).map_err(bug)?;
+        let r = self.m.b.select(ft, None, up, f1, f);
         // copysign(r, x)
         let it = self.m.uint(cb);
         let sign = self.m.const_uint(cb, 1u64 << (cb - 1));
         let magnitude = self
             .m
             .const_uint(cb, !(1u64 << (cb - 1)) & (u64::MAX >> (64 - cb)));
-        let ri = self.m.b.bitcast(it, None, r).map_err(bug)?;
-        let xi = self.m.b.bitcast(it, None, x).map_err(bug)?;
-        let rm = self.m.b.bitwise_and(it, None, ri, magnitude).map_err(bug)?;
-        let xs = self.m.b.bitwise_and(it, None, xi, sign).map_err(bug)?;
-        let bits = self.m.b.bitwise_or(it, None, rm, xs).map_err(bug)?;
-        self.m.b.bitcast(ft, None, bits).map_err(bug)
+        let ri = self.m.b.bitcast(it, None, r);
+        let xi = self.m.b.bitcast(it, None, x);
+        let rm = self.m.b.bitwise_and(it, None, ri, magnitude);
+        let xs = self.m.b.bitwise_and(it, None, xi, sign);
+        let bits = self.m.b.bitwise_or(it, None, rm, xs);
+        Ok(self.m.b.bitcast(ft, None, bits))
     }
 
     /// `frnd`: round to an integral value in the same format.
@@ -348,9 +318,9 @@ impl FnCx<'_> {
         };
         let ft = self.ftype(to);
         let f = if signed {
-            self.m.b.convert_s_to_f(ft, None, x).map_err(bug)?
+            self.m.b.convert_s_to_f(ft, None, x)
         } else {
-            self.m.b.convert_u_to_f(ft, None, x).map_err(bug)?
+            self.m.b.convert_u_to_f(ft, None, x)
         };
         self.from_float(to, f)
     }

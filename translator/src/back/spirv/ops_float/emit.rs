@@ -2,8 +2,8 @@
 //! every float arithmetic result decorated `NoContraction` (the error-free transformations
 //! of [`super::round`] depend on each operation being rounded once, as written).
 
-use super::super::function::{bug, EResult};
 use super::super::module::{ModuleCx, Scalar};
+use crate::back::spirv::error::EResult;
 use rspirv::dr::Operand as SpvOperand;
 use rspirv::spirv::{Decoration, Word};
 
@@ -116,154 +116,154 @@ impl Emit for ModuleCx {
     }
     fn iadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.i_add(t, None, a, b).map_err(bug)
+        Ok(self.b.i_add(t, None, a, b))
     }
     fn isub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.i_sub(t, None, a, b).map_err(bug)
+        Ok(self.b.i_sub(t, None, a, b))
     }
     fn imul(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.i_mul(t, None, a, b).map_err(bug)
+        Ok(self.b.i_mul(t, None, a, b))
     }
     fn udiv(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.u_div(t, None, a, b).map_err(bug)
+        Ok(self.b.u_div(t, None, a, b))
     }
     fn umod(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.u_mod(t, None, a, b).map_err(bug)
+        Ok(self.b.u_mod(t, None, a, b))
     }
     fn and(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.bitwise_and(t, None, a, b).map_err(bug)
+        Ok(self.b.bitwise_and(t, None, a, b))
     }
     fn or(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.bitwise_or(t, None, a, b).map_err(bug)
+        Ok(self.b.bitwise_or(t, None, a, b))
     }
     fn xor(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.bitwise_xor(t, None, a, b).map_err(bug)
+        Ok(self.b.bitwise_xor(t, None, a, b))
     }
     fn shl(&mut self, w: u32, a: Word, s: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.shift_left_logical(t, None, a, s).map_err(bug)
+        Ok(self.b.shift_left_logical(t, None, a, s))
     }
     fn shr(&mut self, w: u32, a: Word, s: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.shift_right_logical(t, None, a, s).map_err(bug)
+        Ok(self.b.shift_right_logical(t, None, a, s))
     }
     fn sar(&mut self, w: u32, a: Word, s: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.shift_right_arithmetic(t, None, a, s).map_err(bug)
+        Ok(self.b.shift_right_arithmetic(t, None, a, s))
     }
     fn ieq(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.i_equal(t, None, a, b).map_err(bug)
+        Ok(self.b.i_equal(t, None, a, b))
     }
     fn ine(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.i_not_equal(t, None, a, b).map_err(bug)
+        Ok(self.b.i_not_equal(t, None, a, b))
     }
     fn ult(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.u_less_than(t, None, a, b).map_err(bug)
+        Ok(self.b.u_less_than(t, None, a, b))
     }
     fn uge(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.u_greater_than_equal(t, None, a, b).map_err(bug)
+        Ok(self.b.u_greater_than_equal(t, None, a, b))
     }
     fn slt(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.s_less_than(t, None, a, b).map_err(bug)
+        Ok(self.b.s_less_than(t, None, a, b))
     }
     fn sge(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.s_greater_than_equal(t, None, a, b).map_err(bug)
+        Ok(self.b.s_greater_than_equal(t, None, a, b))
     }
     fn land(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.logical_and(t, None, a, b).map_err(bug)
+        Ok(self.b.logical_and(t, None, a, b))
     }
     fn lor(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.logical_or(t, None, a, b).map_err(bug)
+        Ok(self.b.logical_or(t, None, a, b))
     }
     fn lnot(&mut self, a: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.logical_not(t, None, a).map_err(bug)
+        Ok(self.b.logical_not(t, None, a))
     }
     fn select(&mut self, ty: Word, c: Word, a: Word, b: Word) -> EResult<Word> {
-        self.b.select(ty, None, c, a, b).map_err(bug)
+        Ok(self.b.select(ty, None, c, a, b))
     }
     fn fadd(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.f(w);
-        let r = self.b.f_add(t, None, a, b).map_err(bug)?;
+        let r = self.b.f_add(t, None, a, b);
         self.exact(r);
         Ok(r)
     }
     fn fsub(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.f(w);
-        let r = self.b.f_sub(t, None, a, b).map_err(bug)?;
+        let r = self.b.f_sub(t, None, a, b);
         self.exact(r);
         Ok(r)
     }
     fn fmul(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.f(w);
-        let r = self.b.f_mul(t, None, a, b).map_err(bug)?;
+        let r = self.b.f_mul(t, None, a, b);
         self.exact(r);
         Ok(r)
     }
     fn fdiv(&mut self, w: u32, a: Word, b: Word) -> EResult<Word> {
         let t = self.f(w);
-        let r = self.b.f_div(t, None, a, b).map_err(bug)?;
+        let r = self.b.f_div(t, None, a, b);
         self.exact(r);
         Ok(r)
     }
     fn feq(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.f_ord_equal(t, None, a, b).map_err(bug)
+        Ok(self.b.f_ord_equal(t, None, a, b))
     }
     fn fne(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.f_ord_not_equal(t, None, a, b).map_err(bug)
+        Ok(self.b.f_ord_not_equal(t, None, a, b))
     }
     fn flt(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.f_ord_less_than(t, None, a, b).map_err(bug)
+        Ok(self.b.f_ord_less_than(t, None, a, b))
     }
     fn fgt(&mut self, a: Word, b: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.f_ord_greater_than(t, None, a, b).map_err(bug)
+        Ok(self.b.f_ord_greater_than(t, None, a, b))
     }
     fn isnan(&mut self, a: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.is_nan(t, None, a).map_err(bug)
+        Ok(self.b.is_nan(t, None, a))
     }
     fn isinf(&mut self, a: Word) -> EResult<Word> {
         let t = self.bool_t();
-        self.b.is_inf(t, None, a).map_err(bug)
+        Ok(self.b.is_inf(t, None, a))
     }
     fn fconv(&mut self, w: u32, a: Word) -> EResult<Word> {
         let t = self.f(w);
-        let r = self.b.f_convert(t, None, a).map_err(bug)?;
+        let r = self.b.f_convert(t, None, a);
         self.exact(r);
         Ok(r)
     }
     fn bits(&mut self, w: u32, a: Word) -> EResult<Word> {
         let t = self.u(w);
-        self.b.bitcast(t, None, a).map_err(bug)
+        Ok(self.b.bitcast(t, None, a))
     }
     fn float(&mut self, w: u32, a: Word) -> EResult<Word> {
         let t = self.f(w);
-        self.b.bitcast(t, None, a).map_err(bug)
+        Ok(self.b.bitcast(t, None, a))
     }
     fn glsl(&mut self, w: u32, code: u32, args: &[Word]) -> EResult<Word> {
         let t = self.f(w);
         let set = self.glsl;
         let ops: Vec<SpvOperand> = args.iter().map(|&a| SpvOperand::IdRef(a)).collect();
-        let r = self.b.ext_inst(t, None, set, code, ops).map_err(bug)?;
+        let r = self.b.ext_inst(t, None, set, code, ops);
         self.exact(r);
         Ok(r)
     }

@@ -26,7 +26,8 @@
 use super::emit::Emit;
 use super::round::Overflow;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::back::spirv::module::ModuleCx;
 use crate::ir::{Opcode, RoundingMode};
 use rspirv::spirv::Word;
@@ -71,8 +72,8 @@ impl FnCx<'_> {
         let u32t = m.u(32);
         let k32 = m.ku(64, 32);
         let hi = m.shr(64, x, k32)?;
-        let hi = m.b.u_convert(u32t, None, hi).map_err(bug)?;
-        let lo = m.b.u_convert(u32t, None, x).map_err(bug)?;
+        let hi = m.b.u_convert(u32t, None, hi);
+        let lo = m.b.u_convert(u32t, None, x);
         let mh = find_msb(m, hi)?;
         let ml = find_msb(m, lo)?;
         let z = m.ku(32, 0);
@@ -81,7 +82,7 @@ impl FnCx<'_> {
         let mh = m.iadd(32, mh, k32w)?;
         let r = m.select(u32t, hnz, mh, ml)?;
         let u64t = m.u(64);
-        m.b.u_convert(u64t, None, r).map_err(bug)
+        Ok(m.b.u_convert(u64t, None, r))
     }
 
     /// Unpacks the raw bits of a value of `k` (`k.bits()` wide).
@@ -118,9 +119,9 @@ impl FnCx<'_> {
         } else {
             // The significand fits 32 bits: one FindUMsb.
             let u32t = m.u(32);
-            let s32 = m.b.u_convert(u32t, None, safe).map_err(bug)?;
+            let s32 = m.b.u_convert(u32t, None, safe);
             let p = find_msb(m, s32)?;
-            m.b.u_convert(u64t, None, p).map_err(bug)?
+            m.b.u_convert(u64t, None, p)
         };
         let m = &mut *self.m;
         let sh = m.isub(64, kfb, p)?;
@@ -340,9 +341,9 @@ impl FnCx<'_> {
         let kt = m.ku(64, 60 - fb);
         let t = m.iadd(64, kt, par)?;
         let x = m.shl(64, a.m, t)?;
-        let xf = m.b.convert_u_to_f(f32t, None, x).map_err(bug)?;
+        let xf = m.b.convert_u_to_f(f32t, None, x);
         let y0 = m.glsl(32, rspirv::spirv::GlslStd450Op::Sqrt as u32, &[xf])?;
-        let y0 = m.b.convert_f_to_u(u64t, None, y0).map_err(bug)?;
+        let y0 = m.b.convert_f_to_u(u64t, None, y0);
         // The estimate is at least 2^29 (X >= 2^60), so the division is safe.
         let q = m.udiv(64, x, y0)?;
         let y = m.iadd(64, y0, q)?;
@@ -630,12 +631,11 @@ impl FnCx<'_> {
 fn find_msb(m: &mut ModuleCx, v: Word) -> EResult<Word> {
     let u32t = m.u(32);
     let glsl = m.glsl;
-    m.b.ext_inst(
+    Ok(m.b.ext_inst(
         u32t,
         None,
         glsl,
         rspirv::spirv::GlslStd450Op::FindUMsb as u32,
         [rspirv::dr::Operand::IdRef(v)],
-    )
-    .map_err(bug)
+    ))
 }

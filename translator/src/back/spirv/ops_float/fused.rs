@@ -25,7 +25,8 @@
 
 use super::emit::Emit;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::ir::{Opcode, RoundingMode};
 use rspirv::spirv::{GlslStd450Op as GLOp, Word};
 
@@ -160,7 +161,7 @@ impl FnCx<'_> {
         let one = m.kf(32, 1.0);
         let y0 = m.fdiv(32, one, b)?;
         let ft = m.f(32);
-        let nb = m.b.f_negate(ft, None, b).map_err(bug)?;
+        let nb = m.b.f_negate(ft, None, b);
         let e0 = self.fused_fma(32, nb, y0, one)?;
         let y1 = self.fused_fma(32, y0, e0, y0)?;
         let q0 = self.m.fmul(32, a, y1)?;
@@ -178,13 +179,13 @@ impl FnCx<'_> {
         let half = m.kf(32, 0.5);
         let h = m.fdiv(32, half, s0)?;
         let ft = m.f(32);
-        let ns0 = m.b.f_negate(ft, None, s0).map_err(bug)?;
+        let ns0 = m.b.f_negate(ft, None, s0);
         let r0 = self.fused_fma(32, ns0, s0, x)?;
         let s1 = self.fused_fma(32, r0, h, s0)?;
         let neg = self.m.const_bool(false);
         self.settle(s1, mode, neg, Residual::Root, |cx, s| {
             let ft = cx.m.f(32);
-            let ns = cx.m.b.f_negate(ft, None, s).map_err(bug)?;
+            let ns = cx.m.b.f_negate(ft, None, s);
             cx.fused_fma(32, ns, s, x)
         })
     }

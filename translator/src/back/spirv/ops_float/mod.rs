@@ -19,9 +19,10 @@ mod round;
 mod soft64;
 mod transcendental;
 
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
 use super::ops_int::Elems;
+use crate::back::spirv::error::EResult;
 use crate::ir::{DataType, Inst};
 use rspirv::spirv::{Decoration, Word};
 
@@ -108,11 +109,11 @@ impl FnCx<'_> {
     pub fn to_float(&mut self, k: FKind, bits: Word) -> EResult<Word> {
         let ft = self.ftype(k);
         match k {
-            FKind::F32 | FKind::F64 => self.m.b.bitcast(ft, None, bits).map_err(bug),
+            FKind::F32 | FKind::F64 => Ok(self.m.b.bitcast(ft, None, bits)),
             FKind::Bf16 => {
                 let w = self.resize(bits, 16, 32)?;
                 let w = self.shl_const(w, 32, 16)?;
-                self.m.b.bitcast(ft, None, w).map_err(bug)
+                Ok(self.m.b.bitcast(ft, None, w))
             }
             FKind::Half => {
                 let u32t = self.m.uint(32);
@@ -126,26 +127,26 @@ impl FnCx<'_> {
                 let m13 = self.shl_const(m, 32, 13)?;
                 // normal: (e + 112) << 23 | m << 13
                 let k112 = self.m.const_u32(112);
-                let eb = self.m.b.i_add(u32t, None, e, k112).map_err(bug)?;
+                let eb = self.m.b.i_add(u32t, None, e, k112);
                 let eb = self.shl_const(eb, 32, 23)?;
-                let normal = self.m.b.bitwise_or(u32t, None, eb, m13).map_err(bug)?;
+                let normal = self.m.b.bitwise_or(u32t, None, eb, m13);
                 // inf/NaN: 0x7F800000 | m << 13
                 let infb = self.m.const_u32(0x7F80_0000);
-                let special = self.m.b.bitwise_or(u32t, None, infb, m13).map_err(bug)?;
+                let special = self.m.b.bitwise_or(u32t, None, infb, m13);
                 // zero/denormal: m * 2^-24, exact in f32
                 let ft = self.ftype(k);
-                let mf = self.m.b.convert_u_to_f(ft, None, m).map_err(bug)?;
+                let mf = self.m.b.convert_u_to_f(ft, None, m);
                 let scale = self.m.const_of(ft, 32, (2f32.powi(-24)).to_bits() as u64);
-                let df = self.m.b.f_mul(ft, None, mf, scale).map_err(bug)?;
-                let denorm = self.m.b.bitcast(u32t, None, df).map_err(bug)?;
+                let df = self.m.b.f_mul(ft, None, mf, scale);
+                let denorm = self.m.b.bitcast(u32t, None, df);
                 let zero = self.m.const_u32(0);
                 let max = self.m.const_u32(0x1F);
-                let is0 = self.m.b.i_equal(bt, None, e, zero).map_err(bug)?;
-                let is_max = self.m.b.i_equal(bt, None, e, max).map_err(bug)?;
+                let is0 = self.m.b.i_equal(bt, None, e, zero);
+                let is_max = self.m.b.i_equal(bt, None, e, max);
                 let mag = self.sel(32, is_max, special, normal)?;
                 let mag = self.sel(32, is0, denorm, mag)?;
-                let r = self.m.b.bitwise_or(u32t, None, mag, sign).map_err(bug)?;
-                self.m.b.bitcast(ft, None, r).map_err(bug)
+                let r = self.m.b.bitwise_or(u32t, None, mag, sign);
+                Ok(self.m.b.bitcast(ft, None, r))
             }
         }
     }
@@ -153,30 +154,30 @@ impl FnCx<'_> {
     fn mask_const(&mut self, x: Word, m: u32) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let k = self.m.const_u32(m);
-        self.m.b.bitwise_and(u32t, None, x, k).map_err(bug)
+        Ok(self.m.b.bitwise_and(u32t, None, x, k))
     }
 
     /// Compute float → raw bits of kind `k`, rounding to nearest even.
     pub fn from_float(&mut self, k: FKind, f: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         match k {
-            FKind::F32 => self.m.b.bitcast(u32t, None, f).map_err(bug),
+            FKind::F32 => Ok(self.m.b.bitcast(u32t, None, f)),
             FKind::F64 => {
                 let u64t = self.m.uint(64);
-                self.m.b.bitcast(u64t, None, f).map_err(bug)
+                Ok(self.m.b.bitcast(u64t, None, f))
             }
             FKind::Bf16 => {
                 let bt = self.m.ty(Scalar::Bool);
-                let x = self.m.b.bitcast(u32t, None, f).map_err(bug)?;
+                let x = self.m.b.bitcast(u32t, None, f);
                 let hi = self.shr_const(x, 32, 16)?;
                 let lsb = self.mask_const(hi, 1)?;
                 let k7 = self.m.const_u32(0x7FFF);
-                let r = self.m.b.i_add(u32t, None, x, k7).map_err(bug)?;
-                let r = self.m.b.i_add(u32t, None, r, lsb).map_err(bug)?;
+                let r = self.m.b.i_add(u32t, None, x, k7);
+                let r = self.m.b.i_add(u32t, None, r, lsb);
                 let r = self.shr_const(r, 32, 16)?;
                 let q = self.m.const_u32(0x40);
-                let nan = self.m.b.bitwise_or(u32t, None, hi, q).map_err(bug)?;
-                let isnan = self.m.b.is_nan(bt, None, f).map_err(bug)?;
+                let nan = self.m.b.bitwise_or(u32t, None, hi, q);
+                let isnan = self.m.b.is_nan(bt, None, f);
                 let r = self.sel(32, isnan, nan, r)?;
                 self.resize(r, 32, 16)
             }
@@ -187,7 +188,7 @@ impl FnCx<'_> {
     fn f32_to_half(&mut self, f: Word) -> EResult<Word> {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
-        let x = self.m.b.bitcast(u32t, None, f).map_err(bug)?;
+        let x = self.m.b.bitcast(u32t, None, f);
         let sign = self.shr_const(x, 32, 16)?;
         let sign = self.mask_const(sign, 0x8000)?;
         let abs = self.mask_const(x, 0x7FFF_FFFF)?;
@@ -195,47 +196,39 @@ impl FnCx<'_> {
         let m = self.mask_const(abs, 0x7F_FFFF)?;
         let m13 = self.shr_const(m, 32, 13)?;
         let nanv = self.m.const_u32(0x7E00);
-        let nan = self.m.b.bitwise_or(u32t, None, nanv, m13).map_err(bug)?;
+        let nan = self.m.b.bitwise_or(u32t, None, nanv, m13);
         let inf = self.m.const_u32(0x7C00);
         // Normal: rebias and round on the 13 dropped bits.
         let rebias = self.m.const_u32(0x3800_0000);
-        let nb = self.m.b.i_sub(u32t, None, abs, rebias).map_err(bug)?;
+        let nb = self.m.b.i_sub(u32t, None, abs, rebias);
         let nr = self.shr_const(nb, 32, 13)?;
         let normal = self.round_shifted(nb, nr, 13)?;
         // Denormal: (m | 0x800000) >> (126 - e), rounded.
         let e = self.shr_const(abs, 32, 23)?;
         let implicit = self.m.const_u32(0x80_0000);
-        let mm = self.m.b.bitwise_or(u32t, None, m, implicit).map_err(bug)?;
+        let mm = self.m.b.bitwise_or(u32t, None, m, implicit);
         let k126 = self.m.const_u32(126);
-        let sh = self.m.b.i_sub(u32t, None, k126, e).map_err(bug)?;
+        let sh = self.m.b.i_sub(u32t, None, k126, e);
         let k31 = self.m.const_u32(31);
         let sh = self.min_u(sh, k31)?;
-        let dr = self
-            .m
-            .b
-            .shift_right_logical(u32t, None, mm, sh)
-            .map_err(bug)?;
+        let dr = self.m.b.shift_right_logical(u32t, None, mm, sh);
         let denorm = self.round_shifted_dyn(mm, dr, sh)?;
         let t_nan = self.m.const_u32(0x7F80_0000);
         let t_inf = self.m.const_u32(0x477F_F000);
         let t_norm = self.m.const_u32(0x3880_0000);
-        let is_nan = self.m.b.u_greater_than(bt, None, abs, t_nan).map_err(bug)?;
-        let is_inf = self
-            .m
-            .b
-            .u_greater_than_equal(bt, None, abs, t_inf)
-            .map_err(bug)?;
-        let is_den = self.m.b.u_less_than(bt, None, abs, t_norm).map_err(bug)?;
+        let is_nan = self.m.b.u_greater_than(bt, None, abs, t_nan);
+        let is_inf = self.m.b.u_greater_than_equal(bt, None, abs, t_inf);
+        let is_den = self.m.b.u_less_than(bt, None, abs, t_norm);
         let r = self.sel(32, is_den, denorm, normal)?;
         let r = self.sel(32, is_inf, inf, r)?;
         let r = self.sel(32, is_nan, nan, r)?;
-        let r = self.m.b.bitwise_or(u32t, None, r, sign).map_err(bug)?;
+        let r = self.m.b.bitwise_or(u32t, None, r, sign);
         self.resize(r, 32, 16)
     }
 
     fn min_u(&mut self, a: Word, b: Word) -> EResult<Word> {
         let bt = self.m.ty(Scalar::Bool);
-        let lt = self.m.b.u_less_than(bt, None, a, b).map_err(bug)?;
+        let lt = self.m.b.u_less_than(bt, None, a, b);
         self.sel(32, lt, a, b)
     }
 
@@ -249,23 +242,19 @@ impl FnCx<'_> {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let one = self.m.const_u32(1);
-        let full = self
-            .m
-            .b
-            .shift_left_logical(u32t, None, one, n)
-            .map_err(bug)?;
-        let mask = self.m.b.i_sub(u32t, None, full, one).map_err(bug)?;
-        let rem = self.m.b.bitwise_and(u32t, None, x, mask).map_err(bug)?;
+        let full = self.m.b.shift_left_logical(u32t, None, one, n);
+        let mask = self.m.b.i_sub(u32t, None, full, one);
+        let rem = self.m.b.bitwise_and(u32t, None, x, mask);
         let half = self.shr_const(full, 32, 1)?;
-        let gt = self.m.b.u_greater_than(bt, None, rem, half).map_err(bug)?;
-        let eq = self.m.b.i_equal(bt, None, rem, half).map_err(bug)?;
+        let gt = self.m.b.u_greater_than(bt, None, rem, half);
+        let eq = self.m.b.i_equal(bt, None, rem, half);
         let odd = self.mask_const(r, 1)?;
         let zero = self.m.const_u32(0);
-        let is_odd = self.m.b.i_not_equal(bt, None, odd, zero).map_err(bug)?;
-        let tie_up = self.m.b.logical_and(bt, None, eq, is_odd).map_err(bug)?;
-        let up = self.m.b.logical_or(bt, None, gt, tie_up).map_err(bug)?;
+        let is_odd = self.m.b.i_not_equal(bt, None, odd, zero);
+        let tie_up = self.m.b.logical_and(bt, None, eq, is_odd);
+        let up = self.m.b.logical_or(bt, None, gt, tie_up);
         let inc = self.sel(32, up, one, zero)?;
-        self.m.b.i_add(u32t, None, r, inc).map_err(bug)
+        Ok(self.m.b.i_add(u32t, None, r, inc))
     }
 
     /// `.ftz` on raw bits: a denormal becomes a zero of the same sign.
@@ -274,11 +263,11 @@ impl FnCx<'_> {
         let t = self.m.uint(w);
         let bt = self.m.ty(Scalar::Bool);
         let em = self.m.const_uint(w, k.exp_mask());
-        let e = self.m.b.bitwise_and(t, None, bits, em).map_err(bug)?;
+        let e = self.m.b.bitwise_and(t, None, bits, em);
         let zero = self.m.const_uint(w, 0);
-        let den = self.m.b.i_equal(bt, None, e, zero).map_err(bug)?;
+        let den = self.m.b.i_equal(bt, None, e, zero);
         let sm = self.m.const_uint(w, k.sign_mask());
-        let signed0 = self.m.b.bitwise_and(t, None, bits, sm).map_err(bug)?;
+        let signed0 = self.m.b.bitwise_and(t, None, bits, sm);
         self.sel(w, den, signed0, bits)
     }
 
@@ -332,15 +321,11 @@ impl FnCx<'_> {
             },
         );
         // -0 clamps to +0 as well.
-        let lt = self
-            .m
-            .b
-            .f_ord_less_than_equal(bt, None, f, zero)
-            .map_err(bug)?;
-        let gt = self.m.b.f_ord_greater_than(bt, None, f, one).map_err(bug)?;
-        let nan = self.m.b.is_nan(bt, None, f).map_err(bug)?;
-        let low = self.m.b.logical_or(bt, None, lt, nan).map_err(bug)?;
-        let r = self.m.b.select(ft, None, low, zero, f).map_err(bug)?;
-        self.m.b.select(ft, None, gt, one, r).map_err(bug)
+        let lt = self.m.b.f_ord_less_than_equal(bt, None, f, zero);
+        let gt = self.m.b.f_ord_greater_than(bt, None, f, one);
+        let nan = self.m.b.is_nan(bt, None, f);
+        let low = self.m.b.logical_or(bt, None, lt, nan);
+        let r = self.m.b.select(ft, None, low, zero, f);
+        Ok(self.m.b.select(ft, None, gt, one, r))
     }
 }

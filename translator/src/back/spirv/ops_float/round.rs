@@ -15,7 +15,8 @@
 
 use super::emit::Emit;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::ir::RoundingMode;
 use rspirv::spirv::Word;
 
@@ -82,7 +83,7 @@ impl FnCx<'_> {
         let epos = m.fgt(e, zero)?;
         let spos = m.fgt(s, zero)?;
         let bt = m.bool_t();
-        let away = m.b.logical_equal(bt, None, epos, spos).map_err(bug)?;
+        let away = m.b.logical_equal(bt, None, epos, spos);
         let up = m.iadd(w, sb, one)?;
         let down = m.isub(w, sb, one)?;
         let ut = m.u(w);
@@ -213,7 +214,7 @@ impl FnCx<'_> {
             RoundingMode::Re => {
                 let bt = m.bool_t();
                 let gt = m.b.u_greater_than(bt, None, rem, half);
-                let gt = gt.map_err(bug)?;
+                let gt = gt;
                 let eq = m.ieq(rem, half)?;
                 let odd = m.and(64, kept, one)?;
                 let odd = m.ine(odd, zero)?;

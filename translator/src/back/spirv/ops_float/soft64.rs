@@ -26,7 +26,8 @@ use super::emit::Emit;
 use super::exact::{Parts, ZERO_EXP};
 use super::round::Overflow;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::ir::{Opcode, RoundingMode};
 use rspirv::spirv::Word;
 
@@ -274,11 +275,11 @@ impl FnCx<'_> {
         let odd = m.and(64, ux.e, one)?;
         let mm = m.shl(64, ux.m, odd)?;
         let half_e = m.sar(64, ux.e, one)?;
-        let mf = m.b.convert_u_to_f(dt, None, mm).map_err(bug)?;
+        let mf = m.b.convert_u_to_f(dt, None, mm);
         let scale = m.kf(64, 2f64.powi(52));
         let xf = m.fmul(64, mf, scale)?;
         let y0 = m.glsl(64, 31, &[xf])?;
-        let mut y = m.b.convert_f_to_u(u64t, None, y0).map_err(bug)?;
+        let mut y = m.b.convert_f_to_u(u64t, None, y0);
         let k52 = m.ku(64, 52);
         let xl = m.shl(64, mm, k52)?;
         let yy = m.imul(64, y, y)?;
@@ -311,7 +312,7 @@ impl FnCx<'_> {
         let one = m.ku(64, 1);
         // Above the midpoint Y + 1/2 exactly when D > Y (a root is never a midpoint).
         let bt = m.bool_t();
-        let guard = m.b.u_greater_than(bt, None, d, y).map_err(bug)?;
+        let guard = m.b.u_greater_than(bt, None, d, y);
         let g = m.select(u64t, guard, one, zero)?;
         let dnz = m.ine(d, zero)?;
         let st = m.select(u64t, dnz, one, zero)?;
@@ -378,7 +379,7 @@ impl FnCx<'_> {
         let sh = m.iadd(64, sh, cv)?;
         let hgt = {
             let bt = m.bool_t();
-            m.b.u_greater_than(bt, None, ph, ch).map_err(bug)?
+            m.b.u_greater_than(bt, None, ph, ch)
         };
         let heq = m.ieq(ph, ch)?;
         let lge = m.uge(pl, cl)?;
@@ -457,18 +458,18 @@ impl FnCx<'_> {
         let m = &mut *self.m;
         let dt = m.f(64);
         let u64t = m.u(64);
-        let yf = m.b.convert_u_to_f(dt, None, y).map_err(bug)?;
-        let df = m.b.convert_u_to_f(dt, None, d).map_err(bug)?;
+        let yf = m.b.convert_u_to_f(dt, None, y);
+        let df = m.b.convert_u_to_f(dt, None, d);
         let two = m.kf(64, 2.0);
         let y2 = m.fmul(64, yf, two)?;
         let f = m.fdiv(64, df, y2)?;
         let p105 = m.kf(64, 2f64.powi(105));
         let qf = m.fdiv(64, p105, yf)?;
-        let q = m.b.convert_f_to_u(u64t, None, qf).map_err(bug)?;
+        let q = m.b.convert_f_to_u(u64t, None, qf);
         let qy = m.imul(64, q, y)?;
         let zero = m.ku(64, 0);
         let r = m.isub(64, zero, qy)?;
-        let rf = m.b.convert_s_to_f(dt, None, r).map_err(bug)?;
+        let rf = m.b.convert_s_to_f(dt, None, r);
         let qfv = m.fmul(64, qf, f)?;
         let num = m.fsub(64, rf, qfv)?;
         let c = m.fdiv(64, num, yf)?;
@@ -490,7 +491,7 @@ impl FnCx<'_> {
         let zf = m.kf(64, 0.0);
         let le = {
             let bt = m.bool_t();
-            m.b.f_ord_less_than_equal(bt, None, x, zf).map_err(bug)?
+            m.b.f_ord_less_than_equal(bt, None, x, zf)
         };
         let sp = m.lor(i, n)?;
         let sp = m.lor(sp, le)?;

@@ -28,7 +28,8 @@ mod trig;
 
 use super::emit::Emit;
 use super::FKind;
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use crate::ir::{Inst, Opcode};
 use rspirv::spirv::{GlslStd450Op as GLOp, Word};
 
@@ -148,7 +149,7 @@ impl FnCx<'_> {
         let f32t = m.f(32);
         let min_normal = m.ku(32, 0x80_0000);
         let den = m.ult(ab, min_normal)?;
-        let df = m.b.convert_u_to_f(f32t, None, ab).map_err(bug)?;
+        let df = m.b.convert_u_to_f(f32t, None, ab);
         let db = m.bits(32, df)?;
         let src = m.select(u32t, den, db, ab)?;
         let k_den = m.ku(32, 127 + 149);

@@ -3,8 +3,9 @@
 //! lane) and the instructions that run once for all lanes (cross-lane operations, calls,
 //! `barrier.workgroup`); calls of the `.lanes` functions, direct and through addresses.
 
-use super::super::function::{bug, CfgVar, EResult, FnCx};
+use super::super::function::{CfgVar, FnCx};
 use super::super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::{FuncId, Inst, Opcode, Operand, RegId, SpecialReg};
 use crate::mid::cfg::{BlockId, Cfg, Code};
 use crate::mid::uniformity::{pure, writes};
@@ -67,10 +68,10 @@ impl FnCx<'_> {
                 let u32t = self.m.uint(32);
                 self.each_lane(|cx| {
                     let var = cx.cfg_var(which)?;
-                    let old = cx.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+                    let old = cx.m.b.load(u32t, None, var, None, []);
                     let active = cx.bit_set(cur, cx.lane)?;
                     let v = cx.sel(32, active, k, old)?;
-                    cx.m.b.store(var, v, None, []).map_err(bug)
+                    Ok(cx.m.b.store(var, v, None, []))
                 })?;
                 return Ok(());
             }
@@ -190,7 +191,7 @@ impl FnCx<'_> {
                 let mut saved = Vec::with_capacity(written.len());
                 for &r in &written {
                     let (t, v) = (self.reg_type(r), self.reg_var(r));
-                    saved.push(self.m.b.load(t, None, v, None, []).map_err(bug)?);
+                    saved.push(self.m.b.load(t, None, v, None, []));
                 }
                 insts.iter().try_for_each(|inst| self.inst(inst))?;
                 if written.is_empty() {
@@ -199,9 +200,9 @@ impl FnCx<'_> {
                 let active = self.bit_set(cur, l)?;
                 for (&r, old) in written.iter().zip(saved) {
                     let (t, v) = (self.reg_type(r), self.reg_var(r));
-                    let now = self.m.b.load(t, None, v, None, []).map_err(bug)?;
-                    let keep = self.m.b.select(t, None, active, now, old).map_err(bug)?;
-                    self.m.b.store(v, keep, None, []).map_err(bug)?;
+                    let now = self.m.b.load(t, None, v, None, []);
+                    let keep = self.m.b.select(t, None, active, now, old);
+                    self.m.b.store(v, keep, None, []);
                 }
                 Ok(())
             })();
@@ -252,7 +253,7 @@ impl FnCx<'_> {
                     let addr = self.m.const_uint(64, crate::layout::function_address(f));
                     let mask = self.lanes_where(callers, |cx| {
                         let t = targets[cx.lane as usize];
-                        cx.m.b.i_equal(bt, None, t, addr).map_err(bug)
+                        Ok(cx.m.b.i_equal(bt, None, t, addr))
                     })?;
                     self.call_lanes(f, mask, ret, args)?;
                 }
@@ -284,17 +285,17 @@ impl FnCx<'_> {
                 let ty = callee.regs[r.0 as usize].ty;
                 vals.extend(cx.each_lane(|cx| cx.read_as_type(a, ty))?);
             }
-            let r = cx.m.b.function_call(ret_ty, None, id, vals).map_err(bug)?;
+            let r = cx.m.b.function_call(ret_ty, None, id, vals);
             if let (Operand::Reg { reg, .. }, Some(ty)) = (ret, callee.ret) {
                 let t = cx.type_of(ty);
                 for l in 0..cx.lane_count() {
-                    let v = cx.m.b.composite_extract(t, None, r, [l]).map_err(bug)?;
+                    let v = cx.m.b.composite_extract(t, None, r, [l]);
                     let called = cx.bit_set(mask, l)?;
                     cx.if_then(called, |cx| {
                         cx.lane = l;
                         let var = cx.reg_var(reg);
                         cx.lane = 0;
-                        cx.m.b.store(var, v, None, []).map_err(bug)
+                        Ok(cx.m.b.store(var, v, None, []))
                     })?;
                 }
             }

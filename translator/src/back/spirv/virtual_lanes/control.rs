@@ -3,8 +3,9 @@
 //! hardware sub-group needs them (`OpGroupNonUniformAny`), `return` retires lanes.
 
 use super::super::builder::Builder;
-use super::super::function::{bug, EResult, FnCx};
+use super::super::function::FnCx;
 use super::super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::Operand;
 use crate::mid::cfg::{BlockId, Cfg, Cond};
 use crate::mid::structurize::{Event, Reach};
@@ -50,7 +51,7 @@ impl FnCx<'_> {
                 Event::BeginBlock(label) => {
                     let w = self.waiting(false, label)?;
                     let zero = self.m.const_u32(0);
-                    self.m.b.store(w, zero, None, []).map_err(bug)?;
+                    self.m.b.store(w, zero, None, []);
                     open.push(Open::Block);
                 }
                 Event::EndBlock(label) => {
@@ -114,19 +115,18 @@ impl FnCx<'_> {
         let zero = self.m.const_u32(0);
         if let Some(x) = exit {
             let w = self.waiting(false, x)?;
-            self.m.b.store(w, zero, None, []).map_err(bug)?;
+            self.m.b.store(w, zero, None, []);
         }
         let [h, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(h).map_err(bug)?;
+        self.m.b.branch(h);
         self.begin(h)?;
         self.m
             .b
-            .loop_merge(merge, cont, spirv::LoopControl::NONE, [])
-            .map_err(bug)?;
-        self.m.b.branch(body).map_err(bug)?;
+            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
+        self.m.b.branch(body);
         self.begin(body)?;
         let w = self.waiting(true, header)?;
-        self.m.b.store(w, zero, None, []).map_err(bug)?;
+        self.m.b.store(w, zero, None, []);
         Ok(Open::Loop {
             header: h,
             cont,
@@ -155,18 +155,15 @@ impl FnCx<'_> {
         if live {
             self.jump_lanes(true, header)?;
         }
-        self.m.b.branch(cont).map_err(bug)?;
+        self.m.b.branch(cont);
         self.begin(cont)?;
         let w = self.waiting(true, header)?;
         let u32t = self.m.uint(32);
-        let again = self.m.b.load(u32t, None, w, None, []).map_err(bug)?;
+        let again = self.m.b.load(u32t, None, w, None, []);
         let again = self.cancel_lanes(again)?;
         self.store_cur(again)?;
         let any = self.any_lane(again)?;
-        self.m
-            .b
-            .branch_conditional(any, h, merge, [])
-            .map_err(bug)?;
+        self.m.b.branch_conditional(any, h, merge, []);
         self.begin(merge)?;
         if let Some(x) = exit {
             self.rejoin(false, x)?;
@@ -189,7 +186,7 @@ impl FnCx<'_> {
             let c = cx.cond_value(cond)?;
             if negate {
                 let bt = cx.m.ty(Scalar::Bool);
-                cx.m.b.logical_not(bt, None, c).map_err(bug)
+                Ok(cx.m.b.logical_not(bt, None, c))
             } else {
                 Ok(c)
             }
@@ -209,7 +206,7 @@ impl FnCx<'_> {
             (taken, others, c)
         } else {
             let taken = self.lanes_where(cur, value)?;
-            let not_taken = self.m.b.not(u32t, None, taken).map_err(bug)?;
+            let not_taken = self.m.b.not(u32t, None, taken);
             let others = self.and32(cur, not_taken)?;
             (taken, others, 0)
         };
@@ -223,12 +220,8 @@ impl FnCx<'_> {
         let (arm, merge) = (self.m.b.id(), self.m.b.id());
         self.m
             .b
-            .selection_merge(merge, spirv::SelectionControl::NONE)
-            .map_err(bug)?;
-        self.m
-            .b
-            .branch_conditional(any, arm, merge, [])
-            .map_err(bug)?;
+            .selection_merge(merge, spirv::SelectionControl::NONE);
+        self.m.b.branch_conditional(any, arm, merge, []);
         self.begin(arm)?;
         self.store_cur(taken)?;
         Ok(Some(Open::Arm { merge, others }))
@@ -241,7 +234,7 @@ impl FnCx<'_> {
         let Some(Open::Arm { merge, others }) = open else {
             return Err(self.err("internal error: unbalanced branch on virtual lanes"));
         };
-        self.m.b.branch(merge).map_err(bug)?;
+        self.m.b.branch(merge);
         self.begin(merge)?;
         let cur = self.load_cur()?;
         let both = self.u32_op(Builder::bitwise_or, cur, others)?;
@@ -253,10 +246,10 @@ impl FnCx<'_> {
     fn jump_lanes(&mut self, is_loop: bool, block: BlockId) -> EResult {
         let w = self.waiting(is_loop, block)?;
         let u32t = self.m.uint(32);
-        let before = self.m.b.load(u32t, None, w, None, []).map_err(bug)?;
+        let before = self.m.b.load(u32t, None, w, None, []);
         let cur = self.load_cur()?;
         let now = self.u32_op(Builder::bitwise_or, before, cur)?;
-        self.m.b.store(w, now, None, []).map_err(bug)?;
+        self.m.b.store(w, now, None, []);
         let zero = self.m.const_u32(0);
         self.store_cur(zero)
     }
@@ -265,7 +258,7 @@ impl FnCx<'_> {
     fn rejoin(&mut self, is_loop: bool, block: BlockId) -> EResult {
         let w = self.waiting(is_loop, block)?;
         let u32t = self.m.uint(32);
-        let waiting = self.m.b.load(u32t, None, w, None, []).map_err(bug)?;
+        let waiting = self.m.b.load(u32t, None, w, None, []);
         let cur = self.load_cur()?;
         let now = self.u32_op(Builder::bitwise_or, cur, waiting)?;
         self.store_cur(now)
@@ -286,8 +279,8 @@ impl FnCx<'_> {
                     let val = cx.read_as_type(&v, ty);
                     cx.lane = 0;
                     let idx = cx.m.const_u32(l);
-                    let slot = cx.m.b.access_chain(p, None, arr, [idx]).map_err(bug)?;
-                    cx.m.b.store(slot, val?, None, []).map_err(bug)
+                    let slot = cx.m.b.access_chain(p, None, arr, [idx]);
+                    Ok(cx.m.b.store(slot, val?, None, []))
                 })?;
             }
         }

@@ -3,8 +3,9 @@
 //! invocation `src / K`, and the fold of an invocation's lanes before a reduction.
 
 use super::super::builder::Builder;
-use super::super::function::{bug, EResult, FnCx};
+use super::super::function::FnCx;
 use super::super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::AtomOp;
 use rspirv::spirv::{Capability, Word};
 
@@ -48,7 +49,7 @@ impl FnCx<'_> {
                 let mut got = vals[0];
                 for (j, &v) in vals.iter().enumerate().skip(1) {
                     let jc = cx.m.const_u32(j as u32);
-                    let is = cx.m.b.i_equal(bt, None, slot, jc).map_err(bug)?;
+                    let is = cx.m.b.i_equal(bt, None, slot, jc);
                     got = cx.sel(32, is, v, got)?;
                 }
                 Ok(got)
@@ -58,18 +59,14 @@ impl FnCx<'_> {
                 out.push(self.shuffle_hw(mine, hw)?);
                 continue;
             }
-            let same = self
-                .m
-                .b
-                .group_non_uniform_all_equal(bt, None, scope, slot)
-                .map_err(bug)?;
+            let same = self.m.b.group_non_uniform_all_equal(bt, None, scope, slot);
             let var = self.local_var(u32t)?;
             self.if_else(
                 same,
                 |cx| {
                     let mine = pick(cx, values)?;
                     let v = cx.shuffle_hw(mine, hw)?;
-                    cx.m.b.store(var, v, None, []).map_err(bug)
+                    Ok(cx.m.b.store(var, v, None, []))
                 },
                 |cx| {
                     let mut there = Vec::with_capacity(values.len());
@@ -77,10 +74,10 @@ impl FnCx<'_> {
                         there.push(cx.shuffle_hw(v, hw)?);
                     }
                     let v = pick(cx, &there)?;
-                    cx.m.b.store(var, v, None, []).map_err(bug)
+                    Ok(cx.m.b.store(var, v, None, []))
                 },
             )?;
-            out.push(self.m.b.load(u32t, None, var, None, []).map_err(bug)?);
+            out.push(self.m.b.load(u32t, None, var, None, []));
         }
         Ok(out)
     }
@@ -95,15 +92,13 @@ impl FnCx<'_> {
         let glsl = |cx: &mut Self, n: u32| {
             let u32t = cx.m.uint(32);
             let set = cx.m.glsl;
-            cx.m.b
-                .ext_inst(
-                    u32t,
-                    None,
-                    set,
-                    n,
-                    [rspirv::dr::Operand::IdRef(x), rspirv::dr::Operand::IdRef(y)],
-                )
-                .map_err(bug)
+            Ok(cx.m.b.ext_inst(
+                u32t,
+                None,
+                set,
+                n,
+                [rspirv::dr::Operand::IdRef(x), rspirv::dr::Operand::IdRef(y)],
+            ))
         };
         match op {
             AtomOp::Sum => self.u32_op(Builder::i_add, x, y),

@@ -42,8 +42,9 @@ mod control;
 mod exchange;
 
 use super::builder::Builder;
-use super::function::{bug, EResult, FnCx};
+use super::function::FnCx;
 use super::module::Scalar;
+use crate::back::spirv::error::EResult;
 use crate::ir::Operand;
 use crate::mid::cfg::{BlockId, Cfg, Code, Term};
 use crate::mid::structurize::Event;
@@ -158,7 +159,7 @@ impl FnCx<'_> {
         let bit = self.and_const(mask, 1 << l)?;
         let zero = self.m.const_u32(0);
         let bt = self.m.ty(Scalar::Bool);
-        self.m.b.i_not_equal(bt, None, bit, zero).map_err(bug)
+        Ok(self.m.b.i_not_equal(bt, None, bit, zero))
     }
 
     /// `x * k` on u32.
@@ -177,12 +178,12 @@ impl FnCx<'_> {
     fn load_cur(&mut self) -> EResult<Word> {
         let v = self.cur_var()?;
         let u32t = self.m.uint(32);
-        self.m.b.load(u32t, None, v, None, []).map_err(bug)
+        Ok(self.m.b.load(u32t, None, v, None, []))
     }
 
     fn store_cur(&mut self, value: Word) -> EResult {
         let v = self.cur_var()?;
-        self.m.b.store(v, value, None, []).map_err(bug)
+        Ok(self.m.b.store(v, value, None, []))
     }
 
     /// The mask of lanes waiting at the end of labelled block `block` (`is_loop` false) or
@@ -208,12 +209,9 @@ impl FnCx<'_> {
         self.m.capability(Capability::GroupNonUniformVote);
         let bt = self.m.ty(Scalar::Bool);
         let zero = self.m.const_u32(0);
-        let some = self.m.b.i_not_equal(bt, None, mask, zero).map_err(bug)?;
+        let some = self.m.b.i_not_equal(bt, None, mask, zero);
         let scope = self.scope();
-        self.m
-            .b
-            .group_non_uniform_any(bt, None, scope, some)
-            .map_err(bug)
+        Ok(self.m.b.group_non_uniform_any(bt, None, scope, some))
     }
 
     /// The mask of lanes whose `pred(lane)` holds, among `within`.
@@ -240,7 +238,7 @@ impl FnCx<'_> {
         self.m.capability(Capability::GroupNonUniform);
         let var = self.m.builtin(BuiltIn::SubgroupId, false);
         let u32t = self.m.uint(32);
-        let sg = self.m.b.load(u32t, None, var, None, []).map_err(bug)?;
+        let sg = self.m.b.load(u32t, None, var, None, []);
         let base = self.mul_const(sg, self.subgroups.width)?;
         let lane = self.pisa_lane()?;
         self.u32_op(Builder::i_add, base, lane)
@@ -338,12 +336,12 @@ impl FnCx<'_> {
             (true, _) => self.emit_return(None)?,
             (false, Some(r)) => {
                 let t = self.sigs_ret_ty();
-                let v = self.m.b.load(t, None, r, None, []).map_err(bug)?;
-                self.m.b.ret_value(v).map_err(bug)?;
+                let v = self.m.b.load(t, None, r, None, []);
+                self.m.b.ret_value(v);
             }
-            (false, None) => self.m.b.ret().map_err(bug)?,
+            (false, None) => self.m.b.ret(),
         }
-        self.m.b.end_function().map_err(bug)?;
+        self.m.b.end_function();
         Ok(())
     }
 
@@ -364,11 +362,11 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let some = self.lanes_where(all, |cx| {
             let id = cx.virtual_linear_id()?;
-            cx.m.b.u_less_than(bt, None, id, count).map_err(bug)
+            Ok(cx.m.b.u_less_than(bt, None, id, count))
         })?;
         let rest = self.and_const(count, self.subgroups.width - 1)?;
         let zero = self.m.const_u32(0);
-        let full = self.m.b.i_equal(bt, None, rest, zero).map_err(bug)?;
+        let full = self.m.b.i_equal(bt, None, rest, zero);
         let every = self.m.const_u32(low_bits(self.lane_count()));
         Ok((self.sel(32, full, every, some)?, full))
     }

@@ -15,7 +15,8 @@
 
 use super::super::emit::Emit;
 use super::{INF, QNAN};
-use crate::back::spirv::function::{EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use rspirv::spirv::Word;
 
 /// `2^f = 1 + f E(f)` on [-1/2, 1/2]: E's coefficients.
@@ -103,7 +104,6 @@ impl FnCx<'_> {
         // e + h by Fast2Sum (|e| >= 1 > |h|, or e = 0 and the error is 0).
         let f32t = m.f(32);
         let ef = m.b.convert_s_to_f(f32t, None, e);
-        let ef = ef.map_err(crate::back::spirv::function::bug)?;
         let s = m.fadd(32, ef, h)?;
         let d = m.fsub(32, s, ef)?;
         let err = m.fsub(32, h, d)?;

@@ -17,7 +17,8 @@
 
 use super::super::emit::Emit;
 use super::{INF, QNAN};
-use crate::back::spirv::function::{bug, EResult, FnCx};
+use crate::back::spirv::error::EResult;
+use crate::back::spirv::function::FnCx;
 use rspirv::dr::Operand as SpvOperand;
 use rspirv::spirv::Word;
 
@@ -72,19 +73,19 @@ impl FnCx<'_> {
         let vr = self.local_var(f32t)?;
         let vl = self.local_var(f32t)?;
         for (v, val) in [(vq, k), (vr, rh), (vl, rl)] {
-            self.m.b.store(v, val, None, []).map_err(bug)?;
+            self.m.b.store(v, val, None, []);
         }
         self.if_then(big, |cx| {
             let (q, r) = cx.payne_hanek(xb)?;
             let zero = cx.m.kf(32, 0.0);
             for (v, val) in [(vq, q), (vr, r), (vl, zero)] {
-                cx.m.b.store(v, val, None, []).map_err(bug)?;
+                cx.m.b.store(v, val, None, []);
             }
             Ok(())
         })?;
-        let q = self.m.b.load(u32t, None, vq, None, []).map_err(bug)?;
-        let rh = self.m.b.load(f32t, None, vr, None, []).map_err(bug)?;
-        let rl = self.m.b.load(f32t, None, vl, None, []).map_err(bug)?;
+        let q = self.m.b.load(u32t, None, vq, None, []);
+        let rh = self.m.b.load(f32t, None, vr, None, []);
+        let rl = self.m.b.load(f32t, None, vl, None, []);
         let m = &mut *self.m;
         let q = if cos {
             let one = m.ku(32, 1);
@@ -113,7 +114,7 @@ impl FnCx<'_> {
         let onef = m.kf(32, 1.0);
         let a = m.select(f32t, odd, onef, rh)?;
         let rr = m.fmul(32, rh, rl)?;
-        let nrr = m.b.f_negate(f32t, None, rr).map_err(bug)?;
+        let nrr = m.b.f_negate(f32t, None, rr);
         let b = m.select(f32t, odd, nrr, rl)?;
         let zp = m.fmul(32, z, p)?;
         let azp = m.fmul(32, a, zp)?;
@@ -139,12 +140,58 @@ impl FnCx<'_> {
         self.nan_passes(x, rb)
     }
 
+    /// `a`·pi/2 as an f32, for the 64-bit fixed-point fraction `a` of Payne-Hanek's reduction
+    /// (weight 2^-64, `a` != 0: no f32 is a multiple of pi/2).
+    fn fixed_times_pi_over_2(&mut self, a: Word) -> EResult<Word> {
+        let glsl = self.m.glsl;
+        let m = &mut *self.m;
+        let (u64t, u32t, f32t) = (m.u(64), m.u(32), m.f(32));
+        let k32 = m.ku(32, 32);
+        let k32l = m.ku(64, 32);
+        // Normalize: the leading one of a (a != 0: no f32 is a multiple of pi/2) to bit 63.
+        let hi = m.shr(64, a, k32l)?;
+        let hi = m.b.u_convert(u32t, None, hi);
+        let lo = m.b.u_convert(u32t, None, a);
+        let msb_hi = m.b.ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(hi)]); // FindUMsb
+        let msb_lo = m.b.ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(lo)]);
+        let zero = m.ku(32, 0);
+        let has_hi = m.ine(hi, zero)?;
+        let msb_hi = m.iadd(32, msb_hi, k32)?;
+        let msb = m.select(u32t, has_hi, msb_hi, msb_lo)?;
+        let k63 = m.ku(32, 63);
+        let lz = m.isub(32, k63, msb)?;
+        let lz = m.b.u_convert(u64t, None, lz);
+        let an = m.shl(64, a, lz)?;
+        let top = m.shr(64, an, k32l)?;
+        // r = top·(pi/2·2^31)·2^(msb - 126): the product's top 32 bits, as an f32 (two
+        // exact conversions and one rounded sum), scaled by 2^(msb - 94).
+        let kpi = m.ku(64, PIO2_FIX);
+        let pr = m.imul(64, top, kpi)?;
+        let pr = m.shr(64, pr, k32l)?;
+        let p32 = m.b.u_convert(u32t, None, pr);
+        let k8 = m.ku(32, 8);
+        let ph = m.shr(32, p32, k8)?;
+        let kl = m.ku(32, 0xFF);
+        let pl = m.and(32, p32, kl)?;
+        let fhf = m.b.convert_u_to_f(f32t, None, ph);
+        let flf = m.b.convert_u_to_f(f32t, None, pl);
+        let k256 = m.kf(32, 256.0);
+        let fhs = m.fmul(32, fhf, k256)?;
+        let f = m.fadd(32, fhs, flf)?;
+        let k33 = m.ku(32, 33);
+        let eb = m.iadd(32, msb, k33)?;
+        let k23 = m.ku(32, 23);
+        let eb = m.shl(32, eb, k23)?;
+        let scale = m.float(32, eb)?;
+        let r = m.fmul(32, f, scale)?;
+        Ok(r)
+    }
+
     /// Payne–Hanek reduction of the finite `f32` with bits `xb` (`|x| >= 2^-7`): the
     /// quadrant (`u32`, the low two bits count) and the remainder `r` (`f32`, in
     /// [-pi/4, pi/4]) with `x = r + q·pi/2`, from the exact product of the 24-bit
     /// significand with a 128-bit window of 2/pi's bits.
     fn payne_hanek(&mut self, xb: Word) -> EResult<(Word, Word)> {
-        let glsl = self.m.glsl;
         let m = &mut *self.m;
         let u64t = m.u(64);
         let u32t = m.u(32);
@@ -157,7 +204,7 @@ impl FnCx<'_> {
         let mant = m.and(32, xb, fm)?;
         let imp = m.ku(32, 0x80_0000);
         let mant = m.or(32, mant, imp)?;
-        let mant = m.b.u_convert(u64t, None, mant).map_err(bug)?;
+        let mant = m.b.u_convert(u64t, None, mant);
         // x = mant·2^s, s = e - 150; the window starts at bit s + 30 of the table (bit 0
         // is the top of the integer-part word), so that its top bit has weight 2^1 in
         // x·2/pi.
@@ -169,7 +216,7 @@ impl FnCx<'_> {
         let sh = m.and(32, off, k31)?;
         let k32 = m.ku(32, 32);
         let rsh = m.isub(32, k32, sh)?;
-        let rsh64 = m.b.u_convert(u64t, None, rsh).map_err(bug)?;
+        let rsh64 = m.b.u_convert(u64t, None, rsh);
         let mask32 = m.ku(64, 0xFFFF_FFFF);
         let mut p = Vec::new();
         for j in 0..4u64 {
@@ -223,56 +270,19 @@ impl FnCx<'_> {
         let vneg = m.slt(v, zero64)?;
         let nv = m.isub(64, zero64, v)?;
         let a = m.select(u64t, vneg, nv, v)?;
-        // Normalize: the leading one of a (a != 0: no f32 is a multiple of pi/2) to bit 63.
-        let hi = m.shr(64, a, k32l)?;
-        let hi = m.b.u_convert(u32t, None, hi).map_err(bug)?;
-        let lo = m.b.u_convert(u32t, None, a).map_err(bug)?;
-        let msb_hi =
-            m.b.ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(hi)]) // FindUMsb
-                .map_err(bug)?;
-        let msb_lo =
-            m.b.ext_inst(u32t, None, glsl, 75, [SpvOperand::IdRef(lo)])
-                .map_err(bug)?;
+        let r = self.fixed_times_pi_over_2(a)?;
+        let m = &mut *self.m;
         let zero = m.ku(32, 0);
-        let has_hi = m.ine(hi, zero)?;
-        let msb_hi = m.iadd(32, msb_hi, k32)?;
-        let msb = m.select(u32t, has_hi, msb_hi, msb_lo)?;
-        let k63 = m.ku(32, 63);
-        let lz = m.isub(32, k63, msb)?;
-        let lz = m.b.u_convert(u64t, None, lz).map_err(bug)?;
-        let an = m.shl(64, a, lz)?;
-        let top = m.shr(64, an, k32l)?;
-        // r = top·(pi/2·2^31)·2^(msb - 126): the product's top 32 bits, as an f32 (two
-        // exact conversions and one rounded sum), scaled by 2^(msb - 94).
-        let kpi = m.ku(64, PIO2_FIX);
-        let pr = m.imul(64, top, kpi)?;
-        let pr = m.shr(64, pr, k32l)?;
-        let p32 = m.b.u_convert(u32t, None, pr).map_err(bug)?;
-        let k8 = m.ku(32, 8);
-        let ph = m.shr(32, p32, k8)?;
-        let kl = m.ku(32, 0xFF);
-        let pl = m.and(32, p32, kl)?;
-        let fhf = m.b.convert_u_to_f(f32t, None, ph).map_err(bug)?;
-        let flf = m.b.convert_u_to_f(f32t, None, pl).map_err(bug)?;
-        let k256 = m.kf(32, 256.0);
-        let fhs = m.fmul(32, fhf, k256)?;
-        let f = m.fadd(32, fhs, flf)?;
-        let k33 = m.ku(32, 33);
-        let eb = m.iadd(32, msb, k33)?;
-        let k23 = m.ku(32, 23);
-        let eb = m.shl(32, eb, k23)?;
-        let scale = m.float(32, eb)?;
-        let r = m.fmul(32, f, scale)?;
         // The sign: of the fraction, and of x (the reduction was of |x|).
-        let qq = m.b.u_convert(u32t, None, qq).map_err(bug)?;
+        let qq = m.b.u_convert(u32t, None, qq);
         let k31 = m.ku(32, 31);
         let xneg = m.shr(32, xb, k31)?;
         let xneg = m.ine(xneg, zero)?;
         let nq = m.isub(32, zero, qq)?;
         let q = m.select(u32t, xneg, nq, qq)?;
         let bt = m.bool_t();
-        let flip = m.b.logical_not_equal(bt, None, vneg, xneg).map_err(bug)?;
-        let nr = m.b.f_negate(f32t, None, r).map_err(bug)?;
+        let flip = m.b.logical_not_equal(bt, None, vneg, xneg);
+        let nr = m.b.f_negate(f32t, None, r);
         let r = m.select(f32t, flip, nr, r)?;
         Ok((q, r))
     }
