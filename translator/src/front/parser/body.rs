@@ -2,8 +2,8 @@
 //! prog-3, the instruction format of isa-0), with call argument lists.
 
 use super::{Fail, PResult, Parser, MAX_DEPTH};
-use crate::front::ast::*;
 use crate::diag::Diagnostic;
+use crate::front::ast::*;
 use crate::front::lexer::Tok;
 
 impl<'a> Parser<'a, '_> {

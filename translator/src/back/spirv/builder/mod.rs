@@ -798,4 +798,26 @@ mod tests {
             theirs.module().assemble()
         );
     }
+
+    /// A misuse (an instruction with no block selected, a terminator outside a block) does
+    /// not stop the calls that follow, and `finish` reports the first one.
+    #[test]
+    fn the_first_misuse_is_reported_at_finish() {
+        let mut b = Builder::new();
+        let u32t = b.type_int(32, 0);
+        let k1 = b.constant_bit32(u32t, 1);
+        let x = b.i_add(u32t, None, k1, k1);
+        assert!(x > k1, "an id is still allocated");
+        b.branch(x);
+        match b.finish() {
+            Err(rspirv::dr::Error::DetachedInstruction(None)) => {}
+            other => panic!("expected the detached instruction, got {other:?}"),
+        }
+        let mut b = Builder::new();
+        b.ret();
+        assert!(matches!(
+            b.finish(),
+            Err(rspirv::dr::Error::MismatchedTerminator)
+        ));
+    }
 }
