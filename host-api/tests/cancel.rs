@@ -225,3 +225,87 @@ fn ctrl_c_stops_the_cli_within_a_second() {
     assert!(took < 1.0, "{took}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `@churn` (no loop): 48 rounds of an integer hash of the flat group-and-lane number
+/// `%groupid.x * %enqueuedlocalsize.x + %localid.x + 1`, written to `out[0]`.
+fn churn_source() -> String {
+    let mut s = String::from(
+        ".version 0.1;\n.target 100;\n.kernel @churn(.param[8] %out) {\n\
+  .reg .64b %p;\n  .reg .32b %h, %t, %g, %s, %l;\n  ld.param.64b %p, [%out];\n\
+  mov.32b %g, %groupid.x;\n  mov.32b %s, %enqueuedlocalsize.x;\n  mov.32b %l, %localid.x;\n\
+  umad.32b %h, %g, %s, %l;\n  iadd.32b %h, %h, 1;\n",
+    );
+    for _ in 0..48 {
+        s.push_str(
+            "  shr.32b %t, %h, 16;\n  xor.32b %h, %h, %t;\n  umul.32b %h, %h, 0x7feb352d;\n",
+        );
+    }
+    s.push_str("  st.global.32b [%p], %h;\n}\n");
+    s
+}
+
+/// The hash [`churn_source`]'s kernel computes for `x`.
+fn churn(x: u32) -> u32 {
+    let mut h = x;
+    for _ in 0..48 {
+        h ^= h >> 16;
+        h = h.wrapping_mul(0x7feb352d);
+    }
+    h
+}
+
+/// Runs `@churn` over 2^27 work-items (2^19 work-groups of 256, 9 dispatch parts, no
+/// loop), cancelled after `cancel_after` if given; the time until the device takes the
+/// next dispatch (a one-work-item `@churn`, whose result is checked).
+fn churn_until_usable(m: &Module, cancel_after: Option<Duration>) -> f64 {
+    let ctx = m.context();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    let mut s = ctx.stream();
+    s.dispatch(m, "churn", 1u64 << 27, 256u64, &[(&out).into()])
+        .unwrap();
+    let start = Instant::now();
+    let submission = s.submit().unwrap();
+    if let Some(after) = cancel_after {
+        std::thread::sleep(after);
+        assert!(submission.cancel());
+    }
+    let r = submission.wait();
+    assert!(
+        matches!(
+            (&r, cancel_after),
+            (Ok(_), None) | (Err(Error::Runtime(RuntimeError::Cancelled { .. })), Some(_))
+        ),
+        "{r:?}"
+    );
+    loop {
+        match m.dispatch("churn", 1u64, 1u64, &[(&out).into()]) {
+            Ok(()) => break,
+            Err(Error::Runtime(RuntimeError::DeviceBusy { .. })) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(out.read().unwrap(), vec![churn(1)]);
+    start.elapsed().as_secs_f64()
+}
+
+/// A huge grid of a kernel without loops: the work-groups that start after the cancel
+/// return at their entry check (spec-notes §100). On lavapipe each skipped work-group still
+/// costs its launch, so the launch stops in a fraction of its full time, not at once.
+#[test]
+fn a_cancelled_huge_grid_of_a_kernel_without_loops_ends_early() {
+    let ctx = common::lavapipe(120.0);
+    let m = Module::from_source_with(&ctx, "churn.pisa", &churn_source(), &cancellable()).unwrap();
+    m.dispatch(
+        "churn",
+        1u64,
+        1u64,
+        &[(&ctx.zeroed::<u32>(1).unwrap()).into()],
+    )
+    .unwrap();
+    let full = churn_until_usable(&m, None);
+    let cancelled = churn_until_usable(&m, Some(Duration::from_millis(200)));
+    eprintln!("2^27 work-items without loops: {full:.3} s in full, {cancelled:.3} s cancelled after 0.2 s");
+    assert!(cancelled < full / 2.0, "{cancelled} {full}");
+}

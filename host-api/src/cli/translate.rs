@@ -143,6 +143,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         },
         checked: a.checked,
         cancellable: a.cancellable,
+        cancel_interval: pisa_translator::Options::default().cancel_interval,
         stack_depth: a.stack_depth,
         scratch_threshold: pisa_translator::Options::default().scratch_threshold,
         float: Some(pisa_translator::FloatModel {

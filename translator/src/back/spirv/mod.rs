@@ -138,6 +138,8 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     }
     if options.checked {
         checked::declare(&mut m, module, k);
+    } else if layout.launch.cancel.is_some() {
+        m.declare_cancel_tick(options.cancel_interval);
     }
     let sigs = signatures(&mut m, module, None);
     let vsigs = if any_on_lanes || any_partial {
