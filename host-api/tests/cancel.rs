@@ -87,6 +87,29 @@ fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
 }
 
 #[test]
+fn reading_the_word_every_64_iterations_still_stops_an_endless_kernel() {
+    let ctx = common::lavapipe(1.0);
+    let options = Options {
+        cancel_interval: 64,
+        ..cancellable()
+    };
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &options).unwrap();
+    for kernel in ["spin", "spin_call"] {
+        let out = ctx.zeroed::<u32>(1).unwrap();
+        let start = Instant::now();
+        let r = m.dispatch(kernel, 64u64, 32u64, &[(&out).into()]);
+        let took = start.elapsed().as_secs_f64();
+        eprintln!("{kernel} every 64: {r:?} after {took:.3} s");
+        stopped_timeout(r);
+        assert!(took < 1.9, "{took}");
+    }
+    // The counter does not change what a kernel computes: `@inc` adds 1 to each element.
+    let data = ctx.buffer_from(&[5u32, 6, 7, 8]).unwrap();
+    m.dispatch("inc", 4u64, 2u64, &[(&data).into()]).unwrap();
+    assert_eq!(data.read().unwrap(), vec![6, 7, 8, 9]);
+}
+
+#[test]
 fn a_cancelled_submission_stops_within_a_second() {
     let ctx = common::lavapipe(60.0);
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
