@@ -11,12 +11,17 @@
 //! Every N iterations (spec-notes §100, [`Options::cancel_interval`](crate::Options::cancel_interval)):
 //! outside a checked translation the load is made only when a `Private` counter of the loop
 //! iterations the invocation has begun (all loops together) is a multiple of N, so that a
-//! loop with a tiny body does not pay an atomic load per iteration; the first iteration
-//! always loads it, so work-groups that start after the cancel stop at once.
+//! loop with a tiny body does not pay an atomic load per iteration (on lavapipe it does not
+//! help: the default is every iteration); the first iteration always loads it, so
+//! work-groups that start after the cancel stop at once.
 //!
-//! Only loops get a check: calls cannot recurse in SPIR-V (call cycles are loops of the
-//! recursion pass's state machines), so a work-item whose every loop stops at its next
-//! iteration ends in bounded time, and a check after each call would only cost.
+//! At a kernel's entry (spec-notes §100), outside a checked translation, a native kernel
+//! reads the word once ([`FnCx::cancel_at_entry`]), so that the work-groups of a huge grid
+//! that start after a cancel return at once, loops or not.
+//!
+//! Otherwise only loops get a check: calls cannot recurse in SPIR-V (call cycles are loops
+//! of the recursion pass's state machines), so a work-item whose every loop stops at its
+//! next iteration ends in bounded time, and a check after each call would only cost.
 //!
 //! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body
 //! (native lowering, `function.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
