@@ -329,6 +329,6 @@ fn a_cancelled_huge_grid_of_a_kernel_without_loops_ends_early() {
     .unwrap();
     let full = churn_until_usable(&m, None);
     let cancelled = churn_until_usable(&m, Some(Duration::from_millis(200)));
-    eprintln!("2^27 work-items without loops: {full:.3} s in full, {cancelled:.3} s cancelled after 0.2 s");
+    eprintln!("2^27 work-items without loops: {full:.3} s in full, {cancelled:.3} s cancelled");
     assert!(cancelled < full / 2.0, "{cancelled} {full}");
 }

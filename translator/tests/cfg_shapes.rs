@@ -258,12 +258,14 @@ fn random_shapes_validate_with_cancel_checks() {
                     assert!(reads > 0, "{what}: no read");
                     let named_tick = module.debug_names.iter().any(|i| {
                         i.operands.get(1).is_some_and(|o| {
-                            matches!(o, rspirv::dr::Operand::LiteralString(s) if s == "pisa_cancel_tick")
+                            o == &rspirv::dr::Operand::LiteralString("pisa_cancel_tick".into())
                         })
                     });
-                    let has_loop = insts().any(|i| i.class.opcode == rspirv::spirv::Op::LoopMerge);
-                    if interval > 1 && has_loop && lanes == VirtualLanes::Auto {
-                        assert!(named_tick, "{what}: no iteration counter");
+                    // Natively only the loops' checks are atomic loads (the entry's is not).
+                    let loop_checks =
+                        insts().any(|i| i.class.opcode == rspirv::spirv::Op::AtomicLoad);
+                    if interval > 1 && lanes == VirtualLanes::Auto {
+                        assert_eq!(named_tick, loop_checks, "{what}: the iteration counter");
                     }
                     if interval == 1 {
                         assert!(!named_tick, "{what}: a counter for every iteration");

@@ -8,8 +8,8 @@
 //! translation a work-item with a violation of its own also stops at its next loop
 //! iteration, without waiting for the word.
 //!
-//! Every N iterations (spec-notes §100, [`Options::cancel_interval`](crate::Options::cancel_interval)):
-//! outside a checked translation the load is made only when a `Private` counter of the loop
+//! Every N iterations (spec-notes §100,
+//! [`Options::cancel_interval`](crate::Options::cancel_interval)): outside a checked translation the load is made only when a `Private` counter of the loop
 //! iterations the invocation has begun (all loops together) is a multiple of N, so that a
 //! loop with a tiny body does not pay an atomic load per iteration (on lavapipe it does not
 //! help: the default is every iteration); the first iteration always loads it, so

@@ -138,7 +138,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     }
     if options.checked {
         checked::declare(&mut m, module, k);
-    } else if layout.launch.cancel.is_some() {
+    } else if layout.launch.cancel.is_some() && layout::has_loop(module) {
         m.declare_cancel_tick(options.cancel_interval);
     }
     let sigs = signatures(&mut m, module, None);
