@@ -17,9 +17,12 @@
 //! specialization constants 0-2.
 //!
 //! With `PISA_BENCH_CANCEL=1` the table instead compares each PISA kernel translated with
-//! `Options::cancellable` (every loop iteration reads the cancel word, spec-notes §91) with
-//! the same kernel as translated by default (no checks), interleaved the same way:
-//! the cost of the cancel check (docs/performance.md, "Cancellable kernels").
+//! `Options::cancellable` (loops read the cancel word, spec-notes §91 and §100) with the same
+//! kernel as translated without checks, interleaved the same way: the cost of the cancel
+//! check (docs/performance.md, "Cancellable kernels"). `PISA_BENCH_CANCEL_EVERY` lists the
+//! `Options::cancel_interval` values to compare (comma-separated; default the translator's
+//! default), one column each. Outputs of the cancellable translations are checked against
+//! the plain PISA kernel's bit for bit.
 
 use pisa_vk::{pack_args, Arg, Buffer, Context, Dim3, Module};
 use std::path::{Path, PathBuf};
@@ -313,8 +316,9 @@ fn read_words(path: &Path) -> Result<Vec<u32>, String> {
 struct Prepared<'c> {
     case: &'c Case,
     module: Module,
-    /// The same program translated with cancel checks.
-    cancellable: Module,
+    /// The same program translated with cancel checks, for each interval of
+    /// [`cancel_intervals`].
+    cancellable: Vec<(u32, Module)>,
     glsl: std::sync::Arc<pisa_runtime::Pipeline>,
     buffers: Vec<Option<Buffer<u32>>>,
     args: Vec<Arg>,
@@ -345,9 +349,11 @@ impl Prepared<'_> {
             .unwrap_or_else(|e| panic!("{}: PISA dispatch: {e}", c.name))
     }
 
-    fn run_cancellable(&self) -> Duration {
+    /// Runs the translation with cancel checks number `i` of [`Prepared::cancellable`].
+    fn run_cancellable(&self, i: usize) -> Duration {
         let c = self.case;
-        self.cancellable
+        self.cancellable[i]
+            .1
             .dispatch_timed(
                 c.kernel,
                 c.global,
@@ -380,12 +386,17 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         .map_err(|e| format!("{}: {e}", case.pisa))?;
     let text = std::fs::read_to_string(Path::new(DIR).join(&case.pisa))
         .map_err(|e| format!("{}: {e}", case.pisa))?;
-    let options = pisa_vk::Options {
-        cancellable: true,
-        ..Default::default()
-    };
-    let cancellable = Module::from_source_with(ctx, &case.pisa, &text, &options)
-        .map_err(|e| format!("{}: {e}", case.pisa))?;
+    let mut cancellable = Vec::new();
+    for every in cancel_intervals() {
+        let options = pisa_vk::Options {
+            cancellable: true,
+            cancel_interval: every,
+            ..Default::default()
+        };
+        let m = Module::from_source_with(ctx, &case.pisa, &text, &options)
+            .map_err(|e| format!("{}: {e}", case.pisa))?;
+        cancellable.push((every, m));
+    }
     let spirv = compile_glsl(&case.glsl, spv_dir)?;
     let mut buffers = Vec::new();
     let mut args = Vec::new();
@@ -397,7 +408,9 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
                 buffers.push(Some(b));
             }
             ArgSpec::U32(x) => {
-                args.push(Arg::from(*x));
+                // Raw: an `f32` parameter takes its bits (the argument kinds would refuse a
+                // `u32` for it).
+                args.push(Arg::raw(*x));
                 buffers.push(None);
             }
         }
@@ -445,10 +458,35 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
 }
 
 /// Runs both sides once from the same inputs and compares their outputs.
+/// The `Options::cancel_interval` values of `PISA_BENCH_CANCEL_EVERY` (comma-separated),
+/// or the translator's default.
+fn cancel_intervals() -> Vec<u32> {
+    let listed: Vec<u32> = std::env::var("PISA_BENCH_CANCEL_EVERY")
+        .unwrap_or_default()
+        .split(',')
+        .filter_map(|v| v.trim().parse().ok())
+        .collect();
+    match listed.is_empty() {
+        true => vec![pisa_vk::Options::default().cancel_interval],
+        false => listed,
+    }
+}
+
 fn check(ctx: &Context, p: &Prepared) -> Result<(), String> {
     p.reset();
     p.run_pisa();
     let pisa = p.outputs();
+    for (i, (every, _)) in p.cancellable.iter().enumerate() {
+        p.reset();
+        p.run_cancellable(i);
+        if p.outputs() != pisa {
+            return Err(format!(
+                "{}: the translation with cancel checks every {every} iterations computes \
+                 other outputs than the one without",
+                p.case.name
+            ));
+        }
+    }
     p.reset();
     p.run_glsl(ctx);
     let glsl = p.outputs();
@@ -506,27 +544,28 @@ fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
 
-/// One row of the `PISA_BENCH_CANCEL=1` table: the kernel with and without cancel checks,
-/// interleaved, medians and the relative cost.
+/// One row of the `PISA_BENCH_CANCEL=1` table: the kernel without cancel checks and with
+/// them at each interval, interleaved (the order rotates each run), medians and the relative
+/// cost.
 fn cancel_row(p: &Prepared, reps: usize) {
-    let (mut with, mut without) = (Vec::new(), Vec::new());
+    let sides = p.cancellable.len() + 1;
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); sides];
     for rep in 0..reps {
-        if rep % 2 == 0 {
-            with.push(p.run_cancellable());
-            without.push(p.run_pisa());
-        } else {
-            without.push(p.run_pisa());
-            with.push(p.run_cancellable());
+        for k in 0..sides {
+            let side = (rep + k) % sides;
+            times[side].push(match side {
+                0 => p.run_pisa(),
+                i => p.run_cancellable(i - 1),
+            });
         }
     }
-    let (w, o) = (median(with), median(without));
-    println!(
-        "| {} | {:.2} | {:.2} | {:+.1} % |",
-        p.case.name,
-        ms(w),
-        ms(o),
-        (w.as_secs_f64() / o.as_secs_f64() - 1.0) * 100.0
-    );
+    let medians: Vec<Duration> = times.into_iter().map(median).collect();
+    let mut row = format!("| {} | {:.2} |", p.case.name, ms(medians[0]));
+    for m in &medians[1..] {
+        let cost = (m.as_secs_f64() / medians[0].as_secs_f64() - 1.0) * 100.0;
+        row.push_str(&format!(" {:.2} ({cost:+.1} %) |", ms(*m)));
+    }
+    println!("{row}");
 }
 
 fn main() {
@@ -554,10 +593,17 @@ fn main() {
     if timing {
         println!("{reps} interleaved runs per side, GPU time by timestamp queries, medians\n");
         match cancel {
-            true => println!("| kernel | cancellable ms | without checks ms | cost |"),
-            false => println!("| kernel | PISA ms | GLSL ms | PISA/GLSL |"),
+            true => {
+                let every = cancel_intervals();
+                let cols: String = every.iter().map(|n| format!(" every {n} ms |")).collect();
+                println!("| kernel | without checks ms |{cols}");
+                println!("| --- | ---: |{}", " ---: |".repeat(every.len()));
+            }
+            false => {
+                println!("| kernel | PISA ms | GLSL ms | PISA/GLSL |");
+                println!("| --- | ---: | ---: | ---: |");
+            }
         }
-        println!("| --- | ---: | ---: | ---: |");
     }
     let mut failures = Vec::new();
     for case in selected {

@@ -87,6 +87,29 @@ fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
 }
 
 #[test]
+fn reading_the_word_every_64_iterations_still_stops_an_endless_kernel() {
+    let ctx = common::lavapipe(1.0);
+    let options = Options {
+        cancel_interval: 64,
+        ..cancellable()
+    };
+    let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &options).unwrap();
+    for kernel in ["spin", "spin_call"] {
+        let out = ctx.zeroed::<u32>(1).unwrap();
+        let start = Instant::now();
+        let r = m.dispatch(kernel, 64u64, 32u64, &[(&out).into()]);
+        let took = start.elapsed().as_secs_f64();
+        eprintln!("{kernel} every 64: {r:?} after {took:.3} s");
+        stopped_timeout(r);
+        assert!(took < 1.9, "{took}");
+    }
+    // The counter does not change what a kernel computes: `@inc` adds 1 to each element.
+    let data = ctx.buffer_from(&[5u32, 6, 7, 8]).unwrap();
+    m.dispatch("inc", 4u64, 2u64, &[(&data).into()]).unwrap();
+    assert_eq!(data.read().unwrap(), vec![6, 7, 8, 9]);
+}
+
+#[test]
 fn a_cancelled_submission_stops_within_a_second() {
     let ctx = common::lavapipe(60.0);
     let m = Module::from_source_with(&ctx, "spin.pisa", SRC, &cancellable()).unwrap();
@@ -224,4 +247,88 @@ fn ctrl_c_stops_the_cli_within_a_second() {
     assert!(stderr.contains("was cancelled"), "{stderr}");
     assert!(took < 1.0, "{took}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `@churn` (no loop): 48 rounds of an integer hash of the flat group-and-lane number
+/// `%groupid.x * %enqueuedlocalsize.x + %localid.x + 1`, written to `out[0]`.
+fn churn_source() -> String {
+    let mut s = String::from(
+        ".version 0.1;\n.target 100;\n.kernel @churn(.param[8] %out) {\n\
+  .reg .64b %p;\n  .reg .32b %h, %t, %g, %s, %l;\n  ld.param.64b %p, [%out];\n\
+  mov.32b %g, %groupid.x;\n  mov.32b %s, %enqueuedlocalsize.x;\n  mov.32b %l, %localid.x;\n\
+  umad.32b %h, %g, %s, %l;\n  iadd.32b %h, %h, 1;\n",
+    );
+    for _ in 0..48 {
+        s.push_str(
+            "  shr.32b %t, %h, 16;\n  xor.32b %h, %h, %t;\n  umul.32b %h, %h, 0x7feb352d;\n",
+        );
+    }
+    s.push_str("  st.global.32b [%p], %h;\n}\n");
+    s
+}
+
+/// The hash [`churn_source`]'s kernel computes for `x`.
+fn churn(x: u32) -> u32 {
+    let mut h = x;
+    for _ in 0..48 {
+        h ^= h >> 16;
+        h = h.wrapping_mul(0x7feb352d);
+    }
+    h
+}
+
+/// Runs `@churn` over 2^27 work-items (2^19 work-groups of 256, 9 dispatch parts, no
+/// loop), cancelled after `cancel_after` if given; the time until the device takes the
+/// next dispatch (a one-work-item `@churn`, whose result is checked).
+fn churn_until_usable(m: &Module, cancel_after: Option<Duration>) -> f64 {
+    let ctx = m.context();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    let mut s = ctx.stream();
+    s.dispatch(m, "churn", 1u64 << 27, 256u64, &[(&out).into()])
+        .unwrap();
+    let start = Instant::now();
+    let submission = s.submit().unwrap();
+    if let Some(after) = cancel_after {
+        std::thread::sleep(after);
+        assert!(submission.cancel());
+    }
+    let r = submission.wait();
+    assert!(
+        matches!(
+            (&r, cancel_after),
+            (Ok(_), None) | (Err(Error::Runtime(RuntimeError::Cancelled { .. })), Some(_))
+        ),
+        "{r:?}"
+    );
+    loop {
+        match m.dispatch("churn", 1u64, 1u64, &[(&out).into()]) {
+            Ok(()) => break,
+            Err(Error::Runtime(RuntimeError::DeviceBusy { .. })) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(out.read().unwrap(), vec![churn(1)]);
+    start.elapsed().as_secs_f64()
+}
+
+/// A huge grid of a kernel without loops: the work-groups that start after the cancel
+/// return at their entry check (spec-notes §100). On lavapipe each skipped work-group still
+/// costs its launch, so the launch stops in a fraction of its full time, not at once.
+#[test]
+fn a_cancelled_huge_grid_of_a_kernel_without_loops_ends_early() {
+    let ctx = common::lavapipe(120.0);
+    let m = Module::from_source_with(&ctx, "churn.pisa", &churn_source(), &cancellable()).unwrap();
+    m.dispatch(
+        "churn",
+        1u64,
+        1u64,
+        &[(&ctx.zeroed::<u32>(1).unwrap()).into()],
+    )
+    .unwrap();
+    let full = churn_until_usable(&m, None);
+    let cancelled = churn_until_usable(&m, Some(Duration::from_millis(200)));
+    eprintln!("2^27 work-items without loops: {full:.3} s in full, {cancelled:.3} s cancelled");
+    assert!(cancelled < full / 2.0, "{cancelled} {full}");
 }

@@ -60,8 +60,9 @@ pub mod launch {
         pub scratch: Option<u32>,
         /// `u64`: device address of the submission's *cancel word* (a `u32` the host, or
         /// the memory checker at its first violation, sets to stop the launch), in a
-        /// cancellable translation ([`crate::Options::cancellable`]) of a module with a
-        /// loop only (spec-notes §91). The runtime writes it into each dispatch's push
+        /// cancellable translation ([`crate::Options::cancellable`]; kernels check it at
+        /// their entry, spec-notes §100) and in a checked one of a module with a loop
+        /// (spec-notes §91). The runtime writes it into each dispatch's push
         /// constants when it records the dispatch.
         pub cancel: Option<u32>,
         /// `u64 x3`: `%globaloffset`.
@@ -437,7 +438,7 @@ fn place(
     l.scratch_stride =
         (per_invocation > home.threshold as u64).then(|| align_up(per_invocation, 16));
     let globals_arena = !l.globals.is_empty() || !l.local_consts.is_empty() || lock_use.global;
-    let cancel = (cancellable || checked) && has_loop(module);
+    let cancel = cancellable || (checked && has_loop(module));
     let scratch = l.scratch_stride.is_some();
     l.launch = launch::LaunchLayout::of(module, globals_arena, checked, (cancel, scratch));
     Ok(l)
@@ -452,8 +453,8 @@ pub fn check_limits(module: &Module) -> Result<(), LayoutError> {
 
 /// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not, and
 /// cancellable ([`crate::Options::cancellable`]) or not: a checked one's launch block has
-/// the check block's slot, a cancellable one of a module with a loop
-/// ([`has_loop`]) the cancel word's; `home` says whether the private arena lives in
+/// the check block's slot, a cancellable one (or a checked one of a module with a loop,
+/// [`has_loop`]) the cancel word's; `home` says whether the private arena lives in
 /// scratch, which then has a slot too. Cost and errors: those of [`layout`].
 pub fn layout_for(
     module: &Module,

@@ -47,13 +47,22 @@ pub struct Options {
     /// bugs.
     pub checked: bool,
     /// Cancellable kernels (spec-notes §91): each loop of the module checks, once per
-    /// iteration, a *cancel word* in host-visible memory whose address the launch block
-    /// carries ([`LaunchLayout::cancel`](crate::layout::launch::LaunchLayout::cancel)); once
-    /// the host (a timeout, the user) or the memory checker (its first violation) has set
-    /// it, every work-item returns. A module without loops gets no check and no slot.
+    /// iteration ([`Options::cancel_interval`]), a *cancel word* in host-visible memory whose
+    /// address the launch block carries
+    /// ([`LaunchLayout::cancel`](crate::layout::launch::LaunchLayout::cancel)), and each
+    /// kernel not on virtual lanes checks it at its entry (spec-notes §100); once the host
+    /// (a timeout, the user) or the memory checker (its first violation) has set it, every
+    /// work-item returns.
     /// Off by default ([`DEFAULT_CANCELLABLE`]); a checked translation has the checks
     /// whatever this says.
     pub cancellable: bool,
+    /// How often a cancellable loop reads the cancel word (spec-notes §100): once every this
+    /// many loop iterations an invocation begins (all its loops together, counted in a
+    /// `Private` counter; the first iteration always reads it), rounded up to a power of two;
+    /// 1 reads it every iteration. Default [`DEFAULT_CANCEL_INTERVAL`]. A checked
+    /// translation reads it every iteration whatever this says (the checker stops at its
+    /// first violation at once).
+    pub cancel_interval: u32,
     /// The most nested activations of the functions of one call cycle a work-item may have
     /// (recursion runs on an explicit stack of this many frames, [`crate::passes::recursion`];
     /// a deeper call fails the launch with a stack overflow). At least 1; default
@@ -81,6 +90,13 @@ pub const DEFAULT_SCRATCH_THRESHOLD: u32 = 64 << 10;
 /// `host-api/benches/vs_glsl.rs` on lavapipe (up to twice the time of a loop with a tiny
 /// body; docs/performance.md, "Cancellable kernels").
 pub const DEFAULT_CANCELLABLE: bool = false;
+
+/// The default [`Options::cancel_interval`]: every iteration. Measured on lavapipe (docs/
+/// performance.md, "Cancellable kernels"): reading the word every 16, 64 or 256 iterations
+/// costs as much or more than every iteration (the cost is the loop's early exit, which
+/// keeps the driver from unrolling a small loop, more than the atomic load), so the counter
+/// is for drivers where the load itself is what costs.
+pub const DEFAULT_CANCEL_INTERVAL: u32 = 1;
 
 /// Which kernels a translation puts on virtual lanes (spec-notes §88).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -269,6 +285,7 @@ impl Default for Options {
             float: None,
             checked: false,
             cancellable: DEFAULT_CANCELLABLE,
+            cancel_interval: DEFAULT_CANCEL_INTERVAL,
             stack_depth: crate::passes::recursion::DEFAULT_STACK_DEPTH,
             scratch_threshold: DEFAULT_SCRATCH_THRESHOLD,
         }

@@ -205,3 +205,73 @@ fn a_loop_bottom_test_is_one_conditional_branch() {
     ];
     assert_eq!(targets, [cont, merge], "true continues, false leaves");
 }
+
+/// Random shapes translated cancellable (spec-notes §91, §100): the cancel word read every
+/// iteration and every 64 (a `Private` counter), natively and on virtual lanes (8-lane
+/// hardware sub-groups); every kernel passes spirv-val, and natively every 64 a kernel with a
+/// loop has the iteration counter (every iteration, none).
+#[test]
+fn random_shapes_validate_with_cancel_checks() {
+    use pisa_translator::VirtualLanes;
+    let v = spirv_tools::val::create(Some(spirv_tools::TargetEnv::Vulkan_1_2));
+    use spirv_tools::val::Validator;
+    for (interval, lanes) in [
+        (1, VirtualLanes::Auto),
+        (64, VirtualLanes::Auto),
+        (64, VirtualLanes::AllKernels),
+    ] {
+        let options = Options {
+            cancellable: true,
+            cancel_interval: interval,
+            virtual_lanes: lanes,
+            hardware_subgroup_size: Some(8),
+            ..Options::default()
+        };
+        for &shape in SHAPES {
+            for size in [1, 5, 30] {
+                for seed in 0..2 {
+                    let p = generate(shape, size, seed);
+                    let what =
+                        format!("{shape:?} size {size} seed {seed} every {interval} {lanes:?}");
+                    let file = Arc::new(SourceFile::new("shape.pisa", p.text.clone()));
+                    let t = compile(&file, &options)
+                        .unwrap_or_else(|d| panic!("{what}: {}", d.render()));
+                    if let Err(e) = v.validate(&t.spirv, None) {
+                        panic!("{what}: spirv-val: {e}\n{}", p.text);
+                    }
+                    let module = rspirv::dr::load_words(&t.spirv).expect("SPIR-V");
+                    let insts = || {
+                        module
+                            .functions
+                            .iter()
+                            .flat_map(|f| &f.blocks)
+                            .flat_map(|b| &b.instructions)
+                    };
+                    let reads = insts()
+                        .filter(|i| {
+                            matches!(
+                                i.class.opcode,
+                                rspirv::spirv::Op::AtomicLoad | rspirv::spirv::Op::Load
+                            )
+                        })
+                        .count();
+                    assert!(reads > 0, "{what}: no read");
+                    let named_tick = module.debug_names.iter().any(|i| {
+                        i.operands.get(1).is_some_and(|o| {
+                            o == &rspirv::dr::Operand::LiteralString("pisa_cancel_tick".into())
+                        })
+                    });
+                    // Natively only the loops' checks are atomic loads (the entry's is not).
+                    let loop_checks =
+                        insts().any(|i| i.class.opcode == rspirv::spirv::Op::AtomicLoad);
+                    if interval > 1 && lanes == VirtualLanes::Auto {
+                        assert_eq!(named_tick, loop_checks, "{what}: the iteration counter");
+                    }
+                    if interval == 1 {
+                        assert!(!named_tick, "{what}: a counter for every iteration");
+                    }
+                }
+            }
+        }
+    }
+}

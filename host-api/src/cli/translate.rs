@@ -83,9 +83,9 @@ pub struct Args {
     /// is performed; the reflection gets the site table (`checked`).
     #[arg(long)]
     checked: bool,
-    /// Cancellable kernels (spec-notes §91): each loop iteration reads a cancel word, so a
-    /// launch can be stopped at its timeout or by Ctrl-C (a checked translation always has
-    /// the checks).
+    /// Cancellable kernels (spec-notes §91, §100): each loop iteration and each kernel's
+    /// entry read a cancel word, so a launch can be stopped at its timeout or by Ctrl-C (a
+    /// checked translation always has the loops' checks).
     #[arg(long)]
     cancellable: bool,
     /// The most nested activations of the functions of one call cycle (recursion) a
@@ -143,6 +143,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         },
         checked: a.checked,
         cancellable: a.cancellable,
+        cancel_interval: pisa_translator::Options::default().cancel_interval,
         stack_depth: a.stack_depth,
         scratch_threshold: pisa_translator::Options::default().scratch_threshold,
         float: Some(pisa_translator::FloatModel {

@@ -8,12 +8,23 @@
 //! translation a work-item with a violation of its own also stops at its next loop
 //! iteration, without waiting for the word.
 //!
-//! Only loops get a check: calls cannot recurse in SPIR-V (call cycles are loops of the
-//! recursion pass's state machines), so a work-item whose every loop stops at its next
-//! iteration ends in bounded time, and a check after each call would only cost.
+//! Every N iterations (spec-notes §100,
+//! [`Options::cancel_interval`](crate::Options::cancel_interval)): outside a checked translation the load is made only when a `Private` counter of the loop
+//! iterations the invocation has begun (all loops together) is a multiple of N, so that a
+//! loop with a tiny body does not pay an atomic load per iteration (on lavapipe it does not
+//! help: the default is every iteration); the first iteration always loads it, so
+//! work-groups that start after the cancel stop at once.
+//!
+//! At a kernel's entry (spec-notes §100), outside a checked translation, a native kernel
+//! reads the word once ([`FnCx::cancel_at_entry`]), so that the work-groups of a huge grid
+//! that start after a cancel return at once, loops or not.
+//!
+//! Otherwise only loops get a check: calls cannot recurse in SPIR-V (call cycles are loops
+//! of the recursion pass's state machines), so a work-item whose every loop stops at its
+//! next iteration ends in bounded time, and a check after each call would only cost.
 //!
 //! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body
-//! (native lowering, `function/structured.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
+//! (native lowering, `function.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
 //! virtual lanes (`virtual_lanes/control.rs`), which drops every lane from the set that
 //! runs the loop again.
 //!
@@ -21,14 +32,36 @@
 //! the word (the runtime and the host API do).
 
 use super::function::FnCx;
-use super::module::Scalar;
+use super::module::{ModuleCx, Scalar};
 use crate::back::spirv::error::EResult;
-use rspirv::spirv::{self, MemorySemantics, Scope, Word};
+use rspirv::spirv::{self, MemorySemantics, Scope, StorageClass, Word};
 
 /// What the host writes into the cancel word to stop a launch.
 pub const CANCELLED_BY_HOST: u32 = 1;
 /// What the memory checker writes into it at a work-item's first violation.
 pub const CANCELLED_BY_CHECKER: u32 = 2;
+
+impl ModuleCx {
+    /// Declares the iteration counter of [`ModuleCx::cancel_tick`] (a `Private u32` that
+    /// starts at 0) for checks every `interval` iterations (rounded up to a power of two);
+    /// nothing for an interval of 0 or 1 (a check every iteration).
+    pub fn declare_cancel_tick(&mut self, interval: u32) {
+        let n = interval
+            .max(1)
+            .checked_next_power_of_two()
+            .unwrap_or(1 << 31);
+        if n == 1 {
+            return;
+        }
+        let u32t = self.uint(32);
+        let p = self.ptr(StorageClass::Private, u32t);
+        let zero = self.const_u32(0);
+        let v = self.b.variable(p, None, StorageClass::Private, Some(zero));
+        self.b.name(v, "pisa_cancel_tick");
+        self.interface.push(v);
+        self.cancel_tick = Some((v, n - 1));
+    }
+}
 
 impl FnCx<'_> {
     /// Whether the module's loops check the cancel word (its launch block has the slot).
@@ -49,6 +82,33 @@ impl FnCx<'_> {
     /// the work-items the invocation carries has a violation. `None` when the module is not
     /// cancellable.
     fn cancel_requested(&mut self) -> EResult<Option<Word>> {
+        if !self.is_cancellable() {
+            return Ok(None);
+        }
+        let Some((tick, mask)) = self.m.cancel_tick else {
+            return self.cancel_word_set();
+        };
+        // Every N iterations: count this one, read the word when the count was a multiple of N.
+        let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
+        let c = self.m.b.load(u32t, None, tick, None, []);
+        let one = self.m.const_u32(1);
+        let next = self.m.b.i_add(u32t, None, c, one);
+        self.m.b.store(tick, next, None, []);
+        let mask = self.m.const_u32(mask);
+        let phase = self.m.b.bitwise_and(u32t, None, c, mask);
+        let zero = self.m.const_u32(0);
+        let due = self.m.b.i_equal(bt, None, phase, zero);
+        let no = self.m.const_bool(false);
+        let stop = self.if_value(due, bt, no, |cx| {
+            cx.cancel_word_set()?.ok_or_else(|| {
+                cx.err("internal error: a cancellable module without its cancel word")
+            })
+        })?;
+        Ok(Some(stop))
+    }
+
+    /// `bool`: the cancel word is set or (checked) the work-item has a violation, read now.
+    fn cancel_word_set(&mut self) -> EResult<Option<Word>> {
         let Some(word) = self.cancel_word()? else {
             return Ok(None);
         };
@@ -80,6 +140,37 @@ impl FnCx<'_> {
         let Some(stop) = self.cancel_requested()? else {
             return Ok(());
         };
+        self.return_if(stop)
+    }
+
+    /// At the entry of a native kernel of a cancellable (not checked) translation: when the
+    /// launch is already cancelled, the work-item returns at once, so that the work-groups
+    /// of a huge grid that start after the cancel cost next to nothing, loops or not
+    /// (spec-notes §100). Nothing in a checked translation (its word stops loops only).
+    pub fn cancel_at_entry(&mut self) -> EResult {
+        if self.m.checks.is_some() {
+            return Ok(());
+        }
+        let Some(word) = self.cancel_word()? else {
+            return Ok(());
+        };
+        // A plain load: at the entry no loop can hoist it, and a driver that runs the lanes
+        // of an invocation group together loads once for all of them (an atomic load is
+        // made lane by lane on lavapipe).
+        let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
+        let four = [rspirv::dr::Operand::LiteralBit32(4)];
+        let v = self
+            .m
+            .b
+            .load(u32t, None, word, Some(spirv::MemoryAccess::ALIGNED), four);
+        let zero = self.m.const_u32(0);
+        let stop = self.m.b.i_not_equal(bt, None, v, zero);
+        self.return_if(stop)
+    }
+
+    /// `if stop { return }` (a kernel records its violations first; a function returns a
+    /// zero value); the builder is left after it.
+    fn return_if(&mut self, stop: Word) -> EResult {
         let (out, go) = (self.m.b.id(), self.m.b.id());
         self.m.b.selection_merge(go, spirv::SelectionControl::NONE);
         self.m.b.branch_conditional(stop, out, go, []);

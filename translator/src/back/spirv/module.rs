@@ -88,6 +88,10 @@ pub struct ModuleCx {
     /// `Private u64`: the address of this invocation's slice of the private scratch buffer,
     /// when the private arena lives there ([`super::scratch`]); every kernel sets it first.
     pub scratch: Option<Word>,
+    /// `Private u32` and the mask of [`Options::cancel_interval`](crate::Options::cancel_interval):
+    /// the loop iterations this invocation has begun, when cancel checks are made every N
+    /// iterations ([`super::cancel`]).
+    pub cancel_tick: Option<(Word, u32)>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -167,6 +171,7 @@ impl ModuleCx {
             f64_would_help: false,
             lane_flag: None,
             scratch: None,
+            cancel_tick: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };

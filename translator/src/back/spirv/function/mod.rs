@@ -480,6 +480,7 @@ impl<'a> FnCx<'a> {
         self.init_scratch()?;
         self.init_checks()?;
         self.init_lane_numbering()?;
-        self.init_shared_locks()
+        self.init_shared_locks()?;
+        self.cancel_at_entry()
     }
 }
