@@ -8,7 +8,8 @@
 //! under divergence with partial participation masks, whole and partial sub-groups, calls
 //! (direct and through addresses that differ per lane), private memory per lane - or with
 //! values worked out by hand (launch shapes, the spec's examples).
-//! [`whole_suite_at_16_lanes`] runs this binary again at 16 lanes.
+//! [`whole_suite_at_16_lanes`] runs this binary again at 16 lanes,
+//! [`whole_suite_without_size_control`] as on a device without `subgroupSizeControl`.
 
 mod subgroup_cases;
 
@@ -317,7 +318,15 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(18);
+    pisa_conformance::rerun_at_16_lanes(19);
+}
+
+#[test]
+fn whole_suite_without_size_control() {
+    // Every other test of this binary, as on a device whose pipelines cannot require a
+    // sub-group size (spec-notes §105): virtual lanes for the device's `subgroupSize` in
+    // pipelines without a required size, each kernel checking its sub-groups.
+    pisa_conformance::rerun_without_size_control(17);
 }
 
 #[test]

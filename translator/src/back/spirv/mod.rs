@@ -35,7 +35,7 @@ pub use crate::mid::lanes::LaneNumbering;
 pub use crate::options::{
     FloatModel, FloatWidths, Options, SubgroupMapping, Translation, VirtualLanes,
 };
-use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
+use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection, SubgroupCheck};
 use function::{FnCx, FnSig};
 use module::ModuleCx;
 use rspirv::spirv;
@@ -102,6 +102,11 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         crate::mid::verify::verify_in_debug(w, "the webs pass")?;
     }
     let module = webs.as_ref().unwrap_or(module);
+    // Kernels on virtual lanes for a pipeline without a required sub-group size check
+    // their sub-groups and need a record for what they find (spec-notes §105).
+    let checking = options.check_subgroup_size && (any_on_lanes || any_partial);
+    let with_record = checking.then(|| with_subgroup_record(module));
+    let module = with_record.as_ref().map_or(module, |(m, _)| m);
     let native_kernels = module
         .functions
         .iter()
@@ -133,6 +138,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         m.declare_virtual_lanes(subgroups.width, subgroups.hardware, layout.private_size / 4);
     }
     m.float = options.float.unwrap_or_default();
+    m.subgroup_check = with_record.as_ref().map(|&(_, g)| g);
     if lane_plan.needs_flag {
         m.declare_lane_flag();
     }
@@ -246,6 +252,10 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     reflection.float_model = m_float;
     reflection.faster_with_float64 = m_f64_would_help;
     reflection.recursion = lowered.as_ref().map(|l| l.info.clone());
+    reflection.subgroup_check = with_record.as_ref().map(|&(_, g)| SubgroupCheck {
+        hardware_subgroup_size: subgroups.hardware,
+        record: layout.globals[g.0 as usize],
+    });
     reflection.checked = m.checks.take().map(|c| crate::memcheck::CheckInfo {
         sites: c.sites,
         variables: checked::variables(module, &layout),
@@ -491,6 +501,25 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     Ok(())
 }
 
+/// `module` with the record of [`crate::Options::check_subgroup_size`] added as its last
+/// `.global` variable ([`crate::reflect::SUBGROUP_FAULT`], two zeroed words), and its id.
+fn with_subgroup_record(module: &Module) -> (Module, crate::ir::GlobalId) {
+    let mut out = module.clone();
+    let id = crate::ir::GlobalId(out.globals.len() as u32);
+    out.globals.push(crate::ir::GlobalVar {
+        name: crate::reflect::SUBGROUP_FAULT.to_string(),
+        space: crate::ir::MemSpace::Global,
+        size: 8,
+        align: 4,
+        init: None,
+        linkage: crate::ir::Linkage::Internal,
+        section: None,
+        host_access: None,
+        span: crate::span::Span::default(),
+    });
+    (out, id)
+}
+
 fn reflect(
     module: &Module,
     layout: &ModuleLayout,
@@ -553,6 +582,7 @@ fn reflect(
         launch: layout.launch,
         checked: None,
         recursion: None,
+        subgroup_check: None,
     }
 }
 

@@ -88,6 +88,10 @@ pub struct ModuleCx {
     /// `Private u64`: the address of this invocation's slice of the private scratch buffer,
     /// when the private arena lives there ([`super::scratch`]); every kernel sets it first.
     pub scratch: Option<Word>,
+    /// The module variable where a kernel on virtual lanes records hardware sub-groups that
+    /// are not full sub-groups of the width it was translated for
+    /// ([`crate::Options::check_subgroup_size`]); `None`: no kernel checks.
+    pub subgroup_check: Option<crate::ir::GlobalId>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -167,6 +171,7 @@ impl ModuleCx {
             f64_would_help: false,
             lane_flag: None,
             scratch: None,
+            subgroup_check: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };
