@@ -305,6 +305,15 @@ fn the_default_path_runs_sub_group_kernels_at_32_lanes() {
         assert_eq!(info.virtual_lanes, Some(32 / device_subgroup_size()));
     }
     assert_eq!(info.subgroup_size, Some(32));
+    // Without sub-group size control the kernels check their sub-groups (spec-notes §105).
+    let unrequired = !pisa_vk::can_require_subgroup_size(context().enabled_features());
+    assert_eq!(unrequired, pisa_conformance::without_size_control());
+    assert_eq!(
+        m.reflection().subgroup_check.is_some(),
+        unrequired,
+        "{:?}",
+        m.reflection().subgroup_check
+    );
 }
 
 /// Runs this test binary again with lavapipe's 16-lane sub-groups (2 lanes per invocation).
