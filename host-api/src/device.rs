@@ -50,7 +50,10 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
 /// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
 /// for every float width whose control the device has, and, when the device cannot run
 /// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
-/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64).
+/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64);
+/// where the context cannot require a sub-group size ([`can_require_subgroup_size`]), virtual
+/// lanes for the device's `subgroupSize` for every sub-group kernel, with
+/// [`Options::check_subgroup_size`] ([`unsized_subgroup_size`], spec-notes §105).
 /// An [`Options::hardware_subgroup_size`] already given is kept. When [`Options::float`] is
 /// `None`, the float model of the device ([`device_float_model`]). What `Module::from_source*`
 /// and `pisa-vk run` translate with.

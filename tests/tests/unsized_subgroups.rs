@@ -45,6 +45,46 @@ fn the_promised_size_is_the_device_subgroup_size() {
 }
 
 #[test]
+fn the_promised_size_for_other_devices() {
+    // Devices described by hand from this one: their `subgroupSize`, with and without the
+    // features a required size needs.
+    let mut info = ctx().info().clone();
+    let none = pisa_vk::FeatureSet::default();
+    let mut sized = none;
+    sized.subgroup_size_control = true;
+    sized.compute_full_subgroups = true;
+    let mut control_only = none;
+    control_only.subgroup_size_control = true;
+    for (w, want) in [
+        (1, Some(1)),
+        (4, Some(4)),
+        (16, Some(16)),
+        (32, Some(32)),
+        (64, None),
+        (24, None),
+    ] {
+        info.subgroup_size = w;
+        (info.min_subgroup_size, info.max_subgroup_size) = (w, w);
+        assert_eq!(
+            pisa_vk::unsized_subgroup_size(&info, &none, 32),
+            want,
+            "width {w}"
+        );
+        // Without full sub-groups a required size is no help: the same promise is used.
+        assert_eq!(
+            pisa_vk::unsized_subgroup_size(&info, &control_only, 32),
+            want,
+            "width {w}"
+        );
+        assert_eq!(
+            pisa_vk::unsized_subgroup_size(&info, &sized, 32),
+            None,
+            "width {w}"
+        );
+    }
+}
+
+#[test]
 fn module_from_source_runs_the_spec_reduction_at_32_lanes() {
     let w = ctx().info().subgroup_size;
     let m = Module::from_source(ctx(), "reduce", &example("subgroup_reduce.pisa")).unwrap();
