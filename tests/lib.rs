@@ -78,6 +78,7 @@ pub fn suite_options(options: &Options) -> Options {
     if options.float.is_none() {
         options.float = float_model();
     }
+    options.check_subgroup_size |= without_size_control();
     options
 }
 
@@ -220,8 +221,44 @@ static CTX: OnceLock<Context> = OnceLock::new();
 /// messages are checked by [`check_validation`].
 pub fn context() -> &'static Context {
     CTX.get_or_init(|| {
-        Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"))
+        let ctx = Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"));
+        if !without_size_control() {
+            return ctx;
+        }
+        drop(ctx);
+        context_without_size_control()
     })
+}
+
+/// A context on the test device that enables every feature it supports except
+/// `subgroupSizeControl` and `computeFullSubgroups`: its pipelines cannot require a
+/// sub-group size, as on a Vulkan 1.1 or 1.2 device without `VK_EXT_subgroup_size_control`
+/// (spec-notes §105).
+pub fn context_without_size_control() -> Context {
+    let devices = Context::devices().unwrap_or_else(|e| panic!("no Vulkan device: {e}"));
+    let ctx = Context::new().unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"));
+    let index = ctx.info().index;
+    drop(ctx);
+    let mut f = devices[index].features;
+    f.subgroup_size_control = false;
+    f.compute_full_subgroups = false;
+    Context::with_features(pisa_vk::DeviceSelector::Index(index), f)
+        .unwrap_or_else(|e| panic!("no Vulkan device for the tests: {e}"))
+}
+
+/// Whether the suite runs as on a device whose pipelines cannot require a sub-group size
+/// (a test knob: `PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL=off`; spec-notes §105): the shared
+/// [`context`] then enables neither `subgroupSizeControl` nor `computeFullSubgroups`, and
+/// every translation of the suite checks its sub-groups ([`Options::check_subgroup_size`]),
+/// so that sub-group kernels run on virtual lanes for the device's `subgroupSize` in
+/// pipelines without a required size, as on a Vulkan 1.1 or 1.2 device without
+/// `VK_EXT_subgroup_size_control`. `on` or unset: the device's own features.
+pub fn without_size_control() -> bool {
+    match std::env::var("PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL").as_deref() {
+        Err(_) | Ok("") | Ok("on") => false,
+        Ok("off") => true,
+        Ok(other) => panic!("PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL={other:?}: use on or off"),
+    }
 }
 
 /// Panics if the validation layer (on with `PISA_VK_VALIDATION=1`) reported anything for the
@@ -783,6 +820,32 @@ pub fn skipped(test: &str, why: &str) {
 /// Whether this process is the child that [`rerun_at_16_lanes`] started.
 pub fn is_16_lane_child() -> bool {
     std::env::var_os("PISA_SUBGROUP_CHILD").is_some()
+}
+
+/// Runs the calling test binary again as on a device whose pipelines cannot require a
+/// sub-group size (`PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL=off`, [`without_size_control`]),
+/// without its tests whose names contain `whole_suite` (the reruns), and asserts that all
+/// `tests` others pass there. Does nothing in such a child or in [`rerun_at_16_lanes`]'s.
+pub fn rerun_without_size_control(tests: usize) {
+    if without_size_control() || is_16_lane_child() {
+        return;
+    }
+    let exe = std::env::current_exe().expect("test binary");
+    let out = std::process::Command::new(exe)
+        .env("PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL", "off")
+        .args(["--test-threads", "2", "--skip", "whole_suite"])
+        .output()
+        .expect("run the test binary again");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "without sub-group size control:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains(&format!("test result: ok. {tests} passed")),
+        "{text}"
+    );
 }
 
 /// Runs the calling test binary again with lavapipe's 16-lane sub-groups

@@ -5,7 +5,7 @@
 
 use crate::{Context, Result};
 use pisa_translator::reflect::{Feature, KernelInfo};
-use pisa_translator::{FloatModel, Options, Translation};
+use pisa_translator::{FloatModel, Options, Translation, VirtualLanes};
 
 /// The runtime feature set a kernel's reflected features need (each [`Feature`] as the
 /// [`FeatureSet`](pisa_runtime::FeatureSet) field of its Vulkan name).
@@ -50,7 +50,10 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
 /// kernels with sub-group instructions when the context enabled it, `DenormPreserve`
 /// for every float width whose control the device has, and, when the device cannot run
 /// sub-groups of [`Options::subgroup_size`] but can run a multiple of it, the clustered
-/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64).
+/// mapping onto that width ([`clustered_subgroup_size`]: PISA's 32 lanes as half of a wave64);
+/// where the context cannot require a sub-group size ([`can_require_subgroup_size`]), virtual
+/// lanes for the device's `subgroupSize` for every sub-group kernel, with
+/// [`Options::check_subgroup_size`] ([`unsized_subgroup_size`], spec-notes §105).
 /// An [`Options::hardware_subgroup_size`] already given is kept. When [`Options::float`] is
 /// `None`, the float model of the device ([`device_float_model`]). What `Module::from_source*`
 /// and `pisa-vk run` translate with.
@@ -66,11 +69,21 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
         Some(model) => model,
         None => device_float_model(ctx)?,
     };
+    // A device whose pipelines cannot require a sub-group size runs sub-group kernels on
+    // virtual lanes for the size Vulkan promises, checked by the kernels (spec-notes §105).
+    let promised = unsized_subgroup_size(ctx.info(), f, options.subgroup_size);
+    let virtual_lanes = match (promised, options.virtual_lanes) {
+        (Some(_), VirtualLanes::Auto) => VirtualLanes::SubgroupKernels,
+        (_, v) => v,
+    };
     Ok(Options {
         hardware_subgroup_size: options
             .hardware_subgroup_size
+            .or(promised)
             .or_else(|| clustered_subgroup_size(ctx.info(), options.subgroup_size))
             .or_else(|| virtual_lanes_subgroup_size(ctx.info(), options.subgroup_size)),
+        virtual_lanes,
+        check_subgroup_size: options.check_subgroup_size || promised.is_some(),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
         checked: options.checked || ctx.checked(),
         denorm_preserve: pisa_translator::FloatWidths {
@@ -131,6 +144,34 @@ pub fn virtual_lanes_subgroup_size(device: &pisa_runtime::DeviceInfo, n: u32) ->
         .map(|k| n >> k)
         .take_while(|&h| h >= 1)
         .find(|&h| runs(h))
+}
+
+/// Whether pipelines with `features` enabled can require a sub-group size and full
+/// sub-groups (`subgroupSizeControl` for the compute stage and `computeFullSubgroups`).
+/// Where they cannot (Vulkan 1.1 and 1.2 devices without `VK_EXT_subgroup_size_control`),
+/// sub-group kernels run on virtual lanes for the size Vulkan promises instead
+/// ([`unsized_subgroup_size`]).
+pub fn can_require_subgroup_size(features: &pisa_runtime::FeatureSet) -> bool {
+    features.subgroup_size_control && features.compute_full_subgroups
+}
+
+/// The hardware width for PISA sub-groups of `n` lanes on a device whose pipelines cannot
+/// require a sub-group size ([`can_require_subgroup_size`] false for `features`): its
+/// `subgroupSize`, which is the `SubgroupSize` of every pipeline created without a required
+/// size or the varying flag from SPIR-V older than 1.6 (the Vulkan specification, built-in
+/// `SubgroupSize`; the translator emits SPIR-V 1.5), when it is a power of two no wider than
+/// `n`. Sub-group kernels then run on virtual lanes of `n / subgroupSize` work-items per
+/// invocation (one where the widths agree) and check at entry that the device kept the
+/// promise and launched full sub-groups, which Vulkan does not promise without
+/// `computeFullSubgroups` ([`Options::check_subgroup_size`], spec-notes §105). `None` where
+/// the pipelines can require a size, or the device's sub-groups are wider than `n`.
+pub fn unsized_subgroup_size(
+    device: &pisa_runtime::DeviceInfo,
+    features: &pisa_runtime::FeatureSet,
+    n: u32,
+) -> Option<u32> {
+    let w = device.subgroup_size;
+    (!can_require_subgroup_size(features) && w.is_power_of_two() && w <= n).then_some(w)
 }
 
 /// Everything `k` needs of a device: its reflected features, and sub-group size control with

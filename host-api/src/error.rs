@@ -174,6 +174,27 @@ pub enum Error {
     /// overflowed. The work-item left the cycle; the launch's results are not to be used.
     #[error("{0}")]
     StackOverflow(Box<pisa_translator::passes::recursion::StackOverflow>),
+    /// A kernel on virtual lanes, translated for full hardware sub-groups of `expected`
+    /// invocations (the device's `subgroupSize`) on a device whose pipelines cannot require
+    /// a sub-group size (spec-notes §105), found its hardware sub-group otherwise at entry:
+    /// `SubgroupSize` = `size`, `active` invocations active. Its work-items returned at once;
+    /// the launch's results are not to be used.
+    #[error(
+        "kernel `{kernel}` runs on virtual lanes for full sub-groups of {expected} \
+         invocations (the subgroupSize Vulkan promises to a pipeline without a required \
+         sub-group size), but the device ran it in sub-groups of {size} with {active} active \
+         at entry: its work-items stopped there and the launch's results are not to be used"
+    )]
+    SubgroupSize {
+        /// The kernel.
+        kernel: String,
+        /// The hardware width it was translated for.
+        expected: u32,
+        /// The `SubgroupSize` a failing sub-group saw.
+        size: u32,
+        /// How many invocations of that sub-group were active at the kernel's entry.
+        active: u32,
+    },
     /// A buffer or symbol access whose length is not the one needed (a whole-buffer write of
     /// another length, a copy between buffers of different lengths).
     #[error("{op} {target}: {given} given, {expected} expected")]
@@ -293,6 +314,7 @@ impl Error {
             | Error::Reference(_)
             | Error::MemoryViolation(_)
             | Error::StackOverflow(_)
+            | Error::SubgroupSize { .. }
             | Error::Scratch { .. }
             | Error::Validation(_) => false,
         }

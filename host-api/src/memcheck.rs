@@ -61,14 +61,23 @@ pub(crate) fn prepare<'m>(
 ) -> Result<Option<Check<'m>>> {
     let memory = prepare_memory(module, kernel, launch, arg_block, push)?;
     let stack = crate::stack::watch(module, kernel, launch);
-    Ok((memory.is_some() || stack.is_some()).then_some(Check { memory, stack }))
+    let subgroups = crate::subgroup_check::watch(module, kernel);
+    Ok(
+        (memory.is_some() || stack.is_some() || subgroups.is_some()).then_some(Check {
+            memory,
+            stack,
+            subgroups,
+        }),
+    )
 }
 
 /// What the host reads back after a launch: a checked module's violation record, a
-/// module with call cycles' stack-overflow record (`crate::stack`).
+/// module with call cycles' stack-overflow record (`crate::stack`), the sub-group check's
+/// record (`crate::subgroup_check`).
 pub(crate) struct Check<'m> {
     memory: Option<MemoryCheck<'m>>,
     stack: Option<crate::stack::Watch<'m>>,
+    subgroups: Option<crate::subgroup_check::Watch<'m>>,
 }
 
 impl Check<'_> {
@@ -77,9 +86,12 @@ impl Check<'_> {
         self.memory.as_ref().map(|m| &m.block)
     }
 
-    /// Reads the records of the finished launch: [`Error::MemoryViolation`] first, then
-    /// [`Error::StackOverflow`].
+    /// Reads the records of the finished launch: [`Error::SubgroupSize`] first (nothing
+    /// ran), then [`Error::MemoryViolation`], then [`Error::StackOverflow`].
     pub fn finish(self) -> Result<()> {
+        if let Some(s) = self.subgroups {
+            s.finish()?;
+        }
         if let Some(m) = self.memory {
             m.finish()?;
         }

@@ -651,14 +651,24 @@ impl Module {
     ) -> Result<pisa_runtime::PipelineDesc<'a>> {
         let subgroup = k.hardware_subgroup_size.or(k.subgroup_size);
         let edge_x = local[0] != enqueued[0];
+        // A translation whose kernels check their sub-groups, on a context that cannot
+        // require a sub-group size: the pipeline asks for none (spec-notes §105).
+        let unrequired = self.reflection().subgroup_check.is_some()
+            && !crate::device::can_require_subgroup_size(self.ctx.enabled_features());
         // A native sub-group kernel in work-groups whose x size is no multiple of the
         // sub-group's runs its entry point on one virtual lane per invocation (partial
-        // sub-groups, spec-notes §88).
+        // sub-groups, spec-notes §88), and so does every launch of it that runs unrequired,
+        // since only that entry point checks its sub-groups.
         let partial = k
             .partial_entry_point
             .as_deref()
-            .filter(|_| subgroup.is_some_and(|n| enqueued[0] % n != 0));
+            .filter(|_| unrequired || subgroup.is_some_and(|n| enqueued[0] % n != 0));
         let virtual_lanes = k.virtual_lanes.or(partial.map(|_| 1));
+        let mut required_features = kernel_features(k);
+        if unrequired {
+            required_features.subgroup_size_control = false;
+            required_features.compute_full_subgroups = false;
+        }
         let desc = pisa_runtime::PipelineDesc {
             spirv: &self.translation.spirv,
             entry_point: partial.unwrap_or(&k.name),
@@ -666,12 +676,16 @@ impl Module {
             shared_memory_size: k.shared_size,
             specialization: enqueued,
             push_constant_size: k.push_constant_size,
-            required_subgroup_size: subgroup,
+            required_subgroup_size: subgroup.filter(|_| !unrequired),
             // On virtual lanes the device's work-group is a whole number of sub-groups.
-            require_full_subgroups: virtual_lanes.is_some()
-                || subgroup.is_some_and(|n| !edge_x || local[0] % n == 0),
-            virtual_lanes,
-            required_features: kernel_features(k),
+            require_full_subgroups: !unrequired
+                && (virtual_lanes.is_some()
+                    || subgroup.is_some_and(|n| !edge_x || local[0] % n == 0)),
+            virtual_lanes: virtual_lanes.map(|lanes| pisa_runtime::LaneShape {
+                lanes,
+                subgroup_size: subgroup.unwrap_or(1),
+            }),
+            required_features,
             name_for_errors: name,
             cancel_word_at: self.reflection().launch.cancel,
         };

@@ -176,6 +176,38 @@ fn translate_maps_sub_groups_onto_wider_hardware_sub_groups() {
 }
 
 #[test]
+fn translate_checks_sub_groups_for_a_device_without_size_control() {
+    // spec-notes §105: the kernel on virtual lanes checks its sub-groups, and the
+    // reflection says where it records a failure.
+    const SUM: &str = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n\
+        .reg .64b %p;\n.reg .32b %v;\nld.param.64b %p, [%out];\nmov.32b %v, %laneid;\n\
+        ired.sum.32b %v, %v, 0xffffffff;\nst.global.32b [%p], %v;\n}\n";
+    let emit = |extra: &[&str]| {
+        let mut args = vec!["translate", "-", "--hardware-subgroup-size", "8", "--emit"];
+        args.extend(extra);
+        let out = pisa_vk(&args, Some(SUM));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let json: serde_json::Value =
+        serde_json::from_str(&emit(&["reflection", "--check-subgroup-size"])).expect("JSON");
+    assert_eq!(json["kernels"][0]["virtual_lanes"], 4);
+    assert_eq!(json["subgroup_check"]["hardware_subgroup_size"], 8);
+    let record = json["subgroup_check"]["record"].as_u64().unwrap();
+    let global = json["globals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|g| g["name"] == "__pisa_subgroup_fault")
+        .expect("the record is a global");
+    assert_eq!(global["offset"].as_u64(), Some(record));
+    assert!(emit(&["spvasm", "--check-subgroup-size"]).contains("BuiltIn SubgroupSize"));
+    let json: serde_json::Value = serde_json::from_str(&emit(&["reflection"])).expect("JSON");
+    assert!(json.get("subgroup_check").is_none(), "{json}");
+    assert!(!emit(&["spvasm"]).contains("BuiltIn SubgroupSize"));
+}
+
+#[test]
 fn run_clusters_sub_groups_the_device_cannot_run() {
     // Sub-groups of 4: a device without 4-lane sub-groups (lavapipe: 8 or 16) runs them as
     // clusters of its own; the sums per 4 work-items are the same either way.

@@ -34,7 +34,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Launch { .. } | Error::Runtime(Rt::InvalidArgument(_)) => "LaunchError",
         Error::Runtime(Rt::Timeout { .. }) => "KernelTimeout",
         Error::Runtime(Rt::DeviceBusy { .. }) => "DeviceBusy",
-        Error::Runtime(_) => "DeviceError",
+        Error::Runtime(_) | Error::SubgroupSize { .. } => "DeviceError",
         Error::MemoryViolation(_) => "MemoryViolation",
         Error::StackOverflow(_) => "StackOverflow",
         _ => "PisaError",

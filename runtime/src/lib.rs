@@ -106,7 +106,7 @@ pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use import::ImportRefused;
 pub use live::LiveBuffer;
-pub use pipeline::{Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
+pub use pipeline::{LaneShape, Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;
 pub use stream::{
     Completion, DispatchPart, LazyLaunch, LazyPart, ReadId, Stream, Submission, BATCH_DISPATCHES,

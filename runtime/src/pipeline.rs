@@ -53,10 +53,11 @@ pub struct PipelineDesc<'a> {
     pub require_full_subgroups: bool,
     /// For a kernel translated on virtual lanes
     /// (`pisa_translator::reflect::KernelInfo::virtual_lanes`): the PISA work-items each
-    /// invocation carries (K). `local_size` is then the PISA work-group; the pipeline runs
+    /// invocation carries and the hardware sub-group width they were translated for.
+    /// `local_size` is then the PISA work-group; the pipeline runs
     /// [`PipelineDesc::hardware_local_size`] invocations and specialization constant 7 is
     /// set to 1 (true). `None` for every other pipeline.
-    pub virtual_lanes: Option<u32>,
+    pub virtual_lanes: Option<LaneShape>,
     /// Features the kernel needs; creation fails naming each one not enabled.
     pub required_features: FeatureSet,
     /// What to call the kernel in error messages.
@@ -67,15 +68,26 @@ pub struct PipelineDesc<'a> {
     pub cancel_word_at: Option<u32>,
 }
 
+/// The shape of a pipeline on virtual lanes ([`PipelineDesc::virtual_lanes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaneShape {
+    /// PISA work-items per invocation (K).
+    pub lanes: u32,
+    /// The hardware sub-group width H the kernel was translated for: the required
+    /// sub-group size, or on a device that cannot require one the size Vulkan promises
+    /// (`subgroupSize`), which the kernel then checks itself.
+    pub subgroup_size: u32,
+}
+
 impl PipelineDesc<'_> {
     /// The work-group the device runs: `local_size`, or on virtual lanes
-    /// `[ceil(x·y·z / (K·H)) · H, 1, 1]` (one hardware sub-group of H =
-    /// `required_subgroup_size` per PISA sub-group of K·H work-items).
+    /// `[ceil(x·y·z / (K·H)) · H, 1, 1]` (one hardware sub-group of H per PISA sub-group of
+    /// K·H work-items).
     pub fn hardware_local_size(&self) -> [u32; 3] {
         match self.virtual_lanes {
-            Some(k) => {
-                let h = self.required_subgroup_size.unwrap_or(1).max(1) as u64;
-                let n = k.max(1) as u64 * h;
+            Some(v) => {
+                let h = v.subgroup_size.max(1) as u64;
+                let n = v.lanes.max(1) as u64 * h;
                 let [x, y, z] = self.local_size.map(u64::from);
                 let x = (x * y * z).div_ceil(n) * h;
                 [u32::try_from(x).unwrap_or(u32::MAX), 1, 1]
@@ -668,235 +680,4 @@ fn build(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn info() -> DeviceInfo {
-        DeviceInfo {
-            index: 0,
-            name: "test".into(),
-            device_type: crate::DeviceType::Cpu,
-            driver_name: String::new(),
-            driver_info: String::new(),
-            api_version: (1, 3, 0),
-            uuid: [0; 16],
-            subgroup_size: 8,
-            min_subgroup_size: 4,
-            max_subgroup_size: 16,
-            max_push_constants_size: 128,
-            max_workgroup_size: [1024, 1024, 64],
-            max_workgroup_invocations: 1024,
-            max_shared_memory: 32768,
-            max_workgroup_count: [65535; 3],
-            max_workgroup_subgroups: 32,
-            max_allocation_size: 1 << 30,
-            features: all(),
-        }
-    }
-
-    /// Header, then `OpEntryPoint GLCompute %1 "main"`.
-    const WORDS: [u32; 9] = [
-        SPIRV_MAGIC,
-        0x0001_0500,
-        0,
-        16,
-        0,
-        (4 << 16) | 15,
-        5,
-        1,
-        u32::from_le_bytes(*b"main"),
-    ];
-
-    fn desc() -> PipelineDesc<'static> {
-        PipelineDesc {
-            spirv: &WORDS,
-            entry_point: "main",
-            local_size: [64, 1, 1],
-            shared_memory_size: 0,
-            specialization: &[],
-            push_constant_size: 16,
-            required_subgroup_size: None,
-            require_full_subgroups: false,
-            virtual_lanes: None,
-            required_features: FeatureSet::default(),
-            name_for_errors: "k",
-            cancel_word_at: None,
-        }
-    }
-
-    fn all() -> FeatureSet {
-        FeatureSet {
-            subgroup_size_control: true,
-            compute_full_subgroups: true,
-            ..FeatureSet::default()
-        }
-    }
-
-    #[test]
-    fn accepts_a_good_description() {
-        check(&info(), &all(), &desc()).unwrap();
-    }
-
-    #[test]
-    fn rejects_bad_limits() {
-        let bad = |d: PipelineDesc| {
-            assert!(matches!(
-                check(&info(), &all(), &d),
-                Err(Error::InvalidArgument(_))
-            ))
-        };
-        bad(PipelineDesc {
-            local_size: [0, 1, 1],
-            ..desc()
-        });
-        bad(PipelineDesc {
-            local_size: [1, 1, 65],
-            ..desc()
-        });
-        bad(PipelineDesc {
-            local_size: [64, 32, 1],
-            ..desc()
-        });
-        bad(PipelineDesc {
-            push_constant_size: 6,
-            ..desc()
-        });
-        bad(PipelineDesc {
-            push_constant_size: 132,
-            ..desc()
-        });
-        bad(PipelineDesc {
-            spirv: &[1, 2, 3, 4, 5],
-            ..desc()
-        });
-        bad(PipelineDesc {
-            entry_point: "",
-            ..desc()
-        });
-        bad(PipelineDesc {
-            local_size: [12, 1, 1],
-            require_full_subgroups: true,
-            ..desc()
-        });
-        bad(PipelineDesc {
-            local_size: [1024, 1, 1],
-            required_subgroup_size: Some(4),
-            ..desc()
-        });
-    }
-
-    #[test]
-    fn shared_memory_beyond_the_device_limit_is_named() {
-        check(
-            &info(),
-            &all(),
-            &PipelineDesc {
-                shared_memory_size: 32768,
-                ..desc()
-            },
-        )
-        .unwrap();
-        let err = check(
-            &info(),
-            &all(),
-            &PipelineDesc {
-                shared_memory_size: 32772,
-                ..desc()
-            },
-        )
-        .unwrap_err();
-        assert!(
-            matches!(err, Error::SharedMemory { ref what, size: 32772, limit: 32768 } if what == "k"),
-            "{err:?}"
-        );
-        assert_eq!(
-            err.to_string(),
-            "k needs 32772 bytes of shared memory per work-group, more than the device's \
-             maxComputeSharedMemorySize of 32768 bytes"
-        );
-    }
-
-    #[test]
-    fn a_float_control_the_device_lacks_is_named() {
-        let mut device = info();
-        device
-            .features
-            .float_controls
-            .signed_zero_inf_nan_preserve_32 = true;
-        let need = |f64_too: bool| PipelineDesc {
-            required_features: FeatureSet {
-                float_controls: crate::FloatControls {
-                    signed_zero_inf_nan_preserve_32: true,
-                    signed_zero_inf_nan_preserve_64: f64_too,
-                    ..Default::default()
-                },
-                ..FeatureSet::default()
-            },
-            ..desc()
-        };
-        let enabled = device.features;
-        check(&device, &enabled, &need(false)).unwrap();
-        match check(&device, &enabled, &need(true)) {
-            Err(Error::MissingFeatures { features, .. }) => {
-                assert_eq!(features, vec!["shaderSignedZeroInfNanPreserveFloat64"])
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-
-    #[test]
-    fn subgroup_size_must_be_supported() {
-        let err = |n| match check(
-            &info(),
-            &all(),
-            &PipelineDesc {
-                required_subgroup_size: Some(n),
-                ..desc()
-            },
-        ) {
-            Err(Error::MissingFeatures { features, .. }) => features,
-            other => panic!("{other:?}"),
-        };
-        assert_eq!(err(32), vec!["requiredSubgroupSize 32"]);
-        assert_eq!(err(12), vec!["requiredSubgroupSize 12"]);
-        assert_eq!(err(2), vec!["requiredSubgroupSize 2"]);
-        check(
-            &info(),
-            &all(),
-            &PipelineDesc {
-                required_subgroup_size: Some(16),
-                require_full_subgroups: true,
-                ..desc()
-            },
-        )
-        .unwrap();
-        let sized = PipelineDesc {
-            required_subgroup_size: Some(8),
-            require_full_subgroups: true,
-            ..desc()
-        };
-        // The device has both features, the context did not enable them.
-        match check(&info(), &FeatureSet::default(), &sized) {
-            Err(Error::FeaturesNotEnabled { features, what }) => {
-                assert_eq!(what, "k");
-                assert_eq!(
-                    features,
-                    vec!["subgroupSizeControl", "computeFullSubgroups"]
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-        // The device lacks one of them: that is the error, with the one left out after it.
-        let mut lacking = info();
-        lacking.features.compute_full_subgroups = false;
-        match check(&lacking, &FeatureSet::default(), &sized) {
-            Err(Error::MissingFeatures { features, .. }) => {
-                assert_eq!(
-                    features,
-                    vec!["computeFullSubgroups", "subgroupSizeControl"]
-                );
-            }
-            other => panic!("{other:?}"),
-        }
-    }
-}
+mod tests;

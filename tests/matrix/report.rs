@@ -94,7 +94,9 @@ any NaN (the spec lets several NaN inputs or an invalid operation give any NaN);
 where the spec defines the result (no division by zero, dynamic indices in bounds).
 Sub-group instructions (isa-7) run at PISA's width, 32 lanes, on both sides: on a device
 whose sub-groups are narrower (lavapipe: 8) on virtual lanes, 32 (virtual), each invocation
-carrying 32 / H work-items (spec-notes §88). Memory instructions use
+carrying 32 / H work-items (spec-notes §88); `virtual_lanes.rs::whole_suite_without_size_control`
+runs them again in pipelines without a required sub-group size, as on a device without
+`subgroupSizeControl` (§105, `PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL=off`). Memory instructions use
 a separate slot of the space per work-item and read back what they wrote; `fence` is run
 between a store and a load of one work-item, `barrier.workgroup` in an exchange through
 shared memory.

@@ -8,7 +8,8 @@
 //! under divergence with partial participation masks, whole and partial sub-groups, calls
 //! (direct and through addresses that differ per lane), private memory per lane - or with
 //! values worked out by hand (launch shapes, the spec's examples).
-//! [`whole_suite_at_16_lanes`] runs this binary again at 16 lanes.
+//! [`whole_suite_at_16_lanes`] runs this binary again at 16 lanes,
+//! [`whole_suite_without_size_control`] as on a device without `subgroupSizeControl`.
 
 mod subgroup_cases;
 
@@ -304,6 +305,15 @@ fn the_default_path_runs_sub_group_kernels_at_32_lanes() {
         assert_eq!(info.virtual_lanes, Some(32 / device_subgroup_size()));
     }
     assert_eq!(info.subgroup_size, Some(32));
+    // Without sub-group size control the kernels check their sub-groups (spec-notes §105).
+    let unrequired = !pisa_vk::can_require_subgroup_size(context().enabled_features());
+    assert_eq!(unrequired, pisa_conformance::without_size_control());
+    assert_eq!(
+        m.reflection().subgroup_check.is_some(),
+        unrequired,
+        "{:?}",
+        m.reflection().subgroup_check
+    );
 }
 
 /// Runs this test binary again with lavapipe's 16-lane sub-groups (2 lanes per invocation).
@@ -317,7 +327,15 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(18);
+    pisa_conformance::rerun_at_16_lanes(19);
+}
+
+#[test]
+fn whole_suite_without_size_control() {
+    // Every other test of this binary, as on a device whose pipelines cannot require a
+    // sub-group size (spec-notes §105): virtual lanes for the device's `subgroupSize` in
+    // pipelines without a required size, each kernel checking its sub-groups.
+    pisa_conformance::rerun_without_size_control(17);
 }
 
 #[test]

@@ -77,6 +77,15 @@ pub struct Options {
     /// grow with it. Default [`DEFAULT_SCRATCH_THRESHOLD`]; 0 puts every private arena in
     /// scratch.
     pub scratch_threshold: u32,
+    /// For a device whose pipelines cannot require a sub-group size (no
+    /// `subgroupSizeControl`, spec-notes §105): each kernel on virtual lanes (and each
+    /// partial entry point) checks at entry that its hardware sub-group has
+    /// `SubgroupSize` equal to the hardware width it was translated for and that every
+    /// invocation of it is active (full sub-groups). Where either fails, the kernel records
+    /// what it saw in a module variable ([`crate::reflect::SubgroupCheck`]) and returns, and
+    /// the host fails the launch. Off by default: with a required sub-group size and full
+    /// sub-groups the pipeline itself guarantees both.
+    pub check_subgroup_size: bool,
 }
 
 /// The default [`Options::scratch_threshold`]: 64 KiB. Measured on lavapipe (docs/
@@ -288,6 +297,7 @@ impl Default for Options {
             cancel_interval: DEFAULT_CANCEL_INTERVAL,
             stack_depth: crate::passes::recursion::DEFAULT_STACK_DEPTH,
             scratch_threshold: DEFAULT_SCRATCH_THRESHOLD,
+            check_subgroup_size: false,
         }
     }
 }

@@ -63,6 +63,29 @@ pub struct Reflection {
     /// For a module with call cycles ([`crate::passes::recursion`]): the stack depth, the
     /// module variable where a stack overflow is recorded and the calls it may name.
     pub recursion: Option<crate::passes::recursion::RecursionInfo>,
+    /// For a translation with [`crate::Options::check_subgroup_size`] whose kernels run on
+    /// virtual lanes: where they record a hardware sub-group that breaks Vulkan's promise
+    /// (spec-notes §105). Absent from the JSON when `None`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subgroup_check: Option<SubgroupCheck>,
+}
+
+/// The name of the module `.global` variable (8 bytes) where a kernel on virtual lanes
+/// that checks its sub-groups ([`crate::Options::check_subgroup_size`]) records one that is
+/// not a full sub-group of the width it was translated for.
+pub const SUBGROUP_FAULT: &str = "__pisa_subgroup_fault";
+
+/// Where and against what width kernels on virtual lanes check their hardware sub-groups
+/// ([`crate::Options::check_subgroup_size`], spec-notes §105).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SubgroupCheck {
+    /// The hardware sub-group width the kernels were translated for (H).
+    pub hardware_subgroup_size: u32,
+    /// Arena offset of the record ([`SUBGROUP_FAULT`], in the reflection's `globals`): word
+    /// 0 is the `SubgroupSize` a failing sub-group saw (0: no failure), word 1 how many of
+    /// its invocations were active at the kernel's entry. The host reads and clears it after
+    /// each launch.
+    pub record: u64,
 }
 
 /// The specialization constant (a bool) that a kernel on virtual lanes must be specialized

@@ -44,9 +44,22 @@ pub fn run(_: Args) -> Result<(), Failure> {
 }
 
 /// How a kernel with cross-lane operations runs PISA's 32-lane sub-groups on `d`: natively,
-/// as clusters of wider hardware sub-groups (spec-notes §53) or on virtual lanes (§88).
+/// as clusters of wider hardware sub-groups (spec-notes §53) or on virtual lanes (§88); on a
+/// device whose pipelines cannot require a sub-group size, on virtual lanes for its
+/// `subgroupSize`, which the kernels check (§105).
 fn subgroup_mode(d: &pisa_vk::DeviceInfo) -> String {
-    if let Some(h) = pisa_vk::clustered_subgroup_size(d, 32) {
+    if let Some(h) = pisa_vk::unsized_subgroup_size(d, &d.features, 32) {
+        format!(
+            "32 lanes on virtual lanes: {} work-items per invocation of {h}-lane sub-groups \
+             (no subgroupSizeControl: the device's subgroupSize, checked by each kernel)",
+            32 / h
+        )
+    } else if !pisa_vk::can_require_subgroup_size(&d.features) {
+        format!(
+            "refused (no subgroupSizeControl, and sub-groups of {} are wider than 32)",
+            d.subgroup_size
+        )
+    } else if let Some(h) = pisa_vk::clustered_subgroup_size(d, 32) {
         format!("32 lanes as clusters of {h}-lane sub-groups")
     } else if let Some(h) = pisa_vk::virtual_lanes_subgroup_size(d, 32) {
         format!(

@@ -88,6 +88,11 @@ pub struct Args {
     /// checked translation always has the loops' checks).
     #[arg(long)]
     cancellable: bool,
+    /// For a device without `subgroupSizeControl` (spec-notes §105): kernels on virtual
+    /// lanes check at entry that they run in full sub-groups of the hardware width, and a
+    /// launch where they do not fails instead of computing wrong values.
+    #[arg(long)]
+    check_subgroup_size: bool,
     /// The most nested activations of the functions of one call cycle (recursion) a
     /// work-item may have: the size of the explicit stack (recorded in the reflection).
     #[arg(long, default_value_t = pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH)]
@@ -146,6 +151,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         cancel_interval: pisa_translator::Options::default().cancel_interval,
         stack_depth: a.stack_depth,
         scratch_threshold: pisa_translator::Options::default().scratch_threshold,
+        check_subgroup_size: a.check_subgroup_size,
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,

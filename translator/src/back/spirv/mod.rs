@@ -36,7 +36,7 @@ pub use crate::mid::lanes::LaneNumbering;
 pub use crate::options::{
     FloatModel, FloatWidths, Options, SubgroupMapping, Translation, VirtualLanes,
 };
-use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection};
+use crate::reflect::{ArenaInfo, Feature, GlobalInfo, KernelInfo, Reflection, SubgroupCheck};
 use function::{FnCx, FnSig};
 use module::ModuleCx;
 use rspirv::spirv;
@@ -90,6 +90,11 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         crate::mid::verify::verify_in_debug(w, "the webs pass")?;
     }
     let module = webs.as_ref().unwrap_or(module);
+    // Kernels on virtual lanes for a pipeline without a required sub-group size check
+    // their sub-groups and need a record for what they find (spec-notes §105).
+    let checking = options.check_subgroup_size && (any_on_lanes || any_partial);
+    let with_record = checking.then(|| with_subgroup_record(module));
+    let module = with_record.as_ref().map_or(module, |(m, _)| m);
     let native_kernels = module
         .functions
         .iter()
@@ -118,6 +123,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         lanes.then_some(subgroups),
         lane_plan.needs_flag,
     );
+    m.subgroup_check = with_record.as_ref().map(|&(_, g)| g);
     let sigs = signatures(&mut m, module, None);
     let vsigs = if lanes {
         signatures(&mut m, module, Some(k))
@@ -158,6 +164,10 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     });
     let recursion = lowered.as_ref().map(|l| l.info.clone());
     let (spirv_words, mut reflection) = finish(m, module, &mut layout, recursion)?;
+    reflection.subgroup_check = with_record.as_ref().map(|&(_, g)| SubgroupCheck {
+        hardware_subgroup_size: subgroups.hardware,
+        record: layout.globals[g.0 as usize],
+    });
     reflect_subgroups(&mut reflection, module, subgroups, reconverge, |i| {
         (subgroup_kernels[i], on_lanes[i], partial[i])
     });
@@ -615,6 +625,25 @@ fn check_recursion(module: &Module) -> Result<(), Vec<Diagnostic>> {
     Ok(())
 }
 
+/// `module` with the record of [`crate::Options::check_subgroup_size`] added as its last
+/// `.global` variable ([`crate::reflect::SUBGROUP_FAULT`], two zeroed words), and its id.
+fn with_subgroup_record(module: &Module) -> (Module, crate::ir::GlobalId) {
+    let mut out = module.clone();
+    let id = crate::ir::GlobalId(out.globals.len() as u32);
+    out.globals.push(crate::ir::GlobalVar {
+        name: crate::reflect::SUBGROUP_FAULT.to_string(),
+        space: crate::ir::MemSpace::Global,
+        size: 8,
+        align: 4,
+        init: None,
+        linkage: crate::ir::Linkage::Internal,
+        section: None,
+        host_access: None,
+        span: crate::span::Span::default(),
+    });
+    (out, id)
+}
+
 fn reflect(
     module: &Module,
     layout: &ModuleLayout,
@@ -677,6 +706,7 @@ fn reflect(
         launch: layout.launch,
         checked: None,
         recursion: None,
+        subgroup_check: None,
     }
 }
 

@@ -92,6 +92,10 @@ pub struct ModuleCx {
     /// the loop iterations this invocation has begun, when cancel checks are made every N
     /// iterations ([`super::cancel`]).
     pub cancel_tick: Option<(Word, u32)>,
+    /// The module variable where a kernel on virtual lanes records hardware sub-groups that
+    /// are not full sub-groups of the width it was translated for
+    /// ([`crate::Options::check_subgroup_size`]); `None`: no kernel checks.
+    pub subgroup_check: Option<crate::ir::GlobalId>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -172,6 +176,7 @@ impl ModuleCx {
             lane_flag: None,
             scratch: None,
             cancel_tick: None,
+            subgroup_check: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };

@@ -45,7 +45,7 @@ use super::builder::Builder;
 use super::function::FnCx;
 use super::module::Scalar;
 use crate::back::spirv::error::EResult;
-use crate::ir::Operand;
+use crate::ir::{AtomOp, GlobalId, Operand, VarRef};
 use crate::mid::cfg::{BlockId, Cfg, Code, Term};
 use crate::mid::structurize::Event;
 use crate::mid::uniformity::Uniformity;
@@ -273,6 +273,9 @@ impl FnCx<'_> {
         uni: Uniformity,
     ) -> EResult {
         self.m.capability(Capability::GroupNonUniform);
+        if let (None, Some(record)) = (mask, self.m.subgroup_check) {
+            self.check_subgroup(record)?;
+        }
         let u32t = self.m.uint(32);
         let cur = self.local_var(u32t)?;
         let k = self.subgroups.virtual_lanes;
@@ -343,6 +346,35 @@ impl FnCx<'_> {
         }
         self.m.b.end_function();
         Ok(())
+    }
+
+    /// A kernel's first act on a pipeline without a required sub-group size (spec-notes
+    /// §105): unless its hardware sub-group has `SubgroupSize` H (the width it was
+    /// translated for) and all H invocations active (a sub-group-wide sum of 1), it stores
+    /// both numbers in the record `record` and returns, before any other effect.
+    fn check_subgroup(&mut self, record: GlobalId) -> EResult {
+        let u32t = self.m.uint(32);
+        let bt = self.m.ty(Scalar::Bool);
+        let var = self.m.builtin(BuiltIn::SubgroupSize, false);
+        let size = self.m.b.load(u32t, None, var, None, []);
+        let one = self.m.const_u32(1);
+        let active = self.reduce_hw(AtomOp::Sum, one)?;
+        let h = self.m.const_u32(self.subgroups.hardware);
+        let size_ok = self.m.b.i_equal(bt, None, size, h);
+        let full = self.m.b.i_equal(bt, None, active, h);
+        let ok = self.m.b.logical_and(bt, None, size_ok, full);
+        let (fail, merge) = (self.m.b.id(), self.m.b.id());
+        self.m
+            .b
+            .selection_merge(merge, rspirv::spirv::SelectionControl::NONE);
+        self.m.b.branch_conditional(ok, merge, fail, []);
+        self.begin(fail)?;
+        let (at, _) = self.var_address(VarRef::Global(record))?;
+        self.global_store(at, 32, size)?;
+        let at = self.addr_add(at, 64, 4)?;
+        self.global_store(at, 32, active)?;
+        self.m.b.ret();
+        self.begin(merge)
     }
 
     /// The return type of this function's virtual-lane signature.
