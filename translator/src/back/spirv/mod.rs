@@ -130,13 +130,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     } else {
         Vec::new()
     };
-    // The partial entry points: the kernels' signatures with ids of their own.
-    let mut psigs = sigs.clone();
-    for (i, s) in psigs.iter_mut().enumerate() {
-        if partial[i] {
-            s.id = m.b.id();
-        }
-    }
+    let psigs = partial_signatures(&mut m, &sigs, &partial);
     let plan = KernelPlan {
         on_lanes: &on_lanes,
         partial: &partial,
@@ -203,6 +197,18 @@ fn finish(
         variables: checked::variables(module, layout),
     });
     Ok((spirv_words, reflection))
+}
+
+/// The partial entry points' signatures: the kernels' signatures, those with a partial
+/// entry point with ids of their own.
+fn partial_signatures(m: &mut ModuleCx, sigs: &[FnSig], partial: &[bool]) -> Vec<FnSig> {
+    let mut psigs = sigs.to_vec();
+    for (i, s) in psigs.iter_mut().enumerate() {
+        if partial[i] {
+            s.id = m.b.id();
+        }
+    }
+    psigs
 }
 
 /// Native sub-group kernels that get a second entry point on virtual lanes of one lane per
