@@ -277,22 +277,7 @@ fn spec_reduction_example_over_32_lanes() {
     let text = std::fs::read_to_string(path).unwrap();
     let t = translate_with(&text, &lanes32());
     let m = pisa_vk::Module::from_translation(context(), "reduce", Arc::new(t)).unwrap();
-    let n = 256usize;
-    let data: Vec<u32> = (0..n as u32).map(|i| i * 1000 + 3).collect();
-    let input = context().buffer_from(&data).unwrap();
-    let sums = context().zeroed::<u32>(n / 32).unwrap();
-    m.dispatch(
-        "subgroup_reduce",
-        n as u64,
-        64u64,
-        &[(&input).into(), (&sums).into()],
-    )
-    .unwrap();
-    for (s, g) in sums.read().unwrap().iter().enumerate() {
-        // sum over i in 32s..32s+32 of 1000 i + 3
-        let want = 1000 * (32 * 32 * s as u32 + 496) + 96;
-        assert_eq!(*g, want, "sub-group {s}");
-    }
+    subgroup_cases::check_spec_reduction(context(), &m);
 }
 
 #[test]

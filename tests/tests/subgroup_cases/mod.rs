@@ -1,12 +1,36 @@
 //! The sub-group scenarios shared by `subgroup.rs` (one PISA sub-group per hardware
 //! sub-group) and `subgroup_clusters.rs` (PISA sub-groups as clusters of wider hardware
 //! sub-groups): the kernel that runs one isa-7 instruction under divergence, the per-sub-group
-//! inputs, the comparison with the reference interpreter, and a width-agnostic scan kernel.
+//! inputs, the comparison with the reference interpreter, and a width-agnostic scan kernel;
+//! also the check of the spec's 32-lane reduction that `virtual_lanes.rs` and
+//! `unsized_subgroups.rs` run.
 #![allow(dead_code)]
 
 use pisa_conformance::{kernel_module, run_both_with};
 use pisa_translator::Options;
 use rand::{Rng, SeedableRng};
+
+/// Dispatches the spec's `subgroup_reduce` (`examples/subgroup_reduce.pisa`, loaded as `m`)
+/// over 256 elements `1000 i + 3` in work-groups of 64 and checks each 32-lane sub-group's
+/// sum against its closed form, `1000 (1024 s + 496) + 96`.
+pub fn check_spec_reduction(ctx: &pisa_vk::Context, m: &pisa_vk::Module) {
+    let n = 256usize;
+    let data: Vec<u32> = (0..n as u32).map(|i| i * 1000 + 3).collect();
+    let input = ctx.buffer_from(&data).unwrap();
+    let sums = ctx.zeroed::<u32>(n / 32).unwrap();
+    m.dispatch(
+        "subgroup_reduce",
+        n as u64,
+        64u64,
+        &[(&input).into(), (&sums).into()],
+    )
+    .unwrap();
+    for (s, g) in sums.read().unwrap().iter().enumerate() {
+        // sum over i in 32s..32s+32 of 1000 i + 3
+        let want = 1000 * (32 * 32 * s as u32 + 496) + 96;
+        assert_eq!(*g, want, "sub-group {s}");
+    }
+}
 
 /// Inclusive prefix sum within each sub-group with `shfl.up`, width-agnostic
 /// (`%subgroupsize` steps).
