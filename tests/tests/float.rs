@@ -290,6 +290,29 @@ fn signed_zeros_survive_immediates() {
     assert_eq!(out[4], 0x8000_0000 << 32, "fadd.rd.f -0 + 0");
 }
 
+/// Signed zeros where the zero operand is a register the driver knows to be +0 from the bits
+/// it tracks: `zext`, then `shr` by 32, then `trunc` (differential seed 29937367019, where
+/// lavapipe folded `0 - x` to `-x` and gave -0 for x = +0). IEEE: 0 - x and x + 0 are +0 for
+/// x = ±0 in round-to-nearest; 2 and -2 for x = -2. Device and reference bit for bit.
+#[test]
+fn signed_zeros_survive_known_bit_zeros() {
+    use pisa_conformance::{kernel_module, run_both};
+    let src = kernel_module(
+        "",
+        ".reg .64b %pin, %pout, %dx, %a, %t;\n.reg .32b %x, %z, %r0, %r1, %g;\n\
+         ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+         mov.32b %g, %groupid.x;\numul.full.32b %dx, %g, 8;\niadd.64b %pin, %pin, %dx;\n\
+         iadd.64b %pout, %pout, %dx;\nld.global.32b %x, [%pin];\n\
+         zext.64b.32b %a, %x;\nshr.64b %t, %a, 32;\ntrunc.32b.64b %z, %t;\n\
+         fsub.f %r0, %z, %x;\nfadd.f %r1, %x, %z;\n\
+         st.global.32b [%pout], %r0;\nst.global.32b [%pout + 4], %r1;\n",
+    );
+    let out = run_both(&src, &[0, 0x8000_0000, 0xC000_0000], 1, 1, 1, |a, b| a == b);
+    assert_eq!(out[0], 0, "0 - (+0), (+0) + 0");
+    assert_eq!(out[1], 0, "0 - (-0), (-0) + 0");
+    assert_eq!(out[2], 0xC000_0000_4000_0000, "0 - (-2), (-2) + 0");
+}
+
 /// Signed zeros where the zero addend is a register the driver can prove +0 by an identity
 /// (`xor` of a register with itself, `and` with 0, `isub` of a register from itself): IEEE
 /// gives -0 + +0 = +0 in every mode but `.rd`, where the driver's fold `x + 0 → x` would keep

@@ -19,7 +19,11 @@
 //! (`xor.32b %z, %x, %x`, `isub`, a compare of a register with itself), `and` or a
 //! multiply by an immediate zero, and `isaddr` (which the translator often resolves
 //! statically). Those count as possible constants from the start (differential seeds
-//! 40005480 and 40006438 found the first and the last).
+//! 40005480 and 40006438 found the first and the last). So do the results of shifts,
+//! extensions, truncations, bit-field extractions and `and`: the driver tracks which bits of
+//! a value it knows, and those can make a value known zero whatever the input (`zext`, then
+//! `shr` by 32, then `trunc` is 0: lavapipe then folds `0 - x` to `-x`, differential seed
+//! 29937367019).
 
 use crate::ir::{Function, Opcode, Operand, SpecialReg};
 use crate::isa;
@@ -30,6 +34,16 @@ fn opaque(op: Opcode) -> bool {
     matches!(
         op,
         Ld | St | Iatom | Fatom | Call | Shfl | Ired | Fred | Redfirstidx | Barrier | Fence
+    )
+}
+
+/// Whether an instruction can make bits of its result known zero whatever its operands hold
+/// (so that the driver may know the whole result to be zero).
+fn known_bits(op: Opcode) -> bool {
+    use Opcode::*;
+    matches!(
+        op,
+        Shl | Shr | Asr | Shf | Zext | Sext | Trunc | Ubfe | Sbfe | And
     )
 }
 
@@ -82,7 +96,8 @@ pub fn maybe_constant(f: &Function) -> Vec<bool> {
         }
         let identity = (possible && regs >= 2 && one_reg)
             || (zero_imm && matches!(inst.op, Opcode::And | Opcode::Umul | Opcode::Smul))
-            || inst.op == Opcode::Isaddr;
+            || inst.op == Opcode::Isaddr
+            || known_bits(inst.op);
         pending[i] = if identity {
             0
         } else if possible {
