@@ -112,8 +112,9 @@ impl ScratchPlan {
         groups.saturating_mul(self.per_group)
     }
 
-    /// Allocates the scratch of `launch` on `rt`, kept alive by `stream`, and writes its
-    /// address into `push` at `slot`. Errors: the runtime's (`Allocation`, `DeviceBusy`).
+    /// Allocates the scratch of `launch` on `rt` (device-local memory where the device has
+    /// it: the host never reads it), kept alive by `stream`, and writes its address into
+    /// `push` at `slot`. Errors: the runtime's (`Allocation`, `DeviceBusy`).
     pub fn allocate(
         &self,
         rt: &pisa_runtime::Context,
@@ -122,7 +123,7 @@ impl ScratchPlan {
         (push, slot): (&mut [u8], Option<u32>),
     ) -> Result<()> {
         debug_assert!(self.stride > 0);
-        let buffer = rt.create_internal_buffer(self.size(launch))?;
+        let buffer = rt.create_scratch_buffer(self.size(launch))?;
         if let Some(at) = slot {
             let at = at as usize;
             push[at..at + 8].copy_from_slice(&buffer.device_address().to_le_bytes());

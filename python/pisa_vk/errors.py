@@ -105,6 +105,28 @@ class StackOverflow(PisaError, RuntimeError):
         self.further = further
 
 
+class ScratchError(DeviceError):
+    """A kernel whose ``.private`` memory lives in a per-launch device scratch buffer (more
+    than 64 KiB per work-item, or a deep recursion stack) needs more of it for one
+    work-group than the device can allocate in one buffer. Nothing ran; smaller work-groups
+    or less ``.private`` memory fix it.
+
+    ``str(e)`` says it in one line; the attributes give the facts: ``kernel``, ``size``
+    (bytes one work-group needs, ``2**64 - 1`` past that), ``stride`` (bytes per
+    invocation), ``invocations`` (per work-group on the device) and ``limit`` (the device's
+    largest allocation, ``Context.device["max_allocation_size"]``).
+    """
+
+    def __init__(self, message: str, *, kernel: str = "", size: int = 0, stride: int = 0,
+                 invocations: int = 0, limit: int = 0):
+        super().__init__(message)
+        self.kernel = kernel
+        self.size = size
+        self.stride = stride
+        self.invocations = invocations
+        self.limit = limit
+
+
 class MemoryViolation(PisaError, RuntimeError):
     """A checked kernel (``PISA_VK_CHECKED=1``) made a bad memory access: the message names
     the PISA line, instruction, work-item and the allocation it missed."""
@@ -201,6 +223,7 @@ __all__ = [
     "DeviceBusy",
     "MemoryViolation",
     "StackOverflow",
+    "ScratchError",
     "SanitizerError",
     "SanitizerReport",
     "SanitizerEvent",

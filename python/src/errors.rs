@@ -37,6 +37,7 @@ fn class_name(e: &Error) -> &'static str {
         Error::Runtime(_) | Error::SubgroupSize { .. } => "DeviceError",
         Error::MemoryViolation(_) => "MemoryViolation",
         Error::StackOverflow(_) => "StackOverflow",
+        Error::Scratch { .. } => "ScratchError",
         _ => "PisaError",
     }
 }
@@ -91,6 +92,21 @@ fn exception(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
             kw.set_item("group_id", w.group)?;
             kw.set_item("depth", o.depth)?;
             kw.set_item("further", o.further)?;
+            class.call((e.to_string(),), Some(&kw))?
+        }
+        Error::Scratch {
+            kernel,
+            size,
+            stride,
+            invocations,
+            limit,
+        } => {
+            let kw = pyo3::types::PyDict::new(py);
+            kw.set_item("kernel", kernel)?;
+            kw.set_item("size", size)?;
+            kw.set_item("stride", stride)?;
+            kw.set_item("invocations", invocations)?;
+            kw.set_item("limit", limit)?;
             class.call((e.to_string(),), Some(&kw))?
         }
         _ => class.call1((e.to_string(),))?,

@@ -262,3 +262,46 @@ def test_recursion_runs_and_a_stack_overflow_raises_its_facts(ctx):
     with pytest.raises(ValueError, match="stack_depth"):
         ctx.load(FACT, stack_depth=0)
     assert ctx.validation_messages() == []
+
+
+def big_private(nbytes):
+    """A kernel whose work-items each own a `.private` array of `nbytes` bytes (in device
+    scratch, past 64 KiB): each stores its local id in the last word, reads it back and
+    writes it to `out[0]`."""
+    last = nbytes - 8
+    return f""".version 0.1;
+.target 100;
+.kernel @k(.param[8] %out) {{
+  .private .align 8 @a[{nbytes}];
+  .reg .64b %p, %v;
+  .reg .32b %i;
+  mov.32b %i, %localid.x;
+  zext.64b.32b %v, %i;
+  st.private.64b [@a+{last}], %v;
+  ld.private.64b %v, [@a+{last}];
+  ld.param.64b %p, [%out];
+  st.global.64b [%p], %v;
+}}
+"""
+
+
+def test_a_work_group_beyond_the_largest_allocation_raises_scratch_error(ctx):
+    # 256 MiB of `.private` per work-item; one more work-item per group than the device's
+    # largest buffer holds. Nothing is allocated or run: the launch is refused first.
+    nbytes = 1 << 28
+    limit = ctx.device["max_allocation_size"]
+    block = limit // nbytes + 1
+    if block > ctx.device["max_workgroup_invocations"]:
+        pytest.skip(f"the device allocates {limit} bytes: no work-group reaches it")
+    k = ctx.load(big_private(nbytes), name="big.pisa").kernel("k")
+    out = ctx.zeros(1, np.uint64)
+    with pytest.raises(pisa_vk.ScratchError) as info:
+        k(block, block, out)
+    e = info.value
+    assert isinstance(e, pisa_vk.DeviceError) and isinstance(e, RuntimeError)
+    assert (e.kernel, e.limit) == ("k", limit)
+    # The slice of a work-item holds the array (and may hold more: alignment, a stack).
+    assert e.stride >= nbytes and e.invocations >= block
+    assert e.size == e.stride * e.invocations and e.size > limit
+    assert "`k`" in str(e) and f"{e.size} bytes" in str(e) and str(limit) in str(e)
+    assert ctx.validation_messages() == []

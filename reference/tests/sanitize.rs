@@ -1,6 +1,8 @@
 //! The sanitizers (`pisa_reference::sanitize`): each bug program is found at its line with
 //! the work-items concerned, and its fixed twin reports nothing. Programs are PISA text, so
-//! the lines asserted are the lines of the strings below (line 1 is `.version`).
+//! the lines asserted are the lines of the strings below or of the files of
+//! `tests/programs/sanitize/` (line 1 is `.version`), which python/tests/test_sanitize.py
+//! reads too.
 
 use pisa_reference::sanitize::{Check, Report, Sanitize, Target};
 use pisa_reference::{Config, Launch, Machine};
@@ -36,63 +38,23 @@ fn run(src: &str, launch: Launch, buffers: &[Vec<u8>], sanitize: Sanitize) -> Ve
     m.take_reports()
 }
 
+/// The text of `tests/programs/sanitize/<name>.pisa`, shared with the Python suite
+/// (python/tests/test_sanitize.py); its README says what each program does.
+macro_rules! program {
+    ($name:literal) => {
+        include_str!(concat!("../../tests/programs/sanitize/", $name, ".pisa"))
+    };
+}
+
 fn words(n: usize) -> Vec<u8> {
     (0..n as u32)
         .flat_map(|i| (i * 3 + 1).to_le_bytes())
         .collect()
 }
 
-/// A tree reduction in shared memory (examples/reduce.pisa) with `sync` at the end of each
-/// round: the twin has `barrier.workgroup`, the bug nothing.
-fn reduction(sync: &str) -> String {
-    format!(
-        ".version 0.1;
-.target 100;
-.kernel @k(.param[8] %in, .param[8] %sums) {{
-  .shared .align 4 @partial[256];
-  .reg .64b %pin, %pout, %off;
-  .reg .32b %lid, %gid, %i, %v, %w, %stride, %slot, %other;
-  .pred %active, %more, %first;
-  ld.param.64b %pin, [%in];
-  ld.param.64b %pout, [%sums];
-  mov.32b %lid, %localid.x;
-  mov.32b %gid, %groupid.x;
-  umad.32b %i, %gid, 64, %lid;
-  umul.full.32b %off, %i, 4;
-  iadd.64b %pin, %pin, %off;
-  ld.global.32b %v, [%pin];
-  shl.32b %slot, %lid, 2;
-  st.shared.32b [@partial + %slot], %v;
-  barrier.workgroup;
-  mov.32b %stride, 32;
-loop:
-  ucmp.lt.32b %active, %lid, %stride;
-  goto.cond !%active, skip;
-  iadd.32b %other, %lid, %stride;
-  shl.32b %other, %other, 2;
-  ld.shared.32b %v, [@partial + %slot];
-  ld.shared.32b %w, [@partial + %other];
-  iadd.32b %v, %v, %w;
-  st.shared.32b [@partial + %slot], %v;
-skip:
-  {sync}
-  shr.32b %stride, %stride, 1;
-  ucmp.ne.32b %more, %stride, 0;
-  goto.cond %more, loop;
-  ucmp.eq.32b %first, %lid, 0;
-  return.cond !%first;
-  ld.shared.32b %v, [@partial];
-  umul.full.32b %off, %gid, 4;
-  iadd.64b %pout, %pout, %off;
-  st.global.32b [%pout], %v;
-}}
-"
-    )
-}
-
 #[test]
 fn a_missing_barrier_in_a_shared_memory_reduction_is_a_race() {
-    let bug = reduction("// no barrier");
+    let bug = program!("reduction-no-barrier");
     let reports = run(
         &bug,
         Launch::linear(128, 64),
@@ -130,7 +92,7 @@ fn a_missing_barrier_in_a_shared_memory_reduction_is_a_race() {
     keys.dedup();
     assert_eq!(keys.len(), pairs.len());
 
-    let twin = reduction("barrier.workgroup;");
+    let twin = program!("reduction-barrier");
     let reports = run(
         &twin,
         Launch::linear(128, 64),
@@ -140,30 +102,9 @@ fn a_missing_barrier_in_a_shared_memory_reduction_is_a_race() {
     assert_eq!(reports, vec![]);
 }
 
-/// Work-item 0 of each work-group adds 1 to a global counter: `bump` is the update.
-fn counter(bump: &str) -> String {
-    format!(
-        ".version 0.1;
-.target 100;
-.kernel @k(.param[8] %c) {{
-  .reg .64b %p;
-  .reg .32b %v;
-  .pred %first;
-  ld.param.64b %p, [%c];
-  ucmp.eq.32b %first, %localid.x, 0;
-  goto.cond !%first, done;
-{bump}
-done:
-  return;
-}}
-"
-    )
-}
-
 #[test]
 fn work_groups_racing_on_a_global_counter_without_atomics() {
-    let bug =
-        counter("  ld.global.32b %v, [%p];\n  iadd.32b %v, %v, 1;\n  st.global.32b [%p], %v;");
+    let bug = program!("counter-load-add-store");
     let reports = run(&bug, Launch::linear(8, 4), &[vec![0; 4]], Sanitize::ALL);
     let pairs: Vec<_> = reports.iter().map(|r| lines(&bug, r)).collect();
     // the store of work-group 0 (line 12), then the load (line 10) and store of work-group 1
@@ -191,7 +132,7 @@ fn work_groups_racing_on_a_global_counter_without_atomics() {
         vec![]
     );
 
-    let twin = counter("  mov.32b %v, 1;\n  iatom.global.add.32b %v, [%p], %v;");
+    let twin = program!("counter-atomic-add");
     assert_eq!(
         run(&twin, Launch::linear(8, 4), &[vec![0; 4]], Sanitize::ALL),
         vec![]
@@ -235,28 +176,9 @@ reader:
 }
 
 /// Each work-item of a work-group of 64 stores `in[gid]` in `tile[lid]`, then (after a
-/// barrier) writes `tile[63 - lid]` to `out[gid]`.
-const TILE: &str = ".version 0.1;
-.target 100;
-.kernel @k(.param[8] %in, .param[8] %out) {
-  .shared .align 4 @tile[256];
-  .reg .64b %pin, %pout, %off;
-  .reg .32b %lid, %gid, %v, %slot;
-  ld.param.64b %pin, [%in];
-  ld.param.64b %pout, [%out];
-  mov.32b %lid, %localid.x;
-  umad.32b %gid, %groupid.x, 64, %lid;
-  umul.full.32b %off, %gid, 4;
-  ld.global.32b %v, [%pin + %off];
-  shl.32b %slot, %lid, 2;
-  st.shared.32b [@tile + %slot], %v;
-  barrier.workgroup;
-  isub.32b %slot, 63, %lid;
-  shl.32b %slot, %slot, 2;
-  ld.shared.32b %v, [@tile + %slot];
-  st.global.32b [%pout + %off], %v;
-}
-";
+/// barrier) writes `tile[63 - lid]` to `out[gid]`: the bug is a launch that leaves the
+/// tile partly unwritten.
+const TILE: &str = program!("tile");
 
 #[test]
 fn a_cuda_style_grid_reads_an_unwritten_shared_tile_in_its_partial_work_group() {
@@ -312,35 +234,9 @@ fn reads_of_unwritten_registers_and_private_memory() {
     assert!(matches!(&reports[1].target, Target::Register { name } if name == "y"));
 }
 
-/// A work-group of 32 (one sub-group) where `body` runs under `if (%localid.x < 16)`, and
-/// `after` after it for everyone.
-fn divergent(body: &str, after: &str) -> String {
-    format!(
-        ".version 0.1;
-.target 100;
-.kernel @k(.param[8] %out) {{
-  .reg .64b %p, %off;
-  .reg .32b %lid, %v, %r;
-  .pred %low;
-  ld.param.64b %p, [%out];
-  mov.32b %lid, %localid.x;
-  mov.32b %v, %lid;
-  mov.32b %r, 0;
-  ucmp.lt.32b %low, %lid, 16;
-  goto.cond !%low, skip;
-{body}
-skip:
-{after}
-  umul.full.32b %off, %lid, 4;
-  st.global.32b [%p + %off], %r;
-}}
-"
-    )
-}
-
 #[test]
 fn a_barrier_inside_a_branch_taken_by_half_the_sub_group() {
-    let bug = divergent("  barrier.workgroup;", "");
+    let bug = program!("barrier-in-branch");
     let reports = run(&bug, Launch::linear(32, 32), &[vec![0; 128]], Sanitize::ALL);
     assert_eq!(reports.len(), 1, "{reports:#?}");
     let r = &reports[0];
@@ -348,7 +244,7 @@ fn a_barrier_inside_a_branch_taken_by_half_the_sub_group() {
     let missing: Vec<u32> = r.missing.iter().map(|w| w.local[0]).collect();
     assert_eq!(missing, (16..32).collect::<Vec<_>>());
 
-    let twin = divergent("", "  barrier.workgroup;");
+    let twin = program!("barrier-after-branch");
     assert_eq!(
         run(
             &twin,
@@ -362,7 +258,7 @@ fn a_barrier_inside_a_branch_taken_by_half_the_sub_group() {
 
 #[test]
 fn a_shfl_whose_mask_names_inactive_lanes() {
-    let bug = divergent("  shfl.idx.32b %r, %v, 3, 0xffffffff;", "");
+    let bug = program!("shfl-mask-inactive");
     let reports = run(&bug, Launch::linear(32, 32), &[vec![0; 128]], Sanitize::ALL);
     assert_eq!(reports.len(), 1, "{reports:#?}");
     let r = &reports[0];
@@ -371,7 +267,7 @@ fn a_shfl_whose_mask_names_inactive_lanes() {
     assert_eq!(missing, (16..32).collect::<Vec<_>>());
     assert_eq!(r.count, 1);
 
-    let twin = divergent("  shfl.idx.32b %r, %v, 3, 0x0000ffff;", "");
+    let twin = program!("shfl-mask-active");
     assert_eq!(
         run(
             &twin,
@@ -382,7 +278,7 @@ fn a_shfl_whose_mask_names_inactive_lanes() {
         vec![]
     );
     // a partial sub-group: mask 0xffffffff names lanes that do not exist, which is fine
-    let whole = divergent("", "  shfl.idx.32b %r, %v, 3, 0xffffffff;");
+    let whole = program!("shfl-after-branch");
     assert_eq!(
         run(
             &whole,
@@ -396,12 +292,9 @@ fn a_shfl_whose_mask_names_inactive_lanes() {
 
 #[test]
 fn barriers_at_different_places_are_one_finding_and_the_run_goes_on() {
-    let src = divergent(
-        "  barrier.workgroup;\n  goto end;",
-        "  barrier.workgroup;\nend:",
-    );
+    let src = program!("barriers-at-two-places");
     // without the checker it is the interpreter's error
-    let file = Arc::new(pisa_translator::SourceFile::new("t.pisa", src.as_str()));
+    let file = Arc::new(pisa_translator::SourceFile::new("t.pisa", src));
     let program = pisa_translator::link(&[file]).expect("valid");
     let mut m = Machine::new(Config::default());
     let module = m.load(&program.module).expect("loads");

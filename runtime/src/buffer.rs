@@ -6,6 +6,12 @@
 //! other buffer uses. The host reads and writes it directly through the mapping; a
 //! [`Stream`](crate::Stream)'s submission makes shader writes visible before its wait returns.
 //!
+//! A buffer the host never reads — a launch's private scratch — may instead live in
+//! device-local memory ([`Context::create_scratch_buffer`](crate::Context::create_scratch_buffer),
+//! `MemoryLocation::GpuOnly`): on a discrete GPU that memory is not host-visible, so such a
+//! buffer has no mapping and refuses host reads and writes ([`Buffer::is_host_visible`]);
+//! where all memory is host-visible (lavapipe) it is mapped like any other.
+//!
 //! A buffer may instead be *imported* host memory ([`Context::import_host`](crate::Context::import_host),
 //! `crate::import`): the memory is the host program's own allocation, reached at its own host
 //! address, and the buffer holds a keep-alive handle of its owner (say, a NumPy array) until
@@ -86,16 +92,34 @@ pub(crate) struct RawBuffer {
 }
 
 impl Buffer {
-    /// A buffer of `size` bytes; `listed` ones are registered among the context's live
-    /// buffers until their memory is freed.
+    /// A buffer of `size` bytes in host-visible memory; `listed` ones are registered among
+    /// the context's live buffers until their memory is freed.
     pub(crate) fn new(
         shared: &Arc<DeviceShared>,
         size: u64,
         listed: bool,
     ) -> Result<Buffer, Error> {
         Ok(Buffer {
-            raw: Arc::new(RawBuffer::new(shared, size, listed)?),
+            raw: Arc::new(RawBuffer::new(
+                shared,
+                size,
+                listed,
+                MemoryLocation::CpuToGpu,
+            )?),
         })
+    }
+
+    /// An unlisted buffer of `size` bytes in device-local memory (`MemoryLocation::GpuOnly`),
+    /// or in host-visible memory when the device cannot allocate that (no device-local
+    /// memory type fits, or its heap is full).
+    pub(crate) fn device_local(shared: &Arc<DeviceShared>, size: u64) -> Result<Buffer, Error> {
+        let raw = match RawBuffer::new(shared, size, false, MemoryLocation::GpuOnly) {
+            Err(Error::Allocation(_)) => {
+                RawBuffer::new(shared, size, false, MemoryLocation::CpuToGpu)?
+            }
+            other => other?,
+        };
+        Ok(Buffer { raw: Arc::new(raw) })
     }
 
     /// Imports the `len` host bytes at `ptr` as a buffer's memory, without a copy (see
@@ -186,11 +210,24 @@ impl Buffer {
         self.raw.buffer
     }
 
-    /// Whether the host can map the memory. Every buffer of this runtime is host-visible
-    /// (`true`); a future device-local buffer would say `false` and be reached through
-    /// [`Stream`](crate::Stream) copies only.
+    /// Whether the host can map the memory: `true` but for a scratch buffer in device-local
+    /// memory that is not host-visible
+    /// ([`Context::create_scratch_buffer`](crate::Context::create_scratch_buffer)), which
+    /// [`Stream`](crate::Stream) commands and kernels reach but host reads and writes refuse.
     pub fn is_host_visible(&self) -> bool {
         !self.raw.mapped().is_null()
+    }
+
+    /// The property flags of the memory type of the buffer's memory (`DEVICE_LOCAL`,
+    /// `HOST_VISIBLE`, ...); `HOST_VISIBLE | HOST_COHERENT` for imported host memory.
+    pub fn memory_properties(&self) -> vk::MemoryPropertyFlags {
+        match &self.raw.memory {
+            Memory::Allocated(a) => a.memory_properties(),
+            Memory::Imported { .. } => {
+                vk::MemoryPropertyFlags::HOST_VISIBLE | vk::MemoryPropertyFlags::HOST_COHERENT
+            }
+            Memory::Freed => vk::MemoryPropertyFlags::empty(),
+        }
     }
 
     /// The handle a submission keeps to the memory while it runs.
@@ -218,16 +255,18 @@ impl Buffer {
 
     /// Copies `bytes` into the buffer at `offset` through the mapping: no submission, no
     /// wait for the device (a submission still using the buffer races with it). Errors:
-    /// [`Error::OutOfBounds`] if it does not fit; [`Error::DeviceBusy`] while a dispatch
-    /// that timed out still runs (it may use the buffer).
+    /// [`Error::OutOfBounds`] if it does not fit; [`Error::InvalidArgument`] for memory
+    /// that is not host-visible; [`Error::DeviceBusy`] while a dispatch that timed out
+    /// still runs (it may use the buffer).
     pub fn write(&self, offset: u64, bytes: &[u8]) -> Result<(), Error> {
         self.raw.write(offset, bytes)
     }
 
     /// Copies bytes from the buffer at `offset` into `out` through the mapping: no
     /// submission, no wait for the device. Errors: [`Error::OutOfBounds`] if the range does
-    /// not fit; [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may
-    /// still write the buffer).
+    /// not fit; [`Error::InvalidArgument`] for memory that is not host-visible;
+    /// [`Error::DeviceBusy`] while a dispatch that timed out still runs (it may still write
+    /// the buffer).
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
         self.raw.read(offset, out)
     }
@@ -266,12 +305,13 @@ impl Buffer {
     }
 }
 
-/// A bound, host-mapped, device-addressable buffer with its memory: what [`RawBuffer`] and
-/// the runtime's own buffers (the cancel words) are made of.
+/// A bound, device-addressable buffer with its memory, host-mapped unless made in
+/// device-local memory: what [`RawBuffer`] and the runtime's own buffers (the cancel words)
+/// are made of.
 pub(crate) struct HostBuffer {
     /// The buffer.
     pub buffer: vk::Buffer,
-    /// Its memory, host-coherent and mapped.
+    /// Its memory: host-coherent and mapped for `MemoryLocation::CpuToGpu`.
     pub allocation: Allocation,
     /// Its device address.
     pub address: u64,
@@ -287,6 +327,17 @@ impl HostBuffer {
         usage: vk::BufferUsageFlags,
         guard: u64,
         name: &str,
+    ) -> Result<HostBuffer, Error> {
+        Self::at(shared, (size, usage, guard), name, MemoryLocation::CpuToGpu)
+    }
+
+    /// As [`HostBuffer::new`], in memory of `location`: only `CpuToGpu` must be mapped
+    /// (`GpuOnly` memory is mapped when its type happens to be host-visible).
+    pub fn at(
+        shared: &DeviceShared,
+        (size, usage, guard): (u64, vk::BufferUsageFlags, u64),
+        name: &str,
+        location: MemoryLocation,
     ) -> Result<HostBuffer, Error> {
         let device = &shared.device;
         let info = vk::BufferCreateInfo::default()
@@ -306,7 +357,7 @@ impl HostBuffer {
         let allocation = shared.allocator().allocate(&AllocationCreateDesc {
             name,
             requirements,
-            location: MemoryLocation::CpuToGpu,
+            location,
             linear: true,
             allocation_scheme: AllocationScheme::GpuAllocatorManaged,
         });
@@ -324,7 +375,7 @@ impl HostBuffer {
             unsafe { device.destroy_buffer(buffer, None) };
             Err(err)
         };
-        if allocation.mapped_ptr().is_none() {
+        if location == MemoryLocation::CpuToGpu && allocation.mapped_ptr().is_none() {
             let err = Error::Allocation("buffer memory is not host-visible".into());
             return fail(allocation, err);
         }
@@ -352,7 +403,12 @@ impl HostBuffer {
 }
 
 impl RawBuffer {
-    fn new(shared: &Arc<DeviceShared>, size: u64, listed: bool) -> Result<RawBuffer, Error> {
+    fn new(
+        shared: &Arc<DeviceShared>,
+        size: u64,
+        listed: bool,
+        location: MemoryLocation,
+    ) -> Result<RawBuffer, Error> {
         if size > isize::MAX as u64 - BUFFER_ALIGNMENT {
             return Err(Error::InvalidArgument(format!(
                 "buffer size {size} is too large"
@@ -364,12 +420,16 @@ impl RawBuffer {
             buffer,
             allocation,
             address,
-        } = HostBuffer::new(shared, vk_size, usage, GUARD_BYTES, "pisa-runtime buffer").map_err(
-            |e| match e {
-                Error::Allocation(m) => Error::Allocation(format!("{size} bytes: {m}")),
-                e => e,
-            },
-        )?;
+        } = HostBuffer::at(
+            shared,
+            (vk_size, usage, GUARD_BYTES),
+            "pisa-runtime buffer",
+            location,
+        )
+        .map_err(|e| match e {
+            Error::Allocation(m) => Error::Allocation(format!("{size} bytes: {m}")),
+            e => e,
+        })?;
         if listed {
             shared.live.insert(crate::LiveBuffer { address, size });
         }
@@ -419,9 +479,20 @@ impl RawBuffer {
         }
     }
 
+    /// `offset` as a host index when `len` bytes from it fit in memory the host reaches.
+    fn host_range(&self, offset: u64, len: u64) -> Result<usize, Error> {
+        let start = self.check(offset, len)?;
+        if self.mapped().is_null() && len > 0 {
+            return Err(Error::InvalidArgument(
+                "the host cannot read or write a buffer whose memory is not host-visible".into(),
+            ));
+        }
+        Ok(start)
+    }
+
     /// See [`Buffer::write`].
     pub fn write(&self, offset: u64, bytes: &[u8]) -> Result<(), Error> {
-        let start = self.check(offset, bytes.len() as u64)?;
+        let start = self.host_range(offset, bytes.len() as u64)?;
         self.shared
             .check_idle(|| format!("write {} bytes to a buffer", bytes.len()))?;
         if bytes.is_empty() {
@@ -437,7 +508,7 @@ impl RawBuffer {
 
     /// See [`Buffer::read`].
     pub fn read(&self, offset: u64, out: &mut [u8]) -> Result<(), Error> {
-        let start = self.check(offset, out.len() as u64)?;
+        let start = self.host_range(offset, out.len() as u64)?;
         self.shared
             .check_idle(|| format!("read {} bytes from a buffer", out.len()))?;
         if out.is_empty() {

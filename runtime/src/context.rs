@@ -356,6 +356,19 @@ impl Context {
         Buffer::new(&self.shared, size, false)
     }
 
+    /// A buffer of `size` bytes for memory only kernels use — a launch's private scratch —
+    /// in device-local memory (gpu-allocator's `MemoryLocation::GpuOnly`) where the device
+    /// has one that fits, else host-visible memory; not listed in
+    /// [`Context::live_buffers`]. On a discrete GPU its memory is not host-visible
+    /// ([`Buffer::is_host_visible`] is `false`: host reads and writes are refused); on
+    /// lavapipe every memory type is both. Cost and errors: those of
+    /// [`Context::create_buffer`].
+    pub fn create_scratch_buffer(&self, size: u64) -> Result<Buffer, Error> {
+        self.shared
+            .check_idle(|| format!("create a scratch buffer of {size} bytes"))?;
+        Buffer::device_local(&self.shared, size)
+    }
+
     /// The context's identity: unique in the process, the same as
     /// [`Buffer::context_id`] of its buffers.
     pub fn id(&self) -> u64 {

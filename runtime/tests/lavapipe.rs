@@ -126,6 +126,41 @@ fn buffer_round_trip_and_bounds() {
 }
 
 #[test]
+fn scratch_buffers_are_device_local_unlisted_and_written_by_kernels() {
+    use pisa_runtime::ash::vk::MemoryPropertyFlags as Mem;
+    let ctx = lavapipe();
+    let host = ctx.create_buffer(64).unwrap();
+    assert!(host
+        .memory_properties()
+        .contains(Mem::HOST_VISIBLE | Mem::HOST_COHERENT));
+    let scratch = ctx.create_scratch_buffer(64 * 4).unwrap();
+    // gpu-allocator's GpuOnly: a DEVICE_LOCAL memory type (every Vulkan device has one).
+    assert!(scratch.memory_properties().contains(Mem::DEVICE_LOCAL));
+    assert_ne!(scratch.device_address(), 0);
+    assert_eq!(scratch.device_address() % 16, 0);
+    let listed: Vec<u64> = ctx.live_buffers().iter().map(|b| b.address).collect();
+    assert!(listed.contains(&host.device_address()));
+    assert!(!listed.contains(&scratch.device_address()));
+    let p = ctx
+        .create_pipeline(&desc(&fill_kernel(), 64, 16, "fill"))
+        .unwrap();
+    ctx.dispatch(&p, &addr_n_push(scratch.device_address(), 64), [1, 1, 1])
+        .unwrap();
+    // lavapipe's device-local memory is host-visible too: the host reads what the kernel
+    // wrote. Elsewhere such memory has no mapping and host accesses are refused.
+    let visible = scratch.memory_properties().contains(Mem::HOST_VISIBLE);
+    assert_eq!(scratch.is_host_visible(), visible);
+    if visible {
+        let want: Vec<u32> = (0..64).map(|i| i * 3 + 7).collect();
+        assert_eq!(read_u32s(&scratch, 64), want);
+    } else {
+        let err = scratch.read(0, &mut [0u8; 4]).unwrap_err();
+        assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+        assert!(scratch.write(0, &[0u8; 4]).is_err());
+    }
+}
+
+#[test]
 fn buffers_and_pipelines_outlive_their_context() {
     let ctx = lavapipe();
     let buf = ctx.create_buffer(16).unwrap();
