@@ -104,14 +104,7 @@ fn module_from_source_runs_the_spec_reduction_at_32_lanes() {
 fn partial_sub_groups_and_the_spec_scan_in_work_groups_of_5_and_40() {
     let m = Module::from_source(ctx(), "scan", subgroup_cases::SCAN).unwrap();
     for local in [5u32, 40, 64] {
-        let data: Vec<u32> = (0..local)
-            .map(|i| match i % 5 {
-                0 => u32::MAX,
-                1 => 0,
-                2 => 0x8000_0000,
-                _ => i * 3 + 1,
-            })
-            .collect();
+        let data = subgroup_cases::scan_input(local);
         let buf = ctx().buffer_from(&data).unwrap();
         m.dispatch("scan", local as u64, local as u64, &[(&buf).into()])
             .unwrap();

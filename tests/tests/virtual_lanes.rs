@@ -250,14 +250,7 @@ fn spec_prefix_sum_over_32_lanes() {
     // ends with the wrapping sum of its sub-group's values up to its own.
     let t = translate_with(SCAN, &lanes32());
     let m = pisa_vk::Module::from_translation(context(), "scan.pisa", Arc::new(t)).unwrap();
-    let data: Vec<u32> = (0..64u32)
-        .map(|i| match i % 5 {
-            0 => u32::MAX,
-            1 => 0,
-            2 => 0x8000_0000,
-            _ => i * 3 + 1,
-        })
-        .collect();
+    let data = subgroup_cases::scan_input(64);
     let buf = context().buffer_from(&data).unwrap();
     m.dispatch("scan", 64u64, 64u64, &[(&buf).into()]).unwrap();
     let got = buf.read().unwrap();

@@ -32,6 +32,19 @@ pub fn check_spec_reduction(ctx: &pisa_vk::Context, m: &pisa_vk::Module) {
     }
 }
 
+/// The scan's inputs for `n` work-items: the edges `u32::MAX`, 0 and `0x8000_0000` (so that
+/// sums wrap) between small distinct values.
+pub fn scan_input(n: u32) -> Vec<u32> {
+    (0..n)
+        .map(|i| match i % 5 {
+            0 => u32::MAX,
+            1 => 0,
+            2 => 0x8000_0000,
+            _ => i * 3 + 1,
+        })
+        .collect()
+}
+
 /// Inclusive prefix sum within each sub-group with `shfl.up`, width-agnostic
 /// (`%subgroupsize` steps).
 pub const SCAN: &str = ".version 0.1;\n.target 100;\n\
