@@ -106,10 +106,7 @@ impl Context {
     /// reason)` when it cannot be imported here (the caller copies). The buffer holds a
     /// reference to `array` until the device memory is freed (a deferred decref when that
     /// happens without the GIL, so no native lock ever waits for it).
-    fn import_host(
-        &self,
-        array: &Bound<'_, PyAny>,
-    ) -> PyResult<(Option<Buffer>, Option<String>)> {
+    fn import_host(&self, array: &Bound<'_, PyAny>) -> PyResult<(Option<Buffer>, Option<String>)> {
         let view = pyo3::buffer::PyUntypedBuffer::get(array)?;
         if !view.is_c_contiguous() {
             return Ok((None, Some("the array is not C-contiguous".into())));

@@ -76,7 +76,12 @@ fn exception(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
         }
         Error::StackOverflow(o) => {
             let (file, line, col, call) = match &o.site.location {
-                Some(l) => (Some(l.file.clone()), Some(l.line), Some(l.col), Some(l.text.clone())),
+                Some(l) => (
+                    Some(l.file.clone()),
+                    Some(l.line),
+                    Some(l.col),
+                    Some(l.text.clone()),
+                ),
                 None => (None, None, None, None),
             };
             let w = &o.work_item;

@@ -39,7 +39,10 @@ pub fn kind_dict<'py>(py: Python<'py>, p: &ParamInfo) -> PyResult<Bound<'py, PyD
     }
     d.set_item("text", p.kind.to_string())?;
     if let Some(l) = &p.kind_at {
-        d.set_item("at", format!("{}:{}:{}: `{}`", l.file, l.line, l.col, l.text))?;
+        d.set_item(
+            "at",
+            format!("{}:{}:{}: `{}`", l.file, l.line, l.col, l.text),
+        )?;
     }
     Ok(d)
 }
@@ -69,6 +72,10 @@ pub fn given(t: &Bound<'_, PyTuple>) -> PyResult<Given> {
                 element: (bits != 0).then_some(Element { bits, class }),
             }
         }
-        other => return Err(PyValueError::new_err(format!("unknown argument tag `{other}`"))),
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "unknown argument tag `{other}`"
+            )))
+        }
     })
 }
