@@ -95,7 +95,7 @@ pub fn maybe_constant(f: &Function) -> Vec<bool> {
             }
         }
         let identity = (possible && regs >= 2 && one_reg)
-            || (zero_imm && matches!(inst.op, Opcode::And | Opcode::Umul | Opcode::Smul))
+            || (zero_imm && matches!(inst.op, Opcode::Umul | Opcode::Smul))
             || inst.op == Opcode::Isaddr
             || known_bits(inst.op);
         pending[i] = if identity {
