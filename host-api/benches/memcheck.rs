@@ -1,5 +1,6 @@
-//! The cost of the memory checker (spec-notes §70): saxpy, a naive matrix product and a sum
-//! reduction, each translated unchecked and checked ([`Options::checked`]) and run on the
+//! The cost of the memory checker (spec-notes §70): saxpy, a naive matrix product, a sum
+//! reduction and a five-point stencil whose loads form a run (one base register plus
+//! constants, spec-notes §106), each translated unchecked and checked ([`Options::checked`]) and run on the
 //! machine's Vulkan device with the same data; the checked/unchecked ratio of the times is
 //! the figure (docs/performance.md, "The memory checker"). Each kernel's results are checked
 //! against a CPU computation before timing, both ways.
@@ -21,6 +22,37 @@ const SAXPY_N: usize = 1 << 22;
 const MATMUL_N: u32 = 256;
 /// Reduction elements.
 const SUM_N: usize = 1 << 22;
+/// Stencil outputs.
+const STENCIL_N: usize = 1 << 22;
+
+/// `out[i] = in[i] + ... + in[i + 4]`: five loads through one base register plus constants,
+/// the shape of unrolled compiled code (a run, checked at its first load).
+const STENCIL: &str = ".version 0.1;
+.target 100;
+.kernel @stencil(.param[8] %in, .param[8] %out) {
+.reg .64b %p, %q, %off;
+.reg .32b %i, %g, %s, %l, %a, %b;
+mov.32b %g, %groupid.x;
+mov.32b %s, %enqueuedlocalsize.x;
+mov.32b %l, %localid.x;
+umad.32b %i, %g, %s, %l;
+umul.full.32b %off, %i, 4;
+ld.param.64b %p, [%in];
+iadd.64b %p, %p, %off;
+ld.param.64b %q, [%out];
+iadd.64b %q, %q, %off;
+ld.global.32b %a, [%p + 0];
+ld.global.32b %b, [%p + 4];
+iadd.32b %a, %a, %b;
+ld.global.32b %b, [%p + 8];
+iadd.32b %a, %a, %b;
+ld.global.32b %b, [%p + 12];
+iadd.32b %a, %a, %b;
+ld.global.32b %b, [%p + 16];
+iadd.32b %a, %a, %b;
+st.global.32b [%q], %a;
+}
+";
 
 fn data(n: usize, seed: u64) -> Vec<u32> {
     let mut x = seed;
@@ -217,6 +249,34 @@ fn bench(c: &mut Criterion) {
         }
     });
     measure(&mut g, "reduction", [&runs[0], &runs[1]], |run, _| run());
+
+    // stencil: 2^22 outputs, work-groups of 256.
+    let words = data(STENCIL_N + 4, 6);
+    let input = ctx.buffer_from(&words).expect("input");
+    let out = ctx.zeroed::<u32>(STENCIL_N).expect("out");
+    let want: Vec<u32> = words
+        .windows(5)
+        .map(|w| w.iter().fold(0u32, |s, &x| s.wrapping_add(x)))
+        .collect();
+    let ms = [false, true]
+        .map(|checked| load(&ctx, "stencil.pisa", STENCIL, &Options::default(), checked));
+    let (input, out) = (&input, &out);
+    let runs = ms.each_ref().map(|m| {
+        move || {
+            m.dispatch(
+                "stencil",
+                STENCIL_N as u64,
+                256u64,
+                &[input.into(), out.into()],
+            )
+            .expect("stencil");
+        }
+    });
+    measure(&mut g, "stencil", [&runs[0], &runs[1]], |run, checked| {
+        out.write(&vec![0; STENCIL_N]).expect("reset");
+        run();
+        assert_eq!(out.read().expect("out"), want, "stencil checked={checked}");
+    });
     g.finish();
 }
 

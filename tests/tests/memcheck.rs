@@ -1266,3 +1266,181 @@ fn an_address_from_one_argument_that_lands_in_another_buffer_is_found() {
     assert_eq!(after[0], expected);
     assert!(reference(&src, 8, 8, &args).is_none());
 }
+
+/// The accesses of a block through one base register plus constants (a *run*, spec-notes
+/// §106) are checked together at the first of them; what each reports is what it reports
+/// checked alone.
+#[test]
+fn a_run_that_leaves_its_buffer_reports_its_first_bad_access_and_counts_the_rest() {
+    // An 8-byte buffer: the stores at +0 and +4 happen, the store at +8 is the first bad
+    // access, the load at +12 the second (it yields 0, which the last store writes at +4).
+    let src = kernel(
+        OUT,
+        ".reg .64b %p;\n.reg .32b %v, %w;\nld.param.64b %p, [%out];\nmov.32b %v, 7;\n\
+         st.global.32b [%p + 0], %v;\nst.global.32b [%p + 4], %v;\nst.global.32b [%p + 8], %v;\n\
+         ld.global.32b %w, [%p + 12];\nst.global.32b [%p + 4], %w;",
+    );
+    let args = [buf32(&[1, 2])];
+    let v = expect(
+        &src,
+        1,
+        1,
+        &args,
+        Expect {
+            line: 10,
+            text: "st.global.32b [%p + 8], %v",
+            space: MemSpace::Global,
+            generic: false,
+            access: AccessKind::Store,
+            reason: Reason::OutOfBounds,
+            size: 4,
+            place: "just past the end of argument 0 `%out` (8 bytes)",
+        },
+    );
+    assert_eq!(v.further, 1, "{v}");
+    let (after, _) = device(&src, 1, 1, &args);
+    assert_eq!(after[0], [7u32, 0].map(u32::to_le_bytes).concat());
+}
+
+#[test]
+fn a_bad_access_between_a_run_and_its_bad_access_is_the_one_reported() {
+    // The run through %p starts at line 8 (its head checks the whole run there); a bad
+    // shared store and the run's bad store follow at lines 9 and 10, in either order: the
+    // first in program order is the one reported, as when each is checked alone.
+    for (first, lines) in [
+        (
+            9,
+            [
+                "st.shared.32b [@S + 8], %v;",
+                "st.global.32b [%p + 64], %v;",
+            ],
+        ),
+        (
+            9,
+            [
+                "st.global.32b [%p + 64], %v;",
+                "st.shared.32b [@S + 8], %v;",
+            ],
+        ),
+    ] {
+        let src = kernel(
+            OUT,
+            &format!(
+                ".shared .align 4 @S[4];\n.reg .64b %p;\n.reg .32b %v;\nld.param.64b %p, [%out];\n\
+                 ld.global.32b %v, [%p + 0];\n{}\n{}",
+                lines[0], lines[1]
+            ),
+        );
+        let (_, dev) = device(&src, 1, 1, &[buf32(&[5, 6])]);
+        let dev = dev.expect("a violation");
+        let refv = reference(&src, 1, 1, &[buf32(&[5, 6])]).expect("reference");
+        let l = dev.site.location.as_ref().expect("located");
+        assert_eq!(l.line, first, "{dev}\n{src}");
+        assert!(l.text.starts_with(lines[0].trim_end_matches(';')), "{dev}");
+        assert_eq!(dev.site, refv.site, "{src}");
+        assert_eq!(dev.further, 1, "{dev}");
+    }
+}
+
+#[test]
+fn a_run_through_a_variable_address_is_checked_access_by_access() {
+    // The base is a .global variable's address, in no hot entry: each access of the run
+    // is looked up in the table. The four words are in bounds; +16 is past the variable.
+    let decl = ".global .align 4 @G[16] = { .32b 10, .32b 20, .32b 30, .32b 40 };\n";
+    let body =
+        ".reg .64b %a, %p;\n.reg .32b %x, %y;\naddrof.64b %a, @G;\nld.param.64b %p, [%out];\n\
+                ld.global.32b %x, [%a + 0];\nld.global.32b %y, [%a + 4];\niadd.32b %x, %x, %y;\n\
+                ld.global.32b %y, [%a + 8];\niadd.32b %x, %x, %y;\nld.global.32b %y, [%a + 12];\n\
+                iadd.32b %x, %x, %y;\nst.global.32b [%p], %x;";
+    let src = format!(".version 0.1;\n.target 100;\n{decl}.kernel @k({OUT}) {{\n{body}\n}}\n");
+    let (after, v) = device(&src, 1, 1, &[buf32(&[0])]);
+    assert!(v.is_none(), "{}", v.unwrap());
+    assert_eq!(after[0], 100u32.to_le_bytes());
+    let bad = src.replace("[%a + 12]", "[%a + 16]");
+    let v = expect(
+        &bad,
+        1,
+        1,
+        &[buf32(&[0])],
+        Expect {
+            line: 14,
+            text: "ld.global.32b %y, [%a + 16]",
+            space: MemSpace::Global,
+            generic: false,
+            access: AccessKind::Load,
+            reason: Reason::OutOfBounds,
+            size: 4,
+            place: "just past the end of .global variable `@G` (16 bytes)",
+        },
+    );
+    assert_eq!(v.further, 0);
+}
+
+#[test]
+fn a_run_from_a_misaligned_base_reports_each_access_misaligned() {
+    let src = kernel(
+        OUT,
+        ".reg .64b %p;\n.reg .32b %v;\nld.param.64b %p, [%out];\niadd.64b %p, %p, 2;\n\
+         ld.global.32b %v, [%p + 0];\nst.global.32b [%p + 4], %v;",
+    );
+    let v = expect(
+        &src,
+        1,
+        1,
+        &[buf32(&[1, 2, 3, 4])],
+        Expect {
+            line: 8,
+            text: "ld.global.32b %v, [%p + 0]",
+            space: MemSpace::Global,
+            generic: false,
+            access: AccessKind::Load,
+            reason: Reason::Misaligned { align: 4 },
+            size: 4,
+            place: "2 bytes into argument 0 `%out` (16 bytes)",
+        },
+    );
+    assert_eq!(v.further, 1, "{v}");
+}
+
+/// The checked translation's code grows with a run's accesses by a few instructions each,
+/// not by a search each: one loop for the run and one for the table search, however many
+/// accesses it has (what kept matrix kernel 45, 1,195 accesses, minutes in lavapipe's
+/// compiler; docs/performance.md).
+#[test]
+fn a_run_has_one_table_search_however_many_accesses_it_has() {
+    let loops_and_words = |n: usize, options: &Options| {
+        let body: String = (0..n)
+            .map(|i| {
+                format!(
+                    "ld.global.32b %v, [%p + {}];\nst.global.32b [%p + {}], %v;\n",
+                    4 * i,
+                    4 * i + 4
+                )
+            })
+            .collect();
+        let src = kernel(
+            OUT,
+            &format!(".reg .64b %p;\n.reg .32b %v;\nld.param.64b %p, [%out];\n{body}"),
+        );
+        let t = translate_linked(&[("mc.pisa", &src)], options);
+        let mut loops = 0;
+        let mut at = 5;
+        while at < t.spirv.len() {
+            let (count, op) = ((t.spirv[at] >> 16) as usize, t.spirv[at] & 0xffff);
+            loops += (op == rspirv::spirv::Op::LoopMerge as u32) as usize;
+            at += count.max(1);
+        }
+        (loops, t.spirv.len())
+    };
+    let (few, small) = loops_and_words(4, &checked());
+    let (many, large) = loops_and_words(28, &checked());
+    assert_eq!(few, 2, "the run's loop and the search's");
+    assert_eq!(many, 2, "the run's loop and the search's");
+    // 48 more accesses: what checking adds to each is a few dozen words (most of them in
+    // the run's loop, picking the access's offset and kind), where a search took hundreds.
+    let (_, plain_small) = loops_and_words(4, &Options::default());
+    let (_, plain_large) = loops_and_words(28, &Options::default());
+    let added = ((large - small) - (plain_large - plain_small)) / 48;
+    assert!(added < 90, "{added} words per access");
+    eprintln!("checking adds {added} words per access");
+}

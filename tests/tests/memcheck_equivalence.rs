@@ -101,9 +101,9 @@ fn a_sample_of_matrix_kernels_and_generated_programs_runs_the_same_checked() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// Run it with `PISA_VK_TIMEOUT=600`: matrix kernel 45 (1,195 global accesses) takes about
-/// 2.5 minutes checked on lavapipe, nearly all of it LLVM compiling the kernel at its first
-/// dispatch, past the default 60 s timeout.
+/// Run it with `PISA_VK_TIMEOUT=600`: some matrix kernels take long to compile checked on
+/// lavapipe (kernel 45, 1,195 global accesses, about 8 s since runs are checked once,
+/// spec-notes §106; it took minutes before).
 #[test]
 #[ignore = "every matrix kernel and the 200 fixed seeds: about 25 minutes on lavapipe; run with PISA_VK_TIMEOUT=600 (docs/performance.md)"]
 fn every_matrix_kernel_and_fixed_seed_runs_the_same_checked() {

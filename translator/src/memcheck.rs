@@ -54,9 +54,15 @@ pub mod block {
     pub const HOT: u64 = 64;
     /// Entries at [`HOT`].
     pub const HOT_ENTRIES: u64 = 4;
+    /// [`SCRATCH_SIZE`] bytes nobody reads: where a checked `.global`/`.const` `ld` or `st`
+    /// that fails its check goes instead of its own address, so that the access needs no
+    /// branch around it (a failed load's value is replaced by 0).
+    pub const SCRATCH: u64 = HOT + HOT_ENTRIES * ENTRY_SIZE;
+    /// Bytes at [`SCRATCH`]: the largest access sent there.
+    pub const SCRATCH_SIZE: u64 = 256;
     /// Start of the allocation table: entries of [`ENTRY_SIZE`] bytes, `u64 start` then
     /// `u64 end` (exclusive, with [`READ_ONLY`] set for `.const` variables), sorted by start.
-    pub const TABLE: u64 = HOT + HOT_ENTRIES * ENTRY_SIZE;
+    pub const TABLE: u64 = SCRATCH + SCRATCH_SIZE;
     /// Bytes of one table entry.
     pub const ENTRY_SIZE: u64 = 16;
     /// Flag in an entry's end: the device may not store there (a `.const` variable).
@@ -625,6 +631,16 @@ impl Violation {
 impl std::fmt::Display for Violation {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.render().trim_end())
+    }
+}
+
+/// The alignment prog-5 §5.1 requires of an access of `count` elements of `bits` bits: the
+/// element's size, or the whole access when the element is narrower than 32 bits.
+pub fn required_alignment(bits: u32, count: u32) -> u32 {
+    if bits < 32 {
+        bits / 8 * count
+    } else {
+        bits / 8
     }
 }
 

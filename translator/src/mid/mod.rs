@@ -14,12 +14,15 @@
 //! - [`lanes`]: which kernels are sub-group kernels and how each function numbers lanes.
 //! - [`liveness`]: which registers are live at the start of some block (what virtual lanes
 //!   put back for inactive lanes).
+//! - [`base_runs`]: runs of `.global` accesses through one base register, which the
+//!   checked translation checks together.
 //! - [`verify`](mod@verify): the IR verifier every stage after the link stands on.
 //!
 //! Each analysis is a pure function of the IR, iterative (no recursion whose depth grows with
 //! the program) and linear or O(n log n) in its size (docs/architecture.md, "Control flow").
 
 pub mod argkinds;
+pub mod base_runs;
 pub mod calls;
 pub mod cfg;
 pub mod constants;

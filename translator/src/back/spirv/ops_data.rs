@@ -327,11 +327,15 @@ impl FnCx<'_> {
             var: checked::address_var(&addr_op),
             slot: self.address_slot(&addr_op),
         };
-        let access = |cx: &mut Self| {
+        let access = |cx: &mut Self, a: Word, ok: Option<Word>| {
             for i in 0..count {
                 let ai = cx.addr_add(a, abits, (i * w / 8) as u64)?;
                 if load {
-                    let v = cx.mem_load(space, ai, w)?;
+                    let mut v = cx.mem_load(space, ai, w)?;
+                    if let Some(ok) = ok {
+                        let zero = cx.m.const_uint(w, 0);
+                        v = cx.sel(w, ok, v, zero)?;
+                    }
                     cx.write_part(&data, i, count, w, v)?;
                 } else {
                     let v = cx.read_part(&data, i, count, w)?;

@@ -91,6 +91,13 @@ pub struct FnCx<'a> {
     pub(super) argument_slots: std::cell::OnceCell<Vec<crate::mid::provenance::ArgumentSlot>>,
     /// What each register may hold as a generic address, by [`RegId`].
     pub provenance: Vec<crate::mid::provenance::Provenance>,
+    /// In a checked translation, the runs of accesses checked together
+    /// ([`crate::mid::base_runs`]); empty otherwise.
+    pub(super) base_runs: crate::mid::base_runs::Runs,
+    /// The heads of runs emitted in the block being emitted, by run ([`super::checked`]).
+    pub(super) run_vars: std::collections::HashMap<u32, super::checked::RunVars>,
+    /// Whether the block being emitted holds a run.
+    pub(super) run_block: bool,
 }
 
 /// The control-flow variables a CFG may add ([`Cfg::dispatch`], [`Cfg::junction`]).
@@ -168,8 +175,14 @@ impl<'a> FnCx<'a> {
             maybe_constant: std::cell::OnceCell::new(),
             argument_slots: std::cell::OnceCell::new(),
             provenance: crate::mid::provenance::analyze(module, f),
+            base_runs: Default::default(),
+            run_vars: Default::default(),
+            run_block: false,
         };
         let cfg = Cfg::build(f)?;
+        if cx.is_checked() && k == 0 {
+            cx.base_runs = crate::mid::base_runs::analyze(f, &cfg);
+        }
         let lanes = k.max(1) as usize;
         let first = if k > 0 && !f.is_kernel() { 1 } else { 0 };
         let uniformity = cx.declare_registers(&cfg, &params, first);

@@ -67,6 +67,7 @@ impl FnCx<'_> {
     /// Emits the code of block `b`: its instructions, or the store of a control-flow
     /// variable the CFG made up.
     pub(super) fn emit_code(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
+        self.begin_block_runs(b)?;
         match cfg.blocks[b].code {
             Code::Insts(ref r) => {
                 let f = self.f;

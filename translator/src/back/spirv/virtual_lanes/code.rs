@@ -37,6 +37,7 @@ impl FnCx<'_> {
     /// The straight-line code of a block: runs of per-lane instructions once per active lane,
     /// the others once for all lanes.
     pub(super) fn code_on_lanes(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
+        self.begin_block_runs(b)?;
         // A block every live lane runs together starts from the function's first mask when
         // that is known to be its mask (`Lanes::entry`).
         let entry = self

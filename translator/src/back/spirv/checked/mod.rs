@@ -37,6 +37,11 @@ use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName}
 use crate::mid::calls::CallGraph;
 use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
 
+mod runs;
+mod table;
+
+pub use runs::RunVars;
+
 /// Module-wide state of a checked translation.
 pub struct Checks {
     /// `Private u64`: the check block's address, set by each kernel's prologue.
@@ -83,6 +88,12 @@ pub struct Pending {
     pub size: Word,
     /// `u64`: its address (a generic one with its tag).
     pub address: Word,
+    /// `u32`: in a block holding a run ([`crate::mid::base_runs`]), where the pending
+    /// violation is in that block's execution (its instruction's index in the body plus 1),
+    /// 0 for one from before the block started. A run's head records the first violation of
+    /// its accesses ahead of time; a violation between the head and that access must then
+    /// take its place.
+    pub position: Word,
 }
 
 /// Declares the state of a checked translation of `module` in `m`: as many hot entries as
@@ -120,6 +131,7 @@ pub fn declare(m: &mut ModuleCx, module: &Module, lanes: u32) {
                 code: private(m, u32t, &format!("pisa_check_code{lane}")),
                 size: private(m, u32t, &format!("pisa_check_size{lane}")),
                 address: private(m, u64t, &format!("pisa_check_address{lane}")),
+                position: private(m, u32t, &format!("pisa_check_position{lane}")),
             }
         })
         .collect();
@@ -264,15 +276,7 @@ pub fn address_var(op: &Operand) -> Option<VarRef> {
     }
 }
 
-/// The alignment prog-5 §5.1 requires of `count` elements of `bits` bits: the element's
-/// size, or the whole access when the element is narrower than 32 bits.
-pub fn required_alignment(bits: u32, count: u32) -> u32 {
-    if bits < 32 {
-        bits / 8 * count
-    } else {
-        bits / 8
-    }
-}
+pub use crate::memcheck::required_alignment;
 
 /// What the record of a failed check is made of ([`FnCx::record`]).
 struct Failure {
@@ -292,6 +296,22 @@ struct Verdict {
     read_only: Word,
     /// u32: the space code ([`code::space`]).
     space: Word,
+}
+
+/// Violations to note ([`FnCx::note_violations`]): how many, and the first one's facts.
+struct Violations {
+    /// u32: how many (0: none).
+    count: Word,
+    /// u32: the first one's site index.
+    site: Word,
+    /// u32: its record code ([`code`]).
+    code: Word,
+    /// u32: its size in bytes.
+    size: Word,
+    /// u64: its address.
+    address: Word,
+    /// u32: its [`Pending::position`], in a block holding a run.
+    position: Option<Word>,
 }
 
 impl FnCx<'_> {
@@ -338,36 +358,71 @@ impl FnCx<'_> {
 
     /// Runs `access` when the module is unchecked; else checks `a` first and runs `access`
     /// only when it passes, `skipped` (and records the violation) when it does not.
+    ///
+    /// `access(cx, address, ok)` performs the access at `address`. For an access of a run
+    /// ([`runs`]), whose verdict and record its run's head computed, it runs without a
+    /// branch, with `ok` (bool) for every work-item: at the access's own address when it
+    /// passes and at the check block's [scratch](block::SCRATCH) when it does not (a load
+    /// replaces its value by 0 where `ok` is false). Otherwise `ok` is `None`.
     pub fn checked_access(
         &mut self,
         inst: &Inst,
         a: Access,
-        access: impl FnOnce(&mut Self) -> EResult,
+        access: impl FnOnce(&mut Self, Word, Option<Word>) -> EResult,
         skipped: impl FnOnce(&mut Self) -> EResult,
     ) -> EResult {
         if !self.is_checked() {
-            return access(self);
+            return access(self, a.addr, None);
+        }
+        if let Some(member) = self.run_member(inst).filter(|_| a.origin.is_none()) {
+            // lavapipe compiled a branch and a record per access slowly (a kernel of a
+            // thousand checked accesses took minutes, issue 28): straight-line code.
+            let ok = self.run_ok(member, &a)?;
+            let blk = self.check_block()?;
+            let scratch = self.addr_add(blk, 64, block::SCRATCH)?;
+            let u64t = self.m.uint(64);
+            let at = self.m.b.select(u64t, None, ok, a.addr, scratch);
+            return access(self, at, Some(ok));
         }
         let variable = a
             .var
             .filter(|&v| self.holds_to(v, a.space))
             .map(|v| self.var_name(v));
-        let Some(checks) = self.m.checks.as_mut() else {
-            return access(self);
-        };
-        let site = checks.sites.len() as u32;
-        checks.sites.push(Site {
+        let site = self.push_site(Site {
             function: self.f.name.clone(),
             span: (inst.span.start, inst.span.end),
             align: a.align,
             variable,
             location: None,
-        });
+        })?;
         let (ok, failure) = self.check(&a)?;
-        self.if_else(ok, access, |cx| {
-            cx.record(site, &failure, ok, &a)?;
-            skipped(cx)
-        })
+        let position = self.position_in_block(inst);
+        self.if_else(
+            ok,
+            |cx| access(cx, a.addr, None),
+            |cx| {
+                cx.record(site, &failure, ok, &a, position)?;
+                skipped(cx)
+            },
+        )
+    }
+
+    /// Adds `site` to the table of checked instructions; its index.
+    fn push_site(&mut self, site: Site) -> EResult<u32> {
+        let Some(checks) = self.m.checks.as_mut() else {
+            return Err(self.err("internal error: a check outside a checked translation"));
+        };
+        checks.sites.push(site);
+        Ok(checks.sites.len() as u32 - 1)
+    }
+
+    /// In a block holding a run, `inst`'s [`Pending::position`] (its index in the body plus
+    /// 1); `None` elsewhere.
+    fn position_in_block(&self, inst: &Inst) -> Option<u32> {
+        self.run_block
+            .then(|| self.body_index(inst))
+            .flatten()
+            .map(|i| i as u32 + 1)
     }
 
     /// [`FnCx::checked_access`] for an access that returns a value of type `ty`: 0 (of
@@ -386,7 +441,7 @@ impl FnCx<'_> {
         self.checked_access(
             inst,
             a,
-            |cx| {
+            |cx, _, _| {
                 let v = access(cx)?;
                 Ok(cx.m.b.store(result, v, None, []))
             },
@@ -456,8 +511,15 @@ impl FnCx<'_> {
 
     /// In the branch of a work-item whose access failed its check: the record code of
     /// `f` (space, generic flag, reason, access kind) noted as a violation of `site`
-    /// ([`FnCx::note_violation`]).
-    fn record(&mut self, site: u32, f: &Failure, ok: Word, a: &Access) -> EResult {
+    /// ([`FnCx::note_violations`]).
+    fn record(
+        &mut self,
+        site: u32,
+        f: &Failure,
+        ok: Word,
+        a: &Access,
+        position: Option<u32>,
+    ) -> EResult {
         let u32t = self.m.uint(32);
         let zero = self.m.const_u32(0);
         let v = &f.verdict;
@@ -472,7 +534,22 @@ impl FnCx<'_> {
         let fixed = self.m.const_u32(fixed);
         let tagged = self.m.b.bitwise_or(u32t, None, fixed, v.space);
         let code = self.m.b.bitwise_or(u32t, None, tagged, reason);
-        self.note_violation(site, code, ok, a)
+        let addr = match (a.origin, a.space) {
+            (Some(full), _) => full,
+            (None, Space::Mem(s)) => self.resize(a.addr, s.address_bits(), 64)?,
+            (None, Space::Generic) => a.addr,
+        };
+        let one = self.m.const_u32(1);
+        let bad = self.m.b.select(u32t, None, ok, zero, one);
+        let v = Violations {
+            count: bad,
+            site: self.m.const_u32(site),
+            code,
+            size: self.m.const_u32(a.bytes),
+            address: addr,
+            position: position.map(|p| self.m.const_u32(p)),
+        };
+        self.note_violations(&v)
     }
 
     /// Whether an access of `space` through an address written relative to `v` is held to
@@ -571,138 +648,6 @@ impl FnCx<'_> {
         })
     }
 
-    /// `[addr, addr + bytes)` (u64 `addr` of space `s`) inside one entry of the allocation
-    /// table. First the [hot entries](block::HOT) (the allocations of the launch's
-    /// arguments, copied to Private variables by the kernel's prologue: two comparisons
-    /// each); then, only for a work-item that has missed them all, the search of the whole
-    /// table ([`FnCx::table_search`]), in a branch that lavapipe skips when no work-item of
-    /// the SIMD group takes it.
-    fn table_bounds(&mut self, addr: Word, a: &Access, s: MemSpace) -> EResult<Verdict> {
-        let u64t = self.m.uint(64);
-        let bt = self.m.ty(Scalar::Bool);
-        let blk = self.check_block()?;
-        let n = self.m.const_uint(64, a.bytes as u64);
-        let last = self.m.b.i_add(u64t, None, addr, n);
-        let mut hit = self.m.const_bool(false);
-        let mut ro = self.m.const_bool(false);
-        let mut hot = self
-            .m
-            .checks
-            .as_ref()
-            .map(|c| c.hot.clone())
-            .unwrap_or_default();
-        if let Some(k) = a.slot {
-            // The argument it comes from, alone: the search finds any other place.
-            hot = hot.get(k as usize).copied().into_iter().collect();
-        }
-        for e in hot {
-            let [start, end] = [e.start, e.end].map(|v| self.m.b.load(u64t, None, v, None, []));
-            let inside = self.entry_holds(start, end, addr, last)?;
-            hit = self.m.b.logical_or(bt, None, hit, inside);
-            if a.kind != AccessKind::Load {
-                let e_ro = self.m.b.load(bt, None, e.read_only, None, []);
-                ro = self.m.b.select(bt, None, inside, e_ro, ro);
-            }
-        }
-        let found_v = self.local_var(bt)?;
-        let ro_v = self.local_var(bt)?;
-        self.m.b.store(found_v, hit, None, []);
-        self.m.b.store(ro_v, ro, None, []);
-        let miss = self.m.b.logical_not(bt, None, hit);
-        self.if_then(miss, |cx| {
-            let (inside, t_ro) = cx.table_search(blk, addr, last)?;
-            let found = cx.m.b.logical_or(bt, None, hit, inside);
-            let ro = cx.m.b.select(bt, None, hit, ro, t_ro);
-            cx.m.b.store(found_v, found, None, []);
-            Ok(cx.m.b.store(ro_v, ro, None, []))
-        })?;
-        let found = self.m.b.load(bt, None, found_v, None, []);
-        let ro = self.m.b.load(bt, None, ro_v, None, []);
-        let no_wrap = self.m.b.u_greater_than_equal(bt, None, last, addr);
-        let inside = self.m.b.logical_and(bt, None, found, no_wrap);
-        let writes = self.m.const_bool(a.kind != AccessKind::Load);
-        let read_only = self.m.b.logical_and(bt, None, ro, writes);
-        let space = self.m.const_u32(code::space(s));
-        Ok(Verdict {
-            inside,
-            read_only,
-            space,
-        })
-    }
-
-    /// A table entry's raw end split into the end and whether the
-    /// [`READ_ONLY`](block::READ_ONLY) flag is set.
-    fn split_end(&mut self, raw: Word) -> EResult<(Word, Word)> {
-        let u64t = self.m.uint(64);
-        let bt = self.m.ty(Scalar::Bool);
-        let not_flag = self.m.const_uint(64, !block::READ_ONLY);
-        let end = self.m.b.bitwise_and(u64t, None, raw, not_flag);
-        let flag = self.m.const_uint(64, block::READ_ONLY);
-        let bits = self.m.b.bitwise_and(u64t, None, raw, flag);
-        let zero = self.m.const_uint(64, 0);
-        let read_only = self.m.b.i_not_equal(bt, None, bits, zero);
-        Ok((end, read_only))
-    }
-
-    /// Whether the table entry `[start, end)` holds `[addr, last)`. Wrapping is the
-    /// caller's to check.
-    fn entry_holds(&mut self, start: Word, end: Word, addr: Word, last: Word) -> EResult<Word> {
-        let bt = self.m.ty(Scalar::Bool);
-        let after = self.m.b.u_less_than_equal(bt, None, start, addr);
-        let fits = self.m.b.u_less_than_equal(bt, None, last, end);
-        Ok(self.m.b.logical_and(bt, None, after, fits))
-    }
-
-    /// The search of the whole allocation table in the check block `blk`: a branch-free
-    /// binary search for the last entry starting at or below `addr` (entry 0, the sentinel
-    /// `[0, 0)`, starts below everything), then [`FnCx::entry_holds`] on it; with whether
-    /// that entry is read-only.
-    fn table_search(&mut self, blk: Word, addr: Word, last: Word) -> EResult<(Word, Word)> {
-        let u32t = self.m.uint(32);
-        let bt = self.m.ty(Scalar::Bool);
-        let len_at = self.addr_add(blk, 64, block::TABLE_LEN)?;
-        let len = self.global_load(len_at, 32)?;
-        let table = self.addr_add(blk, 64, block::TABLE)?;
-        let lo_var = self.local_var(u32t)?;
-        let n_var = self.local_var(u32t)?;
-        let zero = self.m.const_u32(0);
-        self.m.b.store(lo_var, zero, None, []);
-        self.m.b.store(n_var, len, None, []);
-        let one = self.m.const_u32(1);
-        let several = self.m.b.u_greater_than(bt, None, len, one);
-        self.if_then(several, |cx| {
-            cx.do_until(|cx| {
-                let lo = cx.m.b.load(u32t, None, lo_var, None, []);
-                let n = cx.m.b.load(u32t, None, n_var, None, []);
-                let half = cx.shr_const(n, 32, 1)?;
-                let mid = cx.m.b.i_add(u32t, None, lo, half);
-                let start = cx.table_word(table, mid, 0)?;
-                let below = cx.m.b.u_less_than_equal(bt, None, start, addr);
-                let lo = cx.m.b.select(u32t, None, below, mid, lo);
-                cx.m.b.store(lo_var, lo, None, []);
-                let n = cx.m.b.i_sub(u32t, None, n, half);
-                cx.m.b.store(n_var, n, None, []);
-                let one = cx.m.const_u32(1);
-                Ok(cx.m.b.u_less_than_equal(bt, None, n, one))
-            })
-        })?;
-        let lo = self.m.b.load(u32t, None, lo_var, None, []);
-        let start = self.table_word(table, lo, 0)?;
-        let raw = self.table_word(table, lo, 8)?;
-        let (end, read_only) = self.split_end(raw)?;
-        Ok((self.entry_holds(start, end, addr, last)?, read_only))
-    }
-
-    /// The u64 at byte `at` of table entry `index`.
-    fn table_word(&mut self, table: Word, index: Word, at: u64) -> EResult<Word> {
-        let u64t = self.m.uint(64);
-        let i = self.resize(index, 32, 64)?;
-        let off = self.shl_const(i, 64, 4)?;
-        let p = self.m.b.i_add(u64t, None, table, off);
-        let p = self.addr_add(p, 64, at)?;
-        self.global_load(p, 64)
-    }
-
     /// A generic address: resolved on its tag as the access is (private and shared need
     /// bits 61..32 clear), then checked in that space.
     fn generic_bounds(&mut self, a: &Access) -> EResult<Verdict> {
@@ -793,9 +738,11 @@ impl FnCx<'_> {
         Ok(self.m.b.load(u64t, None, var, None, []))
     }
 
-    /// Counts a violation (`ok` false; `code` its record code) of the work-item and, when
-    /// it is its first, keeps it ([`Pending`]): selects only, no branch.
-    fn note_violation(&mut self, site: u32, code: Word, ok: Word, a: &Access) -> EResult {
+    /// Counts `v.count` violations (u32) of the work-item and, when there are some and they
+    /// are its first (or, with a position, come before the pending one in this block's
+    /// execution, [`Pending::position`]), keeps the one `v` describes ([`Pending`]):
+    /// selects only, no branch.
+    fn note_violations(&mut self, v: &Violations) -> EResult {
         let lane = self.lane as usize;
         let Some(p) = self
             .m
@@ -809,29 +756,29 @@ impl FnCx<'_> {
         let bt = self.m.ty(Scalar::Bool);
         let count = self.m.b.load(u32t, None, p.count, None, []);
         let zero = self.m.const_u32(0);
-        let none_yet = self.m.b.i_equal(bt, None, count, zero);
-        let bad = self.m.b.logical_not(bt, None, ok);
-        let first = self.m.b.logical_and(bt, None, bad, none_yet);
-        let addr = match (a.origin, a.space) {
-            (Some(full), _) => full,
-            (None, Space::Mem(s)) => self.resize(a.addr, s.address_bits(), 64)?,
-            (None, Space::Generic) => a.addr,
-        };
-        let site = self.m.const_u32(site);
-        let size = self.m.const_u32(a.bytes);
-        for (var, t, v) in [
-            (p.site, u32t, site),
-            (p.code, u32t, code),
-            (p.size, u32t, size),
-            (p.address, u64t, addr),
-        ] {
+        let mut keep = self.m.b.i_equal(bt, None, count, zero);
+        if let Some(at) = v.position {
+            let pending = self.m.b.load(u32t, None, p.position, None, []);
+            let later = self.m.b.u_greater_than(bt, None, pending, at);
+            keep = self.m.b.logical_or(bt, None, keep, later);
+        }
+        let some = self.m.b.i_not_equal(bt, None, v.count, zero);
+        let first = self.m.b.logical_and(bt, None, some, keep);
+        let mut fields = vec![
+            (p.site, u32t, v.site),
+            (p.code, u32t, v.code),
+            (p.size, u32t, v.size),
+            (p.address, u64t, v.address),
+        ];
+        if let Some(at) = v.position {
+            fields.push((p.position, u32t, at));
+        }
+        for (var, t, new) in fields {
             let old = self.m.b.load(t, None, var, None, []);
-            let new = self.m.b.select(t, None, first, v, old);
+            let new = self.m.b.select(t, None, first, new, old);
             self.m.b.store(var, new, None, []);
         }
-        let one = self.m.const_u32(1);
-        let inc = self.m.b.select(u32t, None, bad, one, zero);
-        let count = self.m.b.i_add(u32t, None, count, inc);
+        let count = self.m.b.i_add(u32t, None, count, v.count);
         Ok(self.m.b.store(p.count, count, None, []))
     }
 
