@@ -1444,3 +1444,27 @@ fn a_run_has_one_table_search_however_many_accesses_it_has() {
     assert!(added < 90, "{added} words per access");
     eprintln!("checking adds {added} words per access");
 }
+
+#[test]
+fn a_violation_in_a_called_function_comes_before_one_after_the_call() {
+    // The callee's bad store is its 12th instruction; the caller's bad shared store, after
+    // the call, its 5th: positions in different blocks do not compare, the call's comes first.
+    let movs = "mov.32b %x, 1;\n".repeat(10);
+    let src = format!(
+        ".version 0.1;\n.target 100;\n\
+         .function void @poke(.reg .64b %p) {{\n.reg .32b %x, %y;\n{movs}\
+         ld.global.32b %y, [%p + 0];\nst.global.32b [%p + 64], %y;\n}}\n\
+         .kernel @k(.param[8] %out) {{\n.shared .align 4 @S[4];\n.reg .64b %p;\n.reg .32b %v;\n\
+         ld.param.64b %p, [%out];\nld.global.32b %v, [%p + 0];\nst.global.32b [%p + 4], %v;\n\
+         call void, @poke(%p);\nst.shared.32b [@S + 8], %v;\n}}\n"
+    );
+    let args = [buf32(&[1, 2])];
+    let (_, dev) = device(&src, 1, 1, &args);
+    let dev = dev.expect("a violation");
+    let refv = reference(&src, 1, 1, &args).expect("reference");
+    let l = dev.site.location.as_ref().expect("located");
+    assert_eq!(l.line, 16, "{dev}\n{src}");
+    assert!(l.text.starts_with("st.global.32b [%p + 64]"), "{dev}");
+    assert_eq!(dev.site, refv.site, "{refv}");
+    assert_eq!(dev.further, 1, "{dev}");
+}

@@ -38,11 +38,22 @@ pub struct RunVars {
 
 impl FnCx<'_> {
     /// Where the code of block `b` starts: forgets the heads emitted so far and, in a block
-    /// holding a run, marks the pending violation as one from before the block
-    /// ([`super::Pending::position`]).
+    /// holding a run, marks the pending violation as one from before the block.
     pub fn begin_block_runs(&mut self, b: BlockId) -> EResult {
         self.run_vars.clear();
         self.run_block = self.base_runs.in_block.get(b).copied().unwrap_or(false);
+        self.forget_position()
+    }
+
+    /// After a call in a block holding a run: a violation the callee recorded (with a
+    /// position in its own block) came before what follows, as one from an earlier block.
+    pub fn after_call_runs(&mut self) -> EResult {
+        self.forget_position()
+    }
+
+    /// In a block holding a run, marks the pending violation as one from before the
+    /// instructions that follow ([`super::Pending::position`] 0).
+    fn forget_position(&mut self) -> EResult {
         if !self.run_block {
             return Ok(());
         }

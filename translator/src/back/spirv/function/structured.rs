@@ -77,6 +77,9 @@ impl FnCx<'_> {
                 };
                 for inst in insts {
                     self.inst(inst)?;
+                    if inst.op == crate::ir::Opcode::Call {
+                        self.after_call_runs()?;
+                    }
                 }
             }
             Code::SetDispatch(value) | Code::SetJunction(value) => {
