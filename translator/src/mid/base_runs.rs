@@ -10,7 +10,7 @@
 //! A run only groups accesses the checker would check against the table one by one:
 //! non-atomic `ld`/`st` declared `.global` or `.const` (a generic access may resolve to
 //! another space at run time; an atomic keeps its own check) of at most
-//! [`SCRATCH_SIZE`](crate::memcheck::block::SCRATCH_SIZE) bytes. Runs of one access are
+//! [`SCRATCH_SIZE`] bytes. Runs of one access are
 //! left out: nothing is shared.
 
 use crate::ir::{AddrBase, AddrOffset, AddrSpace, DataType, Function, Inst, MemOrder, MemSpace};

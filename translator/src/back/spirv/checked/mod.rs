@@ -48,7 +48,7 @@ pub struct Checks {
     pub block: Word,
     /// The work-item's own first violation, recorded in the check block when its kernel
     /// returns ([`FnCx::flush_checks`]); one per lane of an invocation (several on virtual
-    /// lanes, [`super::virtual_lanes`]).
+    /// lanes, spec-notes §88).
     pub pending: Vec<Pending>,
     /// The checked instructions, by the index the record carries.
     pub sites: Vec<Site>,
@@ -360,7 +360,7 @@ impl FnCx<'_> {
     /// only when it passes, `skipped` (and records the violation) when it does not.
     ///
     /// `access(cx, address, ok)` performs the access at `address`. For an access of a run
-    /// ([`runs`]), whose verdict and record its run's head computed, it runs without a
+    /// ([`crate::mid::base_runs`]), whose verdict and record its run's head computed, it runs without a
     /// branch, with `ok` (bool) for every work-item: at the access's own address when it
     /// passes and at the check block's [scratch](block::SCRATCH) when it does not (a load
     /// replaces its value by 0 where `ok` is false). Otherwise `ok` is `None`.
