@@ -25,7 +25,7 @@ use crate::back::spirv::function::FnCx;
 use crate::back::spirv::module::Scalar;
 use crate::ir::{Inst, MemSpace};
 use crate::memcheck::{code, AccessKind, Site};
-use crate::mid::base_runs::Run;
+use crate::mid::base_runs::{Member, Run};
 use crate::mid::cfg::BlockId;
 use rspirv::spirv::Word;
 
@@ -133,7 +133,9 @@ impl FnCx<'_> {
         let zero = self.m.const_uint(64, 0);
         self.m.b.store(vars.failed, zero, None, []);
         let fail = self.m.b.logical_not(bt, None, pass);
-        self.if_then(fail, |cx| cx.run_loop(&r, base, slot, site0, vars))?;
+        self.if_then(fail, |cx| {
+            cx.run_loop(&r, base, writes, (slot, site0), vars)
+        })?;
         Ok(vars)
     }
 
@@ -199,12 +201,11 @@ impl FnCx<'_> {
         &mut self,
         r: &Run,
         base: Word,
-        slot: Option<u32>,
-        site0: u32,
+        writes: bool,
+        (slot, site0): (Option<u32>, u32),
         vars: RunVars,
     ) -> EResult {
         let (u32t, u64t, bt) = (self.m.uint(32), self.m.uint(64), self.m.ty(Scalar::Bool));
-        let writes = r.members.iter().any(|m| m.store);
         let i_var = self.local_var(u32t)?;
         let [first_var, code_var, size_var] = [(); 3].map(|_| self.local_var(u32t));
         let (first_var, code_var, size_var) = (first_var?, code_var?, size_var?);
@@ -215,25 +216,14 @@ impl FnCx<'_> {
         self.m.b.store(first_var, none, None, []);
         self.do_until(|cx| {
             let i = cx.m.b.load(u32t, None, i_var, None, []);
-            let pick = |cx: &mut Self, t: Word, bits: u32, f: &dyn Fn(usize) -> u64| {
-                let mut v = cx.m.const_uint(bits, f(0));
-                for j in 1..r.members.len() {
-                    if f(j) != f(j - 1) {
-                        let k = cx.m.const_u32(j as u32);
-                        let ge = cx.m.b.u_greater_than_equal(bt, None, i, k);
-                        let c = cx.m.const_uint(bits, f(j));
-                        v = cx.m.b.select(t, None, ge, c, v);
-                    }
-                }
-                v
+            let pick = |cx: &mut Self, bits: u32, f: &dyn Fn(&Member) -> u64| {
+                let values: Vec<u64> = r.members.iter().map(f).collect();
+                cx.select_by_index(i, bits, &values)
             };
-            let m = &r.members;
-            let off = pick(cx, u64t, 64, &|j| m[j].offset as u64);
-            let bytes = pick(cx, u64t, 64, &|j| m[j].bytes as u64);
-            let mask = pick(cx, u64t, 64, &|j| m[j].align.max(1) as u64 - 1);
-            let kind = pick(cx, u32t, 32, &|j| {
-                member_code(m[j].store, m[j].space) as u64
-            });
+            let off = pick(cx, 64, &|m| m.offset as u64);
+            let bytes = pick(cx, 64, &|m| m.bytes as u64);
+            let mask = pick(cx, 64, &|m| m.align.max(1) as u64 - 1);
+            let kind = pick(cx, 32, &|m| member_code(m.store, m.space) as u64);
             let addr = cx.m.b.i_add(u64t, None, base, off);
             let end = cx.m.b.i_add(u64t, None, addr, bytes);
             let (found, ro) = cx.table_lookup(addr, end, writes, slot)?;
@@ -291,16 +281,8 @@ impl FnCx<'_> {
         let j = self.m.b.load(u32t, None, first_var, None, []);
         let s0 = self.m.const_u32(site0);
         let site = self.m.b.i_add(u32t, None, s0, j);
-        let position = {
-            let mut v = self.m.const_u32(r.members[0].inst as u32 + 1);
-            for (k, m) in r.members.iter().enumerate().skip(1) {
-                let kk = self.m.const_u32(k as u32);
-                let ge = self.m.b.u_greater_than_equal(bt, None, j, kk);
-                let c = self.m.const_u32(m.inst as u32 + 1);
-                v = self.m.b.select(u32t, None, ge, c, v);
-            }
-            v
-        };
+        let positions: Vec<u64> = r.members.iter().map(|m| m.inst as u64 + 1).collect();
+        let position = self.select_by_index(j, 32, &positions);
         let v = Violations {
             count,
             site,
@@ -310,6 +292,28 @@ impl FnCx<'_> {
             position: Some(position),
         };
         self.note_violations(&v)
+    }
+}
+
+impl FnCx<'_> {
+    /// `values[index]` (an integer of `bits` bits) for a u32 `index` below `values.len()`
+    /// (the last value for a larger one): a chain of selects on `index >= k`, one for each k
+    /// where the value changes. In registers, where an array indexed by `index` would live
+    /// in memory, which lavapipe reaches lane by lane.
+    fn select_by_index(&mut self, index: Word, bits: u32, values: &[u64]) -> Word {
+        let (t, bt) = (self.m.uint(bits), self.m.ty(Scalar::Bool));
+        let mut v = self
+            .m
+            .const_uint(bits, values.first().copied().unwrap_or(0));
+        for (k, w) in values.windows(2).enumerate() {
+            if w[1] != w[0] {
+                let at = self.m.const_u32(k as u32 + 1);
+                let ge = self.m.b.u_greater_than_equal(bt, None, index, at);
+                let c = self.m.const_uint(bits, w[1]);
+                v = self.m.b.select(t, None, ge, c, v);
+            }
+        }
+        v
     }
 }
 
