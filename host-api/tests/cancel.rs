@@ -41,6 +41,18 @@ const OVERRUN: &str = ".version 0.1;\n.target 100;\n\
 loop:\n  ld.global.32b %x, [%p];\n  iatom.global.add.32b %old, [%s], %x;\n\
   iadd.64b %p, %p, 4;\n  goto loop;\n}\n";
 
+/// A loop with no memory access or atomic in it, `%n` rounds of a hash, and one store after
+/// it: a compiler may move a load it sees as loop-invariant out of such a loop, so this is
+/// what shows that the cancel word is read in every iteration still.
+const PURE: &str = ".version 0.1;\n.target 100;\n\
+.kernel @hash(.param[8] %out, .param[4] %n) {\n\
+  .reg .64b %p;\n  .reg .32b %h, %i, %count;\n  .pred %more;\n\
+  ld.param.64b %p, [%out];\n  ld.param.32b %count, [%n];\n\
+  mov.32b %h, %localid.x;\n  mov.32b %i, 0;\n\
+round:\n  umul.32b %h, %h, 0x9e3779b1;\n  xor.32b %h, %h, %i;\n  iadd.32b %i, %i, 1;\n\
+  ucmp.lt.32b %more, %i, %count;\n  goto.cond %more, round;\n\
+  st.global.32b [%p], %h;\n}\n";
+
 /// Translation options with cancel checks (off by default).
 fn cancellable() -> Options {
     Options {
@@ -84,6 +96,28 @@ fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
     eprintln!("new pipeline after the timeout: {took:.3} s");
     assert!(took < 1.0, "{took}");
     assert_eq!(out.read().unwrap(), vec![7]);
+}
+
+#[test]
+fn a_timeout_stops_a_loop_without_memory_accesses() {
+    let ctx = common::lavapipe(1.0);
+    let m = Module::from_source_with(&ctx, "pure.pisa", PURE, &cancellable()).unwrap();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    // 2^32 - 1 rounds for each of 256 work-items: hours, unless the check stops them.
+    let start = Instant::now();
+    let r = m.dispatch("hash", 256u64, 64u64, &[(&out).into(), u32::MAX.into()]);
+    let took = start.elapsed().as_secs_f64();
+    eprintln!("pure loop: {r:?} after {took:.3} s");
+    stopped_timeout(r);
+    assert!(took < 1.9, "{took}");
+    // The same kernel over 1,000 rounds ends by itself with the value computed here.
+    let mut h = 0u32;
+    for i in 0..1000u32 {
+        h = h.wrapping_mul(0x9e37_79b1) ^ i;
+    }
+    m.dispatch("hash", 1u64, 1u64, &[(&out).into(), 1000u32.into()])
+        .unwrap();
+    assert_eq!(out.read().unwrap(), vec![h]);
 }
 
 #[test]

@@ -11,15 +11,39 @@
 mod cfg_gen;
 
 use cfg_gen::{generate, Shape, SHAPES};
-use pisa_conformance::run_both;
+use pisa_conformance::run_both_with;
+use pisa_vk::Options;
 
 /// One kernel on 64 work-items in work-groups of 8, each starting from a different state.
 fn agree(shape: Shape, size: usize, seed: u64) {
+    agree_with(shape, size, seed, &Options::default());
+}
+
+/// [`agree`] with the kernel translated with `options`.
+fn agree_with(shape: Shape, size: usize, seed: u64, options: &Options) {
     let p = generate(shape, size, seed);
     let input: Vec<u64> = (0..64u64)
         .map(|i| (i + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ seed)
         .collect();
-    run_both(&p.text, &input, 1, 1, 8, |a, b| a == b);
+    run_both_with(&p.text, &input, 1, 1, 8, options, |a, b| a == b);
+}
+
+/// The shapes translated cancellable (spec-notes §91, §107), reading the cancel word at
+/// every iteration, and in strips of 2 and 3 iterations: strips then end inside loops that
+/// are left by breaks, by continues of outer loops and by jumps out of several loops at
+/// once, and the results stay the reference's.
+#[test]
+fn every_shape_agrees_when_cancellable_in_strips() {
+    for &shape in SHAPES {
+        for cancel_interval in [1, 2, 3] {
+            let options = Options {
+                cancellable: true,
+                cancel_interval,
+                ..Options::default()
+            };
+            agree_with(shape, 40, 2, &options);
+        }
+    }
 }
 
 #[test]

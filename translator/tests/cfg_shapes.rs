@@ -206,10 +206,10 @@ fn a_loop_bottom_test_is_one_conditional_branch() {
     assert_eq!(targets, [cont, merge], "true continues, false leaves");
 }
 
-/// Random shapes translated cancellable (spec-notes §91, §100): the cancel word read every
-/// iteration and every 64 (a `Private` counter), natively and on virtual lanes (8-lane
-/// hardware sub-groups); every kernel passes spirv-val, and natively every 64 a kernel with a
-/// loop has the iteration counter (every iteration, none).
+/// Random shapes translated cancellable (spec-notes §91, §107): the cancel word read every
+/// iteration and every 61 (strip-mined loops), natively and on virtual lanes (8-lane
+/// hardware sub-groups); every kernel passes spirv-val, and natively every 61 a kernel with
+/// a loop check ends its strips by comparing a counter with 61.
 #[test]
 fn random_shapes_validate_with_cancel_checks() {
     use pisa_translator::VirtualLanes;
@@ -217,8 +217,8 @@ fn random_shapes_validate_with_cancel_checks() {
     use spirv_tools::val::Validator;
     for (interval, lanes) in [
         (1, VirtualLanes::Auto),
-        (64, VirtualLanes::Auto),
-        (64, VirtualLanes::AllKernels),
+        (61, VirtualLanes::Auto),
+        (61, VirtualLanes::AllKernels),
     ] {
         let options = Options {
             cancellable: true,
@@ -256,19 +256,21 @@ fn random_shapes_validate_with_cancel_checks() {
                         })
                         .count();
                     assert!(reads > 0, "{what}: no read");
-                    let named_tick = module.debug_names.iter().any(|i| {
-                        i.operands.get(1).is_some_and(|o| {
-                            o == &rspirv::dr::Operand::LiteralString("pisa_cancel_tick".into())
-                        })
-                    });
                     // Natively only the loops' checks are atomic loads (the entry's is not).
                     let loop_checks =
                         insts().any(|i| i.class.opcode == rspirv::spirv::Op::AtomicLoad);
-                    if interval > 1 && lanes == VirtualLanes::Auto {
-                        assert_eq!(named_tick, loop_checks, "{what}: the iteration counter");
-                    }
-                    if interval == 1 {
-                        assert!(!named_tick, "{what}: a counter for every iteration");
+                    let strip_len = module.types_global_values.iter().find_map(|i| {
+                        (i.class.opcode == rspirv::spirv::Op::Constant
+                            && i.operands == [rspirv::dr::Operand::LiteralBit32(61)])
+                        .then_some(i.result_id)
+                        .flatten()
+                    });
+                    let strip_ends = insts().any(|i| {
+                        i.class.opcode == rspirv::spirv::Op::ULessThan
+                            && strip_len.is_some_and(|n| i.operands[1].unwrap_id_ref() == n)
+                    });
+                    if interval > 1 && lanes == VirtualLanes::Auto && loop_checks {
+                        assert!(strip_ends, "{what}: loops not strip-mined");
                     }
                 }
             }

@@ -10,7 +10,8 @@
 //! the floating-point and conversion chapters and `float-*` programs; also `checked` (the
 //! memory checker) for the memory chapter, the operands chapter and `checked-*` programs;
 //! also `lanes8` (virtual lanes: 32-lane sub-groups on 8-lane hardware, spec-notes §88) for
-//! the sub-group chapter and `subgroup*` programs.
+//! the sub-group chapter and `subgroup*` programs; also `cancellable` (cancel checks in
+//! strip-mined loops, spec-notes §107) for `cfg-loop-exits`.
 //! Every module also passes spirv-val (Vulkan 1.2).
 //!
 //! `PISA_BLESS=1 cargo test -p pisa-translator --test golden` rewrites the files (and removes
@@ -90,6 +91,15 @@ fn variants(stem: &str) -> Vec<(&'static str, Options)> {
             "checked",
             Options {
                 checked: true,
+                ..Options::default()
+            },
+        ));
+    }
+    if stem == "cfg-loop-exits" {
+        v.push((
+            "cancellable",
+            Options {
+                cancellable: true,
                 ..Options::default()
             },
         ));

@@ -1,19 +1,22 @@
 //! Cancellable kernels ([`Options::cancellable`](crate::Options::cancellable), spec-notes §91):
-//! once per iteration of every loop, a work-item reads the submission's *cancel word* (a
+//! in every loop, a work-item reads the submission's *cancel word* (a
 //! `u32` in host-visible memory whose address the launch block carries,
 //! [`LaunchLayout::cancel`](crate::layout::launch::LaunchLayout::cancel)) with a relaxed
 //! device-scope atomic load, and returns when it is not 0. The host sets the word when a
 //! launch times out or the user cancels it; the memory checker sets it at a work-item's
 //! first violation ([`FnCx::cancel_all`]), so every other work-item stops too. In a checked
-//! translation a work-item with a violation of its own also stops at its next loop
-//! iteration, without waiting for the word.
+//! translation a work-item with a violation of its own also stops at its next check,
+//! without waiting for the word.
 //!
-//! Every N iterations (spec-notes §100,
-//! [`Options::cancel_interval`](crate::Options::cancel_interval)): outside a checked translation the load is made only when a `Private` counter of the loop
-//! iterations the invocation has begun (all loops together) is a multiple of N, so that a
-//! loop with a tiny body does not pay an atomic load per iteration (on lavapipe it does not
-//! help: the default is every iteration); the first iteration always loads it, so
-//! work-groups that start after the cancel stop at once.
+//! Every N iterations (spec-notes §107,
+//! [`Options::cancel_interval`](crate::Options::cancel_interval), default 64): the native
+//! lowering strip-mines each loop ([`FnCx::cancel_strip`]). An outer loop reads the word and
+//! then runs at most N iterations of the loop proper, counted in a Function variable that
+//! the loop's continue target increments. A loop that ends before N iterations reads the
+//! word once; work-groups that start after a cancel stop at their first loop. On lavapipe
+//! a load in a loop is a masked gather, the dearest part of the check, while the counter
+//! costs a few vector instructions (docs/performance.md). With N = 1 the word is read at
+//! the start of each iteration. On virtual lanes it is read at every back edge.
 //!
 //! At a kernel's entry (spec-notes §100), outside a checked translation, a native kernel
 //! reads the word once ([`FnCx::cancel_at_entry`]), so that the work-groups of a huge grid
@@ -23,8 +26,8 @@
 //! of the recursion pass's state machines), so a work-item whose every loop stops at its
 //! next iteration ends in bounded time, and a check after each call would only cost.
 //!
-//! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body
-//! (native lowering, `function.rs`) and [`FnCx::cancel_lanes`] at the back edge of a loop on
+//! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body, or
+//! of each strip of a strip-mined loop (native lowering, `function/structured.rs`), and [`FnCx::cancel_lanes`] at the back edge of a loop on
 //! virtual lanes (`virtual_lanes/control.rs`), which drops every lane from the set that
 //! runs the loop again.
 //!
@@ -32,36 +35,14 @@
 //! the word (the runtime and the host API do).
 
 use super::function::FnCx;
-use super::module::{ModuleCx, Scalar};
+use super::module::Scalar;
 use crate::back::spirv::error::EResult;
-use rspirv::spirv::{self, MemorySemantics, Scope, StorageClass, Word};
+use rspirv::spirv::{self, MemorySemantics, Scope, Word};
 
 /// What the host writes into the cancel word to stop a launch.
 pub const CANCELLED_BY_HOST: u32 = 1;
 /// What the memory checker writes into it at a work-item's first violation.
 pub const CANCELLED_BY_CHECKER: u32 = 2;
-
-impl ModuleCx {
-    /// Declares the iteration counter of [`ModuleCx::cancel_tick`] (a `Private u32` that
-    /// starts at 0) for checks every `interval` iterations (rounded up to a power of two);
-    /// nothing for an interval of 0 or 1 (a check every iteration).
-    pub fn declare_cancel_tick(&mut self, interval: u32) {
-        let n = interval
-            .max(1)
-            .checked_next_power_of_two()
-            .unwrap_or(1 << 31);
-        if n == 1 {
-            return;
-        }
-        let u32t = self.uint(32);
-        let p = self.ptr(StorageClass::Private, u32t);
-        let zero = self.const_u32(0);
-        let v = self.b.variable(p, None, StorageClass::Private, Some(zero));
-        self.b.name(v, "pisa_cancel_tick");
-        self.interface.push(v);
-        self.cancel_tick = Some((v, n - 1));
-    }
-}
 
 impl FnCx<'_> {
     /// Whether the module's loops check the cancel word (its launch block has the slot).
@@ -78,6 +59,15 @@ impl FnCx<'_> {
         self.global_ptr(addr, 32).map(Some)
     }
 
+    /// The strip length N of the loops of a cancellable native lowering that reads the
+    /// cancel word every N > 1 iterations ([`Options::cancel_interval`](crate::Options::cancel_interval),
+    /// spec-notes §107): each such loop is strip-mined ([`FnCx::open_strip`]). `None`: not
+    /// cancellable, or a check every iteration.
+    pub fn cancel_strip(&self) -> Option<u32> {
+        let n = self.m.cancel_interval;
+        (self.is_cancellable() && n > 1).then_some(n)
+    }
+
     /// `bool`: whether this work-item must stop: the cancel word is set, or (checked) one of
     /// the work-items the invocation carries has a violation. `None` when the module is not
     /// cancellable.
@@ -85,26 +75,7 @@ impl FnCx<'_> {
         if !self.is_cancellable() {
             return Ok(None);
         }
-        let Some((tick, mask)) = self.m.cancel_tick else {
-            return self.cancel_word_set();
-        };
-        // Every N iterations: count this one, read the word when the count was a multiple of N.
-        let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
-        let c = self.m.b.load(u32t, None, tick, None, []);
-        let one = self.m.const_u32(1);
-        let next = self.m.b.i_add(u32t, None, c, one);
-        self.m.b.store(tick, next, None, []);
-        let mask = self.m.const_u32(mask);
-        let phase = self.m.b.bitwise_and(u32t, None, c, mask);
-        let zero = self.m.const_u32(0);
-        let due = self.m.b.i_equal(bt, None, phase, zero);
-        let no = self.m.const_bool(false);
-        let stop = self.if_value(due, bt, no, |cx| {
-            cx.cancel_word_set()?.ok_or_else(|| {
-                cx.err("internal error: a cancellable module without its cancel word")
-            })
-        })?;
-        Ok(Some(stop))
+        self.cancel_word_set()
     }
 
     /// `bool`: the cancel word is set or (checked) the work-item has a violation, read now.

@@ -261,9 +261,8 @@ fn module_cx(
     }
     if options.checked {
         checked::declare(&mut m, module, k);
-    } else if layout.launch.cancel.is_some() && layout::has_loop(module) {
-        m.declare_cancel_tick(options.cancel_interval);
     }
+    m.cancel_interval = options.cancel_interval;
     m
 }
 

@@ -88,10 +88,9 @@ pub struct ModuleCx {
     /// `Private u64`: the address of this invocation's slice of the private scratch buffer,
     /// when the private arena lives there ([`super::scratch`]); every kernel sets it first.
     pub scratch: Option<Word>,
-    /// `Private u32` and the mask of [`Options::cancel_interval`](crate::Options::cancel_interval):
-    /// the loop iterations this invocation has begun, when cancel checks are made every N
-    /// iterations ([`super::cancel`]).
-    pub cancel_tick: Option<(Word, u32)>,
+    /// [`Options::cancel_interval`](crate::Options::cancel_interval): a cancellable native
+    /// loop reads the cancel word once every this many iterations ([`super::cancel`]).
+    pub cancel_interval: u32,
     /// The module variable where a kernel on virtual lanes records hardware sub-groups that
     /// are not full sub-groups of the width it was translated for
     /// ([`crate::Options::check_subgroup_size`]); `None`: no kernel checks.
@@ -175,7 +174,7 @@ impl ModuleCx {
             f64_would_help: false,
             lane_flag: None,
             scratch: None,
-            cancel_tick: None,
+            cancel_interval: 1,
             subgroup_check: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],

@@ -53,6 +53,8 @@ pub(super) struct Frame {
     /// Stack position of the outermost construct that a jump passing through the merge is
     /// bound for (`usize::MAX`: none).
     passing: usize,
+    /// The iteration counter (a Function `u32`) of a strip-mined loop ([`FnCx::open_strip`]).
+    strip: Option<Word>,
 }
 
 /// The structured program does not nest as the lowering expects.
@@ -245,6 +247,15 @@ impl FnCx<'_> {
         header: Option<BlockId>,
     ) -> EResult {
         self.check_nesting(cfg, events)?;
+        let strip = match header {
+            Some(_) if self.cancel_strip().is_some() => {
+                let counter = self.open_strip()?;
+                // The strip's outer loop is one construct more.
+                self.check_nesting(cfg, events)?;
+                Some(counter)
+            }
+            _ => None,
+        };
         let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
         self.m.b.branch(start);
         self.begin(start)?;
@@ -253,7 +264,7 @@ impl FnCx<'_> {
             .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
         self.m.b.branch(body);
         self.begin(body)?;
-        if header.is_some() {
+        if header.is_some() && strip.is_none() {
             self.cancel_point()?;
         }
         let pos = self.stack.len() as u32;
@@ -277,8 +288,90 @@ impl FnCx<'_> {
             cont,
             entered: false,
             passing: usize::MAX,
+            strip,
         });
         Ok(())
+    }
+
+    /// Opens the outer loop of a strip-mined loop (spec-notes §107): each of its iterations
+    /// reads the cancel word ([`FnCx::cancel_point`]), sets the returned counter to 0 and
+    /// runs the loop proper, which ends its strip after
+    /// [`FnCx::cancel_strip`] iterations ([`FnCx::close_strip`]). The outer loop is a
+    /// construct of its own on the stack, with no role: jumps pass through its merge.
+    fn open_strip(&mut self) -> EResult<Word> {
+        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
+        self.m.b.branch(start);
+        self.begin(start)?;
+        self.m
+            .b
+            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
+        self.m.b.branch(body);
+        self.begin(body)?;
+        self.cancel_point()?;
+        let u32t = self.m.uint(32);
+        let counter = self.local_var(u32t)?;
+        let zero = self.m.const_u32(0);
+        self.m.b.store(counter, zero, None, []);
+        self.stack.push(Frame {
+            label: None,
+            loop_header: None,
+            break_id: 0,
+            continue_id: 0,
+            start,
+            merge,
+            cont,
+            entered: false,
+            passing: usize::MAX,
+            strip: None,
+        });
+        Ok(counter)
+    }
+
+    /// Closes a strip-mined loop `f` whose body has ended, and its outer loop. The loop's
+    /// continue target counts the iteration and ends the strip at its length N, leaving the
+    /// counter at N; a break leaves it below N. So at the loop's merge, once the jumps
+    /// passing through are passed on, a counter at N continues the outer loop (the next
+    /// strip, after a cancel check) and anything else leaves it. Returns whether control
+    /// continues after it.
+    fn close_strip(&mut self, f: Frame, counter: Word) -> EResult<bool> {
+        let n = self.cancel_strip().unwrap_or(1);
+        let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
+        self.begin(f.cont)?;
+        let done = self.m.b.load(u32t, None, counter, None, []);
+        let one = self.m.const_u32(1);
+        let done = self.m.b.i_add(u32t, None, done, one);
+        self.m.b.store(counter, done, None, []);
+        let n = self.m.const_u32(n);
+        let more = self.m.b.u_less_than(bt, None, done, n);
+        self.m.b.branch_conditional(more, f.start, f.merge, []);
+        self.begin(f.merge)?;
+        if f.passing != usize::MAX {
+            self.pass_on(f.passing)?;
+        }
+        let mut outer = self
+            .stack
+            .pop()
+            .ok_or_else(|| unbalanced("end of a strip-mined loop"))?;
+        if f.entered {
+            let done = self.m.b.load(u32t, None, counter, None, []);
+            let strip_end = self.m.b.i_equal(bt, None, done, n);
+            self.m
+                .b
+                .branch_conditional(strip_end, outer.cont, outer.merge, []);
+            outer.entered = true;
+        } else {
+            self.m.b.branch(outer.cont);
+        }
+        self.begin(outer.cont)?;
+        self.m.b.branch(outer.start);
+        self.begin(outer.merge)?;
+        if outer.passing != usize::MAX {
+            self.pass_on(outer.passing)?;
+        }
+        if !outer.entered {
+            self.m.b.unreachable();
+        }
+        Ok(outer.entered)
     }
 
     /// Closes the innermost construct; `live` says whether control falls off its body.
@@ -301,6 +394,9 @@ impl FnCx<'_> {
                 self.m.b.branch(f.merge);
                 f.entered = true;
             }
+        }
+        if let Some(counter) = f.strip {
+            return self.close_strip(f, counter);
         }
         self.begin(f.cont)?;
         self.m.b.branch(f.start);
