@@ -231,11 +231,64 @@ pub(crate) fn plan(
     })
 }
 
+/// The per-dimension work-group limits of the parts of a launch of a cancellable kernel
+/// (spec-notes §108): within `max`, parts of at most `budget` work-groups in all (at least
+/// one), so that a cancel stops the launch within one batch of the runtime
+/// ([`pisa_runtime::CANCELLABLE_BATCH_GROUPS`]). x is given as many as the launch has (up to
+/// the budget), then y of what is left, then z.
+pub(crate) fn cancellable_limits(
+    global: [u64; 3],
+    local: [u32; 3],
+    max: [u32; 3],
+    budget: u64,
+) -> [u32; 3] {
+    let mut left = budget.max(1);
+    let mut limits = [1u32; 3];
+    for d in 0..3 {
+        let groups = global[d].div_ceil(local[d].max(1) as u64).max(1);
+        let n = groups.min(left).min(max[d].max(1) as u64);
+        limits[d] = n as u32;
+        left = (left / n).max(1);
+    }
+    limits
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const LIMIT: [u32; 3] = [65535; 3];
+
+    #[test]
+    fn cancellable_parts_have_at_most_the_budget_of_work_groups() {
+        let budget = 1 << 16;
+        // 2^23 groups in x: parts of 65535 (the device limit is below the budget).
+        let l = cancellable_limits([1 << 23, 1, 1], [1, 1, 1], LIMIT, budget);
+        assert_eq!(l, [65535, 1, 1]);
+        // 2^12 x 2^11 groups, one dispatch on the device: rows of 4096 groups, 16 at a time.
+        let l = cancellable_limits([1 << 18, 1 << 11, 1], [64, 1, 1], LIMIT, budget);
+        assert_eq!(l, [4096, 16, 1]);
+        // 16 groups in x leave the rest of the budget to y and z.
+        let l = cancellable_limits([16, 1 << 20, 1 << 20], [1, 1, 1], LIMIT, budget);
+        assert_eq!(l, [16, 4096, 1]);
+        // A small launch keeps its shape.
+        let l = cancellable_limits([100, 3, 2], [10, 1, 1], LIMIT, budget);
+        assert_eq!(l, [10, 3, 2]);
+        // Every plan with these limits covers its grid in parts within the budget.
+        for (global, local) in [
+            ([1u64 << 23, 1, 1], [1u32, 1, 1]),
+            ([(1 << 18) + 5, 1 << 11, 1], [64, 1, 1]),
+            ([16, 1 << 20, 3], [1, 1, 1]),
+        ] {
+            let l = cancellable_limits(global, local, LIMIT, budget);
+            let p = plan(global, local, l).unwrap();
+            check_cover(global, local, &p);
+            for part in p.parts().take(10_000) {
+                let n: u64 = part.groups.iter().map(|&g| g as u64).product();
+                assert!(n <= budget, "{part:?}");
+            }
+        }
+    }
 
     /// Every work-item of the plan, as (global id, local size) per dimension, checked to
     /// cover the NDRange exactly once with the local sizes of its work-groups.

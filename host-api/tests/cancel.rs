@@ -366,3 +366,46 @@ fn a_cancelled_huge_grid_of_a_kernel_without_loops_ends_early() {
     eprintln!("2^27 work-items without loops: {full:.3} s in full, {cancelled:.3} s cancelled");
     assert!(cancelled < full / 2.0, "{cancelled} {full}");
 }
+
+/// The largest grid issue 26 names, 2^23 work-groups (of one work-item each: 128 dispatch
+/// parts at the device's limit of 65535): cancelled after 0.2 s, the context takes the next
+/// dispatch within a second, because a cancellable launch is submitted in batches of at
+/// most 2^16 work-groups (spec-notes §108) and only the batch in flight runs on.
+#[test]
+fn a_cancelled_grid_of_2_to_the_23_work_groups_stops_within_a_second() {
+    let ctx = common::lavapipe(120.0);
+    let m = Module::from_source_with(&ctx, "churn.pisa", &churn_source(), &cancellable()).unwrap();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    m.dispatch("churn", 1u64, 1u64, &[(&out).into()]).unwrap();
+    let mut s = ctx.stream();
+    s.dispatch(&m, "churn", 1u64 << 23, 1u64, &[(&out).into()])
+        .unwrap();
+    let submission = s.submit().unwrap();
+    // The waiting thread records and submits each next batch; another cancels.
+    let handle = submission.cancel_handle();
+    let canceller = std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(200));
+        let at = Instant::now();
+        assert!(handle.cancel());
+        at
+    });
+    let r = submission.wait();
+    let cancelled = canceller.join().unwrap();
+    assert!(
+        matches!(r, Err(Error::Runtime(RuntimeError::Cancelled { .. }))),
+        "{r:?}"
+    );
+    loop {
+        match m.dispatch("churn", 1u64, 1u64, &[(&out).into()]) {
+            Ok(()) => break,
+            Err(Error::Runtime(RuntimeError::DeviceBusy { .. })) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let took = cancelled.elapsed().as_secs_f64();
+    eprintln!("2^23 work-groups: usable {took:.3} s after the cancel");
+    assert_eq!(out.read().unwrap(), vec![churn(1)]);
+    assert!(took < 1.0, "{took}");
+}

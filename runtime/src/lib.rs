@@ -110,4 +110,5 @@ pub use pipeline::{LaneShape, Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;
 pub use stream::{
     Completion, DispatchPart, LazyLaunch, LazyPart, ReadId, Stream, Submission, BATCH_DISPATCHES,
+    CANCELLABLE_BATCH_GROUPS,
 };

@@ -22,7 +22,9 @@
 //! A launch may have more dispatches than fit in memory (the parts of the largest legal
 //! grid): [`Stream::launch_lazy`] takes them as an iterator, made as they are recorded. A
 //! submission records at most [`BATCH_DISPATCHES`] dispatches into its command buffer at a
-//! time; when a batch has finished, waiting for (or polling) the submission records and
+//! time (and, of pipelines that read a cancel word, at most [`CANCELLABLE_BATCH_GROUPS`]
+//! work-groups, so that a cancel stops a launch after the batch in flight); when a batch
+//! has finished, waiting for (or polling) the submission records and
 //! submits the next one into the same command buffer, so memory does not grow with the
 //! grid. The timeout covers every batch together: [`Submission::wait`] returns
 //! [`Error::Timeout`] once the whole time has passed, between batches too (then nothing
@@ -77,6 +79,15 @@ pub struct DispatchPart<'a> {
 /// The most dispatches recorded into a command buffer at a time: a launch with more is
 /// submitted in batches of this many (see the [module documentation](self)).
 pub const BATCH_DISPATCHES: u128 = 4096;
+
+/// The most work-groups of pipelines that read a cancel word recorded into a command buffer
+/// at a time (at least one dispatch): a batch of a cancellable launch ends once its
+/// dispatches reach this many work-groups, so that a cancel stops a launch within one such
+/// batch. A cancelled kernel's work-groups return at their entry check, but a CPU driver
+/// still starts each one (lavapipe: about 2 µs each, so 2^16 of them take about 0.15 s;
+/// spec-notes §108). Hosts split larger dispatches of such pipelines into parts of at most
+/// this many work-groups.
+pub const CANCELLABLE_BATCH_GROUPS: u64 = 1 << 16;
 
 /// One dispatch of a launch recorded with [`Stream::launch_lazy`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -259,8 +259,19 @@ impl Module {
         let global = launch.global.size;
         let scratch = crate::scratch::for_launch(self, k, local32)?;
         let max_groups = scratch.map_or(self.ctx.info().max_workgroup_count, |s| s.max_groups);
-        let plan = crate::launch::plan(global, local32, max_groups).map_err(launch_err)?;
         let l = self.reflection().launch;
+        // A cancellable kernel's parts stay small enough for a cancel to stop the launch
+        // within one batch (spec-notes §108).
+        let max_groups = match l.cancel {
+            Some(_) => crate::launch::cancellable_limits(
+                global,
+                local32,
+                max_groups,
+                pisa_runtime::CANCELLABLE_BATCH_GROUPS,
+            ),
+            None => max_groups,
+        };
+        let plan = crate::launch::plan(global, local32, max_groups).map_err(launch_err)?;
         let put = |push: &mut [u8], at: Option<u32>, v: &[u8]| {
             if let Some(at) = at {
                 push[at as usize..at as usize + v.len()].copy_from_slice(v)

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use ash::vk;
 
-use super::{LazyPart, LazyParts, Op, Parts, Progress, Timing, BATCH_DISPATCHES};
+use super::{
+    LazyPart, LazyParts, Op, Parts, Progress, Timing, BATCH_DISPATCHES, CANCELLABLE_BATCH_GROUPS,
+};
 use crate::error::Error;
 use crate::pipeline::PipelineObjects;
 use crate::shared::DeviceShared;
@@ -30,8 +32,9 @@ const STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
 );
 
 /// Records the next batch of `progress`'s commands into the slot's command buffer: from its
-/// cursor until every command is recorded or [`BATCH_DISPATCHES`] dispatches are, moving
-/// the cursor. The first batch of a timed submission starts its queries and, with
+/// cursor until every command is recorded, or [`BATCH_DISPATCHES`] dispatches are, or
+/// dispatches of pipelines that read a cancel word reach [`CANCELLABLE_BATCH_GROUPS`]
+/// work-groups ([`Budget`]), moving the cursor. The first batch of a timed submission starts its queries and, with
 /// `timing.warm`, dispatches each pipeline of `warm` with no work-groups first.
 ///
 /// # Safety
@@ -65,7 +68,10 @@ pub(super) unsafe fn record(
         }
     }
     let base = timing.warm as u32;
-    let mut budget = BATCH_DISPATCHES;
+    let mut budget = Budget {
+        dispatches: BATCH_DISPATCHES,
+        cancellable_groups: CANCELLABLE_BATCH_GROUPS,
+    };
     let mut bound = None;
     while let Some(op) = progress.ops.as_mut_slice().get_mut(progress.op) {
         if progress.op > 0 && progress.part == 0 {
@@ -143,7 +149,29 @@ unsafe fn record_warm_up(
     }
 }
 
-/// Records the dispatches of a launch from its `done`-th on, at most `budget` of them
+/// What is left of a batch: dispatches, and work-groups of pipelines that read a cancel
+/// word. A batch ends when either runs out (after at least one dispatch).
+struct Budget {
+    dispatches: u128,
+    cancellable_groups: u64,
+}
+
+impl Budget {
+    fn spent(&self) -> bool {
+        self.dispatches == 0 || self.cancellable_groups == 0
+    }
+
+    /// Counts one dispatch of `groups` work-groups with `pipeline`.
+    fn take(&mut self, pipeline: &PipelineObjects, groups: [u32; 3]) {
+        self.dispatches -= 1;
+        if pipeline.cancel_word_at.is_some() {
+            let n = groups.iter().map(|&g| g as u64).product::<u64>();
+            self.cancellable_groups = self.cancellable_groups.saturating_sub(n);
+        }
+    }
+}
+
+/// Records the dispatches of a launch from its `done`-th on, as many as `budget` allows
 /// (both updated); `true` once every one is recorded. `bound` is the pipeline bound last;
 /// `cancel` the submission's cancel word's address.
 ///
@@ -153,13 +181,13 @@ unsafe fn record_parts(
     device: &ash::Device,
     cmd: vk::CommandBuffer,
     parts: &mut Parts,
-    (done, budget): (&mut u128, &mut u128),
+    (done, budget): (&mut u128, &mut Budget),
     bound: &mut Option<vk::Pipeline>,
     cancel: u64,
 ) -> Result<bool, Error> {
     let count = parts.count();
     while *done < count {
-        if *budget == 0 {
+        if budget.spent() {
             return Ok(false);
         }
         match &mut *parts {
@@ -181,15 +209,16 @@ unsafe fn record_parts(
                     bound,
                     cancel,
                 );
+                budget.take(p, part.group_count);
             }
             eager => {
                 let part = &eager.as_slice()[*done as usize];
                 let pipeline = (&*part.pipeline, &part.push[..]);
                 dispatch(device, cmd, pipeline, part.groups, bound, cancel);
+                budget.take(&part.pipeline, part.groups);
             }
         }
         *done += 1;
-        *budget -= 1;
     }
     Ok(true)
 }
