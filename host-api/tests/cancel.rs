@@ -10,7 +10,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use pisa_vk::{Error, Module, Options, RuntimeError};
+use pisa_vk::{CancelHandle, Error, Module, Options, RuntimeError};
 
 /// `@spin` never ends (an atomic add per iteration, in a called function's loop for
 /// `@spin_call`); `@store` writes 7 once; `@inc` adds 1 to the element of its global id.
@@ -52,6 +52,17 @@ const PURE: &str = ".version 0.1;\n.target 100;\n\
 round:\n  umul.32b %h, %h, 0x9e3779b1;\n  xor.32b %h, %h, %i;\n  iadd.32b %i, %i, 1;\n\
   ucmp.lt.32b %more, %i, %count;\n  goto.cond %more, round;\n\
   st.global.32b [%p], %h;\n}\n";
+
+/// Cancels through `handle` from another thread after `after`; the thread returns when it
+/// cancelled.
+fn cancel_later(handle: CancelHandle, after: Duration) -> std::thread::JoinHandle<Instant> {
+    std::thread::spawn(move || {
+        std::thread::sleep(after);
+        let at = Instant::now();
+        assert!(handle.cancel());
+        at
+    })
+}
 
 /// Translation options with cancel checks (off by default).
 fn cancellable() -> Options {
@@ -152,13 +163,7 @@ fn a_cancelled_submission_stops_within_a_second() {
     s.dispatch(&m, "spin", 8u64, 8u64, &[(&out).into()])
         .unwrap();
     let submission = s.submit().unwrap();
-    let handle = submission.cancel_handle();
-    let canceller = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(300));
-        let at = Instant::now();
-        assert!(handle.cancel());
-        at
-    });
+    let canceller = cancel_later(submission.cancel_handle(), Duration::from_millis(300));
     let r = submission.wait();
     let at = canceller.join().unwrap();
     let took = at.elapsed().as_secs_f64();
@@ -311,6 +316,21 @@ fn churn(x: u32) -> u32 {
     h
 }
 
+/// Dispatches a one-work-item `@churn` into `out` as soon as the device takes it (retrying
+/// while it reports itself busy), and checks its result.
+fn churn_once_usable(m: &Module, out: &pisa_vk::Buffer<u32>) {
+    loop {
+        match m.dispatch("churn", 1u64, 1u64, &[out.into()]) {
+            Ok(()) => break,
+            Err(Error::Runtime(RuntimeError::DeviceBusy { .. })) => {
+                std::thread::sleep(Duration::from_millis(20))
+            }
+            Err(e) => panic!("{e}"),
+        }
+    }
+    assert_eq!(out.read().unwrap(), vec![churn(1)]);
+}
+
 /// Runs `@churn` over 2^27 work-items (2^19 work-groups of 256, 9 dispatch parts, no
 /// loop), cancelled after `cancel_after` if given; the time until the device takes the
 /// next dispatch (a one-work-item `@churn`, whose result is checked).
@@ -334,16 +354,7 @@ fn churn_until_usable(m: &Module, cancel_after: Option<Duration>) -> f64 {
         ),
         "{r:?}"
     );
-    loop {
-        match m.dispatch("churn", 1u64, 1u64, &[(&out).into()]) {
-            Ok(()) => break,
-            Err(Error::Runtime(RuntimeError::DeviceBusy { .. })) => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
-    assert_eq!(out.read().unwrap(), vec![churn(1)]);
+    churn_once_usable(m, &out);
     start.elapsed().as_secs_f64()
 }
 
@@ -382,30 +393,15 @@ fn a_cancelled_grid_of_2_to_the_23_work_groups_stops_within_a_second() {
         .unwrap();
     let submission = s.submit().unwrap();
     // The waiting thread records and submits each next batch; another cancels.
-    let handle = submission.cancel_handle();
-    let canceller = std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(200));
-        let at = Instant::now();
-        assert!(handle.cancel());
-        at
-    });
+    let canceller = cancel_later(submission.cancel_handle(), Duration::from_millis(200));
     let r = submission.wait();
     let cancelled = canceller.join().unwrap();
     assert!(
         matches!(r, Err(Error::Runtime(RuntimeError::Cancelled { .. }))),
         "{r:?}"
     );
-    loop {
-        match m.dispatch("churn", 1u64, 1u64, &[(&out).into()]) {
-            Ok(()) => break,
-            Err(Error::Runtime(RuntimeError::DeviceBusy { .. })) => {
-                std::thread::sleep(Duration::from_millis(20))
-            }
-            Err(e) => panic!("{e}"),
-        }
-    }
+    churn_once_usable(&m, &out);
     let took = cancelled.elapsed().as_secs_f64();
     eprintln!("2^23 work-groups: usable {took:.3} s after the cancel");
-    assert_eq!(out.read().unwrap(), vec![churn(1)]);
     assert!(took < 1.0, "{took}");
 }

@@ -256,14 +256,7 @@ impl FnCx<'_> {
             }
             _ => None,
         };
-        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(start);
-        self.begin(start)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
-        self.m.b.branch(body);
-        self.begin(body)?;
+        let [start, cont, merge] = self.begin_loop_construct()?;
         if header.is_some() && strip.is_none() {
             self.cancel_point()?;
         }
@@ -299,14 +292,7 @@ impl FnCx<'_> {
     /// [`FnCx::cancel_strip`] iterations ([`FnCx::close_strip`]). The outer loop is a
     /// construct of its own on the stack, with no role: jumps pass through its merge.
     fn open_strip(&mut self) -> EResult<Word> {
-        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(start);
-        self.begin(start)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
-        self.m.b.branch(body);
-        self.begin(body)?;
+        let [start, cont, merge] = self.begin_loop_construct()?;
         self.cancel_point()?;
         let u32t = self.m.uint(32);
         let counter = self.local_var(u32t)?;
@@ -325,6 +311,21 @@ impl FnCx<'_> {
             strip: None,
         });
         Ok(counter)
+    }
+
+    /// Opens a SPIR-V loop construct where the builder is: its start block (with the merge
+    /// instruction) and the first block of its body, where the builder is left. Returns
+    /// its start, continue target and merge.
+    fn begin_loop_construct(&mut self) -> EResult<[Word; 3]> {
+        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
+        self.m.b.branch(start);
+        self.begin(start)?;
+        self.m
+            .b
+            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
+        self.m.b.branch(body);
+        self.begin(body)?;
+        Ok([start, cont, merge])
     }
 
     /// Closes a strip-mined loop `f` whose body has ended, and its outer loop. The loop's
@@ -362,16 +363,25 @@ impl FnCx<'_> {
         } else {
             self.m.b.branch(outer.cont);
         }
-        self.begin(outer.cont)?;
-        self.m.b.branch(outer.start);
-        self.begin(outer.merge)?;
-        if outer.passing != usize::MAX {
-            self.pass_on(outer.passing)?;
+        self.end_construct(&outer)
+    }
+
+    /// The end of construct `f`, once its body is done: its continue target branches back
+    /// to its start; at its merge the jumps passing through are passed on. A construct is
+    /// left only by breaks to its fused block, by jumps bound further out (passed on here)
+    /// and by returns, so what follows is unreachable unless one of those breaks `entered`
+    /// the merge. Returns whether control continues after it.
+    fn end_construct(&mut self, f: &Frame) -> EResult<bool> {
+        self.begin(f.cont)?;
+        self.m.b.branch(f.start);
+        self.begin(f.merge)?;
+        if f.passing != usize::MAX {
+            self.pass_on(f.passing)?;
         }
-        if !outer.entered {
+        if !f.entered {
             self.m.b.unreachable();
         }
-        Ok(outer.entered)
+        Ok(f.entered)
     }
 
     /// Closes the innermost construct; `live` says whether control falls off its body.
@@ -395,21 +405,10 @@ impl FnCx<'_> {
                 f.entered = true;
             }
         }
-        if let Some(counter) = f.strip {
-            return self.close_strip(f, counter);
+        match f.strip {
+            Some(counter) => self.close_strip(f, counter),
+            None => self.end_construct(&f),
         }
-        self.begin(f.cont)?;
-        self.m.b.branch(f.start);
-        self.begin(f.merge)?;
-        if f.passing != usize::MAX {
-            self.pass_on(f.passing)?;
-        }
-        // A loop is left only by breaks to its fused block, by jumps bound further out
-        // (passed on above) and by returns.
-        if !f.entered {
-            self.m.b.unreachable();
-        }
-        Ok(f.entered)
     }
 
     /// Jumps to the end of the labelled block `block` (`FrameKind::Block`) or to the continue
