@@ -24,9 +24,8 @@
 //! submission records at most [`BATCH_DISPATCHES`] dispatches into its command buffer at a
 //! time (and, of pipelines that read a cancel word, at most [`CANCELLABLE_BATCH_GROUPS`]
 //! work-groups, so that a cancel stops a launch after the batch in flight); when a batch
-//! has finished, waiting for (or polling) the submission records and
-//! submits the next one into the same command buffer, so memory does not grow with the
-//! grid. The timeout covers every batch together: [`Submission::wait`] returns
+//! has finished, waiting for (or polling) the submission records and submits the next one
+//! into the same command buffer, so memory does not grow with the grid. The timeout covers every batch together: [`Submission::wait`] returns
 //! [`Error::Timeout`] once the whole time has passed, between batches too (then nothing
 //! is left running). A timed submission's times then include the host's time between
 //! batches.

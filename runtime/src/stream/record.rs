@@ -34,8 +34,9 @@ const STAGES: vk::PipelineStageFlags = vk::PipelineStageFlags::from_raw(
 /// Records the next batch of `progress`'s commands into the slot's command buffer: from its
 /// cursor until every command is recorded, or [`BATCH_DISPATCHES`] dispatches are, or
 /// dispatches of pipelines that read a cancel word reach [`CANCELLABLE_BATCH_GROUPS`]
-/// work-groups ([`Budget`]), moving the cursor. The first batch of a timed submission starts its queries and, with
-/// `timing.warm`, dispatches each pipeline of `warm` with no work-groups first.
+/// work-groups ([`Budget`]), moving the cursor. The first batch of a timed submission
+/// starts its queries and, with `timing.warm`, dispatches each pipeline of `warm` with no
+/// work-groups first.
 ///
 /// # Safety
 /// The slot is not in flight and reset; every handle in the commands and `warm` belongs to

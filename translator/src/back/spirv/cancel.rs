@@ -9,7 +9,7 @@
 //! without waiting for the word.
 //!
 //! Every N iterations (spec-notes §107,
-//! [`Options::cancel_interval`](crate::Options::cancel_interval), default 64): the native
+//! [`Options::cancel_interval`](crate::Options::cancel_interval), default 8): the native
 //! lowering strip-mines each loop ([`FnCx::cancel_strip`]). An outer loop reads the word and
 //! then runs at most N iterations of the loop proper, counted in a Function variable that
 //! the loop's continue target increments. A loop that ends before N iterations reads the
@@ -27,9 +27,10 @@
 //! next iteration ends in bounded time, and a check after each call would only cost.
 //!
 //! The lowering calls two hooks: [`FnCx::cancel_point`] at the start of each loop body, or
-//! of each strip of a strip-mined loop (native lowering, `function/structured.rs`), and [`FnCx::cancel_lanes`] at the back edge of a loop on
-//! virtual lanes (`virtual_lanes/control.rs`), which drops every lane from the set that
-//! runs the loop again.
+//! of each strip of a strip-mined loop (native lowering, `function/structured.rs`), and
+//! [`FnCx::cancel_lanes`] at the back edge of a loop on virtual lanes
+//! (`virtual_lanes/control.rs`), which drops every lane from the set that runs the loop
+//! again.
 //!
 //! Must not: decide where loops are (the structurizer and the lowerings do), or who sets
 //! the word (the runtime and the host API do).
@@ -60,26 +61,19 @@ impl FnCx<'_> {
     }
 
     /// The strip length N of the loops of a cancellable native lowering that reads the
-    /// cancel word every N > 1 iterations ([`Options::cancel_interval`](crate::Options::cancel_interval),
-    /// spec-notes §107): each such loop is strip-mined ([`FnCx::open_strip`]). `None`: not
-    /// cancellable, or a check every iteration.
+    /// cancel word every N > 1 iterations
+    /// ([`Options::cancel_interval`](crate::Options::cancel_interval), spec-notes §107):
+    /// each such loop is strip-mined (`FnCx::open_strip`). `None`: not cancellable, or a
+    /// check every iteration.
     pub fn cancel_strip(&self) -> Option<u32> {
         let n = self.m.cancel_interval;
         (self.is_cancellable() && n > 1).then_some(n)
     }
 
-    /// `bool`: whether this work-item must stop: the cancel word is set, or (checked) one of
-    /// the work-items the invocation carries has a violation. `None` when the module is not
-    /// cancellable.
+    /// `bool`: whether this work-item must stop, read now: the cancel word is set, or
+    /// (checked) one of the work-items the invocation carries has a violation. `None` when
+    /// the module is not cancellable (its launch block has no cancel word).
     fn cancel_requested(&mut self) -> EResult<Option<Word>> {
-        if !self.is_cancellable() {
-            return Ok(None);
-        }
-        self.cancel_word_set()
-    }
-
-    /// `bool`: the cancel word is set or (checked) the work-item has a violation, read now.
-    fn cancel_word_set(&mut self) -> EResult<Option<Word>> {
         let Some(word) = self.cancel_word()? else {
             return Ok(None);
         };
