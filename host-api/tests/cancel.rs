@@ -53,6 +53,20 @@ round:\n  umul.32b %h, %h, 0x9e3779b1;\n  xor.32b %h, %h, %i;\n  iadd.32b %i, %i
   ucmp.lt.32b %more, %i, %count;\n  goto.cond %more, round;\n\
   st.global.32b [%p], %h;\n}\n";
 
+/// `%n` rounds of an outer loop around a short one (16 rounds of a hash, spec-notes §109: it
+/// gets no cancel check), no memory access in either: the outer loop's check stops it.
+const NESTED: &str = ".version 0.1;\n.target 100;\n\
+.kernel @nested(.param[8] %out, .param[4] %n) {\n\
+  .reg .64b %p;\n  .reg .32b %h, %i, %j, %count;\n  .pred %more, %inner;\n\
+  ld.param.64b %p, [%out];\n  ld.param.32b %count, [%n];\n\
+  mov.32b %h, %localid.x;\n  mov.32b %i, 0;\n\
+outer:\n  mov.32b %j, 0;\n\
+round:\n  umul.32b %h, %h, 0x9e3779b1;\n  xor.32b %h, %h, %j;\n  iadd.32b %j, %j, 1;\n\
+  ucmp.lt.32b %inner, %j, 16;\n  goto.cond %inner, round;\n\
+  xor.32b %h, %h, %i;\n  iadd.32b %i, %i, 1;\n\
+  ucmp.lt.32b %more, %i, %count;\n  goto.cond %more, outer;\n\
+  st.global.32b [%p], %h;\n}\n";
+
 /// Cancels through `handle` from another thread after `after`; the thread returns when it
 /// cancelled.
 fn cancel_later(handle: CancelHandle, after: Duration) -> std::thread::JoinHandle<Instant> {
@@ -127,6 +141,31 @@ fn a_timeout_stops_a_loop_without_memory_accesses() {
         h = h.wrapping_mul(0x9e37_79b1) ^ i;
     }
     m.dispatch("hash", 1u64, 1u64, &[(&out).into(), 1000u32.into()])
+        .unwrap();
+    assert_eq!(out.read().unwrap(), vec![h]);
+}
+
+#[test]
+fn a_short_loop_has_no_check_and_the_loop_around_it_still_stops() {
+    let ctx = common::lavapipe(1.0);
+    let m = Module::from_source_with(&ctx, "nested.pisa", NESTED, &cancellable()).unwrap();
+    let out = ctx.zeroed::<u32>(1).unwrap();
+    // 2^32 - 1 outer rounds of 16 inner ones: hours, unless the outer check stops them.
+    let start = Instant::now();
+    let r = m.dispatch("nested", 256u64, 64u64, &[(&out).into(), u32::MAX.into()]);
+    let took = start.elapsed().as_secs_f64();
+    eprintln!("nested loops: {r:?} after {took:.3} s");
+    stopped_timeout(r);
+    assert!(took < 1.9, "{took}");
+    // 100 outer rounds end by themselves with the value computed here.
+    let mut h = 0u32;
+    for i in 0..100u32 {
+        for j in 0..16u32 {
+            h = h.wrapping_mul(0x9e37_79b1) ^ j;
+        }
+        h ^= i;
+    }
+    m.dispatch("nested", 1u64, 1u64, &[(&out).into(), 100u32.into()])
         .unwrap();
     assert_eq!(out.read().unwrap(), vec![h]);
 }

@@ -277,3 +277,46 @@ fn random_shapes_validate_with_cancel_checks() {
         }
     }
 }
+
+/// A loop that ends by itself within a few iterations (16 rounds counted to an immediate,
+/// spec-notes §109) gets no cancel check; the loop around it, which runs `%n` times, does:
+/// one read of the cancel word (an atomic load) per function, natively at every strip
+/// length and on virtual lanes.
+#[test]
+fn a_short_loop_gets_no_cancel_check_and_the_loop_around_it_does() {
+    let src = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out, .param[4] %n) {\n\
+        .reg .64b %p;\n.reg .32b %i, %j, %h, %count;\n.pred %more, %inner;\n\
+        ld.param.64b %p, [%out];\nld.param.32b %count, [%n];\nmov.32b %h, 1;\nmov.32b %i, 0;\n\
+        outer:\nmov.32b %j, 0;\n\
+        round:\numul.32b %h, %h, 3;\nxor.32b %h, %h, %j;\niadd.32b %j, %j, 1;\n\
+        ucmp.lt.32b %inner, %j, 16;\ngoto.cond %inner, round;\n\
+        iadd.32b %i, %i, 1;\nucmp.lt.32b %more, %i, %count;\ngoto.cond %more, outer;\n\
+        st.global.32b [%p], %h;\n}\n";
+    let file = Arc::new(SourceFile::new("short.pisa", src.to_string()));
+    let lanes = [
+        pisa_translator::VirtualLanes::Auto,
+        pisa_translator::VirtualLanes::AllKernels,
+    ];
+    for (interval, virtual_lanes) in [(1, lanes[0]), (8, lanes[0]), (8, lanes[1])] {
+        let options = Options {
+            cancellable: true,
+            cancel_interval: interval,
+            virtual_lanes,
+            ..Options::default()
+        };
+        let t = compile(&file, &options).unwrap_or_else(|d| panic!("{}", d.render()));
+        let module = rspirv::dr::load_words(&t.spirv).expect("SPIR-V");
+        let reads: Vec<usize> = module
+            .functions
+            .iter()
+            .map(|f| {
+                f.blocks
+                    .iter()
+                    .flat_map(|b| &b.instructions)
+                    .filter(|i| i.class.opcode == rspirv::spirv::Op::AtomicLoad)
+                    .count()
+            })
+            .collect();
+        assert!(reads.iter().all(|&n| n == 1), "every {interval}, {virtual_lanes:?}: {reads:?}");
+    }
+}

@@ -14,6 +14,8 @@
 //! - [`lanes`]: which kernels are sub-group kernels and how each function numbers lanes.
 //! - [`liveness`]: which registers are live at the start of some block (what virtual lanes
 //!   put back for inactive lanes).
+//! - [`short_loops`]: loops that end by themselves within a few iterations, which need no
+//!   cancel check.
 //! - [`base_runs`]: runs of `.global` accesses through one base register, which the
 //!   checked translation checks together.
 //! - [`verify`](mod@verify): the IR verifier every stage after the link stands on.
@@ -29,6 +31,7 @@ pub mod constants;
 pub mod lanes;
 pub mod liveness;
 pub mod provenance;
+pub mod short_loops;
 pub mod structurize;
 pub mod uniformity;
 pub mod verify;

@@ -18,6 +18,10 @@
 //! costs a few vector instructions (docs/performance.md). With N = 1 the word is read at
 //! the start of each iteration. On virtual lanes it is read at every back edge.
 //!
+//! Loops that end by themselves within a few iterations (an induction register counted to
+//! an immediate or halved to zero, [`crate::mid::short_loops`], spec-notes §109) get no
+//! check at all: the loop around them, or the return, is the next one.
+//!
 //! At a kernel's entry (spec-notes §100), outside a checked translation, a native kernel
 //! reads the word once ([`FnCx::cancel_at_entry`]), so that the work-groups of a huge grid
 //! that start after a cancel return at once, loops or not.
@@ -58,6 +62,13 @@ impl FnCx<'_> {
         };
         let addr = self.launch_u64(slot)?;
         self.global_ptr(addr, 32).map(Some)
+    }
+
+    /// Whether the loop headed by `h` ends by itself within a few iterations
+    /// ([`crate::mid::short_loops`], spec-notes §109): it gets no cancel check, the loop
+    /// around it (or the return) is the next one.
+    pub fn is_short_loop(&self, h: crate::mid::cfg::BlockId) -> bool {
+        self.short_loops.get(h).copied().unwrap_or(false)
     }
 
     /// The strip length N of the loops of a cancellable native lowering that reads the

@@ -91,6 +91,9 @@ pub struct ModuleCx {
     /// [`Options::cancel_interval`](crate::Options::cancel_interval): a cancellable native
     /// loop reads the cancel word once every this many iterations ([`super::cancel`]).
     pub cancel_interval: u32,
+    /// Which calls may run a loop ([`crate::mid::short_loops::CallBounds`]), found when a
+    /// cancellable function first asks.
+    call_bounds: std::cell::OnceCell<crate::mid::short_loops::CallBounds>,
     /// The module variable where a kernel on virtual lanes records hardware sub-groups that
     /// are not full sub-groups of the width it was translated for
     /// ([`crate::Options::check_subgroup_size`]); `None`: no kernel checks.
@@ -140,6 +143,12 @@ impl Scalar {
 }
 
 impl ModuleCx {
+    /// Which calls of `module` (the module being translated) may run a loop, found once.
+    pub fn call_bounds(&self, module: &crate::ir::Module) -> &crate::mid::short_loops::CallBounds {
+        self.call_bounds
+            .get_or_init(|| crate::mid::short_loops::CallBounds::new(module))
+    }
+
     /// Starts a module: header, base capabilities, memory model, the launch block (of
     /// `launch_bytes`) and the
     /// specialization constants of the local size (0-2) and the enqueued local size (4-6).
@@ -175,6 +184,7 @@ impl ModuleCx {
             lane_flag: None,
             scratch: None,
             cancel_interval: 1,
+            call_bounds: std::cell::OnceCell::new(),
             subgroup_check: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],

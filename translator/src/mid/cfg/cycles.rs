@@ -295,6 +295,19 @@ impl Loops {
         c != NONE && self.contains(c, b)
     }
 
+    /// The header of the innermost loop that contains `b`, if any.
+    pub fn innermost(&self, b: BlockId) -> Option<BlockId> {
+        let c = self.cycles.innermost[b];
+        (c != NONE).then(|| self.cycles.header[c as usize])
+    }
+
+    /// The header of the loop that immediately encloses the loop headed by `h`, if any.
+    pub fn parent(&self, h: BlockId) -> Option<BlockId> {
+        let c = self.cycles.headed[h];
+        let p = *self.cycles.parent.get(c as usize)?;
+        (p != NONE).then(|| self.cycles.header[p as usize])
+    }
+
     /// The header of the outermost loop that contains `a` but not `b`, if any.
     pub fn outermost_left(&self, a: BlockId, b: BlockId) -> Option<BlockId> {
         let mut c = self.cycles.innermost[a];

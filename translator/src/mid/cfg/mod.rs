@@ -230,6 +230,16 @@ impl Cfg {
         self.loops.in_loop(h, b)
     }
 
+    /// The header of the innermost loop that contains `b`, if any.
+    pub fn innermost_loop(&self, b: BlockId) -> Option<BlockId> {
+        self.loops.innermost(b)
+    }
+
+    /// The header of the loop that immediately encloses the loop headed by `h`, if any.
+    pub fn parent_loop(&self, h: BlockId) -> Option<BlockId> {
+        self.loops.parent(h)
+    }
+
     /// The header of the outermost loop that contains `a` but not `b`, if any.
     pub fn outermost_loop_left(&self, a: BlockId, b: BlockId) -> Option<BlockId> {
         self.loops.outermost_left(a, b)

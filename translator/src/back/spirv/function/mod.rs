@@ -98,6 +98,10 @@ pub struct FnCx<'a> {
     pub(super) run_vars: std::collections::HashMap<u32, super::checked::RunVars>,
     /// Whether the block being emitted holds a run.
     pub(super) run_block: bool,
+    /// In a cancellable translation, which blocks head loops that end by themselves within
+    /// a few iterations ([`crate::mid::short_loops`]): they get no cancel check. Empty
+    /// otherwise.
+    pub(super) short_loops: Vec<bool>,
 }
 
 /// The control-flow variables a CFG may add ([`Cfg::dispatch`], [`Cfg::junction`]).
@@ -178,8 +182,12 @@ impl<'a> FnCx<'a> {
             base_runs: Default::default(),
             run_vars: Default::default(),
             run_block: false,
+            short_loops: Vec::new(),
         };
         let cfg = Cfg::build(f)?;
+        if cx.is_cancellable() {
+            cx.short_loops = crate::mid::short_loops::short_loops(f, &cfg, cx.m.call_bounds(module));
+        }
         if cx.is_checked() && k == 0 {
             cx.base_runs = crate::mid::base_runs::analyze(f, &cfg);
         }

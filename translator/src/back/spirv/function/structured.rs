@@ -247,8 +247,10 @@ impl FnCx<'_> {
         header: Option<BlockId>,
     ) -> EResult {
         self.check_nesting(cfg, events)?;
-        let strip = match header {
-            Some(_) if self.cancel_strip().is_some() => {
+        // A loop that ends by itself within a few iterations gets no cancel check.
+        let checked = header.is_some_and(|h| !self.is_short_loop(h));
+        let strip = match checked {
+            true if self.cancel_strip().is_some() => {
                 let counter = self.open_strip()?;
                 // The strip's outer loop is one construct more.
                 self.check_nesting(cfg, events)?;
@@ -257,7 +259,7 @@ impl FnCx<'_> {
             _ => None,
         };
         let [start, cont, merge] = self.begin_loop_construct()?;
-        if header.is_some() && strip.is_none() {
+        if checked && strip.is_none() {
             self.cancel_point()?;
         }
         let pos = self.stack.len() as u32;

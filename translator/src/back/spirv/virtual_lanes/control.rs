@@ -160,7 +160,11 @@ impl FnCx<'_> {
         let w = self.waiting(true, header)?;
         let u32t = self.m.uint(32);
         let again = self.m.b.load(u32t, None, w, None, []);
-        let again = self.cancel_lanes(again)?;
+        // A loop that ends by itself within a few iterations gets no cancel check.
+        let again = match self.is_short_loop(header) {
+            true => again,
+            false => self.cancel_lanes(again)?,
+        };
         self.store_cur(again)?;
         let any = self.any_lane(again)?;
         self.m.b.branch_conditional(any, h, merge, []);
