@@ -28,11 +28,12 @@
 //! The cost a short loop saves is the cancel check itself (docs/performance.md): on lavapipe
 //! a strip's counter and exit cost a small loop body half as much again. What it gives up is
 //! nothing: a short loop ends within [`SHORT_LOOP_WORK`] iterations of its body, each
-//! without calls, and the loop around it (or the kernel's return) is the next check.
+//! without a call that may loop (its calls run straight-line code, as a kernel without
+//! loops does), and the loop around it (or the kernel's return) is the next check.
 //!
 //! Must not: emit SPIR-V; call a loop short on a pattern it has not proved.
 
-use super::calls::{address_taken, CallGraph};
+use super::calls::CallGraph;
 use super::cfg::{BlockId, Cfg, Code, Cond, Term};
 use super::uniformity::writes;
 use crate::ir::{CmpOp, Function, Inst, Module, Opcode, Operand, RegId, RegType};
@@ -48,8 +49,8 @@ pub const SHORT_LOOP_WORK: u128 = 256;
 pub struct CallBounds {
     /// By function.
     may_loop: Vec<bool>,
-    /// Whether some function whose address is taken may loop (what a call through a
-    /// register may reach).
+    /// Whether some function other than a kernel may loop (what a call through a register
+    /// may reach).
     through_address: bool,
 }
 
@@ -65,10 +66,14 @@ impl CallBounds {
             .map(|(i, f)| jumps_back(f) || cycles.of.get(i).is_some_and(|c| c.is_some()))
             .collect();
         let may_loop = graph.reaching(&loops);
-        let through_address = address_taken(module)
+        // Any function a register may hold the address of: every one that is not a kernel,
+        // not only those whose address the call graph sees taken (an address can also sit
+        // in an initializer the graph does not read).
+        let through_address = module
+            .functions
             .iter()
             .zip(&may_loop)
-            .any(|(&taken, &l)| taken && l);
+            .any(|(f, &l)| l && !f.is_kernel());
         CallBounds {
             may_loop,
             through_address,
@@ -88,9 +93,13 @@ impl CallBounds {
     }
 }
 
-/// Whether `f`'s body has a `goto` to its own position or an earlier one.
+/// Whether `f`'s body has a `goto` to its own position or an earlier one (or `f` has no
+/// body here: what it runs is unknown).
 fn jumps_back(f: &Function) -> bool {
-    f.body.iter().flatten().enumerate().any(|(i, inst)| {
+    let Some(body) = f.body.as_deref() else {
+        return true;
+    };
+    body.iter().enumerate().any(|(i, inst)| {
         inst.op == Opcode::Goto
             && inst.ops.iter().any(|o| match *o {
                 Operand::Label(l) => f.labels.get(l.0 as usize).is_none_or(|l| l.target <= i),
@@ -331,7 +340,10 @@ fn holds(op: CmpOp, a: u128, b: u128, w: u32, signed: bool) -> bool {
 
 /// The low `w` bits.
 fn mask(w: u32) -> u128 {
-    (1u128 << w) - 1
+    match w {
+        128.. => u128::MAX,
+        _ => (1u128 << w) - 1,
+    }
 }
 
 /// `b OP a` as `a OP' b`.

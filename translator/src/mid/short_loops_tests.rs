@@ -135,7 +135,7 @@ fn a_loop_with_a_call_that_may_loop_or_an_endless_loop_is_not_short() {
         ))
     };
     // @g has no loop; @h has one (short or not, its bound would multiply unseen); @r
-    // recurses; a call through an address may reach @h, whose address is taken.
+    // recurses; a call through an address may reach any function but a kernel (@h).
     assert_eq!(call("@g"), [true]);
     assert_eq!(call("@h"), [false]);
     assert_eq!(call("@r"), [false]);
