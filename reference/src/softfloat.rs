@@ -382,15 +382,7 @@ pub fn compare(fmt: Fmt, op: CmpOp, a: u64, b: u64, ftz: bool) -> bool {
     if fmt.is_nan(a) || fmt.is_nan(b) {
         return op == CmpOp::Ne;
     }
-    let (x, y) = (numeric_key(fmt, a), numeric_key(fmt, b));
-    match op {
-        CmpOp::Eq => x == y,
-        CmpOp::Ne => x != y,
-        CmpOp::Gt => x > y,
-        CmpOp::Ge => x >= y,
-        CmpOp::Lt => x < y,
-        CmpOp::Le => x <= y,
-    }
+    op.holds(numeric_key(fmt, a), numeric_key(fmt, b))
 }
 
 /// Converts `x` (not a NaN) between formats with APFloat, rounding with `rm`. Returns the

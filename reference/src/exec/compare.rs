@@ -12,14 +12,7 @@ use pisa_translator::ir::{CmpOp, DataType, Inst, Opcode};
 use DataType as T;
 
 fn int_compare(op: CmpOp, a: i128, b: i128) -> bool {
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-    }
+    op.holds(a, b)
 }
 
 pub(super) fn exec(ctx: &mut LaneCtx, inst: &Inst) -> Result<()> {

@@ -176,6 +176,21 @@ pub enum CmpOp {
     Le,
 }
 
+impl CmpOp {
+    /// Whether `a OP b` holds, for values already in one order (integers as signed or
+    /// unsigned keys, floats as their numeric keys).
+    pub fn holds<T: Ord>(self, a: T, b: T) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+        }
+    }
+}
+
 /// `.signedness` of `dp4a` (`.ss .us .su .uu`): the first letter is `src1`'s, the second
 /// `src2`'s, as the semantics block says (`src1_signed = .su || .ss`,
 /// `src2_signed = .us || .ss`).

@@ -327,15 +327,7 @@ fn holds(op: CmpOp, a: u128, b: u128, w: u32, signed: bool) -> bool {
             false => x as i128,
         }
     };
-    let (a, b) = (key(a), key(b));
-    match op {
-        CmpOp::Eq => a == b,
-        CmpOp::Ne => a != b,
-        CmpOp::Gt => a > b,
-        CmpOp::Ge => a >= b,
-        CmpOp::Lt => a < b,
-        CmpOp::Le => a <= b,
-    }
+    op.holds(key(a), key(b))
 }
 
 /// The low `w` bits.
