@@ -138,6 +138,32 @@ fn direct_conditional_and_indirect_calls_with_vector_arguments() {
     }
 }
 
+/// A function table in a body-scope `.const` variable, whose functions have their address
+/// taken nowhere else: a call through it reaches them. Regression: only module-scope
+/// initializers made a function a candidate of calls through a register, so the device
+/// called nothing here (every result 0) where the reference called the table's functions.
+#[test]
+fn a_function_table_in_a_body_scope_const_is_called_through() {
+    let funcs = ".function .64b @minus7(.reg .64b %v) {\n  .reg .64b %t;\n  isub.64b %t, %v, 7;\n  return %t;\n}\n\
+                 .function .64b @times3(.reg .64b %v) {\n  .reg .64b %t;\n  umul.64b %t, %v, 3;\n  return %t;\n}\n";
+    let src = per_item(
+        funcs,
+        ".const .align 8 @ktable[16] = { .64b @minus7, .64b @times3 };\n\
+         .reg .64b %f, %sel;\n.reg .32b %s32;\n\
+         and.64b %sel, %x, 1;\ntrunc.32b.64b %s32, %sel;\nshl.32b %s32, %s32, 3;\n\
+         ld.const.64b %f, [@ktable + %s32];\ncall %r, %f(%x);",
+    );
+    let input: Vec<u64> = vec![0, 1, 2, 3, 7, 8, u64::MAX, u64::MAX - 1];
+    let out = run_both(&src, &input, 1, 1, 4, |a, b| a == b);
+    for (&x, r) in input.iter().zip(out) {
+        let want = match x & 1 {
+            1 => x.wrapping_mul(3),
+            _ => x.wrapping_sub(7),
+        };
+        assert_eq!(r, want, "x = {x}");
+    }
+}
+
 #[test]
 fn every_control_flow_module_passes_spirv_val() {
     // translate() validates; a straight-line kernel with no body instruction too.

@@ -20,11 +20,17 @@ pub struct CallGraph {
 }
 
 /// Which functions have their address taken: by `addrof` or in a symbol initializer of a
-/// module variable. A call through a register may reach exactly these.
+/// module variable or of a body-scope `.const` variable. A call through a register may
+/// reach exactly these.
 pub fn address_taken(module: &Module) -> Vec<bool> {
     let mut taken = vec![false; module.functions.len()];
-    for g in &module.globals {
-        for item in g.init.iter().flatten() {
+    let initializers = module
+        .globals
+        .iter()
+        .map(|g| &g.init)
+        .chain(module.functions.iter().flat_map(|f| f.locals.iter().map(|l| &l.init)));
+    for init in initializers {
+        for item in init.iter().flatten() {
             if let InitItem::Symbol {
                 symbol: SymbolRef::Function(f),
                 ..
