@@ -270,6 +270,7 @@ impl Finding {
             Some(pisa_translator::memcheck::AccessKind::Load) => "read",
             Some(pisa_translator::memcheck::AccessKind::Store) => "write",
             Some(pisa_translator::memcheck::AccessKind::Atomic) => "atomic",
+            Some(pisa_translator::memcheck::AccessKind::Call) => "call",
             None => "executed",
         };
         format!(

@@ -7,7 +7,8 @@
 //! addresses, a bad access on some work-items only, and misalignment. Also: a bad access is
 //! not performed (a bad load yields 0, a bad store leaves memory alone) and a buffer of
 //! another context is refused without the checker, on every dispatch path; every way of
-//! launching (tuples, builder, typed kernels, timed, raw, streams) reports a violation.
+//! launching (tuples, builder, typed kernels, timed, raw, streams) reports a violation; a
+//! call through an address that is no function's is reported at the call.
 
 use pisa_conformance::{context, link_sources, translate_linked};
 use pisa_translator::ir::MemSpace;
@@ -1467,4 +1468,37 @@ fn a_violation_in_a_called_function_comes_before_one_after_the_call() {
     assert!(l.text.starts_with("st.global.32b [%p + 64]"), "{dev}");
     assert_eq!(dev.site, refv.site, "{refv}");
     assert_eq!(dev.further, 1, "{dev}");
+}
+
+/// A call through an address that is no function's (undefined behaviour, prog-4): the
+/// reference stops with it; the checked device reports it at the call with the same address
+/// and words, calls nothing, and the work-item goes on with its result register unchanged.
+#[test]
+fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
+    let src = ".version 0.1;\n.target 100;\n\
+        .function .32b @f0(.reg .32b %v) {\n.reg .32b %t;\niadd.32b %t, %v, 100;\nreturn %t;\n}\n\
+        .kernel @k(.param[8] %out) {\n.reg .64b %p, %f;\n.reg .32b %r;\nld.param.64b %p, [%out];\n\
+        addrof.64b %f, @f0;\niadd.64b %f, %f, 12345;\nmov.32b %r, 5;\ncall %r, %f(%r);\n\
+        st.global.32b [%p], %r;\n}\n";
+    let (outs, v) = device(src, 1, 1, &[buf32(&[7])]);
+    let v = v.expect("the device reported nothing");
+    let l = v.site.location.as_ref().expect("located");
+    assert_eq!((l.line, l.text.as_str()), (15, "call %r, %f(%r)"), "{v}");
+    assert_eq!((v.access, v.reason), (AccessKind::Call, Reason::NotAFunction), "{v}");
+    let said = format!("call through {:#x}, which is not a function address", v.address);
+    assert_eq!(v.message(), said);
+    assert!(v.render().contains("no function was called"), "{v}");
+    assert_eq!(outs[0], 5u32.to_le_bytes(), "the store after the call");
+    // The reference's error names the same address (function addresses are numbered alike).
+    let job = Job::new("k", 1u64, 1u64).arg(Data::Buffer(vec![0; 4]));
+    let program = link_sources(&[("mc.pisa", src)]);
+    match reference::on_reference(&program, &job, pisa_reference::Config::default()) {
+        Err(e) => assert!(e.to_string().contains(&said), "{e}"),
+        Ok(_) => panic!("the reference ran a call through {:#x}", v.address),
+    }
+    // A call through f0's own address is no violation.
+    let good = src.replace("iadd.64b %f, %f, 12345;\n", "");
+    let (outs, v) = device(&good, 1, 1, &[buf32(&[7])]);
+    assert!(v.is_none(), "{v:?}");
+    assert_eq!(outs[0], 105u32.to_le_bytes());
 }

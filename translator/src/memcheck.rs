@@ -96,6 +96,8 @@ pub mod code {
     pub const MISALIGNED: u32 = 2;
     /// Reason: a store or atomic to `.const` memory.
     pub const READ_ONLY: u32 = 3;
+    /// Reason: a call through an address that is no function's.
+    pub const NOT_A_FUNCTION: u32 = 4;
 
     /// The code of a space.
     pub fn space(s: MemSpace) -> u32 {
@@ -113,6 +115,7 @@ pub mod code {
             AccessKind::Load => 1,
             AccessKind::Store => 2,
             AccessKind::Atomic => 3,
+            AccessKind::Call => 4,
         }
     }
 
@@ -130,12 +133,14 @@ pub mod code {
             1 => AccessKind::Load,
             2 => AccessKind::Store,
             3 => AccessKind::Atomic,
+            4 => AccessKind::Call,
             _ => return None,
         };
         let reason = match (word >> REASON_SHIFT) & 0xFF {
             OUT_OF_BOUNDS => Reason::OutOfBounds,
             MISALIGNED => Reason::Misaligned { align },
             READ_ONLY => Reason::ReadOnly,
+            NOT_A_FUNCTION => Reason::NotAFunction,
             _ => return None,
         };
         Some((space, word & GENERIC != 0, access, reason))
@@ -270,6 +275,9 @@ pub enum AccessKind {
     Store,
     /// `iatom`, `fatom`, or an atomic `ld`/`st`.
     Atomic,
+    /// `call` through a register (the address is the register's value; no memory is
+    /// touched, the space is not meaningful).
+    Call,
 }
 
 impl AccessKind {
@@ -278,6 +286,7 @@ impl AccessKind {
             AccessKind::Load => "load",
             AccessKind::Store => "store",
             AccessKind::Atomic => "atomic access",
+            AccessKind::Call => "call",
         }
     }
 }
@@ -294,6 +303,8 @@ pub enum Reason {
     },
     /// A store or atomic access to `.const` memory.
     ReadOnly,
+    /// A `call` through an address that is no function's (prog-4: undefined behaviour).
+    NotAFunction,
 }
 
 /// One allocation a kernel may touch, in the numbering of its space.
@@ -568,6 +579,13 @@ impl Violation {
                 bytes(self.size),
                 self.address
             ),
+            Reason::NotAFunction => {
+                // What the reference interpreter says of the same call.
+                return format!(
+                    "call through {:#x}, which is not a function address",
+                    self.address
+                );
+            }
         };
         match &self.nearest {
             Some(a) => format!("{what}: {}", a.describe(self.address, self.size)),
@@ -615,6 +633,7 @@ impl Violation {
             self.kernel, w.global, w.local, w.group
         );
         let skipped = match self.access {
+            AccessKind::Call => "no function was called (its result register is unchanged)",
             AccessKind::Store => "the store was not performed",
             _ => "the access was not performed (a load yields 0)",
         };

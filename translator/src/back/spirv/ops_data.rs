@@ -463,7 +463,7 @@ impl FnCx<'_> {
             Operand::Func(f) => self.direct_call(f, ret, args),
             Operand::Reg { .. } => {
                 let target = self.read_uint(&inst.ops[first + 1], 64)?;
-                self.indirect_call(target, ret, args)
+                self.indirect_call(inst, target, ret, args)
             }
             _ => Err(self.err("call target must be a function or a 64-bit register")),
         }
@@ -492,10 +492,10 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    fn indirect_call(&mut self, target: Word, ret: Operand, args: &[Operand]) -> EResult {
+    fn indirect_call(&mut self, inst: &Inst, target: Word, ret: Operand, args: &[Operand]) -> EResult {
         let candidates = self.indirect_candidates(ret, args);
         let bt = self.m.ty(Scalar::Bool);
-        self.indirect_chain(&candidates, target, ret, args, bt)
+        self.indirect_chain(inst, &candidates, target, ret, args, bt)
     }
 
     /// The functions a call through an address may reach: those whose address is taken
@@ -537,6 +537,7 @@ impl FnCx<'_> {
 
     fn indirect_chain(
         &mut self,
+        inst: &Inst,
         cands: &[crate::ir::FuncId],
         target: Word,
         ret: Operand,
@@ -544,15 +545,16 @@ impl FnCx<'_> {
         bt: Word,
     ) -> EResult {
         let Some((&f, rest)) = cands.split_first() else {
-            // No function matches: undefined behaviour in PISA; do nothing.
-            return Ok(());
+            // No function matches: undefined behaviour in PISA; nothing is called, and a
+            // checked translation reports it.
+            return self.bad_call(inst, target);
         };
         let k = self.m.const_uint(64, function_address(f));
         let is = self.m.b.i_equal(bt, None, target, k);
         self.if_else(
             is,
             |cx| cx.direct_call(f, ret, args),
-            |cx| cx.indirect_chain(rest, target, ret, args, bt),
+            |cx| cx.indirect_chain(inst, rest, target, ret, args, bt),
         )
     }
 

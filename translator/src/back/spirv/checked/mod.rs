@@ -407,6 +407,35 @@ impl FnCx<'_> {
         )
     }
 
+    /// In a checked translation, where a `call` through a register (`inst`) matched no
+    /// function: records the violation (reason [`code::NOT_A_FUNCTION`], the address
+    /// `target`, u64), as the reference interpreter reports the same call. Nothing
+    /// otherwise.
+    pub fn bad_call(&mut self, inst: &Inst, target: Word) -> EResult {
+        if !self.is_checked() {
+            return Ok(());
+        }
+        let site = self.push_site(Site {
+            function: self.f.name.clone(),
+            span: (inst.span.start, inst.span.end),
+            align: 1,
+            variable: None,
+            location: None,
+        })?;
+        let code = code::access(crate::memcheck::AccessKind::Call) << code::ACCESS_SHIFT
+            | code::NOT_A_FUNCTION << code::REASON_SHIFT
+            | code::space(MemSpace::Global);
+        let v = Violations {
+            count: self.m.const_u32(1),
+            site: self.m.const_u32(site),
+            code: self.m.const_u32(code),
+            size: self.m.const_u32(0),
+            address: target,
+            position: self.position_in_block(inst).map(|p| self.m.const_u32(p)),
+        };
+        self.note_violations(&v)
+    }
+
     /// Adds `site` to the table of checked instructions; its index.
     fn push_site(&mut self, site: Site) -> EResult<u32> {
         let Some(checks) = self.m.checks.as_mut() else {
