@@ -22,8 +22,14 @@ while [ $# -ge 2 ]; do
       log "done seed $s rc=$rc: $(grep -h '^mismatches\|^failing\|^time' $dir/c3-$s.out | tr '\n' ' ')"
       s=$end
     else
-      c=$(cat $dir/current)
+      c=$(cat $dir/current 2>/dev/null)
       log "ABORT rc=$rc at seed $c (chunk from $s): $(grep -v '^\.\.\.\|^note' $dir/c3-$s.err | tail -2 | tr '\n' ' ')"
+      # No seed recorded (the binary did not start: missing, busy, not executable): stop
+      # rather than guess where to resume.
+      if ! [ "$c" -ge "$s" ] 2>/dev/null; then
+        log "STOP: no seed in progress was recorded for the chunk from $s"
+        exit 2
+      fi
       s=$((c + 1))
     fi
   done
