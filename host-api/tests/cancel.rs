@@ -123,18 +123,26 @@ fn a_timeout_stops_an_endless_kernel_and_the_context_works_at_once() {
     assert_eq!(out.read().unwrap(), vec![7]);
 }
 
-#[test]
-fn a_timeout_stops_a_loop_without_memory_accesses() {
+/// Loads `src` cancellable on a context with a 1 s timeout and runs its kernel
+/// `(%out, %n)` with 2^32 - 1 rounds for each of 256 work-items (hours, unless the cancel
+/// checks stop them): it must stop at the timeout within 1.9 s. Returns the module and its
+/// output buffer for the kernel's ordinary runs.
+fn endless_rounds_stop(name: &str, src: &str, kernel: &str) -> (Module, pisa_vk::Buffer<u32>) {
     let ctx = common::lavapipe(1.0);
-    let m = Module::from_source_with(&ctx, "pure.pisa", PURE, &cancellable()).unwrap();
+    let m = Module::from_source_with(&ctx, name, src, &cancellable()).unwrap();
     let out = ctx.zeroed::<u32>(1).unwrap();
-    // 2^32 - 1 rounds for each of 256 work-items: hours, unless the check stops them.
     let start = Instant::now();
-    let r = m.dispatch("hash", 256u64, 64u64, &[(&out).into(), u32::MAX.into()]);
+    let r = m.dispatch(kernel, 256u64, 64u64, &[(&out).into(), u32::MAX.into()]);
     let took = start.elapsed().as_secs_f64();
-    eprintln!("pure loop: {r:?} after {took:.3} s");
+    eprintln!("{kernel}: {r:?} after {took:.3} s");
     stopped_timeout(r);
     assert!(took < 1.9, "{took}");
+    (m, out)
+}
+
+#[test]
+fn a_timeout_stops_a_loop_without_memory_accesses() {
+    let (m, out) = endless_rounds_stop("pure.pisa", PURE, "hash");
     // The same kernel over 1,000 rounds ends by itself with the value computed here.
     let mut h = 0u32;
     for i in 0..1000u32 {
@@ -147,16 +155,7 @@ fn a_timeout_stops_a_loop_without_memory_accesses() {
 
 #[test]
 fn a_short_loop_has_no_check_and_the_loop_around_it_still_stops() {
-    let ctx = common::lavapipe(1.0);
-    let m = Module::from_source_with(&ctx, "nested.pisa", NESTED, &cancellable()).unwrap();
-    let out = ctx.zeroed::<u32>(1).unwrap();
-    // 2^32 - 1 outer rounds of 16 inner ones: hours, unless the outer check stops them.
-    let start = Instant::now();
-    let r = m.dispatch("nested", 256u64, 64u64, &[(&out).into(), u32::MAX.into()]);
-    let took = start.elapsed().as_secs_f64();
-    eprintln!("nested loops: {r:?} after {took:.3} s");
-    stopped_timeout(r);
-    assert!(took < 1.9, "{took}");
+    let (m, out) = endless_rounds_stop("nested.pisa", NESTED, "nested");
     // 100 outer rounds end by themselves with the value computed here.
     let mut h = 0u32;
     for i in 0..100u32 {
