@@ -1472,7 +1472,7 @@ fn a_violation_in_a_called_function_comes_before_one_after_the_call() {
 
 /// A call through an address that is no function's (undefined behaviour, prog-4): the
 /// reference stops with it; the checked device reports it at the call with the same address
-/// and words, calls nothing, and the work-item goes on with its result register unchanged.
+/// and words, natively and on virtual lanes, and calls nothing.
 #[test]
 fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
     let src = ".version 0.1;\n.target 100;\n\
@@ -1488,6 +1488,8 @@ fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
     let said = format!("call through {:#x}, which is not a function address", v.address);
     assert_eq!(v.message(), said);
     assert!(v.render().contains("no function was called"), "{v}");
+    // Natively nothing was called: the result register kept its 5 (not a promise: an
+    // undefined value, spec-notes §110).
     assert_eq!(outs[0], 5u32.to_le_bytes(), "the store after the call");
     // The reference's error names the same address (function addresses are numbered alike).
     let job = Job::new("k", 1u64, 1u64).arg(Data::Buffer(vec![0; 4]));
@@ -1495,6 +1497,23 @@ fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
     match reference::on_reference(&program, &job, pisa_reference::Config::default()) {
         Err(e) => assert!(e.to_string().contains(&said), "{e}"),
         Ok(_) => panic!("the reference ran a call through {:#x}", v.address),
+    }
+    // On virtual lanes (every kernel, 4 work-items, all with the bad address) each lane
+    // is reported: the first, and 3 more.
+    {
+        let (_lock, ctx) = checker();
+        let options = Options {
+            virtual_lanes: pisa_translator::VirtualLanes::AllKernels,
+            ..checked()
+        };
+        let m = Module::from_source_with(ctx, "mc.pisa", src, &options).expect("load");
+        let out = ctx.buffer_from(&[0u8; 4]).expect("buffer");
+        match m.dispatch("k", 4u64, 4u64, &[Arg::from(&out)]) {
+            Err(Error::MemoryViolation(w)) => {
+                assert_eq!((w.reason, w.address, w.further), (Reason::NotAFunction, v.address, 3), "{w}");
+            }
+            r => panic!("on virtual lanes: {r:?}"),
+        }
     }
     // A call through f0's own address is no violation.
     let good = src.replace("iadd.64b %f, %f, 12345;\n", "");

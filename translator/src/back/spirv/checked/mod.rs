@@ -409,19 +409,33 @@ impl FnCx<'_> {
 
     /// In a checked translation, where a `call` through a register (`inst`) matched no
     /// function: records the violation (reason [`code::NOT_A_FUNCTION`], the address
-    /// `target`, u64), as the reference interpreter reports the same call. Nothing
-    /// otherwise.
+    /// `target`, u64) for the lane being emitted, as the reference interpreter reports the
+    /// same call. Nothing otherwise.
     pub fn bad_call(&mut self, inst: &Inst, target: Word) -> EResult {
-        if !self.is_checked() {
-            return Ok(());
+        match self.bad_call_site(inst)? {
+            Some(site) => self.note_bad_call(inst, site, target),
+            None => Ok(()),
         }
-        let site = self.push_site(Site {
+    }
+
+    /// In a checked translation, the site of `call` instruction `inst` for
+    /// [`FnCx::note_bad_call`] (one per instruction, whatever the lanes); `None` otherwise.
+    pub fn bad_call_site(&mut self, inst: &Inst) -> EResult<Option<u32>> {
+        if !self.is_checked() {
+            return Ok(None);
+        }
+        self.push_site(Site {
             function: self.f.name.clone(),
             span: (inst.span.start, inst.span.end),
             align: 1,
             variable: None,
             location: None,
-        })?;
+        })
+        .map(Some)
+    }
+
+    /// Records [`FnCx::bad_call`]'s violation at `site` for the lane being emitted.
+    pub fn note_bad_call(&mut self, inst: &Inst, site: u32, target: Word) -> EResult {
         let code = code::access(crate::memcheck::AccessKind::Call) << code::ACCESS_SHIFT
             | code::NOT_A_FUNCTION << code::REASON_SHIFT
             | code::space(MemSpace::Global);

@@ -247,6 +247,8 @@ impl FnCx<'_> {
                 // Only functions with a `.lanes` copy: those a kernel on virtual lanes may
                 // reach (its address taken).
                 let with_copy = self.lanes_reach;
+                let u32t = self.m.uint(32);
+                let mut matched = self.m.const_u32(0);
                 for f in self.indirect_candidates(ret, args) {
                     if !with_copy.get(f.0 as usize).copied().unwrap_or(false) {
                         continue;
@@ -256,7 +258,24 @@ impl FnCx<'_> {
                         let t = targets[cx.lane as usize];
                         Ok(cx.m.b.i_equal(bt, None, t, addr))
                     })?;
+                    matched = self.m.b.bitwise_or(u32t, None, matched, mask);
                     self.call_lanes(f, mask, ret, args)?;
+                }
+                // Lanes whose address named no function: a checked translation reports
+                // each (spec-notes §110).
+                let Some(site) = self.bad_call_site(inst)? else {
+                    return Ok(());
+                };
+                let none = self.m.b.not(u32t, None, matched);
+                let unmatched = self.m.b.bitwise_and(u32t, None, callers, none);
+                for l in 0..self.lane_count() {
+                    let bad = self.bit_set(unmatched, l)?;
+                    self.if_then(bad, |cx| {
+                        cx.lane = l;
+                        let r = cx.note_bad_call(inst, site, targets[l as usize]);
+                        cx.lane = 0;
+                        r
+                    })?;
                 }
                 Ok(())
             }
