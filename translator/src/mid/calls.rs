@@ -331,6 +331,23 @@ mod tests {
     }
 
     #[test]
+    fn addresses_are_taken_by_addrof_and_by_module_and_body_scope_initializers() {
+        let src = ".version 0.1;\n.target 100;\n\
+            .function void @by_addrof() { return; }\n\
+            .function void @in_module_table() { return; }\n\
+            .function void @in_body_table() { return; }\n\
+            .function void @called_only() { return; }\n\
+            .const .align 8 @table[8] = { .64b @in_module_table };\n\
+            .kernel @k() {\n  .const .align 8 @local[8] = { .64b @in_body_table };\n\
+              .reg .64b %p;\n  addrof.64b %p, @by_addrof;\n  call void, @called_only();\n}\n";
+        let (m, _) = graph(src);
+        assert_eq!(
+            names(&m, &address_taken(&m)),
+            ["by_addrof", "in_body_table", "in_module_table"]
+        );
+    }
+
+    #[test]
     fn cycles_are_the_strongly_connected_components() {
         let src = ".version 0.1;\n.target 100;\n\
             .function void @self() { call void, @self(); return; }\n\
