@@ -1484,8 +1484,15 @@ fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
     let v = v.expect("the device reported nothing");
     let l = v.site.location.as_ref().expect("located");
     assert_eq!((l.line, l.text.as_str()), (15, "call %r, %f(%r)"), "{v}");
-    assert_eq!((v.access, v.reason), (AccessKind::Call, Reason::NotAFunction), "{v}");
-    let said = format!("call through {:#x}, which is not a function address", v.address);
+    assert_eq!(
+        (v.access, v.reason),
+        (AccessKind::Call, Reason::NotAFunction),
+        "{v}"
+    );
+    let said = format!(
+        "call through {:#x}, which is not a function address",
+        v.address
+    );
     assert_eq!(v.message(), said);
     assert!(v.render().contains("no function was called"), "{v}");
     // Natively nothing was called: the result register kept its 5 (not a promise: an
@@ -1510,7 +1517,11 @@ fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
         let out = ctx.buffer_from(&[0u8; 4]).expect("buffer");
         match m.dispatch("k", 4u64, 4u64, &[Arg::from(&out)]) {
             Err(Error::MemoryViolation(w)) => {
-                assert_eq!((w.reason, w.address, w.further), (Reason::NotAFunction, v.address, 3), "{w}");
+                assert_eq!(
+                    (w.reason, w.address, w.further),
+                    (Reason::NotAFunction, v.address, 3),
+                    "{w}"
+                );
             }
             r => panic!("on virtual lanes: {r:?}"),
         }

@@ -633,7 +633,9 @@ impl Violation {
             self.kernel, w.global, w.local, w.group
         );
         let skipped = match self.access {
-            AccessKind::Call => "no function was called (its result register holds no defined value)",
+            AccessKind::Call => {
+                "no function was called (its result register holds no defined value)"
+            }
             AccessKind::Store => "the store was not performed",
             _ => "the access was not performed (a load yields 0)",
         };

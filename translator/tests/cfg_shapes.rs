@@ -317,6 +317,9 @@ fn a_short_loop_gets_no_cancel_check_and_the_loop_around_it_does() {
                     .count()
             })
             .collect();
-        assert!(reads.iter().all(|&n| n == 1), "every {interval}, {virtual_lanes:?}: {reads:?}");
+        assert!(
+            reads.iter().all(|&n| n == 1),
+            "every {interval}, {virtual_lanes:?}: {reads:?}"
+        );
     }
 }

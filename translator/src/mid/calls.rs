@@ -24,11 +24,12 @@ pub struct CallGraph {
 /// reach exactly these.
 pub fn address_taken(module: &Module) -> Vec<bool> {
     let mut taken = vec![false; module.functions.len()];
-    let initializers = module
-        .globals
-        .iter()
-        .map(|g| &g.init)
-        .chain(module.functions.iter().flat_map(|f| f.locals.iter().map(|l| &l.init)));
+    let initializers = module.globals.iter().map(|g| &g.init).chain(
+        module
+            .functions
+            .iter()
+            .flat_map(|f| f.locals.iter().map(|l| &l.init)),
+    );
     for init in initializers {
         for item in init.iter().flatten() {
             if let InitItem::Symbol {

@@ -199,8 +199,9 @@ impl Loops<'_> {
             .filter(|&p| cfg.in_loop(h, p))
             .collect();
         // Runs exactly once in every iteration.
-        let every_iteration =
-            |b: BlockId| cfg.innermost_loop(b) == Some(h) && latches.iter().all(|&l| cfg.dominates(b, l));
+        let every_iteration = |b: BlockId| {
+            cfg.innermost_loop(b) == Some(h) && latches.iter().all(|&l| cfg.dominates(b, l))
+        };
         direct
             .iter()
             .filter(|&&b| every_iteration(b))
@@ -209,7 +210,12 @@ impl Loops<'_> {
     }
 
     /// The bound the exit test ending block `b` proves for the loop headed by `h`.
-    fn test_bound(&self, h: BlockId, b: BlockId, every_iteration: &dyn Fn(BlockId) -> bool) -> Option<u128> {
+    fn test_bound(
+        &self,
+        h: BlockId,
+        b: BlockId,
+        every_iteration: &dyn Fn(BlockId) -> bool,
+    ) -> Option<u128> {
         let cfg = self.cfg;
         let Term::Branch {
             cond: Cond::Pred { reg: p, negated },
@@ -237,7 +243,11 @@ impl Loops<'_> {
         if self.f.regs.get(r.0 as usize).map(|d| d.ty) != Some(scalar(w)?) {
             return None;
         }
-        let mut in_loop = self.defs.get(&r)?.iter().filter(|&&(d, _)| cfg.in_loop(h, d));
+        let mut in_loop = self
+            .defs
+            .get(&r)?
+            .iter()
+            .filter(|&&(d, _)| cfg.in_loop(h, d));
         let (d, i) = *in_loop.next()?;
         if in_loop.next().is_some() || !every_iteration(d) {
             return None;
@@ -272,7 +282,9 @@ fn compare(inst: &Inst) -> Option<(RegId, u128, CmpOp, u32)> {
     let w = ty.bits();
     match (&inst.ops[1], &inst.ops[2]) {
         (&Operand::Reg { reg, swizzle: None }, &Operand::Imm(k)) => Some((reg, k & mask(w), op, w)),
-        (&Operand::Imm(k), &Operand::Reg { reg, swizzle: None }) => Some((reg, k & mask(w), mirror(op), w)),
+        (&Operand::Imm(k), &Operand::Reg { reg, swizzle: None }) => {
+            Some((reg, k & mask(w), mirror(op), w))
+        }
         _ => None,
     }
 }

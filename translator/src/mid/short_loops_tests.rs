@@ -16,7 +16,11 @@ fn verdicts(body: &str) -> Vec<bool> {
     );
     let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", text));
     let module = crate::check(&file).expect("valid");
-    let f = module.functions.iter().find(|f| f.is_kernel()).expect("kernel");
+    let f = module
+        .functions
+        .iter()
+        .find(|f| f.is_kernel())
+        .expect("kernel");
     let cfg = Cfg::build(f).expect("cfg");
     let short = short_loops(f, &cfg, &CallBounds::new(&module));
     cfg.rpo()

@@ -492,7 +492,13 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    fn indirect_call(&mut self, inst: &Inst, target: Word, ret: Operand, args: &[Operand]) -> EResult {
+    fn indirect_call(
+        &mut self,
+        inst: &Inst,
+        target: Word,
+        ret: Operand,
+        args: &[Operand],
+    ) -> EResult {
         let candidates = self.indirect_candidates(ret, args);
         let bt = self.m.ty(Scalar::Bool);
         self.indirect_chain(inst, &candidates, target, ret, args, bt)

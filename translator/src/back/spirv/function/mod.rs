@@ -186,7 +186,8 @@ impl<'a> FnCx<'a> {
         };
         let cfg = Cfg::build(f)?;
         if cx.is_cancellable() {
-            cx.short_loops = crate::mid::short_loops::short_loops(f, &cfg, cx.m.call_bounds(module));
+            cx.short_loops =
+                crate::mid::short_loops::short_loops(f, &cfg, cx.m.call_bounds(module));
         }
         if cx.is_checked() && k == 0 {
             cx.base_runs = crate::mid::base_runs::analyze(f, &cfg);
