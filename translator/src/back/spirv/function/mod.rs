@@ -368,17 +368,25 @@ impl<'a> FnCx<'a> {
         self.begin(mg)
     }
 
-    /// Emits `do { body } while (!done)` as a loop construct, where `body` returns `done`
-    /// (a bool it computed); the builder is left in the merge block.
-    pub fn do_until(&mut self, body: impl FnOnce(&mut Self) -> EResult<Word>) -> EResult {
-        let [header, first, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(header);
-        self.begin(header)?;
+    /// Opens a SPIR-V loop construct where the builder is: its start block (with the merge
+    /// instruction) and the first block of its body, where the builder is left. Returns
+    /// its start, continue target and merge.
+    pub(in crate::back::spirv) fn begin_loop_construct(&mut self) -> EResult<[Word; 3]> {
+        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
+        self.m.b.branch(start);
+        self.begin(start)?;
         self.m
             .b
             .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
-        self.m.b.branch(first);
-        self.begin(first)?;
+        self.m.b.branch(body);
+        self.begin(body)?;
+        Ok([start, cont, merge])
+    }
+
+    /// Emits `do { body } while (!done)` as a loop construct, where `body` returns `done`
+    /// (a bool it computed); the builder is left in the merge block.
+    pub fn do_until(&mut self, body: impl FnOnce(&mut Self) -> EResult<Word>) -> EResult {
+        let [header, cont, merge] = self.begin_loop_construct()?;
         let done = body(self)?;
         self.m.b.branch(cont);
         self.begin(cont)?;

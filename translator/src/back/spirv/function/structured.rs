@@ -315,21 +315,6 @@ impl FnCx<'_> {
         Ok(counter)
     }
 
-    /// Opens a SPIR-V loop construct where the builder is: its start block (with the merge
-    /// instruction) and the first block of its body, where the builder is left. Returns
-    /// its start, continue target and merge.
-    fn begin_loop_construct(&mut self) -> EResult<[Word; 3]> {
-        let [start, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(start);
-        self.begin(start)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
-        self.m.b.branch(body);
-        self.begin(body)?;
-        Ok([start, cont, merge])
-    }
-
     /// Closes a strip-mined loop `f` whose body has ended, and its outer loop. The loop's
     /// continue target counts the iteration and ends the strip at its length N, leaving the
     /// counter at N; a break leaves it below N. So at the loop's merge, once the jumps

@@ -117,14 +117,7 @@ impl FnCx<'_> {
             let w = self.waiting(false, x)?;
             self.m.b.store(w, zero, None, []);
         }
-        let [h, body, cont, merge] = [(); 4].map(|_| self.m.b.id());
-        self.m.b.branch(h);
-        self.begin(h)?;
-        self.m
-            .b
-            .loop_merge(merge, cont, spirv::LoopControl::NONE, []);
-        self.m.b.branch(body);
-        self.begin(body)?;
+        let [h, cont, merge] = self.begin_loop_construct()?;
         let w = self.waiting(true, header)?;
         self.m.b.store(w, zero, None, []);
         Ok(Open::Loop {
