@@ -1532,3 +1532,75 @@ fn a_call_through_an_address_that_is_no_function_s_is_reported_at_the_call() {
     assert!(v.is_none(), "{v:?}");
     assert_eq!(outs[0], 105u32.to_le_bytes());
 }
+
+#[test]
+fn the_hot_entry_test_holds_no_access_wider_than_its_buffer_below_it_or_wrapping_past_2_64() {
+    // A lone `.global` access is first compared with the hot entries (the launch's
+    // arguments) with 64-bit arithmetic that wraps: each case is a way such a comparison
+    // could wrongly pass. Each must be out of bounds, on the device as on the reference,
+    // and not performed; its twin within the buffer passes.
+    let two_bytes = A::Buf(vec![0x11, 0x22]);
+    let cases: [(&str, &str, u64, A); 4] = [
+        // a 4-byte load from a 2-byte buffer (end - start < size)
+        (
+            "ld.global.32b %v, [%p];",
+            "ld.global.16b %h, [%p];",
+            4,
+            two_bytes.clone(),
+        ),
+        // 8 bytes below the argument, the base known to come from it (its entry alone)
+        (
+            "iadd.64b %q, %p, -8;\nld.global.64b %x, [%q];",
+            "iadd.64b %q, %p, 8;\nld.global.64b %x, [%q];",
+            8,
+            buf32(&[1, 2, 3, 4]),
+        ),
+        // [2^64 - 4, 2^64): the end wraps to 0, below every entry's end
+        (
+            "mov.64b %q, 0xfffffffffffffffc;\nld.global.32b %v, [%q];",
+            "mov.64b %q, %p;\nld.global.32b %v, [%q];",
+            4,
+            buf32(&[1, 2, 3, 4]),
+        ),
+        // a store 4 bytes before the start, through an address from the argument
+        (
+            "iadd.64b %q, %p, -4;\nst.global.32b [%q], %v;",
+            "iadd.64b %q, %p, 12;\nst.global.32b [%q], %v;",
+            4,
+            buf32(&[1, 2, 3, 4]),
+        ),
+    ];
+    let decl = ".reg .64b %p, %q, %x;\n.reg .32b %v;\n.reg .16b %h;\nld.param.64b %p, [%out];\nmov.32b %v, 9;";
+    for (bad, good, size, arg) in cases {
+        let src = kernel(OUT, &format!("{decl}\n{bad}"));
+        let (after, dev) = device(&src, 1, 1, std::slice::from_ref(&arg));
+        let dev = dev.unwrap_or_else(|| panic!("the device reported nothing for\n{src}"));
+        let refv = reference(&src, 1, 1, std::slice::from_ref(&arg))
+            .unwrap_or_else(|| panic!("the reference reported nothing for\n{src}"));
+        let line = 9 + bad.lines().count() - 1;
+        for v in [&dev, &refv] {
+            assert_eq!(
+                (
+                    v.reason,
+                    v.space,
+                    v.size,
+                    v.site.location.as_ref().map(|l| l.line)
+                ),
+                (Reason::OutOfBounds, MemSpace::Global, size, Some(line)),
+                "{v}\n{src}"
+            );
+        }
+        let A::Buf(before) = &arg else { unreachable!() };
+        assert_eq!(&after[0], before, "the bad access was performed\n{src}");
+        let twin = kernel(OUT, &format!("{decl}\n{good}"));
+        let (after, v) = device(&twin, 1, 1, std::slice::from_ref(&arg));
+        assert!(v.is_none(), "{v:?}\n{twin}");
+        assert!(
+            reference(&twin, 1, 1, std::slice::from_ref(&arg)).is_none(),
+            "{twin}"
+        );
+        if good.starts_with("iadd.64b %q, %p, 12") {
+            assert_eq!(after[0], [1u32, 2, 3, 9].map(u32::to_le_bytes).concat());
+        }
+    }
+}
