@@ -1539,45 +1539,53 @@ fn the_hot_entry_test_holds_no_access_wider_than_its_buffer_below_it_or_wrapping
     // arguments) with 64-bit arithmetic that wraps: each case is a way such a comparison
     // could wrongly pass. Each must be out of bounds, on the device as on the reference,
     // and not performed; its twin within the buffer passes.
-    let two_bytes = A::Buf(vec![0x11, 0x22]);
-    let cases: [(&str, &str, u64, A); 4] = [
+    let words = |w: [u32; 4]| w.map(u32::to_le_bytes).concat();
+    // (bad access, its twin, the bad access's size, the buffer, the buffer after the twin)
+    let cases: [(&str, &str, u64, Vec<u8>, Vec<u8>); 4] = [
         // a 4-byte load from a 2-byte buffer (end - start < size)
         (
             "ld.global.32b %v, [%p];",
             "ld.global.16b %h, [%p];",
             4,
-            two_bytes.clone(),
+            vec![0x11, 0x22],
+            vec![0x11, 0x22],
         ),
         // 8 bytes below the argument, the base known to come from it (its entry alone)
         (
             "iadd.64b %q, %p, -8;\nld.global.64b %x, [%q];",
             "iadd.64b %q, %p, 8;\nld.global.64b %x, [%q];",
             8,
-            buf32(&[1, 2, 3, 4]),
+            words([1, 2, 3, 4]),
+            words([1, 2, 3, 4]),
         ),
         // [2^64 - 4, 2^64): the end wraps to 0, below every entry's end
         (
             "mov.64b %q, 0xfffffffffffffffc;\nld.global.32b %v, [%q];",
             "mov.64b %q, %p;\nld.global.32b %v, [%q];",
             4,
-            buf32(&[1, 2, 3, 4]),
+            words([1, 2, 3, 4]),
+            words([1, 2, 3, 4]),
         ),
         // a store 4 bytes before the start, through an address from the argument
         (
             "iadd.64b %q, %p, -4;\nst.global.32b [%q], %v;",
             "iadd.64b %q, %p, 12;\nst.global.32b [%q], %v;",
             4,
-            buf32(&[1, 2, 3, 4]),
+            words([1, 2, 3, 4]),
+            words([1, 2, 3, 9]),
         ),
     ];
-    let decl = ".reg .64b %p, %q, %x;\n.reg .32b %v;\n.reg .16b %h;\nld.param.64b %p, [%out];\nmov.32b %v, 9;";
-    for (bad, good, size, arg) in cases {
+    // Body lines 4-8; the access's own lines follow.
+    let decl = ".reg .64b %p, %q, %x;\n.reg .32b %v;\n.reg .16b %h;\n\
+                ld.param.64b %p, [%out];\nmov.32b %v, 9;";
+    for (bad, good, size, before, twin_after) in cases {
+        let arg = [A::Buf(before.clone())];
         let src = kernel(OUT, &format!("{decl}\n{bad}"));
-        let (after, dev) = device(&src, 1, 1, std::slice::from_ref(&arg));
+        let (after, dev) = device(&src, 1, 1, &arg);
         let dev = dev.unwrap_or_else(|| panic!("the device reported nothing for\n{src}"));
-        let refv = reference(&src, 1, 1, std::slice::from_ref(&arg))
+        let refv = reference(&src, 1, 1, &arg)
             .unwrap_or_else(|| panic!("the reference reported nothing for\n{src}"));
-        let line = 9 + bad.lines().count() - 1;
+        let line = 8 + bad.lines().count();
         for v in [&dev, &refv] {
             assert_eq!(
                 (
@@ -1590,17 +1598,11 @@ fn the_hot_entry_test_holds_no_access_wider_than_its_buffer_below_it_or_wrapping
                 "{v}\n{src}"
             );
         }
-        let A::Buf(before) = &arg else { unreachable!() };
-        assert_eq!(&after[0], before, "the bad access was performed\n{src}");
+        assert_eq!(after[0], before, "the bad access was performed\n{src}");
         let twin = kernel(OUT, &format!("{decl}\n{good}"));
-        let (after, v) = device(&twin, 1, 1, std::slice::from_ref(&arg));
+        let (after, v) = device(&twin, 1, 1, &arg);
         assert!(v.is_none(), "{v:?}\n{twin}");
-        assert!(
-            reference(&twin, 1, 1, std::slice::from_ref(&arg)).is_none(),
-            "{twin}"
-        );
-        if good.starts_with("iadd.64b %q, %p, 12") {
-            assert_eq!(after[0], [1u32, 2, 3, 9].map(u32::to_le_bytes).concat());
-        }
+        assert!(reference(&twin, 1, 1, &arg).is_none(), "{twin}");
+        assert_eq!(after[0], twin_after, "{twin}");
     }
 }
