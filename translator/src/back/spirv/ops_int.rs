@@ -158,8 +158,20 @@ impl FnCx<'_> {
         let is_m1 = self.m.b.i_equal(bt, None, b, m1);
         d = self.sel(w, is_m1, one, d)?;
         if rem {
-            // OpSRem: the remainder has the sign of the dividend (C semantics).
-            Ok(self.m.b.s_rem(t, None, a, d))
+            // The remainder has the sign of the dividend (C semantics): |a| mod |d|, negated
+            // for a negative `a`. Not OpSRem: NVIDIA 580 computes a 16-bit OpSRem as unsigned
+            // (2 rem -2 gave 2), also when written in 32 bits on sign-extended operands
+            // (presumably narrowed back by its compiler; docs/driver-bugs.md); its OpUMod is
+            // right. The magnitude of INT_MIN is INT_MIN read as unsigned.
+            let a_neg = self.m.b.s_less_than(bt, None, a, zero);
+            let d_neg = self.m.b.s_less_than(bt, None, d, zero);
+            let minus_a = self.m.b.s_negate(t, None, a);
+            let minus_d = self.m.b.s_negate(t, None, d);
+            let abs_a = self.sel(w, a_neg, minus_a, a)?;
+            let abs_d = self.sel(w, d_neg, minus_d, d)?;
+            let r = self.m.b.u_mod(t, None, abs_a, abs_d);
+            let minus_r = self.m.b.s_negate(t, None, r);
+            self.sel(w, a_neg, minus_r, r)
         } else {
             let q = self.m.b.s_div(t, None, a, d);
             let neg = self.m.b.s_negate(t, None, a);
