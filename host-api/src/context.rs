@@ -153,6 +153,16 @@ impl Context {
         Ok(self.rt.fused_fma()?)
     }
 
+    /// Whether the device's single-precision arithmetic keeps denormals, as PISA's `.f` and
+    /// `.bf` need: true where it has `shaderDenormPreserveFloat32`, else probed by running a
+    /// small kernel the first time it is asked for, then remembered
+    /// ([`pisa_runtime::Context::keeps_f32_denormals`]). A kernel that computes in `f32` is
+    /// refused on a device that flushes them, unless translated with fast math. Errors
+    /// (first call): as [`Context::fused_fma`]'s.
+    pub fn keeps_f32_denormals(&self) -> Result<bool> {
+        Ok(self.rt.keeps_f32_denormals()?)
+    }
+
     /// The known driver bugs that give wrong results found on this device when the context
     /// was created ([`pisa_runtime::driver_bugs`]; docs/driver-bugs.md): on lavapipe, whether
     /// its LLVM still miscompiles masked merges (the default path caps it below AVX-512, so

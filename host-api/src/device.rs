@@ -40,6 +40,7 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::FusedFmaFloat16 => f.fused_fma.f16 = true,
             Feature::FusedFmaFloat32 => f.fused_fma.f32 = true,
             Feature::FusedFmaFloat64 => f.fused_fma.f64 = true,
+            Feature::KeepsDenormalsFloat32 => f.keeps_denormals_f32 = true,
         }
     }
     f

@@ -136,6 +136,8 @@ pub struct Context {
     pipelines: PipelineCache,
     /// The fused-`Fma` probe's answer, found at its first use.
     fused_fma: std::sync::OnceLock<crate::FusedFma>,
+    /// The denormal probe's answer, found at its first use.
+    keeps_f32_denormals: std::sync::OnceLock<bool>,
     /// The known driver bugs the probes found when the context was created.
     driver_bugs: crate::DriverBugs,
 }
@@ -264,6 +266,7 @@ impl Context {
             timeout_seconds,
             pipelines,
             fused_fma: std::sync::OnceLock::new(),
+            keeps_f32_denormals: std::sync::OnceLock::new(),
             driver_bugs: crate::DriverBugs::default(),
         };
         ctx.driver_bugs = crate::DriverBugs::probe(&ctx);
@@ -412,6 +415,17 @@ impl Context {
                 });
             }
         }
+        if desc.required_features.keeps_denormals_f32 && !self.keeps_f32_denormals()? {
+            return Err(Error::MissingFeatures {
+                what: format!(
+                    "{} (computes with single-precision values, whose denormals PISA keeps; \
+                     this device flushes them to zero and has no shaderDenormPreserveFloat32 \
+                     to ask it not to: translate with fast math to accept its arithmetic)",
+                    desc.name_for_errors
+                ),
+                features: vec!["keepsDenormalsFloat32"],
+            });
+        }
         self.pipelines
             .get_or_create(&self.shared, &self.info, &self.enabled, desc)
     }
@@ -503,6 +517,23 @@ impl Context {
         }
         let f = crate::probe::probe(self)?;
         Ok(*self.fused_fma.get_or_init(|| f))
+    }
+
+    /// Whether the device's single-precision arithmetic keeps denormals in a shader that does
+    /// not ask for `DenormPreserve`: always where the device has
+    /// `shaderDenormPreserveFloat32` (kernels then ask), else the answer of a probe kernel the
+    /// first time it is asked for, then remembered (lavapipe keeps them; NVIDIA's driver 580
+    /// flushes them). See [`crate::probe`]. Errors (of the probe): those of
+    /// [`Context::create_pipeline`], [`Context::create_buffer`] and [`Context::dispatch`].
+    pub fn keeps_f32_denormals(&self) -> Result<bool, Error> {
+        if self.info.features.float_controls.denorm_preserve_32 {
+            return Ok(true);
+        }
+        if let Some(&k) = self.keeps_f32_denormals.get() {
+            return Ok(k);
+        }
+        let k = crate::probe::probe_denormals(self)?;
+        Ok(*self.keeps_f32_denormals.get_or_init(|| k))
     }
 
     /// The known driver bugs found on this device when the context was created (on lavapipe:

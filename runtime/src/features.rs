@@ -219,6 +219,12 @@ pub struct FeatureSet {
     /// ([`crate::Context::fused_fma`]) when a pipeline is created, never enabled, and left out
     /// of [`FeatureSet::missing`] and [`FeatureSet::names`].
     pub fused_fma: crate::FusedFma,
+    /// Whether the kernel computes with single-precision values whose denormals the device
+    /// must keep (`keepsDenormalsFloat32`). Not a Vulkan feature: it is checked against the
+    /// context's denormal probe ([`crate::Context::keeps_f32_denormals`]) when a pipeline is
+    /// created, never enabled, and left out of [`FeatureSet::missing`] and
+    /// [`FeatureSet::names`], like [`FeatureSet::fused_fma`].
+    pub keeps_denormals_f32: bool,
 }
 
 impl FeatureSet {
@@ -369,6 +375,7 @@ impl FeatureSet {
                 f32: f(self.fused_fma.f32, o.fused_fma.f32),
                 f64: f(self.fused_fma.f64, o.fused_fma.f64),
             },
+            keeps_denormals_f32: f(self.keeps_denormals_f32, o.keeps_denormals_f32),
         }
     }
 }
@@ -532,6 +539,7 @@ pub(crate) fn query_support(
         // Properties: the caller reads them with the device's other properties.
         float_controls: FloatControls::default(),
         fused_fma: crate::FusedFma::default(),
+        keeps_denormals_f32: false,
     };
     let extras = ExtraFeatures {
         shader_subgroup_extended_types: b(v12.shader_subgroup_extended_types),

@@ -1,14 +1,20 @@
-//! What a device's floating point really does, found by running it: whether its SPIR-V
-//! `Fma` (GLSL.std.450) rounds once (fused) or twice (a product, then a sum) for each float
-//! width. Vulkan does not say, and a translator that knows it can lower PISA's single-rounding
-//! `fmad` to one `Fma` on fused devices (lavapipe's `Fma`, for one, is not fused).
+//! What a device's floating point really does, found by running it, where Vulkan does not
+//! say:
+//! - whether its SPIR-V `Fma` (GLSL.std.450) rounds once (fused) or twice (a product, then a
+//!   sum) for each float width: a translator that knows it can lower PISA's single-rounding
+//!   `fmad` to one `Fma` on fused devices (lavapipe's `Fma`, for one, is not fused);
+//! - whether its single-precision arithmetic keeps denormals when a shader does not ask for
+//!   `DenormPreserve` (which only devices with `shaderDenormPreserveFloat32` may): PISA keeps
+//!   them, lavapipe does, NVIDIA's driver 580 flushes them to zero (docs/driver-bugs.md).
 //!
-//! The probe is a tiny compute shader per width that reads `a`, `b`, `c` from a buffer (so
-//! nothing can be folded at compile time) and writes `Fma(a, b, c)`. The inputs make the
-//! two answers differ: `a = b = 1 + 2^-k` has the exact product `1 + 2^(1-k) + 2^-2k`, whose
-//! last term is lost when the product is rounded on its own (it is at most half an ULP of 1),
-//! and `c = -(1 + 2^(1-k))` cancels the rest: a fused `Fma` returns `2^-2k`, an unfused one 0.
-//! The SPIR-V is assembled here with rspirv (the runtime knows SPIR-V, not PISA).
+//! Each probe is a tiny compute shader that reads its inputs from a buffer (so nothing can be
+//! folded at compile time) and writes its results after them. For `Fma`: `a = b = 1 + 2^-k`
+//! has the exact product `1 + 2^(1-k) + 2^-2k`, whose last term is lost when the product is
+//! rounded on its own (it is at most half an ULP of 1), and `c = -(1 + 2^(1-k))` cancels the
+//! rest: a fused `Fma` returns `2^-2k`, an unfused one 0. For denormals: `a + b` and `b * 1`
+//! with `a`, `b` the denormals `2^-149` and `3 * 2^-149`, exact in IEEE arithmetic, zero
+//! where the device flushes denormal operands or results. The SPIR-V is assembled here with
+//! rspirv (the runtime knows SPIR-V, not PISA).
 
 use crate::buffer::Buffer;
 use crate::error::Error;
@@ -69,6 +75,36 @@ fn inputs(width: u32) -> (u64, u64, u64) {
 /// address in the first 8 bytes of push constants; reads `a b c` (consecutive `width`-bit
 /// values) and writes `Fma(a, b, c)` after them.
 pub fn fma_probe_module(width: u32) -> Vec<u32> {
+    probe_module(width, 3, |b, glsl, ft, v| {
+        let args = v.iter().map(|&x| Operand::IdRef(x)).collect::<Vec<_>>();
+        let fma = spirv::GlslStd450Op::Fma as u32;
+        vec![b.ext_inst(ft, None, glsl, fma, args).expect("probe: fma")]
+    })
+}
+
+/// The denormal probe: reads the `f32` values `a b one` and writes `a + b` and `b * one`
+/// after them, with no float-controls execution mode (as kernels on a device without
+/// `shaderDenormPreserveFloat32`), each operation `NoContraction`.
+pub fn denormal_probe_module() -> Vec<u32> {
+    probe_module(32, 3, |b, _, ft, v| {
+        let sum = b.f_add(ft, None, v[0], v[1]).expect("probe: fadd");
+        let product = b.f_mul(ft, None, v[1], v[2]).expect("probe: fmul");
+        for r in [sum, product] {
+            b.decorate(r, spirv::Decoration::NoContraction, []);
+        }
+        vec![sum, product]
+    })
+}
+
+/// A probe shader on `width`-bit floats: entry point `main`, local size 1, the buffer's
+/// address in the first 8 bytes of push constants; loads `inputs` consecutive values, calls
+/// `body(builder, GLSL.std.450 set, float type, loaded values)` and stores the values it
+/// returns after the inputs.
+fn probe_module(
+    width: u32,
+    inputs: u32,
+    body: impl FnOnce(&mut Builder, Word, Word, &[Word]) -> Vec<Word>,
+) -> Vec<u32> {
     let mut b = Builder::new();
     b.set_version(1, 5);
     b.capability(spirv::Capability::Shader);
@@ -91,17 +127,18 @@ pub fn fma_probe_module(width: u32) -> Vec<u32> {
     let u64t = b.type_int(64, 0);
     let ft = b.type_float(width, None);
     let bytes = width / 8;
-    // struct { T a, b, c, r; } behind a physical pointer.
-    let st = b.type_struct([ft, ft, ft, ft]);
+    // An array of T behind a physical pointer (room for up to 8 values).
+    let u32t = b.type_int(32, 0);
+    let len = b.constant_bit32(u32t, 8);
+    let arr = b.type_array(ft, len);
+    b.decorate(
+        arr,
+        spirv::Decoration::ArrayStride,
+        [Operand::LiteralBit32(bytes)],
+    );
+    let st = b.type_struct([arr]);
     b.decorate(st, spirv::Decoration::Block, []);
-    for i in 0..4 {
-        b.member_decorate(
-            st,
-            i,
-            spirv::Decoration::Offset,
-            [Operand::LiteralBit32(i * bytes)],
-        );
-    }
+    b.member_decorate(st, 0, spirv::Decoration::Offset, [Operand::LiteralBit32(0)]);
     let pst = b.type_pointer(None, spirv::StorageClass::PhysicalStorageBuffer, st);
     let pft = b.type_pointer(None, spirv::StorageClass::PhysicalStorageBuffer, ft);
     let pc = b.type_struct([u64t]);
@@ -110,8 +147,7 @@ pub fn fma_probe_module(width: u32) -> Vec<u32> {
     let ppc = b.type_pointer(None, spirv::StorageClass::PushConstant, pc);
     let pu64 = b.type_pointer(None, spirv::StorageClass::PushConstant, u64t);
     let launch = b.variable(ppc, None, spirv::StorageClass::PushConstant, None);
-    let u32t = b.type_int(32, 0);
-    let k: [Word; 4] = [0, 1, 2, 3].map(|i| b.constant_bit32(u32t, i));
+    let k: Vec<Word> = (0..8).map(|i| b.constant_bit32(u32t, i)).collect();
     let fn_ty = b.type_function(void, []);
     let main = b
         .begin_function(void, None, spirv::FunctionControl::NONE, fn_ty)
@@ -124,20 +160,23 @@ pub fn fma_probe_module(width: u32) -> Vec<u32> {
     let base = b.convert_u_to_ptr(pst, None, addr).expect("probe: ptr");
     let aligned = Some(spirv::MemoryAccess::ALIGNED);
     let mut vals = Vec::new();
-    for &i in &k[..3] {
-        let p = b.access_chain(pft, None, base, [i]).expect("probe: access");
+    for &i in &k[..inputs as usize] {
+        let p = b
+            .access_chain(pft, None, base, [k[0], i])
+            .expect("probe: access");
         let v = b
             .load(ft, None, p, aligned, [Operand::LiteralBit32(bytes)])
             .expect("probe: load");
-        vals.push(Operand::IdRef(v));
+        vals.push(v);
     }
-    let fma = spirv::GlslStd450Op::Fma as u32;
-    let r = b.ext_inst(ft, None, glsl, fma, vals).expect("probe: fma");
-    let pr = b
-        .access_chain(pft, None, base, [k[3]])
-        .expect("probe: access");
-    b.store(pr, r, aligned, [Operand::LiteralBit32(bytes)])
-        .expect("probe: store");
+    let results = body(&mut b, glsl, ft, &vals);
+    for (r, &i) in results.into_iter().zip(&k[inputs as usize..]) {
+        let pr = b
+            .access_chain(pft, None, base, [k[0], i])
+            .expect("probe: access");
+        b.store(pr, r, aligned, [Operand::LiteralBit32(bytes)])
+            .expect("probe: store");
+    }
     b.ret().expect("probe: return");
     b.end_function().expect("probe: end");
     b.entry_point(spirv::ExecutionModel::GLCompute, main, "main", [launch]);
@@ -219,4 +258,28 @@ pub(crate) fn probe(ctx: &Context) -> Result<FusedFma, Error> {
         f32: probe_width(ctx, 32)?,
         f64: enabled.float64 && probe_width(ctx, 64)?,
     })
+}
+
+/// Runs the denormal probe ([`denormal_probe_module`]): whether `2^-149 + 3 * 2^-149` and
+/// `3 * 2^-149 * 1` came back exact, that is, whether the device's single-precision
+/// arithmetic keeps denormals without `DenormPreserve`.
+pub(crate) fn probe_denormals(ctx: &Context) -> Result<bool, Error> {
+    let mut data = Vec::new();
+    for v in [1u32, 3, 0x3F80_0000, 0x5555_5555, 0x5555_5555] {
+        data.extend_from_slice(&v.to_le_bytes());
+    }
+    let out = run_probe(
+        ctx,
+        &denormal_probe_module(),
+        crate::FeatureSet::default(),
+        [1, 1, 1],
+        "the denormal probe",
+        &data,
+        12,
+    )?;
+    Ok(out
+        == [4u32, 3]
+            .iter()
+            .flat_map(|v| v.to_le_bytes())
+            .collect::<Vec<u8>>())
 }

@@ -214,15 +214,96 @@ fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
     assert!(text.contains("Fma is fused"), "{text}");
 }
 
-/// The probe kernel itself is valid SPIR-V for every width.
+/// The probe kernels themselves are valid SPIR-V: the fused-`Fma` probe for every width and
+/// the denormal probe.
 #[test]
 fn the_probe_kernels_are_valid() {
-    for w in [16, 32, 64] {
-        let words = pisa_runtime::probe::fma_probe_module(w);
+    let probes = [16, 32, 64].map(|w| {
+        (
+            format!("{w}-bit Fma"),
+            pisa_runtime::probe::fma_probe_module(w),
+        )
+    });
+    let denormals = (
+        "denormal".to_string(),
+        pisa_runtime::probe::denormal_probe_module(),
+    );
+    for (name, words) in probes.into_iter().chain([denormals]) {
         if let Err(e) = pisa_conformance::validate(&words) {
-            panic!("{w}-bit probe: {e}\n{}", disassemble(&words));
+            panic!("{name} probe: {e}\n{}", disassemble(&words));
         }
     }
+}
+
+/// `fadd` of `ty` (`f`, `bf`, `hf`, `df`) or, for `u32`, an integer `iadd`, on two values
+/// loaded from the input buffer.
+fn add_kernel(ty: &str, bits: u32) -> String {
+    let op = if ty == "u32" {
+        "iadd.32b"
+    } else {
+        &format!("fadd.{ty}")
+    };
+    kernel_module(
+        "",
+        &format!(
+            ".reg .64b %pin, %pout;\n.reg .{bits}b %a, %b, %d;\n\
+             ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+             ld.global.{bits}b %a, [%pin];\nld.global.{bits}b %b, [%pin + 8];\n\
+             {op} %d, %a, %b;\nst.global.{bits}b [%pout], %d;"
+        ),
+    )
+}
+
+/// Kernels that compute with `.f` or `.bf` values need `keepsDenormalsFloat32`, which the
+/// runtime checks against its denormal probe (spec-notes §111); integer and `.df` kernels do
+/// not, nor do fast-math kernels (the device's arithmetic as it is) or kernels that ask for
+/// `DenormPreserve`. lavapipe keeps denormals (the `float` suite checks them bit for bit), so
+/// its probe says so and such kernels run here.
+#[test]
+fn kernels_computing_in_f32_need_a_device_that_keeps_its_denormals() {
+    let needs = |t: &pisa_translator::Translation| {
+        t.reflection.kernels[0]
+            .features
+            .contains(&Feature::KeepsDenormalsFloat32)
+    };
+    for (ty, bits, expected) in [
+        ("f", 32, true),
+        ("bf", 16, true),
+        ("df", 64, false),
+        ("u32", 32, false),
+    ] {
+        let t = translate_with(&add_kernel(ty, bits), &Options::default());
+        assert_eq!(
+            needs(&t),
+            expected,
+            "{ty}: {:?}",
+            t.reflection.kernels[0].features
+        );
+    }
+    let fast = with_model(FloatModel {
+        fast_math: true,
+        ..FloatModel::default()
+    });
+    let preserve = Options {
+        denorm_preserve: FloatWidths::ALL,
+        ..Options::default()
+    };
+    for (what, options) in [("fast math", fast), ("DenormPreserve", preserve)] {
+        let t = translate_with(&add_kernel("f", 32), &options);
+        assert!(!needs(&t), "{what}: {:?}", t.reflection.kernels[0].features);
+    }
+    let ctx = context();
+    assert!(ctx.keeps_f32_denormals().expect("the denormal probe"));
+    // 2^-149 + 3 * 2^-149, a denormal sum, on the device that the probe vouched for.
+    let t = translate_with(&add_kernel("f", 32), &Options::default());
+    let module =
+        pisa_vk::Module::from_translation(ctx, "add.pisa", std::sync::Arc::new(t)).expect("load");
+    let input = ctx.buffer_from(&[1u64, 3]).expect("input");
+    let out = ctx.zeroed::<u64>(1).expect("output");
+    module
+        .dispatch("k", 1u64, 1u64, (&out, &input))
+        .expect("a denormal sum where the probe found denormals kept");
+    assert_eq!(out.read().expect("read"), [4]);
 }
 
 /// `fmad.f` where the sum rounded to `f64` lands exactly on an `f32` midpoint that the exact

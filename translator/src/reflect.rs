@@ -254,6 +254,11 @@ pub enum Feature {
     FusedFmaFloat32,
     /// The device's `Fma` on double-precision values is fused.
     FusedFmaFloat64,
+    /// The device's single-precision arithmetic keeps denormals (PISA's rule for `.f` and
+    /// `.bf`, which compute in `f32`): not a Vulkan feature but a property pisa-vk probes, true
+    /// wherever the kernel can ask for `DenormPreserve`. Needed by kernels that compute with
+    /// `f32` values without that mode and without fast math (docs/spec-notes.md §111).
+    KeepsDenormalsFloat32,
 }
 
 impl Feature {
@@ -281,6 +286,7 @@ impl Feature {
             Feature::FusedFmaFloat16 => "fusedFmaFloat16",
             Feature::FusedFmaFloat32 => "fusedFmaFloat32",
             Feature::FusedFmaFloat64 => "fusedFmaFloat64",
+            Feature::KeepsDenormalsFloat32 => "keepsDenormalsFloat32",
         }
     }
 }

@@ -36,8 +36,9 @@ pub fn run(_: Args) -> Result<(), Failure> {
             d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
         );
         println!("    features: {}", d.features.names().join(" "));
-        let (fused, bugs) = probes(d.index);
+        let (fused, denormals, bugs) = probes(d.index);
         println!("    fused Fma: {fused}");
+        println!("    f32 denormals: {denormals}");
         println!("    driver bugs: {bugs}");
     }
     Ok(())
@@ -72,14 +73,16 @@ fn subgroup_mode(d: &pisa_vk::DeviceInfo) -> String {
 }
 
 /// What the probes of device `index` found: which float widths it computes `Fma` for with
-/// one rounding, e.g. `f16 no, f32 yes, f64 yes`, and the known driver bugs that give wrong
-/// results (`none found`, or their warnings), or why the probes could not run.
-fn probes(index: usize) -> (String, String) {
+/// one rounding, e.g. `f16 no, f32 yes, f64 yes`; whether its `f32` arithmetic keeps
+/// denormals (`kept`, or `flushed` with what that means for kernels); and the known driver
+/// bugs that give wrong results (`none found`, or their warnings), or why the probes could not
+/// run.
+fn probes(index: usize) -> (String, String, String) {
     let ctx = match pisa_vk::Context::with_device(pisa_vk::DeviceSelector::Index(index)) {
         Ok(ctx) => ctx,
         Err(e) => {
             let why = format!("unknown (the probe could not run: {e})");
-            return (why.clone(), why);
+            return (why.clone(), why.clone(), why);
         }
     };
     let mut bugs = match ctx.driver_bugs().warnings().as_slice() {
@@ -108,5 +111,12 @@ fn probes(index: usize) -> (String, String) {
         }
         Err(e) => format!("unknown (the probe could not run: {e})"),
     };
-    (fused, bugs)
+    let denormals = match ctx.keeps_f32_denormals() {
+        Ok(true) => "kept".to_string(),
+        Ok(false) => "flushed to zero (no shaderDenormPreserveFloat32): kernels that compute \
+                      in .f or .bf are refused unless translated with fast math"
+            .to_string(),
+        Err(e) => format!("unknown (the probe could not run: {e})"),
+    };
+    (fused, denormals, bugs)
 }

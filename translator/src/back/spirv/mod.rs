@@ -181,6 +181,11 @@ fn finish(
 ) -> Result<(Vec<u32>, Reflection), Vec<Diagnostic>> {
     let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
     features.extend(m.features.iter().copied());
+    // The device keeps f32 denormals where the kernels ask for `DenormPreserve`; fast math
+    // takes the device's arithmetic as it is (spec-notes §111).
+    if m.float.fast_math || m.features.contains(&Feature::DenormPreserveFloat32) {
+        features.retain(|&f| f != Feature::KeepsDenormalsFloat32);
+    }
     features.sort();
     features.dedup();
     let m_float = m.float;

@@ -256,6 +256,10 @@ impl Emit for ModuleCx {
         Ok(self.b.bitcast(t, None, a))
     }
     fn float(&mut self, w: u32, a: Word) -> EResult<Word> {
+        if w == 32 {
+            // Single-precision arithmetic follows: its denormals must survive.
+            self.feature(crate::reflect::Feature::KeepsDenormalsFloat32);
+        }
         let t = self.f(w);
         Ok(self.b.bitcast(t, None, a))
     }

@@ -107,6 +107,11 @@ impl FnCx<'_> {
 
     /// Raw bits of kind `k` → compute float (exact).
     pub fn to_float(&mut self, k: FKind, bits: Word) -> EResult<Word> {
+        if matches!(k, FKind::F32 | FKind::Bf16) {
+            // `.f` and `.bf` denormals are `f32` denormals: the device must keep them.
+            self.m
+                .feature(crate::reflect::Feature::KeepsDenormalsFloat32);
+        }
         let ft = self.ftype(k);
         match k {
             FKind::F32 | FKind::F64 => Ok(self.m.b.bitcast(ft, None, bits)),
