@@ -305,11 +305,20 @@ impl Context {
     /// unspecified.
     ///
     /// Cost: one device allocation (gpu-allocator sub-allocates from larger blocks). Errors:
-    /// [`Error::Allocation`] (out of memory), [`Error::DeviceBusy`] while a dispatch that
-    /// timed out still runs.
+    /// [`Error::Allocation`] (out of memory, or more than the device's largest allocation,
+    /// [`DeviceInfo::max_allocation_size`](crate::DeviceInfo::max_allocation_size), which is
+    /// refused before Vulkan is asked: `vkAllocateMemory` must not be given more than a
+    /// heap), [`Error::DeviceBusy`] while a dispatch that timed out still runs.
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;
+        let most = self.info.max_allocation_size;
+        if size > most {
+            return Err(Error::Allocation(format!(
+                "a buffer of {size} bytes is larger than this device's largest allocation \
+                 ({most} bytes: its largest memory heap or maxMemoryAllocationSize)"
+            )));
+        }
         Buffer::new(&self.shared, size, true)
     }
 

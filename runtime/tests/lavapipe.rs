@@ -125,6 +125,29 @@ fn buffer_round_trip_and_bounds() {
     assert!(a0 + 64 <= b0 || b0 + 64 <= a0);
 }
 
+/// A buffer larger than the device's largest allocation (its largest heap, or
+/// `maxMemoryAllocationSize`) is an allocation error that names both sizes, before Vulkan is
+/// asked (on an H200 such a request reached `vkAllocateMemory`, which the validation layer
+/// flags); the context stays usable.
+#[test]
+fn a_buffer_beyond_the_largest_allocation_is_refused_before_vulkan_is_asked() {
+    let ctx = lavapipe();
+    let most = ctx.info().max_allocation_size;
+    assert!(
+        most > 0 && most < u64::MAX,
+        "lavapipe lists its heap: {most}"
+    );
+    let err = ctx.create_buffer(most + 1).map(|_| ()).unwrap_err();
+    match &err {
+        Error::Allocation(m) => {
+            assert!(m.contains(&format!("{}", most + 1)), "{m}");
+            assert!(m.contains(&format!("({most} bytes")), "{m}");
+        }
+        other => panic!("{other}"),
+    }
+    assert_eq!(ctx.create_buffer(64).unwrap().size(), 64);
+}
+
 #[test]
 fn scratch_buffers_are_device_local_unlisted_and_written_by_kernels() {
     use pisa_runtime::ash::vk::MemoryPropertyFlags as Mem;
