@@ -7,10 +7,18 @@
 # beside a differential campaign. Each stage stops starting work at its deadline and each
 # program has its own time limit, so a hang costs one program, not the lease.
 #
-# Usage: run.sh OUTDIR [DIFFTEST_COUNT] (PISA_DEVICE_REQUIRE_GPU=1: stop when Vulkan shows no GPU). OUTDIR receives devices.txt, tests.log (the summary
+# Usage: run.sh OUTDIR [DIFFTEST_COUNT]. OUTDIR receives devices.txt, tests.log (the summary
 # first, then every binary's whole output), bench.log, exhaustive.log and difftest.log.
-# Stage budgets in seconds: PISA_DEVICE_TESTS_S (230), PISA_DEVICE_BENCH_S (180),
+# Stage budgets in seconds: PISA_DEVICE_TESTS_S (230), PISA_DEVICE_BENCH_S (180; 0 skips it),
 # PISA_DEVICE_LAST_S (110: the exhaustive run and the campaign, side by side; 0 skips it).
+# PISA_DEVICE_REQUIRE_GPU=1 stops at once when Vulkan shows no GPU.
+#
+# The machine needs a Vulkan loader, the GPU's driver (ICD) and the Khronos validation layer.
+# The first lease (NVIDIA H200, 2026-12-04) had the driver only: Debian's libvulkan1,
+# vulkan-validationlayers, libglvnd0, libegl1, libgl1, libglx0, libgles2 and libopengl0
+# packages, unpacked with `dpkg -x PKG /` and `ldconfig`, and
+# VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json made it work (without
+# the libglvnd packages the loader says "Unable to find a Vulkan driver").
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out=${1:?usage: run.sh OUTDIR [DIFFTEST_COUNT]}
