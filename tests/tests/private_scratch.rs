@@ -139,14 +139,20 @@ fn a_work_group_beyond_the_largest_allocation_is_an_error_naming_the_kernel() {
         pisa_vk::Module::from_translation(context(), "big.pisa", std::sync::Arc::new(t)).unwrap();
     let limit = context().info().max_allocation_size;
     let out = context().zeroed::<u64>(4).unwrap();
-    let e = m.dispatch("k", 1, 1, (&out,)).unwrap_err();
+    let r = m.dispatch("k", 1, 1, (&out,));
+    if limit >= 3 << 30 {
+        // A device that can hold it (the H200's allocations reach 140 GB) runs it.
+        r.expect("3 GiB of scratch within the device's largest allocation");
+        return;
+    }
+    let e = r.unwrap_err();
     match &e {
         pisa_vk::Error::Scratch {
             kernel,
             size,
             limit: l,
             ..
-        } if limit < 3 << 30 => {
+        } => {
             assert_eq!((kernel.as_str(), *size, *l), ("k", 3 << 30, limit));
             assert!(!e.is_usage());
             let text = e.to_string();
@@ -155,7 +161,6 @@ fn a_work_group_beyond_the_largest_allocation_is_an_error_naming_the_kernel() {
                 "{text}"
             );
         }
-        _ if limit >= 3 << 30 => {}
         other => panic!("expected a scratch error, got {other}"),
     }
 }
