@@ -153,12 +153,13 @@ impl Context {
         Ok(self.rt.fused_fma()?)
     }
 
-    /// Whether the device's single-precision arithmetic keeps denormals, as PISA's `.f` and
-    /// `.bf` need: true where it has `shaderDenormPreserveFloat32`, else probed by running a
-    /// small kernel the first time it is asked for, then remembered
-    /// ([`pisa_runtime::Context::keeps_f32_denormals`]). A kernel that computes in `f32` is
-    /// refused on a device that flushes them, unless translated with fast math. Errors
-    /// (first call): as [`Context::fused_fma`]'s.
+    /// Whether the device's single-precision arithmetic keeps denormals by default, as PISA's
+    /// `.f` and `.bf` (computed in `f32`) need where a kernel cannot ask for `DenormPreserve`:
+    /// probed by running a small kernel the first time it is asked for, then remembered
+    /// ([`pisa_runtime::Context::keeps_f32_denormals`]). Where it does not and the device
+    /// has no `shaderDenormPreserveFloat32`, a kernel that computes in `f32` (`.f`, `.bf`,
+    /// some `.hf` steps) is refused unless translated with fast math (spec-notes §111).
+    /// Errors (first call): as [`Context::fused_fma`]'s.
     pub fn keeps_f32_denormals(&self) -> Result<bool> {
         Ok(self.rt.keeps_f32_denormals()?)
     }

@@ -354,6 +354,17 @@ impl HostBuffer {
         let mut requirements = unsafe { device.get_buffer_memory_requirements(buffer) };
         requirements.alignment = requirements.alignment.max(BUFFER_ALIGNMENT);
         requirements.size += guard;
+        let most = shared.max_allocation_size;
+        if requirements.size > most {
+            // SAFETY: the buffer is unused and unbound.
+            unsafe { device.destroy_buffer(buffer, None) };
+            return Err(Error::Allocation(format!(
+                "{} bytes (with {guard} guard bytes) are more than this device's largest \
+                 allocation ({most} bytes: its largest memory heap or \
+                 maxMemoryAllocationSize)",
+                requirements.size
+            )));
+        }
         let allocation = shared.allocator().allocate(&AllocationCreateDesc {
             name,
             requirements,

@@ -254,6 +254,7 @@ impl Context {
             order: Mutex::new(Default::default()),
             live: crate::live::Registry::new(),
             host_import,
+            max_allocation_size: info.max_allocation_size,
             instance: ManuallyDrop::new(owner),
         });
         // From here on, dropping `shared` on an error cleans everything up.
@@ -305,20 +306,14 @@ impl Context {
     /// unspecified.
     ///
     /// Cost: one device allocation (gpu-allocator sub-allocates from larger blocks). Errors:
-    /// [`Error::Allocation`] (out of memory, or more than the device's largest allocation,
+    /// [`Error::Allocation`] (out of memory, or an allocation, guard bytes included, beyond
+    /// the device's largest,
     /// [`DeviceInfo::max_allocation_size`](crate::DeviceInfo::max_allocation_size), which is
     /// refused before Vulkan is asked: `vkAllocateMemory` must not be given more than a
     /// heap), [`Error::DeviceBusy`] while a dispatch that timed out still runs.
     pub fn create_buffer(&self, size: u64) -> Result<Buffer, Error> {
         self.shared
             .check_idle(|| format!("create a buffer of {size} bytes"))?;
-        let most = self.info.max_allocation_size;
-        if size > most {
-            return Err(Error::Allocation(format!(
-                "a buffer of {size} bytes is larger than this device's largest allocation \
-                 ({most} bytes: its largest memory heap or maxMemoryAllocationSize)"
-            )));
-        }
         Buffer::new(&self.shared, size, true)
     }
 
@@ -401,7 +396,10 @@ impl Context {
     ///
     /// A kernel that needs fused `Fma` (`desc.required_features.fused_fma`) on a device whose
     /// `Fma` is not fused ([`Context::fused_fma`]) is refused with
-    /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`.
+    /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`; one that needs single-precision
+    /// denormals kept (`keeps_denormals_f32`) on a device that flushes them
+    /// ([`Context::keeps_f32_denormals`]), naming `keepsDenormalsFloat32`. Either probe runs
+    /// at the first such pipeline (a dispatch: its errors, [`Error::DeviceBusy`] included).
     /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
     /// timed out still runs.
     ///
@@ -529,15 +527,13 @@ impl Context {
     }
 
     /// Whether the device's single-precision arithmetic keeps denormals in a shader that does
-    /// not ask for `DenormPreserve`: always where the device has
-    /// `shaderDenormPreserveFloat32` (kernels then ask), else the answer of a probe kernel the
-    /// first time it is asked for, then remembered (lavapipe keeps them; NVIDIA's driver 580
-    /// flushes them). See [`crate::probe`]. Errors (of the probe): those of
+    /// not ask for `DenormPreserve` (as every kernel that needs `keepsDenormalsFloat32`): the
+    /// answer of a probe kernel the first time it is asked for, then remembered (lavapipe
+    /// keeps them; NVIDIA's driver 580 flushes them). A device with
+    /// `shaderDenormPreserveFloat32` may flush by default too; the host API then has its
+    /// kernels ask. See [`crate::probe`]. Errors (of the probe): those of
     /// [`Context::create_pipeline`], [`Context::create_buffer`] and [`Context::dispatch`].
     pub fn keeps_f32_denormals(&self) -> Result<bool, Error> {
-        if self.info.features.float_controls.denorm_preserve_32 {
-            return Ok(true);
-        }
         if let Some(&k) = self.keeps_f32_denormals.get() {
             return Ok(k);
         }

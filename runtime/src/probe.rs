@@ -75,7 +75,7 @@ fn inputs(width: u32) -> (u64, u64, u64) {
 /// address in the first 8 bytes of push constants; reads `a b c` (consecutive `width`-bit
 /// values) and writes `Fma(a, b, c)` after them.
 pub fn fma_probe_module(width: u32) -> Vec<u32> {
-    probe_module(width, 3, |b, glsl, ft, v| {
+    probe_module(width, 3, false, |b, glsl, ft, v| {
         let args = v.iter().map(|&x| Operand::IdRef(x)).collect::<Vec<_>>();
         let fma = spirv::GlslStd450Op::Fma as u32;
         vec![b.ext_inst(ft, None, glsl, fma, args).expect("probe: fma")]
@@ -83,10 +83,11 @@ pub fn fma_probe_module(width: u32) -> Vec<u32> {
 }
 
 /// The denormal probe: reads the `f32` values `a b one` and writes `a + b` and `b * one`
-/// after them, with no float-controls execution mode (as kernels on a device without
-/// `shaderDenormPreserveFloat32`), each operation `NoContraction`.
+/// after them, each operation `NoContraction`, under the float controls of a kernel that
+/// cannot ask for `DenormPreserve` (`SignedZeroInfNanPreserve` for 32 bits and nothing else:
+/// drivers choose how to treat denormals per shader, from its modes).
 pub fn denormal_probe_module() -> Vec<u32> {
-    probe_module(32, 3, |b, _, ft, v| {
+    probe_module(32, 3, true, |b, _, ft, v| {
         let sum = b.f_add(ft, None, v[0], v[1]).expect("probe: fadd");
         let product = b.f_mul(ft, None, v[1], v[2]).expect("probe: fmul");
         for r in [sum, product] {
@@ -99,10 +100,12 @@ pub fn denormal_probe_module() -> Vec<u32> {
 /// A probe shader on `width`-bit floats: entry point `main`, local size 1, the buffer's
 /// address in the first 8 bytes of push constants; loads `inputs` consecutive values, calls
 /// `body(builder, GLSL.std.450 set, float type, loaded values)` and stores the values it
-/// returns after the inputs.
+/// returns after the inputs. With `signed_zeros`, the entry point declares
+/// `SignedZeroInfNanPreserve` for `width`, as pisa-vk's kernels do.
 fn probe_module(
     width: u32,
     inputs: u32,
+    signed_zeros: bool,
     body: impl FnOnce(&mut Builder, Word, Word, &[Word]) -> Vec<Word>,
 ) -> Vec<u32> {
     let mut b = Builder::new();
@@ -181,6 +184,14 @@ fn probe_module(
     b.end_function().expect("probe: end");
     b.entry_point(spirv::ExecutionModel::GLCompute, main, "main", [launch]);
     b.execution_mode(main, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
+    if signed_zeros {
+        b.capability(spirv::Capability::SignedZeroInfNanPreserve);
+        b.execution_mode(
+            main,
+            spirv::ExecutionMode::SignedZeroInfNanPreserve,
+            [width],
+        );
+    }
     use rspirv::binary::Assemble;
     b.module().assemble()
 }
@@ -268,10 +279,12 @@ pub(crate) fn probe_denormals(ctx: &Context) -> Result<bool, Error> {
     for v in [1u32, 3, 0x3F80_0000, 0x5555_5555, 0x5555_5555] {
         data.extend_from_slice(&v.to_le_bytes());
     }
+    let mut required = crate::FeatureSet::default();
+    required.float_controls.signed_zero_inf_nan_preserve_32 = true;
     let out = run_probe(
         ctx,
         &denormal_probe_module(),
-        crate::FeatureSet::default(),
+        required,
         [1, 1, 1],
         "the denormal probe",
         &data,

@@ -51,6 +51,9 @@ pub(crate) struct DeviceShared {
     pub live: crate::live::Registry,
     /// Host-memory imports, when the device offers them (`crate::import`).
     pub host_import: Option<crate::import::HostImport>,
+    /// The device's largest allocation ([`crate::DeviceInfo::max_allocation_size`]): no
+    /// request beyond it reaches `vkAllocateMemory`.
+    pub max_allocation_size: u64,
     /// Loader, instance and messenger (dropped after the device).
     pub instance: ManuallyDrop<InstanceOwner>,
 }

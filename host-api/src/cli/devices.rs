@@ -111,10 +111,15 @@ fn probes(index: usize) -> (String, String, String) {
         }
         Err(e) => format!("unknown (the probe could not run: {e})"),
     };
+    let preserve = ctx.info().features.float_controls.denorm_preserve_32;
     let denormals = match ctx.keeps_f32_denormals() {
         Ok(true) => "kept".to_string(),
+        Ok(false) if preserve => "kept where asked: flushed by default, so kernels ask \
+                                  for DenormPreserve (shaderDenormPreserveFloat32)"
+            .to_string(),
         Ok(false) => "flushed to zero (no shaderDenormPreserveFloat32): kernels that compute \
-                      in .f or .bf are refused unless translated with fast math"
+                      in f32 (.f, .bf and some .hf steps) are refused unless translated with \
+                      fast math"
             .to_string(),
         Err(e) => format!("unknown (the probe could not run: {e})"),
     };

@@ -159,8 +159,9 @@ impl FnCx<'_> {
         d = self.sel(w, is_m1, one, d)?;
         if rem {
             // The remainder has the sign of the dividend (C semantics): |a| mod |d|, negated
-            // for a negative `a`. Not OpSRem: NVIDIA 580 computes a 16-bit OpSRem as unsigned
-            // (2 rem -2 gave 2), also when written in 32 bits on sign-extended operands
+            // for a negative `a`. Not OpSRem: NVIDIA 580 computes OpSRem as unsigned at 16,
+            // 32 and 64 bits (2 rem -2 gave 2, -1 rem 0x7fffffff gave 1), the 16-bit form
+            // also when written in 32 bits on sign-extended operands
             // (presumably narrowed back by its compiler; docs/driver-bugs.md); its OpUMod is
             // right. The magnitude of INT_MIN is INT_MIN read as unsigned.
             let a_neg = self.m.b.s_less_than(bt, None, a, zero);
