@@ -340,3 +340,51 @@ fn signed_zeros_survive_identity_zeros() {
     assert_eq!(out[2], 0xC000_0000_C000_0000);
     assert_eq!(out[3] & 0xFFFF_FFFF, 0xC000_0000);
 }
+
+/// arch-3 §3.4 in the formats computed in `f32` (`.hf`, `.bf`; the packed forms take the same
+/// path element by element): a quiet
+/// NaN operand is the result (the first in operand order when there are several), a
+/// signaling one made quiet; an invalid operation gives the canonical quiet NaN (the
+/// reference's choice: positive, quiet bit only). Bit for bit on the device and the
+/// reference, against values worked out by hand, whatever NaN the device's `f32` operation
+/// returned: lavapipe's gives `-NaN` for `inf - inf`, NVIDIA's driver 580 `0x7fffffff` for
+/// every NaN (docs/driver-bugs.md).
+#[test]
+fn nan_results_of_half_and_bfloat16_arithmetic_follow_arch_3() {
+    // (type, +inf, 1, two quiet NaNs with payloads, a signaling NaN, its quieted self, the
+    // canonical quiet NaN)
+    for (ty, inf, one, qa, qb, sa, sa_quiet, canonical) in [
+        (
+            "hf", 0x7C00u64, 0x3C00u64, 0x7E01u64, 0x7E02u64, 0x7C03u64, 0x7E03u64, 0x7E00u64,
+        ),
+        ("bf", 0x7F80, 0x3F80, 0x7FC1, 0x7FC2, 0x7F83, 0x7FC3, 0x7FC0),
+    ] {
+        let neg = |x: u64| x | 0x8000;
+        let cases: [(&str, Vec<u64>, u64); 14] = [
+            ("fadd", vec![qa, one], qa),
+            ("fadd", vec![one, qb], qb),
+            ("fadd", vec![qa, qb], qa),
+            ("fadd", vec![inf, neg(inf)], canonical),
+            ("fsub", vec![sa, one], sa_quiet),
+            ("fsub", vec![inf, inf], canonical),
+            ("fmul", vec![0, inf], canonical),
+            ("fmul", vec![neg(qb), one], neg(qb)),
+            ("fdiv.fast", vec![0, 0], canonical),
+            ("fdiv.fast", vec![one, qb], qb),
+            ("fsqrt.fast", vec![neg(one)], canonical),
+            ("fmad", vec![0, inf, one], canonical),
+            ("fmad", vec![0, inf, qb], qb),
+            ("fmad", vec![one, qa, qb], qa),
+        ];
+        for (op, src, want) in cases {
+            let regs: Vec<String> = (0..src.len()).map(|i| format!("%s{i}")).collect();
+            let inst = format!("{op}.{ty} %d, {}", regs.join(", "));
+            let got = eval(&inst, &vec![16; src.len()], 16, &[src.clone()]);
+            assert_eq!(
+                got[0], want,
+                "`{inst}` {src:x?}: {:#x}, arch-3 gives {want:#x}",
+                got[0]
+            );
+        }
+    }
+}

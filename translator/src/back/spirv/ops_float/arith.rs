@@ -85,10 +85,18 @@ impl FnCx<'_> {
                 let packed_imm = n > 1 && matches!(inst.ops[i], crate::ir::Operand::Imm(_));
                 packed_imm || self.may_be_constant_zero(&inst.ops[i], k.bits())
             });
+        // `.hf` and `.bf` take arch-3's NaN from the operands' bits: their `f32` operation
+        // returns the device's NaN (fmin/fmax choose among the operands themselves).
+        let narrow_nan = matches!(k, FKind::Half | FKind::Bf16)
+            && !self.m.float.fast_math
+            && !matches!(inst.op, Opcode::Fmin | Opcode::Fmax);
         let mut out = Elems::new();
         for e in 0..n as usize {
             let s: Elems = srcs.iter().map(|v| v[e]).collect();
             let mut b = self.arith_bits(k, inst.op, &s, mode, q.nanp, zero_fix)?;
+            if narrow_nan {
+                b = self.arch3_nan(k, &s, b)?;
+            }
             if q.dsat {
                 let f = self.to_float(k, b)?;
                 let f = self.dsat(k, f)?;
@@ -204,6 +212,33 @@ impl FnCx<'_> {
                 self.exact_op(k, op, s, mode)
             }
         }
+    }
+
+    /// arch-3 §3.4's NaN for a result `b` (raw bits of kind `k`) of an operation on the raw
+    /// operands `s`, as the reference computes it: where `b` is a NaN, the first NaN operand
+    /// made quiet, or the canonical quiet NaN when no operand is one (an invalid operation);
+    /// `b` itself otherwise. Whatever NaN the device's operation returned (lavapipe's x86
+    /// code gives `-NaN` for `inf - inf`; NVIDIA's driver 580 gives `0x7fffffff` for every
+    /// `f32` NaN, a quiet NaN operand's payload lost).
+    fn arch3_nan(&mut self, k: FKind, s: &[Word], b: Word) -> EResult<Word> {
+        let w = k.bits();
+        let m = &mut *self.m;
+        let t = m.u(w);
+        let magnitude = m.ku(w, !k.sign_mask() & (u64::MAX >> (64 - w)));
+        let inf = m.ku(w, k.exp_mask());
+        let quiet = m.ku(w, k.quiet_bit());
+        let is_nan = |m: &mut crate::back::spirv::module::ModuleCx, x: Word| -> EResult<Word> {
+            let a = m.and(w, x, magnitude)?;
+            m.ult(inf, a)
+        };
+        let mut nan = m.ku(w, k.qnan());
+        for &x in s.iter().rev() {
+            let x_nan = is_nan(m, x)?;
+            let q = m.or(w, x, quiet)?;
+            nan = m.select(t, x_nan, q, nan)?;
+        }
+        let b_nan = is_nan(m, b)?;
+        m.select(t, b_nan, nan, b)
     }
 
     /// `fmad` to nearest as one `Fma` where the model says the device fuses it for `k`'s
