@@ -164,6 +164,12 @@ impl Context {
         Ok(self.rt.keeps_f32_denormals()?)
     }
 
+    /// For tests only: [`pisa_runtime::Context::pretend_f32_denormals_flushed`].
+    #[doc(hidden)]
+    pub fn pretend_f32_denormals_flushed(&self) -> bool {
+        self.rt.pretend_f32_denormals_flushed()
+    }
+
     /// The known driver bugs that give wrong results found on this device when the context
     /// was created ([`pisa_runtime::driver_bugs`]; docs/driver-bugs.md): on lavapipe, whether
     /// its LLVM still miscompiles masked merges (the default path caps it below AVX-512, so

@@ -541,6 +541,15 @@ impl Context {
         Ok(*self.keeps_f32_denormals.get_or_init(|| k))
     }
 
+    /// For tests only: from now on [`Context::keeps_f32_denormals`] answers "flushed", as on
+    /// a device that flushes them (NVIDIA's driver 580), so that the refusal of kernels that
+    /// need them can be tested where the device keeps them. False, changing nothing, when the
+    /// probe has already answered for this context.
+    #[doc(hidden)]
+    pub fn pretend_f32_denormals_flushed(&self) -> bool {
+        self.keeps_f32_denormals.set(false).is_ok()
+    }
+
     /// The known driver bugs found on this device when the context was created (on lavapipe:
     /// one probe dispatch, a few milliseconds). See [`crate::driver_bugs`].
     pub fn driver_bugs(&self) -> crate::DriverBugs {

@@ -497,3 +497,39 @@ fn fused_division_and_root_are_correctly_rounded_in_every_mode() {
         }
     }
 }
+
+/// The refusal itself, on lavapipe told to answer as a device that flushes `f32` denormals
+/// would (NVIDIA's driver 580): a kernel that computes in `f32` is refused before it runs,
+/// with `MissingFeatures` naming `keepsDenormalsFloat32` and the way out, and the context
+/// stays usable; the same kernel translated with fast math, an integer kernel and a `.df`
+/// kernel run and compute `1 + 3` (in units of the format's smallest denormal for the floats).
+#[test]
+fn a_device_that_flushes_f32_denormals_refuses_f32_kernels_saying_why() {
+    use std::sync::Arc;
+    let ctx = pisa_vk::Context::new().expect("a device");
+    assert!(ctx.pretend_f32_denormals_flushed());
+    assert!(!ctx.keeps_f32_denormals().unwrap());
+    let input = ctx.buffer_from(&[1u64, 3]).expect("input");
+    let out = ctx.zeroed::<u64>(1).expect("output");
+    let run = |src: &str, options: &Options| {
+        let t = translate_with(src, options);
+        let m = pisa_vk::Module::from_translation(&ctx, "t.pisa", Arc::new(t)).expect("load");
+        out.write(&[0]).expect("clear");
+        m.dispatch("k", 1u64, 1u64, (&out, &input))
+            .map(|_| out.read().expect("read")[0])
+    };
+    let err = run(&add_kernel("f", 32), &Options::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(!err.is_usage(), "{text}");
+    for part in ["keepsDenormalsFloat32", "flushes them to zero", "fast math"] {
+        assert!(text.contains(part), "{part}: {text}");
+    }
+    assert_eq!(out.read().unwrap(), [0], "nothing ran");
+    let fast = with_model(FloatModel {
+        fast_math: true,
+        ..FloatModel::default()
+    });
+    assert_eq!(run(&add_kernel("f", 32), &fast).unwrap(), 4);
+    assert_eq!(run(&add_kernel("u32", 32), &Options::default()).unwrap(), 4);
+    assert_eq!(run(&add_kernel("df", 64), &Options::default()).unwrap(), 4);
+}
