@@ -498,6 +498,65 @@ fn fused_division_and_root_are_correctly_rounded_in_every_mode() {
     }
 }
 
+/// `keepsDenormalsFloat32` is a kernel's, by what it may reach: in one module, an integer
+/// kernel does not need it, a kernel with `fadd.f` does, and so do kernels that reach such a
+/// function directly or through a function address; on a device that flushes `f32`
+/// denormals the integer kernel of that module then runs and the others are refused.
+#[test]
+fn the_f32_requirement_follows_the_call_graph_kernel_by_kernel() {
+    let src = ".version 0.1;\n.target 100;\n\
+        .function .32b @addf(.reg .32b %a, .reg .32b %b) {\n.reg .32b %r;\n\
+        fadd.f %r, %a, %b;\nreturn %r;\n}\n\
+        .function .32b @addi(.reg .32b %a, .reg .32b %b) {\n.reg .32b %r;\n\
+        iadd.32b %r, %a, %b;\nreturn %r;\n}\n\
+        .kernel @int(.param[8] %out, .param[8] %in) {\n.reg .64b %p, %q;\n.reg .32b %a, %b, %r;\n\
+        ld.param.64b %p, [%in];\nld.param.64b %q, [%out];\nld.global.32b %a, [%p];\n\
+        ld.global.32b %b, [%p + 8];\ncall %r, @addi(%a, %b);\nst.global.32b [%q], %r;\n}\n\
+        .kernel @flt(.param[8] %out, .param[8] %in) {\n.reg .64b %p, %q;\n.reg .32b %a, %b, %r;\n\
+        ld.param.64b %p, [%in];\nld.param.64b %q, [%out];\nld.global.32b %a, [%p];\n\
+        ld.global.32b %b, [%p + 8];\nfadd.f %r, %a, %b;\nst.global.32b [%q], %r;\n}\n\
+        .kernel @direct(.param[8] %out, .param[8] %in) {\n.reg .64b %p, %q;\n.reg .32b %a, %b, %r;\n\
+        ld.param.64b %p, [%in];\nld.param.64b %q, [%out];\nld.global.32b %a, [%p];\n\
+        ld.global.32b %b, [%p + 8];\ncall %r, @addf(%a, %b);\nst.global.32b [%q], %r;\n}\n\
+        .kernel @indirect(.param[8] %out, .param[8] %in) {\n.reg .64b %p, %q, %f;\n\
+        .reg .32b %a, %b, %r;\nld.param.64b %p, [%in];\nld.param.64b %q, [%out];\n\
+        ld.global.32b %a, [%p];\nld.global.32b %b, [%p + 8];\naddrof.64b %f, @addf;\n\
+        call %r, %f(%a, %b);\nst.global.32b [%q], %r;\n}\n";
+    let t = translate_with(src, &Options::default());
+    for (kernel, needs) in [
+        ("int", false),
+        ("flt", true),
+        ("direct", true),
+        ("indirect", true),
+    ] {
+        let k = t.reflection.kernel(kernel).unwrap();
+        assert_eq!(
+            k.features.contains(&Feature::KeepsDenormalsFloat32),
+            needs,
+            "{kernel}: {:?}",
+            k.features
+        );
+    }
+    let ctx = pisa_vk::Context::new().expect("a device");
+    assert!(ctx.pretend_f32_denormals_flushed());
+    let m = pisa_vk::Module::from_translation(&ctx, "mixed.pisa", std::sync::Arc::new(t))
+        .expect("load");
+    let input = ctx.buffer_from(&[1u64, 3]).expect("input");
+    let out = ctx.zeroed::<u64>(1).expect("output");
+    m.dispatch("int", 1u64, 1u64, (&out, &input))
+        .expect("the integer kernel runs");
+    assert_eq!(out.read().unwrap(), [4]);
+    for kernel in ["flt", "direct", "indirect"] {
+        let err = m
+            .dispatch(kernel, 1u64, 1u64, (&out, &input))
+            .expect_err("refused where f32 denormals are flushed");
+        assert!(
+            err.to_string().contains("keepsDenormalsFloat32"),
+            "{kernel}: {err}"
+        );
+    }
+}
+
 /// The refusal itself, on lavapipe told to answer as a device that flushes `f32` denormals
 /// would (NVIDIA's driver 580): a kernel that computes in `f32` is refused before it runs,
 /// with `MissingFeatures` naming `keepsDenormalsFloat32` and the way out, and the context

@@ -140,7 +140,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         any_on_lanes,
         k,
     };
-    emit_functions(
+    let f32_users = emit_functions(
         &mut m,
         module,
         &layout,
@@ -148,6 +148,18 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         subgroups,
         (&sigs, &vsigs, &psigs),
     )?;
+    // A kernel needs f32 denormals kept when it may reach a function that computes in f32,
+    // unless the module asks for DenormPreserve or takes the device's arithmetic (fast
+    // math); anything marked outside a function counts for every kernel (spec-notes §111).
+    let f32_exempt = m.float.fast_math || options.denorm_preserve.f32;
+    let f32_everywhere = m.features.remove(&Feature::KeepsDenormalsFloat32);
+    let needs_f32_denormals: Vec<bool> = if f32_exempt {
+        vec![false; module.functions.len()]
+    } else if f32_everywhere {
+        vec![true; module.functions.len()]
+    } else {
+        call_graph.reaching(&f32_users)
+    };
     let subgroup_kernels = lane_plan.subgroup_kernel;
     let reconverge = options.maximal_reconvergence && subgroup_kernels.contains(&true);
     if reconverge {
@@ -165,6 +177,15 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     reflect_subgroups(&mut reflection, module, subgroups, reconverge, |i| {
         (subgroup_kernels[i], on_lanes[i], partial[i])
     });
+    let index = kernel_indices(module);
+    for k in &mut reflection.kernels {
+        if index
+            .get(k.name.as_str())
+            .is_some_and(|&i| needs_f32_denormals[i])
+        {
+            k.features.push(Feature::KeepsDenormalsFloat32);
+        }
+    }
     Ok(Translation {
         spirv: spirv_words,
         reflection,
@@ -181,11 +202,6 @@ fn finish(
 ) -> Result<(Vec<u32>, Reflection), Vec<Diagnostic>> {
     let mut features: Vec<Feature> = vec![Feature::BufferDeviceAddress, Feature::Int64];
     features.extend(m.features.iter().copied());
-    // The device keeps f32 denormals where the kernels ask for `DenormPreserve`; fast math
-    // takes the device's arithmetic as it is (spec-notes §111).
-    if m.float.fast_math || m.features.contains(&Feature::DenormPreserveFloat32) {
-        features.retain(|&f| f != Feature::KeepsDenormalsFloat32);
-    }
     features.sort();
     features.dedup();
     let m_float = m.float;
@@ -292,7 +308,9 @@ struct KernelPlan<'a> {
 /// Emits every function with a body: natively, on virtual lanes, or both (a kernel once, its
 /// partial entry point apart; a function on virtual lanes when some kernel there reaches
 /// it). `sigs` are the native, virtual-lane and partial-entry signatures. Stops at the first
-/// function that fails.
+/// function that fails. Returns, per function, whether its lowering computes with `f32`
+/// values (it marked [`Feature::KeepsDenormalsFloat32`], which is taken back off the
+/// module's features: it is a kernel's, by what the kernel reaches).
 fn emit_functions(
     m: &mut ModuleCx,
     module: &Module,
@@ -300,7 +318,8 @@ fn emit_functions(
     plan: &KernelPlan<'_>,
     subgroups: SubgroupMapping,
     (sigs, vsigs, psigs): (&[FnSig], &[FnSig], &[FnSig]),
-) -> Result<(), Vec<Diagnostic>> {
+) -> Result<Vec<bool>, Vec<Diagnostic>> {
+    let mut f32_users = vec![false; module.functions.len()];
     for (i, f) in module.functions.iter().enumerate() {
         if f.body.is_none() {
             continue;
@@ -343,9 +362,10 @@ fn emit_functions(
                 // The builder is left mid-function; stop at the first failing function.
                 return Err(vec![e]);
             }
+            f32_users[i] |= m.features.remove(&Feature::KeepsDenormalsFloat32);
         }
     }
-    Ok(())
+    Ok(f32_users)
 }
 
 /// Declares each kernel's entry point (and its partial one) with its execution modes;
@@ -387,6 +407,18 @@ fn declare_entry_points(
     }
 }
 
+/// The function index of the first kernel of each name (a map: a linear search per kernel of
+/// the reflection would be quadratic).
+fn kernel_indices(module: &Module) -> rustc_hash::FxHashMap<&str, usize> {
+    let mut index: rustc_hash::FxHashMap<&str, usize> = Default::default();
+    for (i, f) in module.functions.iter().enumerate() {
+        if f.is_kernel() {
+            index.entry(f.name.as_str()).or_insert(i);
+        }
+    }
+    index
+}
+
 /// Records in the reflection each sub-group kernel's sub-group sizes, features, virtual
 /// lanes and partial entry point; `kind(i)` says of function `i` whether it is a sub-group
 /// kernel, whether it runs on virtual lanes and whether it has a partial entry point.
@@ -397,13 +429,7 @@ fn reflect_subgroups(
     reconverge: bool,
     kind: impl Fn(usize) -> (bool, bool, bool),
 ) {
-    // The first kernel of each name (a map: a linear search per kernel is quadratic).
-    let mut kernel_index: rustc_hash::FxHashMap<&str, usize> = Default::default();
-    for (i, f) in module.functions.iter().enumerate() {
-        if f.is_kernel() {
-            kernel_index.entry(f.name.as_str()).or_insert(i);
-        }
-    }
+    let kernel_index = kernel_indices(module);
     for k in &mut reflection.kernels {
         if let Some(&i) = kernel_index.get(k.name.as_str()) {
             let (subgroup_kernel, on_lanes, partial) = kind(i);
