@@ -222,22 +222,22 @@ impl FnCx<'_> {
     /// `f32` NaN, a quiet NaN operand's payload lost).
     fn arch3_nan(&mut self, k: FKind, s: &[Word], b: Word) -> EResult<Word> {
         let w = k.bits();
+        let magnitude = self.m.ku(w, !k.sign_mask() & (u64::MAX >> (64 - w)));
+        let inf = self.m.ku(w, k.exp_mask());
+        let mut is_nan = |x: Word| -> EResult<Word> {
+            let a = self.m.and(w, x, magnitude)?;
+            self.m.ult(inf, a)
+        };
+        let flags = s
+            .iter()
+            .map(|&x| is_nan(x))
+            .collect::<EResult<Vec<Word>>>()?;
+        let b_nan = is_nan(b)?;
+        let (first, any) = self.first_nan(k, s, &flags)?;
         let m = &mut *self.m;
         let t = m.u(w);
-        let magnitude = m.ku(w, !k.sign_mask() & (u64::MAX >> (64 - w)));
-        let inf = m.ku(w, k.exp_mask());
-        let quiet = m.ku(w, k.quiet_bit());
-        let is_nan = |m: &mut crate::back::spirv::module::ModuleCx, x: Word| -> EResult<Word> {
-            let a = m.and(w, x, magnitude)?;
-            m.ult(inf, a)
-        };
-        let mut nan = m.ku(w, k.qnan());
-        for &x in s.iter().rev() {
-            let x_nan = is_nan(m, x)?;
-            let q = m.or(w, x, quiet)?;
-            nan = m.select(t, x_nan, q, nan)?;
-        }
-        let b_nan = is_nan(m, b)?;
+        let canonical = m.ku(w, k.qnan());
+        let nan = m.select(t, any, first, canonical)?;
         m.select(t, b_nan, nan, b)
     }
 

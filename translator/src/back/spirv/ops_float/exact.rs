@@ -432,18 +432,24 @@ impl FnCx<'_> {
         self.m.select(t, is_special, value, finite)
     }
 
-    /// The quieted first NaN among `s` (raw bits), and whether any operand is a NaN.
-    fn first_nan(&mut self, k: FKind, s: &[Word], parts: &[&Parts]) -> EResult<(Word, Word)> {
+    /// The quieted first NaN among `s` (raw bits; `nan[i]` says whether `s[i]` is one), and
+    /// whether any operand is a NaN.
+    pub(super) fn first_nan(
+        &mut self,
+        k: FKind,
+        s: &[Word],
+        nan: &[Word],
+    ) -> EResult<(Word, Word)> {
         let w = k.bits();
         let m = &mut *self.m;
         let t = m.u(w);
         let qb = m.ku(w, k.quiet_bit());
-        let mut any = parts[parts.len() - 1].nan;
+        let mut any = nan[nan.len() - 1];
         let mut v = m.or(w, s[s.len() - 1], qb)?;
         for i in (0..s.len() - 1).rev() {
             let q = m.or(w, s[i], qb)?;
-            v = m.select(t, parts[i].nan, q, v)?;
-            any = m.lor(any, parts[i].nan)?;
+            v = m.select(t, nan[i], q, v)?;
+            any = m.lor(any, nan[i])?;
         }
         Ok((v, any))
     }
@@ -502,7 +508,7 @@ impl FnCx<'_> {
         invalid: Word,
         special: Word,
     ) -> EResult<(Word, Word)> {
-        let (nan, any_nan) = self.first_nan(k, &s[..2], &[a, b])?;
+        let (nan, any_nan) = self.first_nan(k, &s[..2], &[a.nan, b.nan])?;
         let sign = self.m.xor(64, a.sign, b.sign)?;
         let inf = self.signed_const(k, sign, Self::inf_bits(k))?;
         let zero = self.signed_const(k, sign, 0)?;
@@ -540,7 +546,7 @@ impl FnCx<'_> {
 
     /// Special cases of `a * b + c` with an infinite or NaN operand.
     fn fma_special(&mut self, k: FKind, s: &[Word], p: &[Parts]) -> EResult<(Word, Word)> {
-        let (nan, any_nan) = self.first_nan(k, s, &[&p[0], &p[1], &p[2]])?;
+        let (nan, any_nan) = self.first_nan(k, s, &[p[0].nan, p[1].nan, p[2].nan])?;
         let sp = self.m.xor(64, p[0].sign, p[1].sign)?;
         let pinf = self.signed_const(k, sp, Self::inf_bits(k))?;
         let w = k.bits();
