@@ -164,6 +164,16 @@ impl Context {
         Ok(self.rt.keeps_f32_denormals()?)
     }
 
+    /// Whether the device's compiler drops a float addend it proves to be zero (`x + 0.0 ->
+    /// x`, wrong for `x = -0`) despite the kernels' `SignedZeroInfNanPreserve`: probed by
+    /// running a small kernel the first time it is asked for, then remembered
+    /// ([`pisa_runtime::Context::folds_zero_addends`]). lavapipe does; kernels translated for
+    /// such a device then recompute the sign of every exactly zero sum (spec-notes §113).
+    /// Errors (first call): as [`Context::fused_fma`]'s.
+    pub fn folds_zero_addends(&self) -> Result<bool> {
+        Ok(self.rt.folds_zero_addends()?)
+    }
+
     /// For tests only: [`pisa_runtime::Context::pretend_f32_denormals_flushed`].
     #[doc(hidden)]
     pub fn pretend_f32_denormals_flushed(&self) -> bool {

@@ -99,18 +99,24 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
 
 /// The exact float model for the context's device: fused `Fma` where its probe found it
 /// ([`Context::fused_fma`]), and `f64` for the exact `.f` lowerings where the context
-/// enabled `shaderFloat64` (used only where `Fma` is not fused). Cost and errors: those of
-/// [`Context::fused_fma`] (a probe the first time, then nothing).
+/// enabled `shaderFloat64` (used only where `Fma` is not fused), and zero addends kept where
+/// its compiler does not fold them ([`Context::folds_zero_addends`]; otherwise every exact
+/// float sum recomputes the sign of a zero result).
+/// Cost and errors: those of [`Context::fused_fma`] and [`Context::folds_zero_addends`]
+/// (probes the first time, then nothing).
 pub fn device_float_model(ctx: &Context) -> Result<FloatModel> {
     let fused = ctx.fused_fma()?;
-    Ok(FloatModel::for_device(
-        pisa_translator::FloatWidths {
-            f16: fused.f16,
-            f32: fused.f32,
-            f64: fused.f64,
-        },
-        ctx.enabled_features().float64,
-    ))
+    Ok(FloatModel {
+        keeps_zero_addends: !ctx.folds_zero_addends()?,
+        ..FloatModel::for_device(
+            pisa_translator::FloatWidths {
+                f16: fused.f16,
+                f32: fused.f32,
+                f64: fused.f64,
+            },
+            ctx.enabled_features().float64,
+        )
+    })
 }
 
 /// The hardware sub-group width on which `device` runs PISA sub-groups of `n` lanes as

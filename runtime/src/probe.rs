@@ -5,7 +5,11 @@
 //!   `fmad` to one `Fma` on fused devices (lavapipe's `Fma`, for one, is not fused);
 //! - whether its single-precision arithmetic keeps denormals when a shader does not ask for
 //!   `DenormPreserve` (which only devices with `shaderDenormPreserveFloat32` may): PISA keeps
-//!   them, lavapipe does, NVIDIA's driver 580 flushes them to zero (docs/driver-bugs.md).
+//!   them, lavapipe does, NVIDIA's driver 580 flushes them to zero (docs/driver-bugs.md);
+//! - whether its compiler folds a float sum with an addend it knows to be zero into the other
+//!   addend despite `SignedZeroInfNanPreserve` (`x + 0.0 -> x`, `0.0 - x -> -x`, wrong for
+//!   zeros: `-0 + 0 = +0`): lavapipe's code generator does, for every operand its compiler
+//!   proves constant, after inlining and memory forwarding (docs/spec-notes.md §113).
 //!
 //! Each probe is a tiny compute shader that reads its inputs from a buffer (so nothing can be
 //! folded at compile time) and writes its results after them. For `Fma`: `a = b = 1 + 2^-k`
@@ -94,6 +98,19 @@ pub fn denormal_probe_module() -> Vec<u32> {
             b.decorate(r, spirv::Decoration::NoContraction, []);
         }
         vec![sum, product]
+    })
+}
+
+/// The zero-addend probe: reads the `f32` values `a` (-0) and `b` (+0) and writes `a + 0.0`
+/// and `0.0 - b` after them, the zeros SPIR-V constants, under `SignedZeroInfNanPreserve` 32
+/// as pisa-vk's kernels declare it. IEEE gives +0 for both; a compiler that drops a zero
+/// addend gives `a` (-0) and `-b` (-0).
+pub fn zero_addend_probe_module() -> Vec<u32> {
+    probe_module(32, 2, true, |b, _, ft, v| {
+        let zero = b.constant_bit32(ft, 0);
+        let sum = b.f_add(ft, None, v[0], zero).expect("probe: fadd");
+        let difference = b.f_sub(ft, None, zero, v[1]).expect("probe: fsub");
+        vec![sum, difference]
     })
 }
 
@@ -295,4 +312,25 @@ pub(crate) fn probe_denormals(ctx: &Context) -> Result<bool, Error> {
             .iter()
             .flat_map(|v| v.to_le_bytes())
             .collect::<Vec<u8>>())
+}
+
+/// Runs the zero-addend probe ([`zero_addend_probe_module`]): whether the device's compiler
+/// dropped a constant zero addend (either result came back -0 instead of +0).
+pub(crate) fn probe_zero_addends(ctx: &Context) -> Result<bool, Error> {
+    let mut data = Vec::new();
+    for v in [0x8000_0000u32, 0, 0x5555_5555, 0x5555_5555] {
+        data.extend_from_slice(&v.to_le_bytes());
+    }
+    let mut required = crate::FeatureSet::default();
+    required.float_controls.signed_zero_inf_nan_preserve_32 = true;
+    let out = run_probe(
+        ctx,
+        &zero_addend_probe_module(),
+        required,
+        [1, 1, 1],
+        "the zero-addend probe",
+        &data,
+        8,
+    )?;
+    Ok(out != [0u8; 8])
 }

@@ -28,15 +28,18 @@ use pisa_vk::reference::{Data, Job};
 const FIXED: [u64; 5] = [200, 100, 60, 24, 10];
 
 /// Campaign failures replayed as they were generated (generator version, seed); each has a
-/// hand-checked program below, or in the suite named beside it. The last two found lavapipe
-/// folding `0 - x` and `x + 0` where the zero was `trunc(zext(x) >> 32)`
-/// (`float.rs::signed_zeros_survive_known_bit_zeros`, docs/driver-bugs.md).
+/// hand-checked program below, or in the suite named beside it. Two found lavapipe folding
+/// `0 - x` and `x + 0` where the zero was `trunc(zext(x) >> 32)`
+/// (`float.rs::signed_zeros_survive_known_bit_zeros`, docs/driver-bugs.md); the last, the
+/// same zero returned by a function and added by `fmad` in its caller
+/// (`float.rs::signed_zeros_survive_zeros_the_driver_proves`, spec-notes §113).
 const CAMPAIGN_FAILURES: &[(u32, u64)] = &[
     (1, 9_100_141),
     (1, 9_101_075),
     (1, 9_103_400),
     (5, 29_937_367_019),
     (4, 29_937_409_018),
+    (5, 29_938_502_083),
 ];
 
 fn run_all(cases: impl Iterator<Item = (u32, u64)>) {

@@ -313,6 +313,68 @@ fn signed_zeros_survive_known_bit_zeros() {
     assert_eq!(out[2], 0xC000_0000_4000_0000, "0 - (-2), (-2) + 0");
 }
 
+/// Signed zeros where the zero addend is one the translator cannot see but the driver's
+/// compiler can prove, after inlining and forwarding memory: the result of a call (direct, and
+/// through a function address, as in differential seed 29938502083 of generator 5, where
+/// lavapipe gave `fmad.f 0, -x, zero()` = -0), a function's parameter given a register
+/// holding 0, and a `.private` word stored with that 0 and loaded back, in `.f` and `.df`. IEEE, round to
+/// nearest: `-0 + +0`, `+0 - +0` and `0 * -2 + +0` (= `-0 + +0`) are +0; `-2 + 0` is -2.
+/// Device (with the float model the runtime chose for it, spec-notes §113) and reference
+/// bit for bit, and the values worked out by hand.
+#[test]
+fn signed_zeros_survive_zeros_the_driver_proves() {
+    use pisa_conformance::{kernel_module, run_both};
+    let decls = ".function .32b @zero(.reg .32b %v) {\n.reg .64b %t;\n.reg .32b %r;\n\
+                 zext.64b.32b %t, %v;\nshr.64b %t, %t, 32;\ntrunc.32b.64b %r, %t;\n\
+                 return %r;\n}\n\
+                 .function .32b @plus(.reg .32b %a, .reg .32b %b) {\n.reg .32b %r;\n\
+                 fadd.f %r, %a, %b;\nreturn %r;\n}\n\
+                 .function .64b @dplus(.reg .64b %a, .reg .64b %b) {\n.reg .64b %r;\n\
+                 fadd.df %r, %a, %b;\nreturn %r;\n}\n";
+    let body = ".reg .64b %pin, %pout, %dx, %fp, %dxv, %dz, %dr;\n\
+                .reg .32b %x, %z, %zi, %zp, %r0, %r1, %r2, %r3, %r4, %r5, %g;\n\
+                .private .align 4 @P[4];\n\
+                ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+                mov.32b %g, %groupid.x;\numul.full.32b %dx, %g, 8;\niadd.64b %pin, %pin, %dx;\n\
+                umul.full.32b %dx, %g, 32;\niadd.64b %pout, %pout, %dx;\n\
+                ld.global.32b %x, [%pin];\n\
+                call %z, @zero(%x);\nfadd.f %r0, %x, %z;\nfsub.f %r1, %z, %z;\n\
+                addrof.64b %fp, @zero;\ncall %zi, %fp(%x);\n\
+                fmad.f %r2, 0, %x, %zi;\n\
+                mov.32b %zp, 0;\ncall %r3, @plus(%x, %zp);\n\
+                st.private.32b [@P], %zp;\nld.private.32b %zp, [@P];\nfadd.f %r4, %zp, %x;\n\
+                fext.df.f %dxv, %x;\nmov.64b %dz, 0;\ncall %dr, @dplus(%dxv, %dz);\n\
+                st.global.32b [%pout], %r0;\nst.global.32b [%pout + 4], %r1;\n\
+                st.global.32b [%pout + 8], %r2;\nst.global.32b [%pout + 12], %r3;\n\
+                st.global.32b [%pout + 16], %r4;\nst.global.64b [%pout + 24], %dr;\n";
+    let src = kernel_module(decls, body);
+    let out = run_both(&src, &[0x8000_0000, 0xC000_0000, 0], 1, 4, 1, |a, b| a == b);
+    // x = -0: every sum of -0 and +0 is +0; 0 * -0 = -0, -0 + +0 = +0.
+    assert_eq!(out[0], 0, "x + zero(), zero() - zero() for x = -0");
+    assert_eq!(
+        out[1], 0,
+        "fmad 0 * x + zero via an address, plus(x, 0), for x = -0"
+    );
+    assert_eq!(out[2], 0, "private zero + x for x = -0");
+    assert_eq!(out[3], 0, "dplus(x, 0) in .df for x = -0");
+    // x = -2: the sums are -2; 0 * -2 = -0, -0 + +0 = +0.
+    assert_eq!(
+        out[4], 0xC000_0000,
+        "x + zero(), zero() - zero() for x = -2"
+    );
+    assert_eq!(
+        out[5], 0xC000_0000_0000_0000,
+        "fmad gives +0, plus(x, 0) gives -2"
+    );
+    assert_eq!(out[6], 0xC000_0000, "private zero + x for x = -2");
+    assert_eq!(
+        out[7], 0xC000_0000_0000_0000,
+        "dplus(x, 0) in .df for x = -2"
+    );
+    // x = +0: +0 everywhere.
+    assert_eq!(&out[8..12], &[0, 0, 0, 0], "x = +0");
+}
+
 /// Signed zeros where the zero addend is a register the driver can prove +0 by an identity
 /// (`xor` of a register with itself, `and` with 0, `isub` of a register from itself): IEEE
 /// gives -0 + +0 = +0 in every mode but `.rd`, where the driver's fold `x + 0 → x` would keep

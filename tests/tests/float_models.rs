@@ -214,8 +214,55 @@ fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
     assert!(text.contains("Fma is fused"), "{text}");
 }
 
-/// The probe kernels themselves are valid SPIR-V: the fused-`Fma` probe for every width and
-/// the denormal probe.
+/// lavapipe's code generator replaces a float sum with a constant zero addend by the other
+/// addend (`-0 + 0.0` gave -0: spec-notes §113): the zero-addend probe must say so, the
+/// device's float model must then not assume zero addends kept, and a kernel translated with
+/// that assumption shows the fold (a test that the probe's answer matters: `x + zero()` for
+/// x = -0, the zero from a function the driver inlines, is -0 there and +0 with the model).
+#[test]
+fn the_zero_addend_probe_finds_lavapipe_folding() {
+    let ctx = context();
+    if !ctx.info().driver_name.contains("llvmpipe") {
+        eprintln!(
+            "SKIPPED: the probe's expected answer is known for lavapipe only (device: {})",
+            ctx.info().name
+        );
+        return;
+    }
+    assert!(ctx.folds_zero_addends().expect("probe"));
+    let model = pisa_vk::device_float_model(ctx).expect("model");
+    assert!(!model.keeps_zero_addends);
+    let src = ".version 0.1;\n.target 100;\n\
+               .function .32b @zero(.reg .32b %v) {\n.reg .64b %t;\n.reg .32b %r;\n\
+               zext.64b.32b %t, %v;\nshr.64b %t, %t, 32;\ntrunc.32b.64b %r, %t;\nreturn %r;\n}\n\
+               .kernel @k(.param[8] %out, .param[8] %in) {\n.reg .64b %pin, %pout;\n\
+               .reg .32b %x, %z, %r;\nld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+               ld.global.32b %x, [%pin];\ncall %z, @zero(%x);\nfadd.f %r, %x, %z;\n\
+               st.global.32b [%pout], %r;\n}\n";
+    let input = ctx.buffer_from(&[0x8000_0000u32]).expect("input");
+    let out = ctx.zeroed::<u32>(1).expect("output");
+    for (keeps, expected) in [(false, 0), (true, 0x8000_0000)] {
+        let options = Options {
+            float: Some(FloatModel {
+                keeps_zero_addends: keeps,
+                ..model
+            }),
+            ..Options::default()
+        };
+        let t = translate_with(src, &options);
+        let m = pisa_vk::Module::from_translation(ctx, "zero.pisa", std::sync::Arc::new(t))
+            .expect("load");
+        m.dispatch("k", 1u64, 1u64, (&out, &input)).expect("run");
+        assert_eq!(
+            out.read().expect("read"),
+            [expected],
+            "keeps_zero_addends: {keeps}"
+        );
+    }
+}
+
+/// The probe kernels themselves are valid SPIR-V: the fused-`Fma` probe for every width, the
+/// denormal probe and the zero-addend probe.
 #[test]
 fn the_probe_kernels_are_valid() {
     let probes = [16, 32, 64].map(|w| {
@@ -224,11 +271,17 @@ fn the_probe_kernels_are_valid() {
             pisa_runtime::probe::fma_probe_module(w),
         )
     });
-    let denormals = (
-        "denormal".to_string(),
-        pisa_runtime::probe::denormal_probe_module(),
-    );
-    for (name, words) in probes.into_iter().chain([denormals]) {
+    let others = [
+        (
+            "denormal".to_string(),
+            pisa_runtime::probe::denormal_probe_module(),
+        ),
+        (
+            "zero-addend".to_string(),
+            pisa_runtime::probe::zero_addend_probe_module(),
+        ),
+    ];
+    for (name, words) in probes.into_iter().chain(others) {
         if let Err(e) = pisa_conformance::validate(&words) {
             panic!("{name} probe: {e}\n{}", disassemble(&words));
         }

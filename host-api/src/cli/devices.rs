@@ -85,9 +85,25 @@ fn probes(index: usize) -> (String, String, String) {
             return (why.clone(), why.clone(), why);
         }
     };
-    let mut bugs = match ctx.driver_bugs().warnings().as_slice() {
-        [] => "none found".to_string(),
-        found => found.join("; "),
+    let mut found: Vec<String> = ctx
+        .driver_bugs()
+        .warnings()
+        .iter()
+        .map(|w| w.to_string())
+        .collect();
+    match ctx.folds_zero_addends() {
+        Ok(false) => {}
+        Ok(true) => found.push(
+            "its compiler drops zero addends (x + 0.0 -> x, wrong for -0): exact kernels \
+             recompute the sign of every zero sum"
+                .to_string(),
+        ),
+        Err(e) => found.push(format!("the zero-addend probe could not run: {e}")),
+    }
+    let mut bugs = if found.is_empty() {
+        "none found".to_string()
+    } else {
+        found.join("; ")
     };
     if ctx.info().driver_name == "llvmpipe"
         && pisa_vk::avoid_known_driver_bugs() == pisa_vk::CpuCaps::Capped
