@@ -164,14 +164,15 @@ impl Context {
         Ok(self.rt.keeps_f32_denormals()?)
     }
 
-    /// Whether the device's compiler drops a float addend it proves to be zero (`x + 0.0 ->
-    /// x`, wrong for `x = -0`) despite the kernels' `SignedZeroInfNanPreserve`: probed by
-    /// running a small kernel the first time it is asked for, then remembered
-    /// ([`pisa_runtime::Context::folds_zero_addends`]). lavapipe does; kernels translated for
-    /// such a device then recompute the sign of every exactly zero sum (spec-notes §113).
+    /// Whether the device's compiler replaces a float operation with an operand it proves to
+    /// be zero by a shortcut (`x + 0.0 -> x`, wrong for `x = -0`; `x / 0.0 -> 0`) despite the
+    /// kernels' `SignedZeroInfNanPreserve`: probed by running a small kernel the first time it
+    /// is asked for, then remembered ([`pisa_runtime::Context::folds_zero_operands`]).
+    /// lavapipe does; kernels translated for such a device then recompute the sign of every
+    /// exactly zero sum and the special cases of every division (spec-notes §113).
     /// Errors (first call): as [`Context::fused_fma`]'s.
-    pub fn folds_zero_addends(&self) -> Result<bool> {
-        Ok(self.rt.folds_zero_addends()?)
+    pub fn folds_zero_operands(&self) -> Result<bool> {
+        Ok(self.rt.folds_zero_operands()?)
     }
 
     /// For tests only: [`pisa_runtime::Context::pretend_f32_denormals_flushed`].

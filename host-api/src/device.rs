@@ -99,15 +99,16 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
 
 /// The exact float model for the context's device: fused `Fma` where its probe found it
 /// ([`Context::fused_fma`]), and `f64` for the exact `.f` lowerings where the context
-/// enabled `shaderFloat64` (used only where `Fma` is not fused), and zero addends kept where
-/// its compiler does not fold them ([`Context::folds_zero_addends`]; otherwise every exact
-/// float sum recomputes the sign of a zero result).
-/// Cost and errors: those of [`Context::fused_fma`] and [`Context::folds_zero_addends`]
+/// enabled `shaderFloat64` (used only where `Fma` is not fused), and zero operands kept where
+/// its compiler takes no shortcut with them ([`Context::folds_zero_operands`]; otherwise
+/// every exact float sum recomputes the sign of a zero result, and every division its special
+/// cases).
+/// Cost and errors: those of [`Context::fused_fma`] and [`Context::folds_zero_operands`]
 /// (probes the first time, then nothing).
 pub fn device_float_model(ctx: &Context) -> Result<FloatModel> {
     let fused = ctx.fused_fma()?;
     Ok(FloatModel {
-        keeps_zero_addends: !ctx.folds_zero_addends()?,
+        keeps_zero_operands: !ctx.folds_zero_operands()?,
         ..FloatModel::for_device(
             pisa_translator::FloatWidths {
                 f16: fused.f16,

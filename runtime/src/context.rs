@@ -138,8 +138,8 @@ pub struct Context {
     fused_fma: std::sync::OnceLock<crate::FusedFma>,
     /// The denormal probe's answer, found at its first use.
     keeps_f32_denormals: std::sync::OnceLock<bool>,
-    /// The zero-addend probe's answer, found at its first use.
-    folds_zero_addends: std::sync::OnceLock<bool>,
+    /// The zero-operand probe's answer, found at its first use.
+    folds_zero_operands: std::sync::OnceLock<bool>,
     /// The known driver bugs the probes found when the context was created.
     driver_bugs: crate::DriverBugs,
 }
@@ -270,7 +270,7 @@ impl Context {
             pipelines,
             fused_fma: std::sync::OnceLock::new(),
             keeps_f32_denormals: std::sync::OnceLock::new(),
-            folds_zero_addends: std::sync::OnceLock::new(),
+            folds_zero_operands: std::sync::OnceLock::new(),
             driver_bugs: crate::DriverBugs::default(),
         };
         ctx.driver_bugs = crate::DriverBugs::probe(&ctx);
@@ -544,20 +544,20 @@ impl Context {
         Ok(*self.keeps_f32_denormals.get_or_init(|| k))
     }
 
-    /// Whether the device's compiler replaces a float sum with a zero addend it can prove
-    /// constant by the other addend, despite `SignedZeroInfNanPreserve` (`x + 0.0 -> x`,
-    /// `0.0 - x -> -x`: wrong for `x = -0` and `x = +0`): the answer of a probe kernel the
-    /// first time it is asked for, then remembered. lavapipe does (its code generator's
-    /// shortcut, for any operand its compiler proved constant, after inlining and memory
-    /// forwarding); the translator then fixes the sign of every exact-zero sum (spec-notes
-    /// §113). See [`crate::probe`]. Errors (of the probe): those of
+    /// Whether the device's compiler replaces a float operation with an operand it can prove
+    /// to be zero by a shortcut, despite `SignedZeroInfNanPreserve` (`x + 0.0 -> x`,
+    /// `0.0 - x -> -x`, `0.0 / x -> +0`, `x / 0.0 ->` undefined: wrong for zeros, infinities
+    /// and NaNs): the answer of a probe kernel the first time it is asked for, then
+    /// remembered. lavapipe does (its code generator's shortcuts, for any operand its compiler
+    /// proved constant, after inlining and memory forwarding); the translator then fixes the
+    /// sign of every exact-zero sum and the special cases of every division (spec-notes §113). See [`crate::probe`]. Errors (of the probe): those of
     /// [`Context::create_pipeline`], [`Context::create_buffer`] and [`Context::dispatch`].
-    pub fn folds_zero_addends(&self) -> Result<bool, Error> {
-        if let Some(&f) = self.folds_zero_addends.get() {
+    pub fn folds_zero_operands(&self) -> Result<bool, Error> {
+        if let Some(&f) = self.folds_zero_operands.get() {
             return Ok(f);
         }
-        let f = crate::probe::probe_zero_addends(self)?;
-        Ok(*self.folds_zero_addends.get_or_init(|| f))
+        let f = crate::probe::probe_zero_operands(self)?;
+        Ok(*self.folds_zero_operands.get_or_init(|| f))
     }
 
     /// For tests only: from now on [`Context::keeps_f32_denormals`] answers "flushed", as on

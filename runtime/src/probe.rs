@@ -6,10 +6,11 @@
 //! - whether its single-precision arithmetic keeps denormals when a shader does not ask for
 //!   `DenormPreserve` (which only devices with `shaderDenormPreserveFloat32` may): PISA keeps
 //!   them, lavapipe does, NVIDIA's driver 580 flushes them to zero (docs/driver-bugs.md);
-//! - whether its compiler folds a float sum with an addend it knows to be zero into the other
-//!   addend despite `SignedZeroInfNanPreserve` (`x + 0.0 -> x`, `0.0 - x -> -x`, wrong for
-//!   zeros: `-0 + 0 = +0`): lavapipe's code generator does, for every operand its compiler
-//!   proves constant, after inlining and memory forwarding (docs/spec-notes.md §113).
+//! - whether its compiler replaces a float operation with an operand it knows to be zero by a
+//!   shortcut despite `SignedZeroInfNanPreserve` (`x + 0.0 -> x`, `0.0 - x -> -x`,
+//!   `0.0 / x -> 0`, `x / 0.0 ->` undefined: wrong for zeros, infinities and NaNs): lavapipe's
+//!   code generator does, for every operand its compiler proves constant, after inlining and
+//!   memory forwarding (docs/spec-notes.md §113).
 //!
 //! Each probe is a tiny compute shader that reads its inputs from a buffer (so nothing can be
 //! folded at compile time) and writes its results after them. For `Fma`: `a = b = 1 + 2^-k`
@@ -101,16 +102,19 @@ pub fn denormal_probe_module() -> Vec<u32> {
     })
 }
 
-/// The zero-addend probe: reads the `f32` values `a` (-0) and `b` (+0) and writes `a + 0.0`
-/// and `0.0 - b` after them, the zeros SPIR-V constants, under `SignedZeroInfNanPreserve` 32
-/// as pisa-vk's kernels declare it. IEEE gives +0 for both; a compiler that drops a zero
-/// addend gives `a` (-0) and `-b` (-0).
-pub fn zero_addend_probe_module() -> Vec<u32> {
-    probe_module(32, 2, true, |b, _, ft, v| {
+/// The zero-operand probe: reads the `f32` values `a` (-0), `b` (+0), `c` (-2) and `d` (1)
+/// and writes `a + 0.0`, `0.0 - b`, `0.0 / c` and `d / 0.0` after them, the zeros SPIR-V
+/// constants, under `SignedZeroInfNanPreserve` 32 as pisa-vk's kernels declare it. IEEE
+/// gives +0, +0, -0 and +inf; lavapipe's code generator, which replaces an operation with
+/// its constant zero by a shortcut, gives -0 (`a`), -0 (`-b`), +0 and 0 (its "undefined").
+pub fn zero_operand_probe_module() -> Vec<u32> {
+    probe_module(32, 4, true, |b, _, ft, v| {
         let zero = b.constant_bit32(ft, 0);
         let sum = b.f_add(ft, None, v[0], zero).expect("probe: fadd");
         let difference = b.f_sub(ft, None, zero, v[1]).expect("probe: fsub");
-        vec![sum, difference]
+        let zero_quotient = b.f_div(ft, None, zero, v[2]).expect("probe: fdiv");
+        let by_zero = b.f_div(ft, None, v[3], zero).expect("probe: fdiv");
+        vec![sum, difference, zero_quotient, by_zero]
     })
 }
 
@@ -314,23 +318,30 @@ pub(crate) fn probe_denormals(ctx: &Context) -> Result<bool, Error> {
             .collect::<Vec<u8>>())
 }
 
-/// Runs the zero-addend probe ([`zero_addend_probe_module`]): whether the device's compiler
-/// dropped a constant zero addend (either result came back -0 instead of +0).
-pub(crate) fn probe_zero_addends(ctx: &Context) -> Result<bool, Error> {
+/// Runs the zero-operand probe ([`zero_operand_probe_module`]): whether the device's compiler
+/// got any of its four results wrong (+0, +0, -0, +inf).
+pub(crate) fn probe_zero_operands(ctx: &Context) -> Result<bool, Error> {
     let mut data = Vec::new();
-    for v in [0x8000_0000u32, 0, 0x5555_5555, 0x5555_5555] {
+    for v in [0x8000_0000u32, 0, 0xC000_0000, 0x3F80_0000] {
         data.extend_from_slice(&v.to_le_bytes());
+    }
+    for _ in 0..4 {
+        data.extend_from_slice(&0x5555_5555u32.to_le_bytes());
     }
     let mut required = crate::FeatureSet::default();
     required.float_controls.signed_zero_inf_nan_preserve_32 = true;
     let out = run_probe(
         ctx,
-        &zero_addend_probe_module(),
+        &zero_operand_probe_module(),
         required,
         [1, 1, 1],
-        "the zero-addend probe",
+        "the zero-operand probe",
         &data,
-        8,
+        16,
     )?;
-    Ok(out != [0u8; 8])
+    let ieee: Vec<u8> = [0u32, 0, 0x8000_0000, 0x7F80_0000]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
+    Ok(out != ieee)
 }

@@ -375,6 +375,81 @@ fn signed_zeros_survive_zeros_the_driver_proves() {
     assert_eq!(&out[8..12], &[0, 0, 0, 0], "x = +0");
 }
 
+/// Division where an operand is a zero the driver can prove (a register set from an immediate,
+/// an immediate, a function's result), in `.f` and `.df`, to nearest and in directed modes:
+/// lavapipe's code generator answered `0 / x` with +0 and `x / 0` with 0 (its "undefined")
+/// before the division's zero cases were taken from the operands' bits (spec-notes §113).
+/// IEEE: `0 / x` is a zero of the sign `x` gives it (a NaN for `x` = ±0 or NaN), `x / 0` an
+/// infinity of the operands' signs (a NaN for `x` = ±0 or NaN); arch-3 §3.4: a quiet NaN
+/// operand is the result. Hand-derived bits, and the reference bit for bit.
+#[test]
+fn division_with_zeros_the_driver_proves_follows_ieee() {
+    use pisa_conformance::{kernel_module, run_both};
+    let decls = ".function .32b @zero(.reg .32b %v) {\n.reg .64b %t;\n.reg .32b %r;\n\
+                 zext.64b.32b %t, %v;\nshr.64b %t, %t, 32;\ntrunc.32b.64b %r, %t;\n\
+                 return %r;\n}\n";
+    let body = ".reg .64b %pin, %pout, %dx, %dz, %d0, %d1;\n\
+                .reg .32b %x, %z, %zc, %r0, %r1, %r2, %r3, %g;\n\
+                ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+                mov.32b %g, %groupid.x;\numul.full.32b %dx, %g, 8;\niadd.64b %pin, %pin, %dx;\n\
+                umul.full.32b %dx, %g, 32;\niadd.64b %pout, %pout, %dx;\n\
+                ld.global.32b %x, [%pin];\nmov.32b %z, 0;\n\
+                fdiv.f %r0, %z, %x;\nfdiv.f %r1, %x, 0;\nfdiv.rz.f %r2, %x, %z;\n\
+                call %zc, @zero(%x);\nfdiv.f %r3, %x, %zc;\n\
+                fext.df.f %dx, %x;\nmov.64b %dz, 0;\n\
+                fdiv.df %d0, %dz, %dx;\nfdiv.rd.df %d1, %dx, %dz;\n\
+                st.global.32b [%pout], %r0;\nst.global.32b [%pout + 4], %r1;\n\
+                st.global.32b [%pout + 8], %r2;\nst.global.32b [%pout + 12], %r3;\n\
+                st.global.64b [%pout + 16], %d0;\nst.global.64b [%pout + 24], %d1;\n";
+    let src = kernel_module(decls, body);
+    // x: -2, +0, -0, a quiet NaN with a payload, -inf, the denormal 3 * 2^-149.
+    let xs = [0xC000_0000u64, 0, 0x8000_0000, 0x7FC0_0001, 0xFF80_0000, 3];
+    let out = run_both(&src, &xs, 1, 4, 1, |a, b| a == b);
+    let pair = |lo: u64, hi: u64| lo | hi << 32;
+    // (0 / x, x / 0 in .f as [r0 | r1, r2 | r3]; 0 / x and x / 0 in .df)
+    let want: [[u64; 4]; 6] = [
+        [
+            pair(0x8000_0000, 0xFF80_0000),
+            pair(0xFF80_0000, 0xFF80_0000),
+            0x8000_0000_0000_0000,
+            0xFFF0_0000_0000_0000,
+        ],
+        [
+            pair(0x7FC0_0000, 0x7FC0_0000),
+            pair(0x7FC0_0000, 0x7FC0_0000),
+            0x7FF8_0000_0000_0000,
+            0x7FF8_0000_0000_0000,
+        ],
+        [
+            pair(0x7FC0_0000, 0x7FC0_0000),
+            pair(0x7FC0_0000, 0x7FC0_0000),
+            0x7FF8_0000_0000_0000,
+            0x7FF8_0000_0000_0000,
+        ],
+        [
+            pair(0x7FC0_0001, 0x7FC0_0001),
+            pair(0x7FC0_0001, 0x7FC0_0001),
+            0x7FF8_0000_2000_0000,
+            0x7FF8_0000_2000_0000,
+        ],
+        [
+            pair(0x8000_0000, 0xFF80_0000),
+            pair(0xFF80_0000, 0xFF80_0000),
+            0x8000_0000_0000_0000,
+            0xFFF0_0000_0000_0000,
+        ],
+        [
+            pair(0, 0x7F80_0000),
+            pair(0x7F80_0000, 0x7F80_0000),
+            0,
+            0x7FF0_0000_0000_0000,
+        ],
+    ];
+    for (i, (x, w)) in xs.iter().zip(&want).enumerate() {
+        assert_eq!(&out[4 * i..4 * i + 4], w, "x = {x:#x}");
+    }
+}
+
 /// Signed zeros where the zero addend is a register the driver can prove +0 by an identity
 /// (`xor` of a register with itself, `and` with 0, `isub` of a register from itself): IEEE
 /// gives -0 + +0 = +0 in every mode but `.rd`, where the driver's fold `x + 0 → x` would keep

@@ -215,12 +215,12 @@ fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
 }
 
 /// lavapipe's code generator replaces a float sum with a constant zero addend by the other
-/// addend (`-0 + 0.0` gave -0: spec-notes §113): the zero-addend probe must say so, the
+/// addend (`-0 + 0.0` gave -0: spec-notes §113): the zero-operand probe must say so, the
 /// device's float model must then not assume zero addends kept, and a kernel translated with
 /// that assumption shows the fold (a test that the probe's answer matters: `x + zero()` for
 /// x = -0, the zero from a function the driver inlines, is -0 there and +0 with the model).
 #[test]
-fn the_zero_addend_probe_finds_lavapipe_folding() {
+fn the_zero_operand_probe_finds_lavapipe_folding() {
     let ctx = context();
     if !ctx.info().driver_name.contains("llvmpipe") {
         eprintln!(
@@ -229,9 +229,9 @@ fn the_zero_addend_probe_finds_lavapipe_folding() {
         );
         return;
     }
-    assert!(ctx.folds_zero_addends().expect("probe"));
+    assert!(ctx.folds_zero_operands().expect("probe"));
     let model = pisa_vk::device_float_model(ctx).expect("model");
-    assert!(!model.keeps_zero_addends);
+    assert!(!model.keeps_zero_operands);
     let src = ".version 0.1;\n.target 100;\n\
                .function .32b @zero(.reg .32b %v) {\n.reg .64b %t;\n.reg .32b %r;\n\
                zext.64b.32b %t, %v;\nshr.64b %t, %t, 32;\ntrunc.32b.64b %r, %t;\nreturn %r;\n}\n\
@@ -244,7 +244,7 @@ fn the_zero_addend_probe_finds_lavapipe_folding() {
     for (keeps, expected) in [(false, 0), (true, 0x8000_0000)] {
         let options = Options {
             float: Some(FloatModel {
-                keeps_zero_addends: keeps,
+                keeps_zero_operands: keeps,
                 ..model
             }),
             ..Options::default()
@@ -256,13 +256,13 @@ fn the_zero_addend_probe_finds_lavapipe_folding() {
         assert_eq!(
             out.read().expect("read"),
             [expected],
-            "keeps_zero_addends: {keeps}"
+            "keeps_zero_operands: {keeps}"
         );
     }
 }
 
 /// The probe kernels themselves are valid SPIR-V: the fused-`Fma` probe for every width, the
-/// denormal probe and the zero-addend probe.
+/// denormal probe and the zero-operand probe.
 #[test]
 fn the_probe_kernels_are_valid() {
     let probes = [16, 32, 64].map(|w| {
@@ -277,8 +277,8 @@ fn the_probe_kernels_are_valid() {
             pisa_runtime::probe::denormal_probe_module(),
         ),
         (
-            "zero-addend".to_string(),
-            pisa_runtime::probe::zero_addend_probe_module(),
+            "zero-operand".to_string(),
+            pisa_runtime::probe::zero_operand_probe_module(),
         ),
     ];
     for (name, words) in probes.into_iter().chain(others) {

@@ -171,15 +171,18 @@ pub struct FloatModel {
     /// transcendentals are GLSL.std.450's, division and roots the device's, and every
     /// rounding mode is rounded to nearest even. Measured errors: docs/float-accuracy.md.
     pub fast_math: bool,
-    /// The device's compiler keeps a float addition whose addend it proves to be zero as an
-    /// addition, as `SignedZeroInfNanPreserve` requires (the runtime's probe says so), rather
-    /// than folding `x + 0.0` to `x` and `0.0 - x` to `-x` (wrong for zeros: `-0 + 0 = +0`).
-    /// lavapipe's code generator folds, for any operand its compiler proves constant, after
-    /// inlining and memory forwarding, so without this assurance (the portable default) every
-    /// exact `fadd`, `fsub` and `fmad` recomputes the sign of an exactly zero result from its
-    /// operands' bits: a few integer instructions each (spec-notes §113). With it, only sums
-    /// whose addend the translator sees may be constant do (`crate::mid::constants`, §44).
-    pub keeps_zero_addends: bool,
+    /// The device's compiler computes a float operation with an operand it proves to be zero
+    /// as IEEE and `SignedZeroInfNanPreserve` require (the runtime's probe says so), rather
+    /// than by a shortcut: `x + 0.0 -> x` and `0.0 - x -> -x` (wrong for zeros:
+    /// `-0 + 0 = +0`), `0.0 / x -> +0` and `x / 0.0 ->` undefined (wrong for zeros,
+    /// infinities and NaNs). lavapipe's code generator takes them, for any operand its
+    /// compiler proves constant, after inlining and memory forwarding, so without this
+    /// assurance (the portable default) every exact `fadd`, `fsub` and `fmad` recomputes the
+    /// sign of an exactly zero result from its operands' bits, and every division by the
+    /// device its zero and infinite special cases: a few integer instructions each (spec-notes
+    /// §113). With it, only operations whose operand the translator sees may be constant do
+    /// (`crate::mid::constants`, §44).
+    pub keeps_zero_operands: bool,
     /// For tests only: with [`FloatModel::fused_fma`], compute every `Fma` the fused
     /// lowerings emit exactly in integers, so that their algorithms run (and are checked) on a
     /// device whose `Fma` is not fused; kernels then do not need `fusedFmaFloatN`.

@@ -91,14 +91,15 @@ fn probes(index: usize) -> (String, String, String) {
         .iter()
         .map(|w| w.to_string())
         .collect();
-    match ctx.folds_zero_addends() {
+    match ctx.folds_zero_operands() {
         Ok(false) => {}
         Ok(true) => found.push(
-            "its compiler drops zero addends (x + 0.0 -> x, wrong for -0): exact kernels \
-             recompute the sign of every zero sum"
+            "its compiler takes shortcuts with constant zero operands (x + 0.0 -> x, \
+             0.0 / x -> 0, x / 0.0 -> 0): exact kernels fix every sum's zero sign and every \
+             division's special cases"
                 .to_string(),
         ),
-        Err(e) => found.push(format!("the zero-addend probe could not run: {e}")),
+        Err(e) => found.push(format!("the zero-operand probe could not run: {e}")),
     }
     let mut bugs = if found.is_empty() {
         "none found".to_string()

@@ -1,6 +1,6 @@
 //! `pisa-vk translate FILE... [-o OUT] [--emit spv|spvasm|reflection] [--subgroup-size N]
 //! [--hardware-subgroup-size H] [--lanes auto|virtual|all] [--maximal-reconvergence] [--denorm-preserve]
-//! [--fused-fma WIDTHS] [--float64] [--keeps-zero-addends] [--fast-math] [--checked]`
+//! [--fused-fma WIDTHS] [--float64] [--keeps-zero-operands] [--fast-math] [--checked]`
 //!
 //! Without a device, the default float model is portable: exact on every Vulkan device and
 //! without `Float64` for `.f`/`.hf`/`.bf` code. `--fused-fma` and `--float64` translate for
@@ -106,11 +106,11 @@ pub struct Args {
     /// devices with shaderFloat64).
     #[arg(long)]
     float64: bool,
-    /// Assume the device's compiler keeps float additions of a zero it can prove (`pisa-vk
-    /// devices` lists a device that does not among its driver bugs; lavapipe does not): exact
-    /// sums then skip recomputing the sign of a zero result (spec-notes §113).
+    /// Assume the device's compiler computes float operations on a zero it can prove as IEEE
+    /// says (`pisa-vk devices` lists a device that does not among its driver bugs; lavapipe
+    /// does not): exact sums and divisions then skip their zero fix-ups (spec-notes §113).
     #[arg(long)]
-    keeps_zero_addends: bool,
+    keeps_zero_operands: bool,
     /// Non-conforming fast math: the device's Fma, transcendentals, division and roots, and
     /// every rounding mode rounded to nearest (docs/float-accuracy.md gives the errors).
     #[arg(long)]
@@ -160,7 +160,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,
-            keeps_zero_addends: a.keeps_zero_addends,
+            keeps_zero_operands: a.keeps_zero_operands,
             fast_math: a.fast_math,
             ..Default::default()
         }),

@@ -299,10 +299,10 @@ impl<'a> FnCx<'a> {
     /// Whether the driver may see `op` as a constant zero (or, for a register, as any
     /// constant) of `bits` bits: an immediate ±0, or a register written only from constants
     /// (`crate::mid::constants`); any register unless the device's compiler is known not to
-    /// fold zero addends it proves constant where the translator cannot follow
-    /// ([`crate::FloatModel::keeps_zero_addends`]).
+    /// fold zero operands it proves constant where the translator cannot follow
+    /// ([`crate::FloatModel::keeps_zero_operands`]).
     pub fn may_be_constant_zero(&self, op: &Operand, bits: u32) -> bool {
-        let everywhere = !self.m.float.keeps_zero_addends;
+        let everywhere = !self.m.float.keeps_zero_operands;
         match *op {
             Operand::Reg { .. } | Operand::Special { .. } if everywhere => true,
             Operand::Imm(v) => {

@@ -73,15 +73,18 @@ impl FnCx<'_> {
             }
             srcs.push(raw);
         }
-        // The sign of an exactly zero sum is recomputed from the addends' bits only where the
-        // driver could fold `x + 0.0 → x` (spec-notes §44), or where `.rd` needs it.
-        let addends: &[usize] = match inst.op {
+        // The sign of an exactly zero sum is recomputed from the addends' bits, and a division's
+        // zero and infinite cases from the operands' bits, only where the driver could take a
+        // shortcut with a constant zero operand (`x + 0.0 → x`, `x / 0.0 →` undefined:
+        // spec-notes §44 and §113), or where `.rd` needs it (sums).
+        let zero_operands: &[usize] = match inst.op {
             Opcode::Fadd | Opcode::Fsub => &[1, 2],
             Opcode::Fmad => &[3],
+            Opcode::Fdiv => &[1, 2],
             _ => &[],
         };
-        let zero_fix = mode == RoundingMode::Rd
-            || addends.iter().any(|&i| {
+        let zero_fix = (mode == RoundingMode::Rd && inst.op != Opcode::Fdiv)
+            || zero_operands.iter().any(|&i| {
                 let packed_imm = n > 1 && matches!(inst.ops[i], crate::ir::Operand::Imm(_));
                 packed_imm || self.may_be_constant_zero(&inst.ops[i], k.bits())
             });
@@ -198,7 +201,7 @@ impl FnCx<'_> {
                 for &v in f.iter() {
                     x.push(self.m.fconv(64, v)?);
                 }
-                let r = self.native_arith(64, op, &x, mode, false)?;
+                let r = self.native_arith(64, op, &x, mode, zero_fix)?;
                 let r = self.m.fconv(32, r)?;
                 self.from_float(k, r)
             }
@@ -292,7 +295,14 @@ impl FnCx<'_> {
                 }
             }
             Opcode::Fmul => self.m.fmul(w, f[0], f[1])?,
-            Opcode::Fdiv => self.m.fdiv(w, f[0], f[1])?,
+            Opcode::Fdiv => {
+                let q = self.m.fdiv(w, f[0], f[1])?;
+                if zero_fix {
+                    self.div_specials(w, q, f[0], f[1])?
+                } else {
+                    q
+                }
+            }
             Opcode::Fsqrt => self.m.glsl(w, GLOp::Sqrt as u32, &[f[0]])?,
             Opcode::Fmad => {
                 let p = self.m.fmul(w, f[0], f[1])?;
@@ -457,6 +467,7 @@ impl FnCx<'_> {
             }
             Opcode::Fdiv => {
                 let q = self.m.fdiv(64, x[0], x[1])?;
+                let q = self.div_specials(64, q, x[0], x[1])?;
                 let y = self.m.fconv(32, q)?;
                 let yd = self.m.fconv(64, y)?;
                 let back = self.m.fmul(64, yd, x[1])?;
@@ -498,6 +509,51 @@ impl FnCx<'_> {
         } else {
             Ok(v)
         }
+    }
+
+    /// The quotient `q` of the `w`-bit floats `a / b` as the device divided them, with the
+    /// cases where an operand is a zero taken from the operands' bits: a NaN operand (the
+    /// first, made quiet), `0 / 0` the canonical quiet NaN, `0 / x` a zero and `x / 0` an
+    /// infinity of the operands' signs. lavapipe's code generator returns +0 for a constant
+    /// zero dividend and an undefined value (0) for a constant zero divisor (spec-notes §113);
+    /// the other cases are the device's IEEE division.
+    pub(in crate::back::spirv) fn div_specials(
+        &mut self,
+        w: u32,
+        q: Word,
+        a: Word,
+        b: Word,
+    ) -> EResult<Word> {
+        let k = match w {
+            16 => FKind::Half,
+            32 => FKind::F32,
+            _ => FKind::F64,
+        };
+        let m = &mut *self.m;
+        let (ab, bb) = (m.bits(w, a)?, m.bits(w, b)?);
+        let t = m.u(w);
+        let magnitude = m.ku(w, k.exp_mask() | (k.sign_mask() - 1));
+        let (am, bm) = (m.and(w, ab, magnitude)?, m.and(w, bb, magnitude)?);
+        let zero = m.ku(w, 0);
+        let (za, zb) = (m.ieq(am, zero)?, m.ieq(bm, zero)?);
+        let inf = m.ku(w, k.exp_mask());
+        let (na, nb) = (m.ult(inf, am)?, m.ult(inf, bm)?);
+        let sign = m.ku(w, k.sign_mask());
+        let x = m.xor(w, ab, bb)?;
+        let signed_zero = m.and(w, x, sign)?;
+        let signed_inf = m.or(w, signed_zero, inf)?;
+        let quiet = m.ku(w, k.qnan());
+        let mut r = m.select(t, zb, signed_inf, signed_zero)?;
+        let both = m.land(za, zb)?;
+        r = m.select(t, both, quiet, r)?;
+        let b_quiet = m.or(w, bb, quiet)?;
+        r = m.select(t, nb, b_quiet, r)?;
+        let a_quiet = m.or(w, ab, quiet)?;
+        r = m.select(t, na, a_quiet, r)?;
+        let special = m.lor(za, zb)?;
+        let r = m.float(w, r)?;
+        let ft = m.f(w);
+        m.select(ft, special, r, q)
     }
 
     /// [`FnCx::zero_sign`] on `w`-bit floats.

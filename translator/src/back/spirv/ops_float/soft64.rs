@@ -60,12 +60,15 @@ impl FnCx<'_> {
                 } else {
                     self.df_div(s[0], s[1], mode)?
                 };
-                let m = &mut *self.m;
                 let nat = if mul {
-                    m.fmul(64, s[0], s[1])?
+                    self.m.fmul(64, s[0], s[1])?
                 } else {
-                    m.fdiv(64, s[0], s[1])?
+                    // Its zero and infinite cases from the bits: lavapipe's shortcuts for a
+                    // constant zero operand (spec-notes §113).
+                    let q = self.m.fdiv(64, s[0], s[1])?;
+                    self.div_specials(64, q, s[0], s[1])?
                 };
+                let m = &mut *self.m;
                 let a = any_of(m, &nonfinite)?;
                 let b = any_of(m, &zero)?;
                 (r, nat, m.lor(a, b)?)
