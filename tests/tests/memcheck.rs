@@ -1606,3 +1606,104 @@ fn the_hot_entry_test_holds_no_access_wider_than_its_buffer_below_it_or_wrapping
         assert_eq!(after[0], twin_after, "{twin}");
     }
 }
+
+/// A counted loop whose accesses are checked once, at its entry, for every iteration
+/// (spec-notes §114), reading `%n` words of `%out` from word `%k0` and storing their sum after
+/// them: lines 4-18 of the kernel, the load at line 13.
+fn summing_loop(step: &str) -> String {
+    kernel(
+        ".param[8] %out, .param[4] %count, .param[4] %first",
+        &format!(
+            ".reg .64b %p, %off;\n.reg .32b %k, %n, %x, %acc;\n.pred %more;\n\
+             ld.param.64b %p, [%out];\nld.param.32b %n, [%count];\nld.param.32b %k, [%first];\n\
+             mov.32b %acc, 0;\nL:\numul.full.32b %off, %k, 4;\n\
+             ld.global.32b %x, [%p + %off];\niadd.32b %acc, %acc, %x;\n{step}\n\
+             ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;\n\
+             umul.full.32b %off, %k, 4;\nst.global.32b [%p + %off], %acc;"
+        ),
+    )
+}
+
+fn val32(v: u32) -> A {
+    A::Val(v.to_le_bytes().to_vec())
+}
+
+#[test]
+fn a_counted_loop_in_bounds_runs_its_accesses_unchecked_and_gives_the_sums() {
+    // Words 0..12 summed into word 12, from 0 and from 5; and with a step of 3 from 0
+    // (0, 3, 6, 9 into word 12).
+    for (step, k0, want) in [
+        ("iadd.32b %k, %k, 1;", 0u32, (0..12u32).sum::<u32>()),
+        ("iadd.32b %k, %k, 1;", 5, (5..12u32).sum()),
+        ("iadd.32b %k, 3, %k;", 0, 18),
+    ] {
+        let src = summing_loop(step);
+        let words: Vec<u32> = (0..16).collect();
+        let args = [buf32(&words), val32(12), val32(k0)];
+        let (after, v) = device(&src, 1, 1, &args);
+        assert!(v.is_none(), "{}", v.unwrap());
+        let got = u32::from_le_bytes(after[0][48..52].try_into().unwrap());
+        assert_eq!(got, want, "{step} from {k0}");
+        assert!(reference(&src, 1, 1, &args).is_none());
+    }
+}
+
+#[test]
+fn a_counted_loop_that_reads_past_the_end_in_its_last_iteration_is_reported_there() {
+    // 12 words, summed up to 13: the last iteration (k = 12) loads word 12, just past the
+    // end; the entry's range check fails and the access checks itself in each iteration.
+    let src = summing_loop("iadd.32b %k, %k, 1;");
+    let v = expect(
+        &src,
+        1,
+        1,
+        &[buf32(&[1; 12]), val32(13), val32(0)],
+        Expect {
+            line: 13,
+            text: "ld.global.32b %x, [%p + %off]",
+            space: MemSpace::Global,
+            generic: false,
+            access: AccessKind::Load,
+            reason: Reason::OutOfBounds,
+            size: 4,
+            place: "just past the end of argument 0 `%out` (48 bytes)",
+        },
+    );
+    assert_eq!(v.work_item.global, [0, 0, 0]);
+}
+
+#[test]
+fn a_32_bit_index_that_wraps_in_a_counted_loop_is_still_checked() {
+    // The index `k - 1` as a 32-bit sum (`k + 0xffffffff`) wraps for every k >= 1, so the
+    // loads go 4 GiB below where the unwrapped index points (`%q` = the buffer - 2^32,
+    // 64-bit): the unwrapped range [buffer, buffer + 8) is in bounds, the real one is not.
+    // The entry's range check must see the 32-bit sum wrap and leave the access to its own
+    // check, which reports the first load, 2^32 bytes before the buffer.
+    let src = kernel(
+        OUT,
+        ".reg .64b %p, %q, %off;\n.reg .32b %k, %i;\n.reg .8b %x;\n.pred %more;\n\
+         ld.param.64b %p, [%out];\niadd.64b %q, %p, -4294967296;\nmov.32b %k, 1;\nL:\n\
+         iadd.32b %i, %k, 0xffffffff;\nzext.64b.32b %off, %i;\n\
+         ld.global.8b %x, [%q + %off];\niadd.32b %k, %k, 1;\n\
+         ucmp.lt.32b %more, %k, 9;\ngoto.cond %more, L;",
+    );
+    let args = [buf32(&[0; 4])];
+    let (_, dev) = device(&src, 1, 1, &args);
+    let dev = dev.expect("the device reported the wrapped load");
+    let refv = reference(&src, 1, 1, &args).expect("the reference reported it");
+    for v in [&dev, &refv] {
+        let l = v.site.location.as_ref().expect("located");
+        assert_eq!(
+            (l.line, v.access, v.reason, v.size),
+            (14, AccessKind::Load, Reason::OutOfBounds, 1),
+            "{v}"
+        );
+    }
+    assert_eq!(dev.site, refv.site);
+    assert_eq!(dev.work_item, refv.work_item);
+    // k = 1: index 0 reached through the wrap, 2^32 bytes before the buffer on both sides.
+    for v in [&dev, &refv] {
+        let near = v.nearest.as_ref().expect("a nearest allocation");
+        assert_eq!(near.start.wrapping_sub(v.address), 1 << 32, "{v}");
+    }
+}

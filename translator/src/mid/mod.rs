@@ -18,6 +18,8 @@
 //!   cancel check.
 //! - [`base_runs`]: runs of `.global` accesses through one base register, which the
 //!   checked translation checks together.
+//! - [`loop_ranges`]: accesses of counted loops whose addresses are affine in the loop's
+//!   counter, which the checked translation checks once, at the loop's entry.
 //! - [`verify`](mod@verify): the IR verifier every stage after the link stands on.
 //!
 //! Each analysis is a pure function of the IR, iterative (no recursion whose depth grows with
@@ -30,6 +32,7 @@ pub mod cfg;
 pub mod constants;
 pub mod lanes;
 pub mod liveness;
+pub mod loop_ranges;
 pub mod provenance;
 pub mod short_loops;
 pub mod structurize;

@@ -37,6 +37,7 @@ use crate::memcheck::{block, code, AccessKind, Site, VariableInfo, VariableName}
 use crate::mid::calls::CallGraph;
 use rspirv::spirv::{MemorySemantics, Scope, StorageClass, Word};
 
+mod loops;
 mod runs;
 mod table;
 
@@ -388,13 +389,18 @@ impl FnCx<'_> {
             .var
             .filter(|&v| self.holds_to(v, a.space))
             .map(|v| self.var_name(v));
-        let site = self.push_site(Site {
+        let site = Site {
             function: self.f.name.clone(),
             span: (inst.span.start, inst.span.end),
             align: a.align,
             variable,
             location: None,
-        })?;
+        };
+        if let Some(member) = self.loop_member(inst).filter(|_| a.origin.is_none()) {
+            // Checked at its loop's entry for every iteration ([`crate::mid::loop_ranges`]).
+            return self.loop_member_access(inst, a, member, site, access);
+        }
+        let site = self.push_site(site)?;
         let (ok, failure) = self.check(&a)?;
         let position = self.position_in_block(inst);
         self.if_else(

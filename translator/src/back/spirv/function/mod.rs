@@ -94,6 +94,13 @@ pub struct FnCx<'a> {
     /// In a checked translation, the runs of accesses checked together
     /// ([`crate::mid::base_runs`]); empty otherwise.
     pub(super) base_runs: crate::mid::base_runs::Runs,
+    /// In a checked translation where a work-item is one invocation: the function's counted
+    /// loops whose accesses are checked at the loop's entry ([`crate::mid::loop_ranges`]);
+    /// empty otherwise.
+    pub(in crate::back::spirv) loop_ranges: crate::mid::loop_ranges::LoopRanges,
+    /// By counted loop (index in `loop_ranges`): the `u64` Function variable its entry fills
+    /// with a bit per member whose range passed.
+    pub(in crate::back::spirv) loop_vars: std::collections::HashMap<usize, Word>,
     /// The heads of runs emitted in the block being emitted, by run ([`super::checked`]).
     pub(super) run_vars: std::collections::HashMap<u32, super::checked::RunVars>,
     /// Whether the block being emitted holds a run.
@@ -180,6 +187,8 @@ impl<'a> FnCx<'a> {
             argument_slots: std::cell::OnceCell::new(),
             provenance: crate::mid::provenance::analyze(module, f),
             base_runs: Default::default(),
+            loop_ranges: Default::default(),
+            loop_vars: Default::default(),
             run_vars: Default::default(),
             run_block: false,
             short_loops: Vec::new(),
@@ -191,6 +200,7 @@ impl<'a> FnCx<'a> {
         }
         if cx.is_checked() && k == 0 {
             cx.base_runs = crate::mid::base_runs::analyze(f, &cfg);
+            cx.loop_ranges = crate::mid::loop_ranges::analyze(f, &cfg);
         }
         let lanes = k.max(1) as usize;
         let first = if k > 0 && !f.is_kernel() { 1 } else { 0 };

@@ -115,7 +115,10 @@ impl FnCx<'_> {
             match ev {
                 Event::Code(b) => self.emit_code(cfg, b)?,
                 Event::BeginBlock(label) => self.open(cfg, events, Some(label), None)?,
-                Event::BeginLoop { header, exit } => self.open(cfg, events, exit, Some(header))?,
+                Event::BeginLoop { header, exit } => {
+                    self.loop_entry_checks(header)?;
+                    self.open(cfg, events, exit, Some(header))?
+                }
                 Event::EndBlock(_) | Event::EndLoop { .. } => reach.set_live(self.close(live)?),
                 Event::BeginIf { cond, negate } => {
                     if let Some((taken, other)) = self.two_way_jump(&events[i + 1..]) {

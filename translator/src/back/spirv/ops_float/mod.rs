@@ -12,7 +12,7 @@
 
 mod arith;
 mod convert;
-mod emit;
+pub(in crate::back::spirv) mod emit;
 mod exact;
 mod fused;
 mod round;

@@ -1,0 +1,616 @@
+//! `.global`/`.const` accesses in a counted loop whose addresses are an affine function of the
+//! loop's induction register: the checked translation ([`crate::back::spirv::checked`])
+//! checks, once at the loop's entry, the whole range of addresses such an access can touch
+//! over every iteration, and the access then runs without its own check in each iteration
+//! where that range passed (issue 28: a per-access check in a loop of two loads and a
+//! multiply-add cost lavapipe more than the loop itself).
+//!
+//! A loop is *counted* when it has one latch (the only block of the loop with an edge to
+//! its header), that latch ends with a conditional branch whose staying edge goes to the
+//! header, and the branch's predicate is written last in the latch by `ucmp.lt.32b` or
+//! `ucmp.le.32b` (either operand order) of the *induction register* `v` with a *bound* `n`
+//! (an immediate or a register no block of the loop writes), after `v`'s only write in the
+//! loop, `iadd.32b v, v, s` in the latch (a *step* `s`: an immediate or such a register).
+//! Then, with `v0` the value on entry and no wrap-around (checked at the entry:
+//! `max(v0, n - 1) + s < 2^32` for `<`, `max(v0, n) + s < 2^32` for `<=`), every iteration
+//! starts with `v = v0 + j s` at most `vmax = max(v0, n - 1)` (`n` for `<=`): the first
+//! iteration runs whatever `v0` is, each later one only when the latch's test held.
+//!
+//! An access of a block of the loop (not of a loop inside it) is a *member* when its
+//! address, read back through the instructions of its own block before it, is `p + q v`
+//! for values `p`, `q` computed at the entry from immediates and registers the loop does not
+//! write ([`Entry`]), through `mov`, `iadd`, `umad`/`umul` (low half, 32 bits),
+//! `umul.full.32b`, `shl` by an immediate and `zext.64b.32b`, each with one operand that
+//! depends on `v` at most. That is exact only while no step wraps around; each step adds an
+//! [`Obligation`] the entry checks (its result `p + q vmax` below `2^w`, `q < 2^32`, so every
+//! product the entry computes is exact in 64 bits). An access in the latch after the update
+//! sees `v + s`.
+//!
+//! The entry then knows the range `[p + q vlo + k, p + q vhi + k + bytes)` (`k` the address's
+//! immediate offset) and checks it against the allocation table, with the alignment of
+//! `p + q vlo + k` and of the stride `q s`. Where any of that fails (an obligation, a range
+//! that leaves its allocation in the last iteration, a misaligned stride), the access keeps
+//! its own check in every iteration: the verdicts and the reports are the per-access
+//! check's. A range larger than what runs can only fail more often, never pass wrongly.
+//!
+//! Must not: emit SPIR-V; accept a shape whose range it has not proved.
+
+use super::cfg::{BlockId, Cfg, Code, Cond, Term};
+use super::uniformity::writes;
+use crate::ir::{AddrBase, AddrOffset, AddrSpace, CmpOp, DataType, Function, Inst, MemOrder};
+use crate::ir::{MemSpace, Opcode, Operand, RegId, RegType};
+use crate::memcheck::{block::SCRATCH_SIZE, required_alignment};
+use std::collections::HashMap;
+
+/// The most members one loop holds (the checked translation keeps their verdicts as bits of
+/// one 64-bit word).
+pub const MAX_MEMBERS: usize = 64;
+
+/// A value the loop's entry computes (as a `u64`) from immediates and registers the loop
+/// does not write.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Entry {
+    /// An immediate.
+    Imm(u64),
+    /// A register of 32 or 64 bits, zero-extended.
+    Reg(RegId),
+    /// A sum (modulo 2^64).
+    Add(Box<Entry>, Box<Entry>),
+    /// A product (modulo 2^64; exact where the factors are below 2^32).
+    Mul(Box<Entry>, Box<Entry>),
+    /// A left shift by fewer than 64 bits.
+    Shl(Box<Entry>, u32),
+}
+
+impl Entry {
+    fn add(a: Entry, b: Entry) -> Entry {
+        match (a, b) {
+            (Entry::Imm(0), x) | (x, Entry::Imm(0)) => x,
+            (Entry::Imm(x), Entry::Imm(y)) => Entry::Imm(x.wrapping_add(y)),
+            (a, b) => Entry::Add(Box::new(a), Box::new(b)),
+        }
+    }
+
+    fn mul(a: Entry, b: Entry) -> Entry {
+        match (a, b) {
+            (Entry::Imm(0), _) | (_, Entry::Imm(0)) => Entry::Imm(0),
+            (Entry::Imm(1), x) | (x, Entry::Imm(1)) => x,
+            (Entry::Imm(x), Entry::Imm(y)) => Entry::Imm(x.wrapping_mul(y)),
+            (a, b) => Entry::Mul(Box::new(a), Box::new(b)),
+        }
+    }
+
+    fn shl(a: Entry, k: u32) -> Entry {
+        match a {
+            Entry::Imm(x) => Entry::Imm(x << k),
+            a if k == 0 => a,
+            a => Entry::Shl(Box::new(a), k),
+        }
+    }
+}
+
+/// A register's value at a point of an iteration: `p + q v`, `v` the induction register's
+/// value at the access ([`Member::after_update`] says which one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Affine {
+    /// The part that does not depend on `v`.
+    pub p: Entry,
+    /// The factor of `v`.
+    pub q: Entry,
+}
+
+/// A condition the loop's entry checks before it trusts a member's range.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Obligation {
+    /// `q < 2^32` and `p + q vhi < 2^bits` without wrapping (64 bits: no carry out): the
+    /// value of a `bits`-wide step never wrapped around.
+    Fits {
+        /// The value's form.
+        value: Affine,
+        /// Its width: 32 or 64.
+        bits: u32,
+    },
+    /// The value is below 2^32 (a factor of a product or a shifted value).
+    Below32(Entry),
+}
+
+/// One access of a counted loop checked at its entry.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Member {
+    /// Its instruction's index in the function's body.
+    pub inst: usize,
+    /// Its address without the immediate offset.
+    pub addr: Affine,
+    /// The immediate offset.
+    pub offset: i64,
+    /// Bytes it touches (a vector access is one access).
+    pub bytes: u32,
+    /// The alignment prog-5 §5.1 requires of it.
+    pub align: u32,
+    /// Whether it is a `st` (else a `ld`).
+    pub store: bool,
+    /// Its space: `.global` or `.const`.
+    pub space: MemSpace,
+    /// Whether it sees the induction register after its update (it follows the update in
+    /// the latch).
+    pub after_update: bool,
+    /// What the entry must find true.
+    pub obligations: Vec<Obligation>,
+}
+
+/// The leaf of a loop's counting: the step or the bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Leaf {
+    /// An immediate (32 bits).
+    Imm(u32),
+    /// A 32-bit register the loop does not write.
+    Reg(RegId),
+}
+
+/// A counted loop with members.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Counted {
+    /// Its header.
+    pub header: BlockId,
+    /// The induction register (32 bits).
+    pub iv: RegId,
+    /// What `iadd` adds to it each iteration.
+    pub step: Leaf,
+    /// What the latch compares the updated register with.
+    pub bound: Leaf,
+    /// Whether the loop stays while `v <= n` (else `v < n`).
+    pub inclusive: bool,
+    /// Its members, at most [`MAX_MEMBERS`].
+    pub members: Vec<Member>,
+}
+
+/// The counted loops of a function with members, and where each member is.
+#[derive(Clone, Debug, Default)]
+pub struct LoopRanges {
+    /// The loops.
+    pub loops: Vec<Counted>,
+    /// By header block: its loop.
+    pub of_header: HashMap<BlockId, usize>,
+    /// By instruction index in the body: its loop and its position among the members.
+    pub of_inst: HashMap<usize, (usize, usize)>,
+}
+
+/// The counted loops of `f` (whose CFG is `cfg`) and their members.
+pub fn analyze(f: &Function, cfg: &Cfg) -> LoopRanges {
+    let mut out = LoopRanges::default();
+    let Some(body) = f.body.as_deref() else {
+        return out;
+    };
+    // The blocks that write each register.
+    let mut defs: HashMap<RegId, Vec<BlockId>> = HashMap::new();
+    for (b, block) in cfg.blocks.iter().enumerate() {
+        if let Code::Insts(range) = &block.code {
+            for inst in &body[range.clone()] {
+                for r in writes(inst) {
+                    defs.entry(r).or_default().push(b);
+                }
+            }
+        }
+    }
+    for &h in cfg.rpo() {
+        if !cfg.is_loop_header(h) {
+            continue;
+        }
+        let invariant = |r: RegId| {
+            defs.get(&r)
+                .is_none_or(|ds| ds.iter().all(|&d| !cfg.in_loop(h, d)))
+        };
+        let Some((mut counted, latch, update_at)) = counting(f, body, cfg, h, &defs, &invariant)
+        else {
+            continue;
+        };
+        for &b in cfg.rpo() {
+            if cfg.innermost_loop(b) != Some(h) {
+                continue;
+            }
+            let Code::Insts(range) = &cfg.blocks[b].code else {
+                continue;
+            };
+            for i in range.clone() {
+                if counted.members.len() == MAX_MEMBERS {
+                    break;
+                }
+                let shape = Shape {
+                    f,
+                    body,
+                    start: range.start,
+                    iv: counted.iv,
+                    // In the latch, the update splits the block: before it `v`, after it
+                    // `v + s`, which the member records; elsewhere every access sees `v`.
+                    update_at: (b == latch).then_some(update_at),
+                    invariant: &invariant,
+                    after: std::cell::Cell::new(None),
+                };
+                if let Some(m) = shape.member(i) {
+                    counted.members.push(m);
+                }
+            }
+        }
+        if counted.members.is_empty() {
+            continue;
+        }
+        let k = out.loops.len();
+        out.of_header.insert(h, k);
+        for (j, m) in counted.members.iter().enumerate() {
+            out.of_inst.insert(m.inst, (k, j));
+        }
+        out.loops.push(counted);
+    }
+    out
+}
+
+/// The counting of the loop headed by `h`, its latch and the index of the induction
+/// register's update, when it is a counted loop.
+fn counting(
+    f: &Function,
+    body: &[Inst],
+    cfg: &Cfg,
+    h: BlockId,
+    defs: &HashMap<RegId, Vec<BlockId>>,
+    invariant: &dyn Fn(RegId) -> bool,
+) -> Option<(Counted, BlockId, usize)> {
+    let mut latches = cfg.preds(h).iter().copied().filter(|&p| cfg.in_loop(h, p));
+    let latch = latches.next()?;
+    if latches.next().is_some() {
+        return None;
+    }
+    let Term::Branch {
+        cond: Cond::Pred { reg: p, negated },
+        then,
+        els,
+    } = cfg.blocks[latch].term
+    else {
+        return None;
+    };
+    // The predicate's value that stays in the loop.
+    let stay = match (then == h, els == h) {
+        (true, false) => !negated,
+        (false, true) => negated,
+        _ => return None,
+    };
+    if !stay {
+        return None;
+    }
+    let Code::Insts(range) = &cfg.blocks[latch].code else {
+        return None;
+    };
+    let cmp_at = range
+        .clone()
+        .rev()
+        .find(|&i| writes(&body[i]).any(|r| r == p))?;
+    let cmp = &body[cmp_at];
+    if cmp.op != Opcode::Ucmp || cmp.q.ty.map(|t| t.bits()) != Some(32) || cmp.ops.len() != 3 {
+        return None;
+    }
+    let (iv, bound_op, op) = match (&cmp.ops[1], &cmp.ops[2], cmp.q.cop?) {
+        (&Operand::Reg { reg, swizzle: None }, b, op @ (CmpOp::Lt | CmpOp::Le)) => (reg, b, op),
+        (b, &Operand::Reg { reg, swizzle: None }, CmpOp::Gt) => (reg, b, CmpOp::Lt),
+        (b, &Operand::Reg { reg, swizzle: None }, CmpOp::Ge) => (reg, b, CmpOp::Le),
+        _ => return None,
+    };
+    if !is_scalar(f, iv, 32) {
+        return None;
+    }
+    let bound = leaf(f, bound_op, invariant)?;
+    if bound == Leaf::Reg(iv) {
+        return None;
+    }
+    // The induction register's only write in the loop: `iadd.32b v, v, s` in the latch,
+    // before the compare.
+    let in_loop: Vec<BlockId> = defs
+        .get(&iv)?
+        .iter()
+        .copied()
+        .filter(|&d| cfg.in_loop(h, d))
+        .collect();
+    if in_loop != [latch] {
+        return None;
+    }
+    let mut updates = range.clone().filter(|&i| writes(&body[i]).any(|r| r == iv));
+    let update_at = updates.next()?;
+    if updates.next().is_some() || update_at > cmp_at {
+        return None;
+    }
+    let u = &body[update_at];
+    if u.op != Opcode::Iadd || u.q.dsat || !plain_int(u.q.ty, 32) || u.ops.len() != 3 {
+        return None;
+    }
+    let is_iv = |o: &Operand| matches!(*o, Operand::Reg { reg, swizzle: None } if reg == iv);
+    if !is_iv(&u.ops[0]) {
+        return None;
+    }
+    let step_op = match (&u.ops[1], &u.ops[2]) {
+        (a, b) if is_iv(a) => b,
+        (a, b) if is_iv(b) => a,
+        _ => return None,
+    };
+    let step = leaf(f, step_op, invariant)?;
+    if step == Leaf::Reg(iv) {
+        return None;
+    }
+    let counted = Counted {
+        header: h,
+        iv,
+        step,
+        bound,
+        inclusive: op == CmpOp::Le,
+        members: Vec::new(),
+    };
+    Some((counted, latch, update_at))
+}
+
+/// An immediate or a 32-bit register the loop does not write.
+fn leaf(f: &Function, op: &Operand, invariant: &dyn Fn(RegId) -> bool) -> Option<Leaf> {
+    match *op {
+        Operand::Imm(k) => Some(Leaf::Imm(k as u32)),
+        Operand::Reg { reg, swizzle: None } if is_scalar(f, reg, 32) && invariant(reg) => {
+            Some(Leaf::Reg(reg))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `r` is a scalar register of `bits` bits.
+fn is_scalar(f: &Function, r: RegId, bits: u32) -> bool {
+    matches!(
+        f.regs.get(r.0 as usize).map(|d| d.ty),
+        Some(t @ RegType::Scalar(_)) if t.total_bits() == bits
+    )
+}
+
+/// Whether `ty` is a plain (not packed, not float) integer type of `bits` bits.
+fn plain_int(ty: Option<DataType>, bits: u32) -> bool {
+    ty.is_some_and(|t| t.bits() == bits && t.packed().is_none() && !t.is_float())
+}
+
+/// Reading a register back through one block.
+struct Shape<'a> {
+    f: &'a Function,
+    body: &'a [Inst],
+    /// The block's first instruction.
+    start: usize,
+    /// The induction register.
+    iv: RegId,
+    /// In the latch: the index of the induction register's update.
+    update_at: Option<usize>,
+    invariant: &'a dyn Fn(RegId) -> bool,
+    /// Whether the reads of the induction register so far saw it after its update (all of
+    /// one address must agree).
+    after: std::cell::Cell<Option<bool>>,
+}
+
+/// How many instructions one address may be read back through (a bound on the work).
+const MAX_DEPTH: u32 = 16;
+
+impl Shape<'_> {
+    /// The member for the access at `i`, when it is one.
+    fn member(&self, i: usize) -> Option<Member> {
+        let inst = &self.body[i];
+        let q = &inst.q;
+        let addr_op = match inst.op {
+            Opcode::Ld => inst.ops.get(1)?,
+            Opcode::St => inst.ops.first()?,
+            _ => return None,
+        };
+        if q.order.is_some_and(|o| o != MemOrder::Weak) {
+            return None;
+        }
+        let space = match q.space {
+            Some(AddrSpace::Global) => MemSpace::Global,
+            Some(AddrSpace::Const) => MemSpace::Const,
+            _ => return None,
+        };
+        let Operand::Addr(a) = *addr_op else {
+            return None;
+        };
+        let AddrBase::Reg(base) = a.base else {
+            return None;
+        };
+        if a.bits != 64 || !is_scalar(self.f, base, 64) {
+            return None;
+        }
+        let mut obligations = Vec::new();
+        let mut addr = self.value(base, 64, i, &mut obligations, 0)?;
+        let offset = match a.offset {
+            AddrOffset::None => 0,
+            AddrOffset::Imm(k) => k,
+            AddrOffset::Reg(o) => {
+                if !is_scalar(self.f, o, 64) {
+                    return None;
+                }
+                let off = self.value(o, 64, i, &mut obligations, 0)?;
+                addr = self.sum(addr, off, 64, &mut obligations);
+                0
+            }
+        };
+        let (bits, count) = (
+            q.ty.unwrap_or(DataType::B32).bits(),
+            q.vec.unwrap_or(1) as u32,
+        );
+        // A member that fails its check runs at the check block's scratch.
+        if (bits / 8 * count) as u64 > SCRATCH_SIZE {
+            return None;
+        }
+        if addr.q == Entry::Imm(0) {
+            return None; // the address does not move: nothing to gain over its own check
+        }
+        let after_update = self.after.get().unwrap_or(false);
+        Some(Member {
+            inst: i,
+            addr,
+            offset,
+            bytes: bits / 8 * count,
+            align: required_alignment(bits, count),
+            store: inst.op == Opcode::St,
+            space,
+            after_update,
+            obligations,
+        })
+    }
+
+    /// `a + b` of `bits` bits, with the obligation that it did not wrap.
+    fn sum(&self, a: Affine, b: Affine, bits: u32, ob: &mut Vec<Obligation>) -> Affine {
+        let value = Affine {
+            p: Entry::add(a.p, b.p),
+            q: Entry::add(a.q, b.q),
+        };
+        ob.push(Obligation::Fits {
+            value: value.clone(),
+            bits,
+        });
+        value
+    }
+
+    /// The value of register `r` (`bits` wide) as read by the instruction at `at`.
+    fn value(
+        &self,
+        r: RegId,
+        bits: u32,
+        at: usize,
+        ob: &mut Vec<Obligation>,
+        depth: u32,
+    ) -> Option<Affine> {
+        if depth > MAX_DEPTH || !is_scalar(self.f, r, bits) {
+            return None;
+        }
+        // Its last write in the block before `at`.
+        let def = (self.start..at)
+            .rev()
+            .find(|&j| writes(&self.body[j]).any(|w| w == r));
+        if r == self.iv {
+            // The update is the only write of the register in the loop: a read before it
+            // (or outside the latch) sees the iteration's `v`, one after it `v + s`, which
+            // the member records (every read of one address must see the same).
+            let after = match def {
+                None => false,
+                Some(j) if Some(j) == self.update_at => true,
+                Some(_) => return None,
+            };
+            if *self.after.get().get_or_insert(after) != after {
+                return None;
+            }
+            self.after.set(Some(after));
+            return Some(Affine {
+                p: Entry::Imm(0),
+                q: Entry::Imm(1),
+            });
+        }
+        let Some(j) = def else {
+            return (self.invariant)(r).then(|| Affine {
+                p: Entry::Reg(r),
+                q: Entry::Imm(0),
+            });
+        };
+        let inst = &self.body[j];
+        let [Operand::Reg {
+            reg: d,
+            swizzle: None,
+        }, ..] = inst.ops[..]
+        else {
+            return None;
+        };
+        if d != r || inst.q.dsat {
+            return None;
+        }
+        let src = |k: usize, w: u32, ob: &mut Vec<Obligation>| -> Option<Affine> {
+            match *inst.ops.get(k)? {
+                Operand::Imm(v) => Some(Affine {
+                    p: Entry::Imm((v & mask(w)) as u64),
+                    q: Entry::Imm(0),
+                }),
+                Operand::Reg { reg, swizzle: None } => self.value(reg, w, j, ob, depth + 1),
+                _ => None,
+            }
+        };
+        let ty = inst.q.ty;
+        match inst.op {
+            Opcode::Mov if plain_int(ty, bits) && inst.ops.len() == 2 => src(1, bits, ob),
+            Opcode::Iadd if plain_int(ty, bits) && inst.ops.len() == 3 => {
+                let (a, b) = (src(1, bits, ob)?, src(2, bits, ob)?);
+                Some(self.sum(a, b, bits, ob))
+            }
+            Opcode::Umul | Opcode::Umad if plain_int(ty, 32) => {
+                let mad = inst.op == Opcode::Umad;
+                if inst.ops.len() != if mad { 4 } else { 3 } {
+                    return None;
+                }
+                let (a, b) = (src(1, 32, ob)?, src(2, 32, ob)?);
+                let prod = product(a, b)?;
+                match (inst.q.full, mad, bits) {
+                    (true, false, 64) => Some(prod),
+                    (false, false, 32) => {
+                        ob.push(Obligation::Fits {
+                            value: prod.clone(),
+                            bits: 32,
+                        });
+                        Some(prod)
+                    }
+                    (false, true, 32) => {
+                        let c = src(3, 32, ob)?;
+                        Some(self.sum(prod, c, 32, ob))
+                    }
+                    _ => None,
+                }
+            }
+            Opcode::Shl if plain_int(ty, bits) && inst.ops.len() == 3 => {
+                let Operand::Imm(k) = inst.ops[2] else {
+                    return None;
+                };
+                let k = k as u32;
+                if k >= 32 {
+                    return None;
+                }
+                let a = src(1, bits, ob)?;
+                // Below 2^32 before the shift, so the shifted parts are exact in 64 bits.
+                ob.push(Obligation::Below32(a.p.clone()));
+                ob.push(Obligation::Below32(a.q.clone()));
+                let value = Affine {
+                    p: Entry::shl(a.p, k),
+                    q: Entry::shl(a.q, k),
+                };
+                ob.push(Obligation::Fits {
+                    value: value.clone(),
+                    bits,
+                });
+                Some(value)
+            }
+            Opcode::Zext
+                if bits == 64
+                    && plain_int(inst.q.to, 64)
+                    && plain_int(inst.q.from, 32)
+                    && inst.ops.len() == 2 =>
+            {
+                src(1, 32, ob)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `a b` of two 32-bit values of which at most one depends on the induction register: exact
+/// in 64 bits, both being below 2^32 by their obligations.
+fn product(a: Affine, b: Affine) -> Option<Affine> {
+    let (moving, fixed) = match (a.q == Entry::Imm(0), b.q == Entry::Imm(0)) {
+        (_, true) => (a, b.p),
+        (true, false) => (b, a.p),
+        (false, false) => return None,
+    };
+    Some(Affine {
+        p: Entry::mul(moving.p, fixed.clone()),
+        q: Entry::mul(moving.q, fixed),
+    })
+}
+
+/// The low `w` bits.
+fn mask(w: u32) -> u128 {
+    (1u128 << w) - 1
+}
+
+#[cfg(test)]
+#[path = "loop_ranges_tests.rs"]
+mod tests;

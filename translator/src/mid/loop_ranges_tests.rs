@@ -1,0 +1,151 @@
+use super::*;
+
+/// The counted loops of kernel `@k` in `body` (after the kernel's parameter loads): for
+/// each, its induction register's name, and per member the line of its access and whether
+/// it sees the register after its update. The body's first line is line 6.
+fn loops(regs: &str, body: &str) -> Vec<(String, Vec<(usize, bool)>)> {
+    let src = format!(
+        ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %a, .param[8] %b) {{\n{regs}\n\
+         ld.param.64b %pa, [%a];\n{body}\n}}\n"
+    );
+    let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", &src));
+    let module = crate::check(&file).unwrap_or_else(|d| panic!("{}", d.render()));
+    let f = module.functions.iter().find(|f| f.name == "k").unwrap();
+    let cfg = Cfg::build(f).unwrap();
+    let body = f.body.as_deref().unwrap();
+    analyze(f, &cfg)
+        .loops
+        .iter()
+        .map(|l| {
+            let name = f.reg_name(l.iv).to_string();
+            let members = l
+                .members
+                .iter()
+                .map(|m| {
+                    (
+                        file.line_col(body[m.inst].span.start as usize).0,
+                        m.after_update,
+                    )
+                })
+                .collect();
+            (name, members)
+        })
+        .collect()
+}
+
+const REGS: &str = ".reg .64b %pa, %off, %p;\n.reg .32b %k, %n, %i, %x, %s, %row;\n.pred %more;";
+
+/// examples/matmul.pisa's inner loop, one matrix.
+#[test]
+fn a_counted_loop_with_an_affine_address_has_a_member() {
+    let l = loops(
+        REGS,
+        "ld.param.32b %n, [%b];\nmov.32b %row, 3;\nmov.32b %k, 0;\nL:\n\
+         umad.32b %i, %row, %n, %k;\numul.full.32b %off, %i, 4;\n\
+         ld.global.32b %x, [%pa + %off];\niadd.32b %k, %k, 1;\n\
+         ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;",
+    );
+    assert_eq!(l, vec![("k".to_string(), vec![(14, false)])]);
+}
+
+/// examples/sum_reduce.pisa's grid-stride loop: a step from a register, the base added last.
+#[test]
+fn a_grid_stride_loop_has_a_member() {
+    let l = loops(
+        REGS,
+        "ld.param.32b %n, [%b];\nmov.32b %s, 64;\nmov.32b %k, 0;\nL:\n\
+         umul.full.32b %p, %k, 4;\niadd.64b %p, %p, %pa;\nst.global.32b [%p + 8], %k;\n\
+         iadd.32b %k, %k, %s;\nucmp.gt.32b %more, %n, %k;\ngoto.cond %more, L;",
+    );
+    assert_eq!(l, vec![("k".to_string(), vec![(14, false)])]);
+}
+
+/// After the update the access sees `v + s`; an address that reads the register before the
+/// update and is used after it is still `v`'s.
+#[test]
+fn reads_after_the_update_are_recorded_and_must_agree() {
+    let after = loops(
+        REGS,
+        "ld.param.32b %n, [%b];\nmov.32b %k, 0;\nL:\niadd.32b %k, %k, 1;\n\
+         umul.full.32b %off, %k, 4;\nld.global.32b %x, [%pa + %off];\n\
+         ucmp.le.32b %more, %k, %n;\ngoto.cond %more, L;",
+    );
+    assert_eq!(after, vec![("k".to_string(), vec![(13, true)])]);
+    let before = loops(
+        REGS,
+        "ld.param.32b %n, [%b];\nmov.32b %k, 0;\nL:\numul.full.32b %off, %k, 4;\n\
+         iadd.32b %k, %k, 1;\nld.global.32b %x, [%pa + %off];\n\
+         ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;",
+    );
+    assert_eq!(before, vec![("k".to_string(), vec![(13, false)])]);
+    let mixed = loops(
+        REGS,
+        "ld.param.32b %n, [%b];\nmov.32b %k, 0;\nL:\numul.full.32b %off, %k, 4;\n\
+         iadd.32b %k, %k, 1;\numul.full.32b %p, %k, 4;\niadd.64b %off, %off, %p;\n\
+         ld.global.32b %x, [%pa + %off];\nucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;",
+    );
+    assert_eq!(mixed, vec![]);
+}
+
+/// What is not a counted loop, or not a member: the bound written in the loop, a second
+/// write of the induction register, a compare before the update, a signed compare, an
+/// address through a load, a base written in the loop, an address that does not move.
+#[test]
+fn other_shapes_are_left_to_their_own_checks() {
+    let access = "umul.full.32b %off, %k, 4;\nld.global.32b %x, [%pa + %off];\n";
+    for (what, body) in [
+        (
+            "bound written in the loop",
+            format!("{access}iadd.32b %k, %k, 1;\nmov.32b %n, %x;\nucmp.lt.32b %more, %k, %n;"),
+        ),
+        (
+            "two writes",
+            format!("{access}iadd.32b %k, %k, 1;\niadd.32b %k, %k, 1;\nucmp.lt.32b %more, %k, %n;"),
+        ),
+        (
+            "compare first",
+            format!("{access}ucmp.lt.32b %more, %k, %n;\niadd.32b %k, %k, 1;"),
+        ),
+        (
+            "signed compare",
+            format!("{access}iadd.32b %k, %k, 1;\nscmp.lt.32b %more, %k, %n;"),
+        ),
+        (
+            "through a load",
+            "ld.global.64b %off, [%pa];\nld.global.32b %x, [%pa + %off];\n\
+             iadd.32b %k, %k, 1;\nucmp.lt.32b %more, %k, %n;"
+                .to_string(),
+        ),
+        (
+            "base written",
+            format!(
+                "{access}iadd.64b %pa, %pa, 4;\niadd.32b %k, %k, 1;\nucmp.lt.32b %more, %k, %n;"
+            ),
+        ),
+        (
+            "still address",
+            "ld.global.32b %x, [%pa + 4];\niadd.32b %k, %k, 1;\nucmp.lt.32b %more, %k, %n;"
+                .to_string(),
+        ),
+    ] {
+        let l = loops(
+            REGS,
+            &format!("ld.param.32b %n, [%b];\nmov.32b %k, 0;\nL:\n{body}\ngoto.cond %more, L;"),
+        );
+        assert_eq!(l, vec![], "{what}");
+    }
+}
+
+/// An access of an inner loop belongs to the inner loop, not to the loop around it.
+#[test]
+fn an_inner_loop_access_belongs_to_the_inner_loop() {
+    let l = loops(
+        REGS,
+        "ld.param.32b %n, [%b];\nmov.32b %row, 0;\nO:\nmov.32b %k, 0;\nL:\n\
+         umad.32b %i, %row, %n, %k;\numul.full.32b %off, %i, 4;\n\
+         ld.global.32b %x, [%pa + %off];\niadd.32b %k, %k, 1;\n\
+         ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;\n\
+         iadd.32b %row, %row, 1;\nucmp.lt.32b %more, %row, %n;\ngoto.cond %more, O;",
+    );
+    assert_eq!(l, vec![("k".to_string(), vec![(15, false)])]);
+}
