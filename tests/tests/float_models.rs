@@ -186,18 +186,27 @@ fn no_kernel_without_double_precision_operations_declares_float64() {
     );
 }
 
+/// The test context when it is lavapipe, where the probes' answers are known; `None`, saying
+/// the test is skipped, elsewhere.
+fn lavapipe() -> Option<&'static pisa_vk::Context> {
+    let ctx = context();
+    if ctx.info().driver_name.contains("llvmpipe") {
+        return Some(ctx);
+    }
+    eprintln!(
+        "SKIPPED: the probe's expected answer is known for lavapipe only (device: {})",
+        ctx.info().name
+    );
+    None
+}
+
 /// lavapipe computes `Fma` as a product and a sum (docs/spec-notes.md §55): its probe must
 /// say so, and a module translated for fused `Fma` must be refused there, naming the need.
 #[test]
 fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
-    let ctx = context();
-    if !ctx.info().driver_name.contains("llvmpipe") {
-        eprintln!(
-            "SKIPPED: the probe's expected answer is known for lavapipe only (device: {})",
-            ctx.info().name
-        );
+    let Some(ctx) = lavapipe() else {
         return;
-    }
+    };
     let fused_fma = ctx.fused_fma().expect("probe");
     assert_eq!(fused_fma, pisa_vk::FusedFma::default(), "{fused_fma:?}");
     let model = pisa_vk::device_float_model(ctx).expect("model");
@@ -216,19 +225,14 @@ fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
 
 /// lavapipe's code generator replaces a float sum with a constant zero addend by the other
 /// addend (`-0 + 0.0` gave -0: spec-notes §113): the zero-operand probe must say so, the
-/// device's float model must then not assume zero addends kept, and a kernel translated with
-/// that assumption shows the fold (a test that the probe's answer matters: `x + zero()` for
+/// device's float model must then not assume zero operands kept, and a kernel translated
+/// with that assumption shows the fold (a test that the probe's answer matters: `x + zero()` for
 /// x = -0, the zero from a function the driver inlines, is -0 there and +0 with the model).
 #[test]
 fn the_zero_operand_probe_finds_lavapipe_folding() {
-    let ctx = context();
-    if !ctx.info().driver_name.contains("llvmpipe") {
-        eprintln!(
-            "SKIPPED: the probe's expected answer is known for lavapipe only (device: {})",
-            ctx.info().name
-        );
+    let Some(ctx) = lavapipe() else {
         return;
-    }
+    };
     assert!(ctx.folds_zero_operands().expect("probe"));
     let model = pisa_vk::device_float_model(ctx).expect("model");
     assert!(!model.keeps_zero_operands);

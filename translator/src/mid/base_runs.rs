@@ -13,7 +13,8 @@
 //! [`SCRATCH_SIZE`] bytes. Runs of one access are
 //! left out: nothing is shared.
 
-use crate::ir::{AddrBase, AddrOffset, AddrSpace, DataType, Function, Inst, MemOrder, MemSpace};
+use crate::ir::MemSpace;
+use crate::ir::{AddrBase, AddrOffset, AddrSpace, Address, DataType, Function, Inst, MemOrder};
 use crate::ir::{Opcode, Operand, RegId, RegType};
 use crate::memcheck::{block::SCRATCH_SIZE, required_alignment};
 use crate::mid::cfg::{Cfg, Code};
@@ -77,9 +78,26 @@ pub struct Runs {
     pub in_block: Vec<bool>,
 }
 
-/// The access `inst` (at `index` in the body) and its base register, when it may be the
-/// member of a run.
-pub fn member(f: &Function, inst: &Inst, index: usize) -> Option<(RegId, Member)> {
+/// A non-atomic `ld`/`st` declared `.global` or `.const`, addressed through a 64-bit
+/// register, of at most [`SCRATCH_SIZE`] bytes (a failing one runs at the check block's
+/// scratch): what runs and counted loops ([`crate::mid::loop_ranges`]) check together.
+pub struct GlobalAccess {
+    /// Its address operand.
+    pub addr: Address,
+    /// The register the address starts from.
+    pub base: RegId,
+    /// `.global` or `.const`.
+    pub space: MemSpace,
+    /// Bytes it touches (a vector access is one access).
+    pub bytes: u32,
+    /// The alignment prog-5 §5.1 requires of it.
+    pub align: u32,
+    /// Whether it is a `st` (else a `ld`).
+    pub store: bool,
+}
+
+/// `inst` as a [`GlobalAccess`], when it is one.
+pub fn global_access(f: &Function, inst: &Inst) -> Option<GlobalAccess> {
     let q = &inst.q;
     let addr_op = match inst.op {
         Opcode::Ld => inst.ops.get(1)?,
@@ -94,19 +112,14 @@ pub fn member(f: &Function, inst: &Inst, index: usize) -> Option<(RegId, Member)
         Some(AddrSpace::Const) => MemSpace::Const,
         _ => return None,
     };
-    let Operand::Addr(a) = *addr_op else {
+    let Operand::Addr(addr) = *addr_op else {
         return None;
     };
-    let AddrBase::Reg(r) = a.base else {
+    let AddrBase::Reg(base) = addr.base else {
         return None;
-    };
-    let offset = match a.offset {
-        AddrOffset::None => 0,
-        AddrOffset::Imm(k) => k,
-        AddrOffset::Reg(_) => return None,
     };
     let is_64 = matches!(
-        f.regs.get(r.0 as usize).map(|r| r.ty),
+        f.regs.get(base.0 as usize).map(|r| r.ty),
         Some(t @ RegType::Scalar(_)) if t.total_bits() == 64
     );
     let (bits, count) = (
@@ -114,18 +127,37 @@ pub fn member(f: &Function, inst: &Inst, index: usize) -> Option<(RegId, Member)
         q.vec.unwrap_or(1) as u32,
     );
     let bytes = bits / 8 * count;
-    if a.bits != 64 || !is_64 || bytes as u64 > SCRATCH_SIZE {
+    if addr.bits != 64 || !is_64 || bytes as u64 > SCRATCH_SIZE {
         return None;
     }
-    let m = Member {
-        inst: index,
-        offset,
+    Some(GlobalAccess {
+        addr,
+        base,
+        space,
         bytes,
         align: required_alignment(bits, count),
         store: inst.op == Opcode::St,
-        space,
+    })
+}
+
+/// The access `inst` (at `index` in the body) and its base register, when it may be the
+/// member of a run.
+pub fn member(f: &Function, inst: &Inst, index: usize) -> Option<(RegId, Member)> {
+    let g = global_access(f, inst)?;
+    let offset = match g.addr.offset {
+        AddrOffset::None => 0,
+        AddrOffset::Imm(k) => k,
+        AddrOffset::Reg(_) => return None,
     };
-    Some((r, m))
+    let m = Member {
+        inst: index,
+        offset,
+        bytes: g.bytes,
+        align: g.align,
+        store: g.store,
+        space: g.space,
+    };
+    Some((g.base, m))
 }
 
 /// The runs of `f`, whose CFG is `cfg`.
@@ -186,21 +218,19 @@ mod tests {
             ".version 0.1;\n.target 100;\n.global .align 8 @G[64];\n\
              .function void @f() {{\n}}\n.kernel @k(.param[8] %out) {{\n{body}\n}}\n"
         );
-        let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", &src));
-        let module = crate::check(&file).unwrap_or_else(|d| panic!("{}", d.render()));
-        let f = module.functions.iter().find(|f| f.name == "k").unwrap();
-        let cfg = Cfg::build(f).unwrap();
-        let body = f.body.as_deref().unwrap();
-        analyze(f, &cfg)
-            .runs
-            .iter()
-            .map(|r| {
-                r.members
-                    .iter()
-                    .map(|m| file.line_col(body[m.inst].span.start as usize).0)
-                    .collect()
-            })
-            .collect()
+        crate::mid::with_kernel_k(&src, |file, f, cfg| {
+            let body = f.body.as_deref().unwrap();
+            analyze(f, cfg)
+                .runs
+                .iter()
+                .map(|r| {
+                    r.members
+                        .iter()
+                        .map(|m| file.line_col(body[m.inst].span.start as usize).0)
+                        .collect()
+                })
+                .collect()
+        })
     }
 
     const REGS: &str = ".reg .64b %p, %q, %o;\n.reg .32b %v;\n.pred %c;\nld.param.64b %p, [%out];";

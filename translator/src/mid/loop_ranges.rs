@@ -6,8 +6,8 @@
 //! multiply-add cost lavapipe more than the loop itself).
 //!
 //! A loop is *counted* when it has one latch (the only block of the loop with an edge to
-//! its header), that latch ends with a conditional branch whose staying edge goes to the
-//! header, and the branch's predicate is written last in the latch by `ucmp.lt.32b` or
+//! its header, in no loop inside it: so every run of the latch follows a run of the header),
+//! that latch ends with a conditional branch whose staying edge goes to the header, and the branch's predicate is written last in the latch by `ucmp.lt.32b` or
 //! `ucmp.le.32b` (either operand order) of the *induction register* `v` with a *bound* `n`
 //! (an immediate or a register no block of the loop writes), after `v`'s only write in the
 //! loop, `iadd.32b v, v, s` in the latch (a *step* `s`: an immediate or such a register).
@@ -35,11 +35,11 @@
 //!
 //! Must not: emit SPIR-V; accept a shape whose range it has not proved.
 
+use super::base_runs::global_access;
 use super::cfg::{BlockId, Cfg, Code, Cond, Term};
 use super::uniformity::writes;
-use crate::ir::{AddrBase, AddrOffset, AddrSpace, CmpOp, DataType, Function, Inst, MemOrder};
-use crate::ir::{MemSpace, Opcode, Operand, RegId, RegType};
-use crate::memcheck::{block::SCRATCH_SIZE, required_alignment};
+use crate::ir::RegType;
+use crate::ir::{AddrOffset, CmpOp, DataType, Function, Inst, MemSpace, Opcode, Operand, RegId};
 use std::collections::HashMap;
 
 /// The most members one loop holds (the checked translation keeps their verdicts as bits of
@@ -256,7 +256,10 @@ fn counting(
 ) -> Option<(Counted, BlockId, usize)> {
     let mut latches = cfg.preds(h).iter().copied().filter(|&p| cfg.in_loop(h, p));
     let latch = latches.next()?;
-    if latches.next().is_some() {
+    // The latch must be of this loop and of no cycle inside it: a cycle through the latch
+    // that avoids the header would run the update again on values the latch's test never
+    // passed, wrap the counter, and come back below the entry's range.
+    if latches.next().is_some() || cfg.innermost_loop(latch) != Some(h) {
         return None;
     }
     let Term::Branch {
@@ -390,33 +393,10 @@ const MAX_DEPTH: u32 = 16;
 impl Shape<'_> {
     /// The member for the access at `i`, when it is one.
     fn member(&self, i: usize) -> Option<Member> {
-        let inst = &self.body[i];
-        let q = &inst.q;
-        let addr_op = match inst.op {
-            Opcode::Ld => inst.ops.get(1)?,
-            Opcode::St => inst.ops.first()?,
-            _ => return None,
-        };
-        if q.order.is_some_and(|o| o != MemOrder::Weak) {
-            return None;
-        }
-        let space = match q.space {
-            Some(AddrSpace::Global) => MemSpace::Global,
-            Some(AddrSpace::Const) => MemSpace::Const,
-            _ => return None,
-        };
-        let Operand::Addr(a) = *addr_op else {
-            return None;
-        };
-        let AddrBase::Reg(base) = a.base else {
-            return None;
-        };
-        if a.bits != 64 || !is_scalar(self.f, base, 64) {
-            return None;
-        }
+        let g = global_access(self.f, &self.body[i])?;
         let mut obligations = Vec::new();
-        let mut addr = self.value(base, 64, i, &mut obligations, 0)?;
-        let offset = match a.offset {
+        let mut addr = self.value(g.base, 64, i, &mut obligations, 0)?;
+        let offset = match g.addr.offset {
             AddrOffset::None => 0,
             AddrOffset::Imm(k) => k,
             AddrOffset::Reg(o) => {
@@ -428,27 +408,18 @@ impl Shape<'_> {
                 0
             }
         };
-        let (bits, count) = (
-            q.ty.unwrap_or(DataType::B32).bits(),
-            q.vec.unwrap_or(1) as u32,
-        );
-        // A member that fails its check runs at the check block's scratch.
-        if (bits / 8 * count) as u64 > SCRATCH_SIZE {
-            return None;
-        }
         if addr.q == Entry::Imm(0) {
             return None; // the address does not move: nothing to gain over its own check
         }
-        let after_update = self.after.get().unwrap_or(false);
         Some(Member {
             inst: i,
             addr,
             offset,
-            bytes: bits / 8 * count,
-            align: required_alignment(bits, count),
-            store: inst.op == Opcode::St,
-            space,
-            after_update,
+            bytes: g.bytes,
+            align: g.align,
+            store: g.store,
+            space: g.space,
+            after_update: self.after.get().unwrap_or(false),
             obligations,
         })
     }

@@ -38,3 +38,21 @@ pub mod short_loops;
 pub mod structurize;
 pub mod uniformity;
 pub mod verify;
+
+/// For the analyses' unit tests: checks `src` and calls `f` with the file, its kernel `@k`
+/// and that kernel's CFG.
+#[cfg(test)]
+pub(crate) fn with_kernel_k<R>(
+    src: &str,
+    f: impl FnOnce(&crate::SourceFile, &crate::ir::Function, &cfg::Cfg) -> R,
+) -> R {
+    let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", src));
+    let module = crate::check(&file).unwrap_or_else(|d| panic!("{}", d.render()));
+    let k = module
+        .functions
+        .iter()
+        .find(|g| g.name == "k")
+        .expect("a kernel @k");
+    let cfg = cfg::Cfg::build(k).expect("its CFG");
+    f(&file, k, &cfg)
+}
