@@ -41,6 +41,7 @@ pub fn required_features(features: &[Feature]) -> pisa_runtime::FeatureSet {
             Feature::FusedFmaFloat32 => f.fused_fma.f32 = true,
             Feature::FusedFmaFloat64 => f.fused_fma.f64 = true,
             Feature::KeepsDenormalsFloat32 => f.keeps_denormals_f32 = true,
+            Feature::KeepsZeroOperands => f.keeps_zero_operands = true,
         }
     }
     f

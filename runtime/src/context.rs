@@ -401,7 +401,9 @@ impl Context {
     /// `Fma` is not fused ([`Context::fused_fma`]) is refused with
     /// [`Error::MissingFeatures`] naming `fusedFmaFloatN`; one that needs single-precision
     /// denormals kept (`keeps_denormals_f32`) on a device that flushes them
-    /// ([`Context::keeps_f32_denormals`]), naming `keepsDenormalsFloat32`. Either probe runs
+    /// ([`Context::keeps_f32_denormals`]), naming `keepsDenormalsFloat32`; one translated for
+    /// zero operands kept (`keeps_zero_operands`) on a device whose compiler takes shortcuts
+    /// with them ([`Context::folds_zero_operands`]), naming `keepsZeroOperands`. Each probe runs
     /// at the first such pipeline (a dispatch: its errors, [`Error::DeviceBusy`] included).
     /// A pipeline not in the cache is refused with [`Error::DeviceBusy`] while work that
     /// timed out still runs.
@@ -434,6 +436,17 @@ impl Context {
                     desc.name_for_errors
                 ),
                 features: vec!["keepsDenormalsFloat32"],
+            });
+        }
+        if desc.required_features.keeps_zero_operands && self.folds_zero_operands()? {
+            return Err(Error::MissingFeatures {
+                what: format!(
+                    "{} (translated for a device whose compiler computes float operations on \
+                     a zero it proves as IEEE says; this one's takes shortcuts with them: \
+                     translate without keeps_zero_operands / --keeps-zero-operands)",
+                    desc.name_for_errors
+                ),
+                features: vec!["keepsZeroOperands"],
             });
         }
         self.pipelines

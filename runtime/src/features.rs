@@ -225,6 +225,11 @@ pub struct FeatureSet {
     /// created, never enabled, and left out of [`FeatureSet::missing`] and
     /// [`FeatureSet::names`], like [`FeatureSet::fused_fma`].
     pub keeps_denormals_f32: bool,
+    /// Whether the kernel was translated for a device whose compiler takes no shortcut with
+    /// float operands it proves zero (`keepsZeroOperands`). Not a Vulkan feature: it is
+    /// checked against the context's zero-operand probe ([`crate::Context::folds_zero_operands`])
+    /// when a pipeline is created, like [`FeatureSet::keeps_denormals_f32`].
+    pub keeps_zero_operands: bool,
 }
 
 impl FeatureSet {
@@ -376,6 +381,7 @@ impl FeatureSet {
                 f64: f(self.fused_fma.f64, o.fused_fma.f64),
             },
             keeps_denormals_f32: f(self.keeps_denormals_f32, o.keeps_denormals_f32),
+            keeps_zero_operands: f(self.keeps_zero_operands, o.keeps_zero_operands),
         }
     }
 }
@@ -540,6 +546,7 @@ pub(crate) fn query_support(
         float_controls: FloatControls::default(),
         fused_fma: crate::FusedFma::default(),
         keeps_denormals_f32: false,
+        keeps_zero_operands: false,
     };
     let extras = ExtraFeatures {
         shader_subgroup_extended_types: b(v12.shader_subgroup_extended_types),

@@ -103,18 +103,22 @@ pub fn denormal_probe_module() -> Vec<u32> {
 }
 
 /// The zero-operand probe: reads the `f32` values `a` (-0), `b` (+0), `c` (-2) and `d` (1)
-/// and writes `a + 0.0`, `0.0 - b`, `0.0 / c` and `d / 0.0` after them, the zeros SPIR-V
-/// constants, under `SignedZeroInfNanPreserve` 32 as pisa-vk's kernels declare it. IEEE
-/// gives +0, +0, -0 and +inf; lavapipe's code generator, which replaces an operation with
-/// its constant zero by a shortcut, gives -0 (`a`), -0 (`-b`), +0 and 0 (its "undefined").
+/// and writes `a + 0.0`, `0.0 + a`, `0.0 - b`, `0.0 / c`, `d / 0.0` and `0.0 / b` after them,
+/// the zeros SPIR-V constants, under `SignedZeroInfNanPreserve` 32 as pisa-vk's kernels
+/// declare it. IEEE gives +0, +0, +0, -0, +inf and a NaN; lavapipe's code generator, which
+/// replaces an operation with its constant zero by a shortcut, gives -0 (`a`), -0, -0
+/// (`-b`), +0, 0 (its "undefined") and +0.
 pub fn zero_operand_probe_module() -> Vec<u32> {
     probe_module(32, 4, true, |b, _, ft, v| {
         let zero = b.constant_bit32(ft, 0);
-        let sum = b.f_add(ft, None, v[0], zero).expect("probe: fadd");
-        let difference = b.f_sub(ft, None, zero, v[1]).expect("probe: fsub");
-        let zero_quotient = b.f_div(ft, None, zero, v[2]).expect("probe: fdiv");
-        let by_zero = b.f_div(ft, None, v[3], zero).expect("probe: fdiv");
-        vec![sum, difference, zero_quotient, by_zero]
+        vec![
+            b.f_add(ft, None, v[0], zero).expect("probe: fadd"),
+            b.f_add(ft, None, zero, v[0]).expect("probe: fadd"),
+            b.f_sub(ft, None, zero, v[1]).expect("probe: fsub"),
+            b.f_div(ft, None, zero, v[2]).expect("probe: fdiv"),
+            b.f_div(ft, None, v[3], zero).expect("probe: fdiv"),
+            b.f_div(ft, None, zero, v[1]).expect("probe: fdiv"),
+        ]
     })
 }
 
@@ -151,9 +155,9 @@ fn probe_module(
     let u64t = b.type_int(64, 0);
     let ft = b.type_float(width, None);
     let bytes = width / 8;
-    // An array of T behind a physical pointer (room for up to 8 values).
+    // An array of T behind a physical pointer (room for up to 16 values).
     let u32t = b.type_int(32, 0);
-    let len = b.constant_bit32(u32t, 8);
+    let len = b.constant_bit32(u32t, 16);
     let arr = b.type_array(ft, len);
     b.decorate(
         arr,
@@ -171,7 +175,7 @@ fn probe_module(
     let ppc = b.type_pointer(None, spirv::StorageClass::PushConstant, pc);
     let pu64 = b.type_pointer(None, spirv::StorageClass::PushConstant, u64t);
     let launch = b.variable(ppc, None, spirv::StorageClass::PushConstant, None);
-    let k: Vec<Word> = (0..8).map(|i| b.constant_bit32(u32t, i)).collect();
+    let k: Vec<Word> = (0..16).map(|i| b.constant_bit32(u32t, i)).collect();
     let fn_ty = b.type_function(void, []);
     let main = b
         .begin_function(void, None, spirv::FunctionControl::NONE, fn_ty)
@@ -319,13 +323,13 @@ pub(crate) fn probe_denormals(ctx: &Context) -> Result<bool, Error> {
 }
 
 /// Runs the zero-operand probe ([`zero_operand_probe_module`]): whether the device's compiler
-/// got any of its four results wrong (+0, +0, -0, +inf).
+/// got any of its six results wrong (+0, +0, +0, -0, +inf, a NaN).
 pub(crate) fn probe_zero_operands(ctx: &Context) -> Result<bool, Error> {
     let mut data = Vec::new();
     for v in [0x8000_0000u32, 0, 0xC000_0000, 0x3F80_0000] {
         data.extend_from_slice(&v.to_le_bytes());
     }
-    for _ in 0..4 {
+    for _ in 0..6 {
         data.extend_from_slice(&0x5555_5555u32.to_le_bytes());
     }
     let mut required = crate::FeatureSet::default();
@@ -339,9 +343,10 @@ pub(crate) fn probe_zero_operands(ctx: &Context) -> Result<bool, Error> {
         &data,
         16,
     )?;
-    let ieee: Vec<u8> = [0u32, 0, 0x8000_0000, 0x7F80_0000]
-        .iter()
-        .flat_map(|v| v.to_le_bytes())
+    let got: Vec<u32> = out
+        .chunks_exact(4)
+        .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
         .collect();
-    Ok(out != ieee)
+    let nan = got.get(5).is_some_and(|&q| f32::from_bits(q).is_nan());
+    Ok(got.get(..5) != Some(&[0, 0, 0, 0x8000_0000, 0x7F80_0000][..]) || !nan)
 }

@@ -450,6 +450,32 @@ fn division_with_zeros_the_driver_proves_follows_ieee() {
     }
 }
 
+/// `.ftz` flushes a denormal immediate addend to a zero the driver then sees as its constant:
+/// `fmad.ftz x, y, 1-ulp-denormal` with `x * y = -0` is `-0 + +0 = +0` (IEEE, the reference),
+/// where lavapipe's shortcut kept the product's -0 (found by review, spec-notes §113).
+#[test]
+fn a_flushed_denormal_immediate_addend_keeps_the_zero_sum_positive() {
+    use pisa_conformance::{kernel_module, run_both};
+    let body = ".reg .64b %pin, %pout, %dx;\n.reg .32b %x, %y, %r, %g;\n\
+                .reg .16b %hx, %hy, %hr;\n\
+                ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+                mov.32b %g, %groupid.x;\numul.full.32b %dx, %g, 8;\niadd.64b %pin, %pin, %dx;\n\
+                iadd.64b %pout, %pout, %dx;\nld.global.32b %x, [%pin];\n\
+                ld.global.32b %y, [%pin + 4];\nfmad.ftz.f %r, %x, %y, 0x00000001;\n\
+                st.global.32b [%pout], %r;\ntrunc.16b.32b %hx, %x;\ntrunc.16b.32b %hy, %y;\n\
+                fmad.ftz.hf %hr, %hx, %hy, 0x0001;\nst.global.16b [%pout + 4], %hr;\n";
+    let src = kernel_module("", body);
+    // Work-item 0: x = -1.0 (f32), y = +0; its `.hf` operands (the low halves) are +0, +0.
+    // Work-item 1: x = 0xbc00, -1.0 as `.hf` (a denormal as f32), y = +0. Every result is +0.
+    let input = [0x0000_0000_BF80_0000u64, 0x0000_0000_0000_BC00];
+    let out = run_both(&src, &input, 1, 1, 1, |a, b| a == b);
+    assert_eq!(
+        out,
+        [0, 0],
+        "fmad.ftz of -1 (or +0), +0 and a denormal immediate"
+    );
+}
+
 /// Signed zeros where the zero addend is a register the driver can prove +0 by an identity
 /// (`xor` of a register with itself, `and` with 0, `isub` of a register from itself): IEEE
 /// gives -0 + +0 = +0 in every mode but `.rd`, where the driver's fold `x + 0 → x` would keep

@@ -225,9 +225,10 @@ fn the_probe_finds_lavapipe_unfused_and_fused_modules_are_refused() {
 
 /// lavapipe's code generator replaces a float sum with a constant zero addend by the other
 /// addend (`-0 + 0.0` gave -0: spec-notes §113): the zero-operand probe must say so, the
-/// device's float model must then not assume zero operands kept, and a kernel translated
-/// with that assumption shows the fold (a test that the probe's answer matters: `x + zero()` for
-/// x = -0, the zero from a function the driver inlines, is -0 there and +0 with the model).
+/// device's float model must then not assume zero operands kept, and `x + zero()` for x = -0
+/// (the zero from a function the driver inlines) is +0 with that model. A module translated
+/// with the assumption (where the fold would show, -0) declares `keepsZeroOperands` and is
+/// refused there, saying so; a module with no float sum does not declare it and runs.
 #[test]
 fn the_zero_operand_probe_finds_lavapipe_folding() {
     let Some(ctx) = lavapipe() else {
@@ -236,33 +237,44 @@ fn the_zero_operand_probe_finds_lavapipe_folding() {
     assert!(ctx.folds_zero_operands().expect("probe"));
     let model = pisa_vk::device_float_model(ctx).expect("model");
     assert!(!model.keeps_zero_operands);
-    let src = ".version 0.1;\n.target 100;\n\
-               .function .32b @zero(.reg .32b %v) {\n.reg .64b %t;\n.reg .32b %r;\n\
-               zext.64b.32b %t, %v;\nshr.64b %t, %t, 32;\ntrunc.32b.64b %r, %t;\nreturn %r;\n}\n\
-               .kernel @k(.param[8] %out, .param[8] %in) {\n.reg .64b %pin, %pout;\n\
-               .reg .32b %x, %z, %r;\nld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
-               ld.global.32b %x, [%pin];\ncall %z, @zero(%x);\nfadd.f %r, %x, %z;\n\
-               st.global.32b [%pout], %r;\n}\n";
+    let src = |op: &str| {
+        format!(
+            ".version 0.1;\n.target 100;\n\
+             .function .32b @zero(.reg .32b %v) {{\n.reg .64b %t;\n.reg .32b %r;\n\
+             zext.64b.32b %t, %v;\nshr.64b %t, %t, 32;\ntrunc.32b.64b %r, %t;\nreturn %r;\n}}\n\
+             .kernel @k(.param[8] %out, .param[8] %in) {{\n.reg .64b %pin, %pout;\n\
+             .reg .32b %x, %z, %r;\nld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+             ld.global.32b %x, [%pin];\ncall %z, @zero(%x);\n{op} %r, %x, %z;\n\
+             st.global.32b [%pout], %r;\n}}\n"
+        )
+    };
     let input = ctx.buffer_from(&[0x8000_0000u32]).expect("input");
     let out = ctx.zeroed::<u32>(1).expect("output");
-    for (keeps, expected) in [(false, 0), (true, 0x8000_0000)] {
-        let options = Options {
-            float: Some(FloatModel {
-                keeps_zero_operands: keeps,
-                ..model
-            }),
-            ..Options::default()
-        };
-        let t = translate_with(src, &options);
+    let keeping = Options {
+        float: Some(FloatModel {
+            keeps_zero_operands: true,
+            ..model
+        }),
+        ..Options::default()
+    };
+    let run = |op: &str, options: &Options| {
+        let t = translate_with(&src(op), options);
         let m = pisa_vk::Module::from_translation(ctx, "zero.pisa", std::sync::Arc::new(t))
             .expect("load");
-        m.dispatch("k", 1u64, 1u64, (&out, &input)).expect("run");
-        assert_eq!(
-            out.read().expect("read"),
-            [expected],
-            "keeps_zero_operands: {keeps}"
-        );
-    }
+        m.dispatch("k", 1u64, 1u64, (&out, &input))
+            .map(|_| out.read().expect("read")[0])
+    };
+    let device = Options {
+        float: Some(model),
+        ..Options::default()
+    };
+    assert_eq!(run("fadd.f", &device).expect("run"), 0, "-0 + +0");
+    let err = run("fadd.f", &keeping).expect_err("refused on a device that folds");
+    let text = err.to_string();
+    assert!(text.contains("keepsZeroOperands"), "{text}");
+    assert!(text.contains("--keeps-zero-operands"), "{text}");
+    // An integer sum relies on nothing: it runs under the same model (0x80000000 + 0).
+    assert_eq!(run("iadd.32b", &keeping).expect("run"), 0x8000_0000);
 }
 
 /// The probe kernels themselves are valid SPIR-V: the fused-`Fma` probe for every width, the

@@ -259,6 +259,12 @@ pub enum Feature {
     /// wherever the kernel can ask for `DenormPreserve`. Needed by kernels that compute with
     /// `f32` values without that mode and without fast math (docs/spec-notes.md §111).
     KeepsDenormalsFloat32,
+    /// The device's compiler computes float operations with an operand it proves zero as
+    /// IEEE says (no `x + 0.0 -> x`, `x / 0.0 ->` undefined): not a Vulkan feature but a
+    /// property pisa-vk probes (lavapipe lacks it). Needed by modules translated with
+    /// [`crate::FloatModel::keeps_zero_operands`], whose exact sums and divisions then skip
+    /// their zero fix-ups (docs/spec-notes.md §113).
+    KeepsZeroOperands,
 }
 
 impl Feature {
@@ -287,6 +293,7 @@ impl Feature {
             Feature::FusedFmaFloat32 => "fusedFmaFloat32",
             Feature::FusedFmaFloat64 => "fusedFmaFloat64",
             Feature::KeepsDenormalsFloat32 => "keepsDenormalsFloat32",
+            Feature::KeepsZeroOperands => "keepsZeroOperands",
         }
     }
 }

@@ -83,11 +83,17 @@ impl FnCx<'_> {
             Opcode::Fdiv => &[1, 2],
             _ => &[],
         };
+        // Under `.ftz` a denormal immediate becomes a zero the driver sees.
         let zero_fix = (mode == RoundingMode::Rd && inst.op != Opcode::Fdiv)
             || zero_operands.iter().any(|&i| {
-                let packed_imm = n > 1 && matches!(inst.ops[i], crate::ir::Operand::Imm(_));
-                packed_imm || self.may_be_constant_zero(&inst.ops[i], k.bits())
+                let imm = matches!(inst.ops[i], crate::ir::Operand::Imm(_));
+                (imm && (n > 1 || q.ftz)) || self.may_be_constant_zero(&inst.ops[i], k.bits())
             });
+        if self.m.float.keeps_zero_operands && !self.m.float.fast_math && !zero_operands.is_empty()
+        {
+            // What the fix-ups left out relies on the device (spec-notes §113).
+            self.m.feature(crate::reflect::Feature::KeepsZeroOperands);
+        }
         // `.hf` and `.bf` take arch-3's NaN from the operands' bits: their `f32` operation
         // returns the device's NaN (fmin/fmax choose among the operands themselves).
         let narrow_nan = matches!(k, FKind::Half | FKind::Bf16)
