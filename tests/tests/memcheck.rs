@@ -1707,3 +1707,34 @@ fn a_32_bit_index_that_wraps_in_a_counted_loop_is_still_checked() {
         assert_eq!(near.start.wrapping_sub(v.address), 1 << 32, "{v}");
     }
 }
+
+/// A checked translation starts every register at zero, as the reference interpreter does
+/// (spec-notes §114): a register read before any write is one value, which a counted loop's
+/// entry check and the loop then agree on. The plain translation leaves them undefined.
+#[test]
+fn a_checked_translation_starts_its_registers_at_zero() {
+    let src = kernel(
+        OUT,
+        ".reg .64b %p;\n.reg .32b %u, %v;\nld.param.64b %p, [%out];\niadd.32b %v, %u, 5;\n\
+         st.global.32b [%p], %v;",
+    );
+    for (options, zeroed) in [(checked(), true), (Options::default(), false)] {
+        let t = translate_linked(&[("mc.pisa", &src)], &options);
+        let text = pisa_conformance::disassemble(&t.spirv);
+        // `%v = OpVariable %ptr Function %init`: the registers %p, %u, %v of the kernel.
+        let initialized = text
+            .lines()
+            .filter(|l| l.contains("OpVariable") && l.split_whitespace().count() == 6)
+            .filter(|l| l.split_whitespace().nth(4) == Some("Function"))
+            .count();
+        assert_eq!(
+            initialized >= 3,
+            zeroed,
+            "{initialized} initialized\n{text}"
+        );
+    }
+    let (after, v) = device(&src, 1, 1, &[buf32(&[9])]);
+    assert!(v.is_none());
+    assert_eq!(after[0], 5u32.to_le_bytes());
+    assert!(reference(&src, 1, 1, &[buf32(&[9])]).is_none());
+}

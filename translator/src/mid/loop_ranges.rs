@@ -225,6 +225,7 @@ pub fn analyze(f: &Function, cfg: &Cfg) -> LoopRanges {
                     update_at: (b == latch).then_some(update_at),
                     invariant: &invariant,
                     after: std::cell::Cell::new(None),
+                    seen: Default::default(),
                 };
                 if let Some(m) = shape.member(i) {
                     counted.members.push(m);
@@ -385,10 +386,30 @@ struct Shape<'a> {
     /// Whether the reads of the induction register so far saw it after its update (all of
     /// one address must agree).
     after: std::cell::Cell<Option<bool>>,
+    /// The values already read back, by register and reading instruction (each read once:
+    /// an instruction that uses a value several times must not multiply the work; its
+    /// obligations are in the member's list from the first read).
+    seen: std::cell::RefCell<HashMap<(RegId, usize), Option<Affine>>>,
 }
 
 /// How many instructions one address may be read back through (a bound on the work).
 const MAX_DEPTH: u32 = 16;
+
+/// The most nodes a value's `p` and `q` may hold together: a chain of instructions that each
+/// use a value several times would otherwise double the trees at every step (the entry
+/// computes each node).
+const MAX_NODES: usize = 64;
+
+impl Entry {
+    /// Its nodes.
+    fn size(&self) -> usize {
+        match self {
+            Entry::Imm(_) | Entry::Reg(_) => 1,
+            Entry::Add(a, b) | Entry::Mul(a, b) => 1 + a.size() + b.size(),
+            Entry::Shl(a, _) => 1 + a.size(),
+        }
+    }
+}
 
 impl Shape<'_> {
     /// The member for the access at `i`, when it is one.
@@ -437,8 +458,28 @@ impl Shape<'_> {
         value
     }
 
-    /// The value of register `r` (`bits` wide) as read by the instruction at `at`.
+    /// The value of register `r` (`bits` wide) as read by the instruction at `at`, when it is
+    /// affine and small ([`MAX_NODES`]).
     fn value(
+        &self,
+        r: RegId,
+        bits: u32,
+        at: usize,
+        ob: &mut Vec<Obligation>,
+        depth: u32,
+    ) -> Option<Affine> {
+        if let Some(v) = self.seen.borrow().get(&(r, at)) {
+            return v.clone();
+        }
+        let v = self
+            .read(r, bits, at, ob, depth)
+            .filter(|v| v.p.size() + v.q.size() <= MAX_NODES);
+        self.seen.borrow_mut().insert((r, at), v.clone());
+        v
+    }
+
+    /// [`Shape::value`] without the memo and the size limit.
+    fn read(
         &self,
         r: RegId,
         bits: u32,

@@ -252,11 +252,17 @@ impl<'a> FnCx<'a> {
     ) -> Option<crate::mid::uniformity::Uniformity> {
         let f = self.f;
         let k = self.subgroups.virtual_lanes;
+        // A checked translation starts every register at zero, as the reference interpreter
+        // does: a register read before any write is then one value, not an undefined one the
+        // driver may see differently at a counted loop's entry check and in the loop
+        // (spec-notes §114).
+        let zeroed = self.is_checked();
         for reg in &f.regs {
             let ty = self.m.reg_type(reg.ty);
             self.reg_types.push(ty);
             let p = self.m.ptr(StorageClass::Function, ty);
-            let v = self.m.b.variable(p, None, StorageClass::Function, None);
+            let init = zeroed.then(|| self.m.b.constant_null(ty));
+            let v = self.m.b.variable(p, None, StorageClass::Function, init);
             self.regs.push(v);
         }
         // On virtual lanes, the registers of lanes 1.. (lane 0's are above); a uniform
@@ -273,7 +279,8 @@ impl<'a> FnCx<'a> {
                 }
                 let ty = self.reg_types[i];
                 let p = self.m.ptr(StorageClass::Function, ty);
-                let v = self.m.b.variable(p, None, StorageClass::Function, None);
+                let init = zeroed.then(|| self.m.b.constant_null(ty));
+                let v = self.m.b.variable(p, None, StorageClass::Function, init);
                 self.regs.push(v);
             }
         }
