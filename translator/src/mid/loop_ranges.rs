@@ -513,7 +513,7 @@ impl Shape<'_> {
             });
         }
         let Some(j) = def else {
-            return (self.invariant)(r).then(|| Affine {
+            return (self.invariant)(r).then_some(Affine {
                 p: Entry::Reg(r),
                 q: Entry::Imm(0),
             });
