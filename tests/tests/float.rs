@@ -476,6 +476,36 @@ fn a_flushed_denormal_immediate_addend_keeps_the_zero_sum_positive() {
     );
 }
 
+/// `0 - x` with a zero the driver proves: lavapipe's shortcut made it `-x`, which for a NaN
+/// `x` is another NaN (its sign flipped), where arch-3 §3.4 returns the same quiet NaN (a
+/// signaling one made quiet, as the reference does). `.f` and `.df`, hand-derived bits.
+#[test]
+fn zero_minus_a_nan_is_that_nan() {
+    use pisa_conformance::{kernel_module, run_both};
+    let body = ".reg .64b %pin, %pout, %dx, %dz, %d0;\n.reg .32b %x, %z, %r, %g;\n\
+                ld.param.64b %pin, [%in];\nld.param.64b %pout, [%out];\n\
+                mov.32b %g, %groupid.x;\numul.full.32b %dx, %g, 8;\niadd.64b %pin, %pin, %dx;\n\
+                umul.full.32b %dx, %g, 16;\niadd.64b %pout, %pout, %dx;\n\
+                ld.global.32b %x, [%pin];\nmov.32b %z, 0;\nfsub.f %r, %z, %x;\n\
+                st.global.32b [%pout], %r;\nfext.df.f %dx, %x;\nmov.64b %dz, 0;\n\
+                fsub.df %d0, %dz, %dx;\nst.global.64b [%pout + 8], %d0;\n";
+    let src = kernel_module("", body);
+    // A quiet NaN of each sign and a signaling NaN (quieted by `fext` and by the subtraction).
+    let xs = [0x7FC0_0001u64, 0xFFC0_0001, 0x7FA0_0000];
+    let out = run_both(&src, &xs, 1, 2, 1, |a, b| a == b);
+    assert_eq!(
+        out,
+        [
+            0x7FC0_0001,
+            0x7FF8_0000_2000_0000,
+            0xFFC0_0001,
+            0xFFF8_0000_2000_0000,
+            0x7FE0_0000,
+            0x7FFC_0000_0000_0000,
+        ]
+    );
+}
+
 /// Signed zeros where the zero addend is a register the driver can prove +0 by an identity
 /// (`xor` of a register with itself, `and` with 0, `isub` of a register from itself): IEEE
 /// gives -0 + +0 = +0 in every mode but `.rd`, where the driver's fold `x + 0 → x` would keep

@@ -96,7 +96,10 @@ impl FnCx<'_> {
         }
         // `.hf` and `.bf` take arch-3's NaN from the operands' bits: their `f32` operation
         // returns the device's NaN (fmin/fmax choose among the operands themselves).
-        let narrow_nan = matches!(k, FKind::Half | FKind::Bf16)
+        // A subtraction from a zero the driver proved may have become `-x` (spec-notes §113):
+        // a NaN `x` then comes back with its sign flipped, not as the same NaN (arch-3 §3.4).
+        let shortcut_nan = zero_fix && inst.op == Opcode::Fsub;
+        let narrow_nan = (matches!(k, FKind::Half | FKind::Bf16) || shortcut_nan)
             && !self.m.float.fast_math
             && !matches!(inst.op, Opcode::Fmin | Opcode::Fmax);
         let mut out = Elems::new();
