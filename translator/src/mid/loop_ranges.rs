@@ -478,7 +478,7 @@ impl Shape<'_> {
         v
     }
 
-    /// [`Shape::value`] without the memo and the size limit.
+    /// [`Shape::value`] without the memo and the size limit (same arguments).
     fn read(
         &self,
         r: RegId,

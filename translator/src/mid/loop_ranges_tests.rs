@@ -152,48 +152,31 @@ fn a_latch_in_an_inner_cycle_is_not_counted() {
 /// pass their limit, and reads each value once.
 #[test]
 fn a_value_whose_trees_grow_past_the_limit_is_refused() {
-    // Within the read-back depth (16 instructions from the address): 10 steps.
-    let chain = "umad.32b %row, %row, %row, %row;\n".repeat(10);
-    let start = std::time::Instant::now();
-    let l = loops(
-        REGS,
-        &format!(
-            "ld.param.32b %n, [%b];\nld.param.32b %s, [%b];\nmov.32b %k, 0;\nL:\n\
-             mov.32b %row, %s;\n{chain}umad.32b %i, %k, 4, %row;\numul.full.32b %off, %i, 4;\n\
-             ld.global.32b %x, [%pa + %off];\niadd.32b %k, %k, 1;\n\
-             ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;"
-        ),
-    );
-    assert_eq!(l, vec![]);
-    assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
-    // Two steps stay under the limit: the access is a member.
-    let short = "umad.32b %row, %row, %row, %row;\n".repeat(2);
-    let l = loops(
-        REGS,
-        &format!(
-            "ld.param.32b %n, [%b];\nld.param.32b %s, [%b];\nmov.32b %k, 0;\nL:\n\
-             mov.32b %row, %s;\n{short}umad.32b %i, %k, 4, %row;\numul.full.32b %off, %i, 4;\n\
-             ld.global.32b %x, [%pa + %off];\niadd.32b %k, %k, 1;\n\
-             ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;"
-        ),
-    );
-    assert_eq!(l, vec![("k".to_string(), vec![(17, false)])]);
+    // `steps` instructions `row = row * row + row` from `start`, then the address `4 (4 k +
+    // row)`; within the read-back depth (16 instructions from the address).
+    let chained = |start: &str, steps: usize| {
+        let chain = "umad.32b %row, %row, %row, %row;\n".repeat(steps);
+        let start_time = std::time::Instant::now();
+        let l = loops(
+            REGS,
+            &format!(
+                "ld.param.32b %n, [%b];\nld.param.32b %s, [%b];\nmov.32b %k, 0;\nL:\n\
+                 mov.32b %row, {start};\n{chain}umad.32b %i, %k, 4, %row;\n\
+                 umul.full.32b %off, %i, 4;\nld.global.32b %x, [%pa + %off];\n\
+                 iadd.32b %k, %k, 1;\nucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;"
+            ),
+        );
+        let elapsed = start_time.elapsed();
+        assert!(elapsed.as_secs() < 5, "{elapsed:?}");
+        l.iter().map(|(_, m)| m.len()).sum::<usize>()
+    };
+    // From a register the trees triple: 10 steps pass the limit, 2 do not.
+    assert_eq!(chained("%s", 10), 0);
+    assert_eq!(chained("%s", 2), 1);
     // From an immediate the trees fold to one node at every step, so only the memo bounds the
-    // reads (3^13 for these 13 steps without it: 0.3 s here, 3^16 = 43 million at the
-    // depth limit). The member is formed; its obligations fail at the entry.
-    let long = "umad.32b %row, %row, %row, %row;\n".repeat(13);
-    let start = std::time::Instant::now();
-    let l = loops(
-        REGS,
-        &format!(
-            "ld.param.32b %n, [%b];\nmov.32b %k, 0;\nL:\nmov.32b %row, 3;\n{long}\
-             umad.32b %i, %k, 4, %row;\numul.full.32b %off, %i, 4;\n\
-             ld.global.32b %x, [%pa + %off];\niadd.32b %k, %k, 1;\n\
-             ucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;"
-        ),
-    );
-    assert_eq!(l.len(), 1);
-    assert!(start.elapsed().as_secs() < 5, "{:?}", start.elapsed());
+    // reads (3^13 for 13 steps without it: 0.3 s here, 3^16 = 43 million at the depth
+    // limit). The member is formed; its obligations fail at the entry.
+    assert_eq!(chained("3", 13), 1);
 }
 
 /// An access of an inner loop belongs to the inner loop, not to the loop around it.
