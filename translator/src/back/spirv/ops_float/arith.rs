@@ -99,14 +99,14 @@ impl FnCx<'_> {
         // A subtraction from a zero the driver proved may have become `-x` (spec-notes §113):
         // a NaN `x` then comes back with its sign flipped, not as the same NaN (arch-3 §3.4).
         let shortcut_nan = zero_fix && inst.op == Opcode::Fsub;
-        let narrow_nan = (matches!(k, FKind::Half | FKind::Bf16) || shortcut_nan)
+        let nan_step = (matches!(k, FKind::Half | FKind::Bf16) || shortcut_nan)
             && !self.m.float.fast_math
             && !matches!(inst.op, Opcode::Fmin | Opcode::Fmax);
         let mut out = Elems::new();
         for e in 0..n as usize {
             let s: Elems = srcs.iter().map(|v| v[e]).collect();
             let mut b = self.arith_bits(k, inst.op, &s, mode, q.nanp, zero_fix)?;
-            if narrow_nan {
+            if nan_step {
                 b = self.arch3_nan(k, &s, b)?;
             }
             if q.dsat {
@@ -234,17 +234,15 @@ impl FnCx<'_> {
     /// `f32` NaN, a quiet NaN operand's payload lost).
     fn arch3_nan(&mut self, k: FKind, s: &[Word], b: Word) -> EResult<Word> {
         let w = k.bits();
-        let magnitude = self.m.ku(w, !k.sign_mask() & (u64::MAX >> (64 - w)));
-        let inf = self.m.ku(w, k.exp_mask());
-        let mut is_nan = |x: Word| -> EResult<Word> {
-            let a = self.m.and(w, x, magnitude)?;
-            self.m.ult(inf, a)
-        };
         let flags = s
             .iter()
-            .map(|&x| is_nan(x))
+            .map(|&x| {
+                let mag = self.magnitude(k, x)?;
+                self.is_nan_magnitude(k, mag)
+            })
             .collect::<EResult<Vec<Word>>>()?;
-        let b_nan = is_nan(b)?;
+        let b_mag = self.magnitude(k, b)?;
+        let b_nan = self.is_nan_magnitude(k, b_mag)?;
         let (first, any) = self.first_nan(k, s, &flags)?;
         let m = &mut *self.m;
         let t = m.u(w);
@@ -520,12 +518,25 @@ impl FnCx<'_> {
         }
     }
 
-    /// The quotient `q` of the `w`-bit floats `a / b` as the device divided them, with the
-    /// cases where an operand is a zero taken from the operands' bits: a NaN operand (the
-    /// first, made quiet), `0 / 0` the canonical quiet NaN, `0 / x` a zero and `x / 0` an
-    /// infinity of the operands' signs. lavapipe's code generator returns +0 for a constant
-    /// zero dividend and an undefined value (0) for a constant zero divisor (spec-notes §113);
-    /// the other cases are the device's IEEE division.
+    /// Raw bits `x` of kind `k` without the sign.
+    fn magnitude(&mut self, k: FKind, x: Word) -> EResult<Word> {
+        let w = k.bits();
+        let mask = self.m.ku(w, k.sign_mask() - 1);
+        self.m.and(w, x, mask)
+    }
+
+    /// Whether a [`FnCx::magnitude`] of kind `k` is a NaN's (bool).
+    fn is_nan_magnitude(&mut self, k: FKind, mag: Word) -> EResult<Word> {
+        let inf = self.m.ku(k.bits(), k.exp_mask());
+        self.m.ult(inf, mag)
+    }
+
+    /// The quotient `q` of the 32- or 64-bit floats `a / b` as the device divided them, with
+    /// the cases where an operand is a zero taken from the operands' bits: a NaN operand (the
+    /// first, made quiet: [`FnCx::first_nan`]), `0 / 0` the canonical quiet NaN, `0 / x` a
+    /// zero and `x / 0` an infinity of the operands' signs. lavapipe's code generator returns
+    /// +0 for a constant zero dividend and an undefined value (0) for a constant zero divisor
+    /// (spec-notes §113); the other cases are the device's IEEE division.
     pub(in crate::back::spirv) fn div_specials(
         &mut self,
         w: u32,
@@ -533,32 +544,26 @@ impl FnCx<'_> {
         a: Word,
         b: Word,
     ) -> EResult<Word> {
-        let k = match w {
-            16 => FKind::Half,
-            32 => FKind::F32,
-            _ => FKind::F64,
-        };
+        debug_assert!(w == 32 || w == 64, "division computed in {w} bits");
+        let k = if w == 32 { FKind::F32 } else { FKind::F64 };
+        let bits = [self.m.bits(w, a)?, self.m.bits(w, b)?];
+        let (am, bm) = (self.magnitude(k, bits[0])?, self.magnitude(k, bits[1])?);
+        let nan = [self.is_nan_magnitude(k, am)?, self.is_nan_magnitude(k, bm)?];
+        let (first, any_nan) = self.first_nan(k, &bits, &nan)?;
         let m = &mut *self.m;
-        let (ab, bb) = (m.bits(w, a)?, m.bits(w, b)?);
         let t = m.u(w);
-        let magnitude = m.ku(w, k.exp_mask() | (k.sign_mask() - 1));
-        let (am, bm) = (m.and(w, ab, magnitude)?, m.and(w, bb, magnitude)?);
         let zero = m.ku(w, 0);
         let (za, zb) = (m.ieq(am, zero)?, m.ieq(bm, zero)?);
-        let inf = m.ku(w, k.exp_mask());
-        let (na, nb) = (m.ult(inf, am)?, m.ult(inf, bm)?);
+        let x = m.xor(w, bits[0], bits[1])?;
         let sign = m.ku(w, k.sign_mask());
-        let x = m.xor(w, ab, bb)?;
         let signed_zero = m.and(w, x, sign)?;
+        let inf = m.ku(w, k.exp_mask());
         let signed_inf = m.or(w, signed_zero, inf)?;
-        let quiet = m.ku(w, k.qnan());
         let mut r = m.select(t, zb, signed_inf, signed_zero)?;
         let both = m.land(za, zb)?;
-        r = m.select(t, both, quiet, r)?;
-        let b_quiet = m.or(w, bb, quiet)?;
-        r = m.select(t, nb, b_quiet, r)?;
-        let a_quiet = m.or(w, ab, quiet)?;
-        r = m.select(t, na, a_quiet, r)?;
+        let canonical = m.ku(w, k.qnan());
+        r = m.select(t, both, canonical, r)?;
+        r = m.select(t, any_nan, first, r)?;
         let special = m.lor(za, zb)?;
         let r = m.float(w, r)?;
         let ft = m.f(w);
