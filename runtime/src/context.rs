@@ -535,11 +535,7 @@ impl Context {
     /// the probe): those of [`Context::create_pipeline`], [`Context::create_buffer`] and
     /// [`Context::dispatch`].
     pub fn fused_fma(&self) -> Result<crate::FusedFma, Error> {
-        if let Some(f) = self.fused_fma.get() {
-            return Ok(*f);
-        }
-        let f = crate::probe::probe(self)?;
-        Ok(*self.fused_fma.get_or_init(|| f))
+        probed(&self.fused_fma, || crate::probe::probe(self))
     }
 
     /// Whether the device's single-precision arithmetic keeps denormals in a shader that does
@@ -550,11 +546,9 @@ impl Context {
     /// kernels ask. See [`crate::probe`]. Errors (of the probe): those of
     /// [`Context::create_pipeline`], [`Context::create_buffer`] and [`Context::dispatch`].
     pub fn keeps_f32_denormals(&self) -> Result<bool, Error> {
-        if let Some(&k) = self.keeps_f32_denormals.get() {
-            return Ok(k);
-        }
-        let k = crate::probe::probe_denormals(self)?;
-        Ok(*self.keeps_f32_denormals.get_or_init(|| k))
+        probed(&self.keeps_f32_denormals, || {
+            crate::probe::probe_denormals(self)
+        })
     }
 
     /// Whether the device's compiler replaces a float operation with an operand it can prove
@@ -563,14 +557,13 @@ impl Context {
     /// and NaNs): the answer of a probe kernel the first time it is asked for, then
     /// remembered. lavapipe does (its code generator's shortcuts, for any operand its compiler
     /// proved constant, after inlining and memory forwarding); the translator then fixes the
-    /// sign of every exact-zero sum and the special cases of every division (spec-notes §113). See [`crate::probe`]. Errors (of the probe): those of
+    /// sign of every exact-zero sum and the special cases of every division (spec-notes
+    /// §113). See [`crate::probe`]. Errors (of the probe): those of
     /// [`Context::create_pipeline`], [`Context::create_buffer`] and [`Context::dispatch`].
     pub fn folds_zero_operands(&self) -> Result<bool, Error> {
-        if let Some(&f) = self.folds_zero_operands.get() {
-            return Ok(f);
-        }
-        let f = crate::probe::probe_zero_operands(self)?;
-        Ok(*self.folds_zero_operands.get_or_init(|| f))
+        probed(&self.folds_zero_operands, || {
+            crate::probe::probe_zero_operands(self)
+        })
     }
 
     /// For tests only: from now on [`Context::keeps_f32_denormals`] answers "flushed", as on
@@ -644,6 +637,19 @@ impl Drop for Context {
         self.pipelines.clear();
         self.pipelines.destroy(&self.shared);
     }
+}
+
+/// A probe's answer: the one `cell` holds, or `probe`'s, run now and remembered (a failed
+/// probe is not remembered: the next call runs it again).
+fn probed<T: Copy>(
+    cell: &std::sync::OnceLock<T>,
+    probe: impl FnOnce() -> Result<T, Error>,
+) -> Result<T, Error> {
+    if let Some(&v) = cell.get() {
+        return Ok(v);
+    }
+    let v = probe()?;
+    Ok(*cell.get_or_init(|| v))
 }
 
 #[cfg(test)]

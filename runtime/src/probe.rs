@@ -300,53 +300,54 @@ pub(crate) fn probe(ctx: &Context) -> Result<FusedFma, Error> {
 /// `3 * 2^-149 * 1` came back exact, that is, whether the device's single-precision
 /// arithmetic keeps denormals without `DenormPreserve`.
 pub(crate) fn probe_denormals(ctx: &Context) -> Result<bool, Error> {
-    let mut data = Vec::new();
-    for v in [1u32, 3, 0x3F80_0000, 0x5555_5555, 0x5555_5555] {
-        data.extend_from_slice(&v.to_le_bytes());
-    }
-    let mut required = crate::FeatureSet::default();
-    required.float_controls.signed_zero_inf_nan_preserve_32 = true;
-    let out = run_probe(
+    let out = run_f32_probe(
         ctx,
         &denormal_probe_module(),
-        required,
-        [1, 1, 1],
         "the denormal probe",
-        &data,
-        12,
+        &[1, 3, 0x3F80_0000],
+        2,
     )?;
-    Ok(out
-        == [4u32, 3]
-            .iter()
-            .flat_map(|v| v.to_le_bytes())
-            .collect::<Vec<u8>>())
+    Ok(out == [4, 3])
 }
 
 /// Runs the zero-operand probe ([`zero_operand_probe_module`]): whether the device's compiler
 /// got any of its six results wrong (+0, +0, +0, -0, +inf, a NaN).
 pub(crate) fn probe_zero_operands(ctx: &Context) -> Result<bool, Error> {
-    let mut data = Vec::new();
-    for v in [0x8000_0000u32, 0, 0xC000_0000, 0x3F80_0000] {
-        data.extend_from_slice(&v.to_le_bytes());
-    }
-    for _ in 0..6 {
-        data.extend_from_slice(&0x5555_5555u32.to_le_bytes());
-    }
+    let out = run_f32_probe(
+        ctx,
+        &zero_operand_probe_module(),
+        "the zero-operand probe",
+        &[0x8000_0000, 0, 0xC000_0000, 0x3F80_0000],
+        6,
+    )?;
+    let nan = f32::from_bits(out[5]).is_nan();
+    Ok(out[..5] != [0, 0, 0, 0x8000_0000, 0x7F80_0000] || !nan)
+}
+
+/// Runs an `f32` probe shader built by [`probe_module`] with `SignedZeroInfNanPreserve` over
+/// `inputs` (raw bits) and returns its `outputs` results (raw bits).
+fn run_f32_probe(
+    ctx: &Context,
+    spirv: &[u32],
+    name: &str,
+    inputs: &[u32],
+    outputs: usize,
+) -> Result<Vec<u32>, Error> {
+    let mut data: Vec<u8> = inputs.iter().flat_map(|v| v.to_le_bytes()).collect();
+    data.resize(data.len() + 4 * outputs, 0x55);
     let mut required = crate::FeatureSet::default();
     required.float_controls.signed_zero_inf_nan_preserve_32 = true;
     let out = run_probe(
         ctx,
-        &zero_operand_probe_module(),
+        spirv,
         required,
         [1, 1, 1],
-        "the zero-operand probe",
+        name,
         &data,
-        16,
+        4 * inputs.len() as u64,
     )?;
-    let got: Vec<u32> = out
+    Ok(out
         .chunks_exact(4)
         .map(|w| u32::from_le_bytes([w[0], w[1], w[2], w[3]]))
-        .collect();
-    let nan = got.get(5).is_some_and(|&q| f32::from_bits(q).is_nan());
-    Ok(got.get(..5) != Some(&[0, 0, 0, 0x8000_0000, 0x7F80_0000][..]) || !nan)
+        .collect())
 }
