@@ -226,6 +226,7 @@ pub fn analyze(f: &Function, cfg: &Cfg) -> LoopRanges {
                     invariant: &invariant,
                     after: std::cell::Cell::new(None),
                     seen: Default::default(),
+                    obligations: Default::default(),
                 };
                 if let Some(m) = shape.member(i) {
                     counted.members.push(m);
@@ -388,8 +389,10 @@ struct Shape<'a> {
     after: std::cell::Cell<Option<bool>>,
     /// The values already read back, by register and reading instruction (each read once:
     /// an instruction that uses a value several times must not multiply the work; its
-    /// obligations are in the member's list from the first read).
+    /// obligations are in `obligations` from the first read).
     seen: std::cell::RefCell<HashMap<(RegId, usize), Option<Affine>>>,
+    /// What the entry must find true for the address read so far.
+    obligations: std::cell::RefCell<Vec<Obligation>>,
 }
 
 /// How many instructions one address may be read back through (a bound on the work).
@@ -415,8 +418,7 @@ impl Shape<'_> {
     /// The member for the access at `i`, when it is one.
     fn member(&self, i: usize) -> Option<Member> {
         let g = global_access(self.f, &self.body[i])?;
-        let mut obligations = Vec::new();
-        let mut addr = self.value(g.base, 64, i, &mut obligations, 0)?;
+        let mut addr = self.value(g.base, 64, i, 0)?;
         let offset = match g.addr.offset {
             AddrOffset::None => 0,
             AddrOffset::Imm(k) => k,
@@ -424,8 +426,8 @@ impl Shape<'_> {
                 if !is_scalar(self.f, o, 64) {
                     return None;
                 }
-                let off = self.value(o, 64, i, &mut obligations, 0)?;
-                addr = self.sum(addr, off, 64, &mut obligations);
+                let off = self.value(o, 64, i, 0)?;
+                addr = self.sum(addr, off, 64);
                 0
             }
         };
@@ -441,52 +443,48 @@ impl Shape<'_> {
             store: g.store,
             space: g.space,
             after_update: self.after.get().unwrap_or(false),
-            obligations,
+            obligations: self.obligations.take(),
         })
     }
 
     /// `a + b` of `bits` bits, with the obligation that it did not wrap.
-    fn sum(&self, a: Affine, b: Affine, bits: u32, ob: &mut Vec<Obligation>) -> Affine {
+    fn sum(&self, a: Affine, b: Affine, bits: u32) -> Affine {
         let value = Affine {
             p: Entry::add(a.p, b.p),
             q: Entry::add(a.q, b.q),
         };
-        ob.push(Obligation::Fits {
+        self.fits(&value, bits);
+        value
+    }
+
+    /// Adds the obligation that `value`, `bits` wide, did not wrap.
+    fn fits(&self, value: &Affine, bits: u32) {
+        self.oblige(Obligation::Fits {
             value: value.clone(),
             bits,
         });
-        value
+    }
+
+    /// Adds an obligation of the address being read.
+    fn oblige(&self, o: Obligation) {
+        self.obligations.borrow_mut().push(o);
     }
 
     /// The value of register `r` (`bits` wide) as read by the instruction at `at`, when it is
     /// affine and small ([`MAX_NODES`]).
-    fn value(
-        &self,
-        r: RegId,
-        bits: u32,
-        at: usize,
-        ob: &mut Vec<Obligation>,
-        depth: u32,
-    ) -> Option<Affine> {
+    fn value(&self, r: RegId, bits: u32, at: usize, depth: u32) -> Option<Affine> {
         if let Some(v) = self.seen.borrow().get(&(r, at)) {
             return v.clone();
         }
         let v = self
-            .read(r, bits, at, ob, depth)
+            .read(r, bits, at, depth)
             .filter(|v| v.p.size() + v.q.size() <= MAX_NODES);
         self.seen.borrow_mut().insert((r, at), v.clone());
         v
     }
 
     /// [`Shape::value`] without the memo and the size limit (same arguments).
-    fn read(
-        &self,
-        r: RegId,
-        bits: u32,
-        at: usize,
-        ob: &mut Vec<Obligation>,
-        depth: u32,
-    ) -> Option<Affine> {
+    fn read(&self, r: RegId, bits: u32, at: usize, depth: u32) -> Option<Affine> {
         if depth > MAX_DEPTH || !is_scalar(self.f, r, bits) {
             return None;
         }
@@ -529,42 +527,39 @@ impl Shape<'_> {
         if d != r || inst.q.dsat {
             return None;
         }
-        let src = |k: usize, w: u32, ob: &mut Vec<Obligation>| -> Option<Affine> {
+        let src = |k: usize, w: u32| -> Option<Affine> {
             match *inst.ops.get(k)? {
                 Operand::Imm(v) => Some(Affine {
                     p: Entry::Imm((v & mask(w)) as u64),
                     q: Entry::Imm(0),
                 }),
-                Operand::Reg { reg, swizzle: None } => self.value(reg, w, j, ob, depth + 1),
+                Operand::Reg { reg, swizzle: None } => self.value(reg, w, j, depth + 1),
                 _ => None,
             }
         };
         let ty = inst.q.ty;
         match inst.op {
-            Opcode::Mov if plain_int(ty, bits) && inst.ops.len() == 2 => src(1, bits, ob),
+            Opcode::Mov if plain_int(ty, bits) && inst.ops.len() == 2 => src(1, bits),
             Opcode::Iadd if plain_int(ty, bits) && inst.ops.len() == 3 => {
-                let (a, b) = (src(1, bits, ob)?, src(2, bits, ob)?);
-                Some(self.sum(a, b, bits, ob))
+                let (a, b) = (src(1, bits)?, src(2, bits)?);
+                Some(self.sum(a, b, bits))
             }
             Opcode::Umul | Opcode::Umad if plain_int(ty, 32) => {
                 let mad = inst.op == Opcode::Umad;
                 if inst.ops.len() != if mad { 4 } else { 3 } {
                     return None;
                 }
-                let (a, b) = (src(1, 32, ob)?, src(2, 32, ob)?);
+                let (a, b) = (src(1, 32)?, src(2, 32)?);
                 let prod = product(a, b)?;
                 match (inst.q.full, mad, bits) {
                     (true, false, 64) => Some(prod),
                     (false, false, 32) => {
-                        ob.push(Obligation::Fits {
-                            value: prod.clone(),
-                            bits: 32,
-                        });
+                        self.fits(&prod, 32);
                         Some(prod)
                     }
                     (false, true, 32) => {
-                        let c = src(3, 32, ob)?;
-                        Some(self.sum(prod, c, 32, ob))
+                        let c = src(3, 32)?;
+                        Some(self.sum(prod, c, 32))
                     }
                     _ => None,
                 }
@@ -577,18 +572,15 @@ impl Shape<'_> {
                 if k >= 32 {
                     return None;
                 }
-                let a = src(1, bits, ob)?;
+                let a = src(1, bits)?;
                 // Below 2^32 before the shift, so the shifted parts are exact in 64 bits.
-                ob.push(Obligation::Below32(a.p.clone()));
-                ob.push(Obligation::Below32(a.q.clone()));
+                self.oblige(Obligation::Below32(a.p.clone()));
+                self.oblige(Obligation::Below32(a.q.clone()));
                 let value = Affine {
                     p: Entry::shl(a.p, k),
                     q: Entry::shl(a.q, k),
                 };
-                ob.push(Obligation::Fits {
-                    value: value.clone(),
-                    bits,
-                });
+                self.fits(&value, bits);
                 Some(value)
             }
             Opcode::Zext
@@ -597,7 +589,7 @@ impl Shape<'_> {
                     && plain_int(inst.q.from, 32)
                     && inst.ops.len() == 2 =>
             {
-                src(1, 32, ob)
+                src(1, 32)
             }
             _ => None,
         }
