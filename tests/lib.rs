@@ -78,7 +78,15 @@ pub fn suite_options(options: &Options) -> Options {
     if options.float.is_none() {
         options.float = float_model();
     }
-    options.check_subgroup_size |= without_size_control();
+    if without_size_control() {
+        options.check_subgroup_size = true;
+        // Clusters of wider hardware sub-groups run on virtual lanes there, as
+        // `pisa_vk::device_options` translates for such a device (spec-notes §115).
+        let clustered = options.subgroup_mapping().is_ok_and(|m| m.clustered());
+        if clustered && options.virtual_lanes == pisa_translator::VirtualLanes::Auto {
+            options.virtual_lanes = pisa_translator::VirtualLanes::SubgroupKernels;
+        }
+    }
     options
 }
 
@@ -249,7 +257,8 @@ pub fn context_without_size_control() -> Context {
 /// Whether the suite runs as on a device whose pipelines cannot require a sub-group size
 /// (a test knob: `PISA_CONFORMANCE_SUBGROUP_SIZE_CONTROL=off`; spec-notes §105): the shared
 /// [`context`] then enables neither `subgroupSizeControl` nor `computeFullSubgroups`, and
-/// every translation of the suite checks its sub-groups ([`Options::check_subgroup_size`]),
+/// every translation of the suite checks its sub-groups ([`Options::check_subgroup_size`]; clustered
+/// ones on virtual lanes, [`suite_options`]),
 /// so that sub-group kernels run on virtual lanes for the device's `subgroupSize` in
 /// pipelines without a required size, as on a Vulkan 1.1 or 1.2 device without
 /// `VK_EXT_subgroup_size_control`. `on` or unset: the device's own features.

@@ -168,19 +168,22 @@ pub fn can_require_subgroup_size(features: &pisa_runtime::FeatureSet) -> bool {
 /// require a sub-group size ([`can_require_subgroup_size`] false for `features`): its
 /// `subgroupSize`, which is the `SubgroupSize` of every pipeline created without a required
 /// size or the varying flag from SPIR-V older than 1.6 (the Vulkan specification, built-in
-/// `SubgroupSize`; the translator emits SPIR-V 1.5), when it is a power of two no wider than
-/// `n`. Sub-group kernels then run on virtual lanes of `n / subgroupSize` work-items per
-/// invocation (one where the widths agree) and check at entry that the device kept the
-/// promise and launched full sub-groups, which Vulkan does not promise without
-/// `computeFullSubgroups` ([`Options::check_subgroup_size`], spec-notes §105). `None` where
-/// the pipelines can require a size, or the device's sub-groups are wider than `n`.
+/// `SubgroupSize`; the translator emits SPIR-V 1.5), when it is a power of two up to 128
+/// (Vulkan's widest). Sub-group kernels then run on virtual lanes: `n / subgroupSize`
+/// work-items per invocation where the device is narrower, one where the widths agree, and
+/// one where it is wider, each aligned `n`-lane cluster of a hardware sub-group being one
+/// PISA sub-group (a wave64 without size control: spec-notes §115). Each kernel checks at
+/// entry that the device kept the promise and launched full sub-groups, which Vulkan does
+/// not promise without `computeFullSubgroups` ([`Options::check_subgroup_size`],
+/// spec-notes §105). `None` where the pipelines can require a size.
 pub fn unsized_subgroup_size(
     device: &pisa_runtime::DeviceInfo,
     features: &pisa_runtime::FeatureSet,
     n: u32,
 ) -> Option<u32> {
     let w = device.subgroup_size;
-    (!can_require_subgroup_size(features) && w.is_power_of_two() && w <= n).then_some(w)
+    let valid = w.is_power_of_two() && w <= 128 && n.is_power_of_two() && n <= 32;
+    (!can_require_subgroup_size(features) && valid).then_some(w)
 }
 
 /// Everything `k` needs of a device: its reflected features, and sub-group size control with

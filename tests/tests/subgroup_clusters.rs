@@ -199,6 +199,203 @@ fn quarter_clusters() {
     check_with(&o, 32, false, "fred.absmax.nanp.f %d, %v, %m", &input);
 }
 
+/// [`halves`] on virtual lanes: one work-item per invocation, each cluster of a hardware
+/// sub-group one PISA sub-group (spec-notes §115), as a device without sub-group size control
+/// wider than PISA's sub-groups runs every sub-group kernel.
+fn halves_on_lanes() -> Options {
+    Options {
+        virtual_lanes: pisa_translator::VirtualLanes::SubgroupKernels,
+        ..halves()
+    }
+}
+
+#[test]
+fn clustered_virtual_lanes_every_instruction() {
+    // The whole matrix at work-groups that are whole hardware sub-groups (the driver folds
+    // the lane masks), the last one cut short.
+    let o = halves_on_lanes();
+    every_shfl(&o, 1500, |n, seed, v| cases(n, seed, v));
+    every_ired(&o, 1600, |n, seed, v| cases(n, seed, v));
+    every_fred(&o, 1700, |n, seed, v| cases(n, seed, v));
+    let q = Options {
+        virtual_lanes: pisa_translator::VirtualLanes::SubgroupKernels,
+        ..Options::clustered(hw() / 4, hw())
+    };
+    let input = cases(q.subgroup_size, 1800, int_value(32));
+    check_with(&q, 32, false, "shfl.xor.sg.32b %d, %v, %c, %m", &input);
+    check_with(&q, 32, false, "ired.umax.32b %d, %v, %m", &input);
+    let t = translate_with(&kernel_module("", ALL), &o);
+    assert_eq!(t.reflection.kernel("k").unwrap().virtual_lanes, Some(1));
+}
+
+/// Scenarios of `n`-lane sub-groups (seeds from `seed`) for at least `items` work-items.
+fn enough_scenarios(
+    n: u32,
+    seed: u64,
+    items: usize,
+    mut value: impl FnMut(&mut rand::rngs::StdRng) -> u64,
+) -> Vec<u64> {
+    let mut input = Vec::new();
+    let mut k = 0;
+    while input.len() < items * IN_PER {
+        input.extend(scenarios(n, seed + 1000 * k, &mut value));
+        k += 1;
+    }
+    input
+}
+
+/// The first `items` work-items of `input` (scenarios of `n`-lane sub-groups), each sub-group
+/// of the launch in work-groups of `local` given one participation mask (that of its first
+/// work-item), as isa-7 asks of the lanes that take part together.
+fn launch_masks(mut input: Vec<u64>, items: usize, local: u64, n: u32) -> Vec<u64> {
+    input.truncate(items * IN_PER);
+    let (local, n) = (local as usize, n as usize);
+    for i in 0..items {
+        let first = i - i % local + (i % local) / n * n;
+        input[i * IN_PER + 2] = input[first * IN_PER + 2];
+    }
+    input
+}
+
+#[test]
+fn any_work_group_size_runs_clustered() {
+    // Work-groups of sizes that are no multiple of the hardware sub-group (nor of the PISA
+    // one): natively clustered kernels take their entry point on clustered virtual lanes
+    // there, and kernels on virtual lanes number work-items by cluster; the last sub-group
+    // of each work-group is partial and the clusters after it are empty. Every output word
+    // against the reference at the PISA width.
+    let h = hw() as u64;
+    for o in [
+        halves(),
+        halves_on_lanes(),
+        Options::clustered(hw() / 4, hw()),
+    ] {
+        let n = o.subgroup_size;
+        for (k, local) in [1, 3, n as u64 + 1, h - 1, h + 3, 2 * h + n as u64 + 1, 100]
+            .into_iter()
+            .enumerate()
+        {
+            // About 3 work-groups, the last one partial.
+            let items = (3 * local as usize).saturating_sub(2).max(2);
+            let input = launch_masks(
+                enough_scenarios(n, 2000 + k as u64, items, int_value(32)),
+                items,
+                local,
+                n,
+            );
+            for inst in [
+                "shfl.idx.sg.32b %d, %v, %c, %m",
+                "shfl.dn.32b %d, %v, %c, %m",
+                "ired.sum.32b %d, %v, %m",
+                "shfl.up.sg.32b %d, %v, %c, %m",
+            ] {
+                run_both_with(
+                    &kernel(32, false, inst),
+                    &input,
+                    IN_PER,
+                    2,
+                    local,
+                    &o,
+                    |a, b| a == b,
+                );
+            }
+            let input = launch_masks(
+                enough_scenarios(n, 2100 + k as u64, items, float_value("f")),
+                items,
+                local,
+                n,
+            );
+            let src = kernel(32, false, "fred.max.nanp.f %d, %v, %m");
+            run_both_with(&src, &input, IN_PER, 2, local, &o, |a, b| a == b);
+        }
+    }
+}
+
+/// Each work-item adds 1 to word `i` (its global id) and its sub-group's `ired.sum` of 1 to
+/// word `i` of a second buffer, with atomics: a work-item run twice, or by an invocation
+/// that should be absent, shows as a count other than 1 (an idempotent store would not).
+const COUNT: &str = ".version 0.1;\n.target 100;\n\
+.kernel @count(.param[8] %hits, .param[8] %sums) {\n\
+  .reg .64b %p, %q, %off;\n  .reg .32b %i, %g, %s, %l, %one, %n, %old;\n\
+  mov.32b %g, %groupid.x;\n  mov.32b %s, %enqueuedlocalsize.x;\n  mov.32b %l, %localid.x;\n\
+  umad.32b %i, %g, %s, %l;\n  umul.full.32b %off, %i, 4;\n\
+  ld.param.64b %p, [%hits];\n  iadd.64b %p, %p, %off;\n\
+  ld.param.64b %q, [%sums];\n  iadd.64b %q, %q, %off;\n\
+  mov.32b %one, 1;\n  ired.sum.32b %n, %one, 0xffffffff;\n\
+  iatom.global.add.32b %old, [%p], %one;\n  iatom.global.add.32b %old, [%q], %n;\n}\n";
+
+#[test]
+fn every_work_item_runs_once_in_any_work_group() {
+    // Hand-derived: every count is 1, and the sum is the size of the work-item's PISA
+    // sub-group (N, or what is left of the work-group for its last sub-group).
+    let h = hw() as u64;
+    for o in [
+        halves(),
+        halves_on_lanes(),
+        Options::clustered(hw() / 4, hw()),
+    ] {
+        let n = o.subgroup_size as u64;
+        let m = pisa_conformance::load_with(COUNT, &o);
+        for local in [1, 3, n, n + 1, h, h + 3, 2 * h, 100] {
+            let items = 3 * local - 1;
+            let hits = context().zeroed::<u32>(items as usize).unwrap();
+            let sums = context().zeroed::<u32>(items as usize).unwrap();
+            m.dispatch("count", items, local, &[(&hits).into(), (&sums).into()])
+                .unwrap();
+            assert_eq!(
+                hits.read().unwrap(),
+                vec![1; items as usize],
+                "local {local}, {o:?}"
+            );
+            for (i, &sum) in sums.read().unwrap().iter().enumerate() {
+                let (l, size) = (
+                    i as u64 % local,
+                    local.min(items - i as u64 / local * local),
+                );
+                let want = n.min(size - l / n * n);
+                assert_eq!(sum as u64, want, "work-item {i}, local {local}, {o:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn laneid_and_activemask_by_cluster_in_odd_work_groups() {
+    // Hand-derived: in work-groups of `local` work-items, work-item `l` of a work-group is
+    // lane `l % N` of sub-group `l / N`, and `%activemask` holds the executing lanes of
+    // that sub-group that exist.
+    let o = halves_on_lanes();
+    let n = o.subgroup_size as usize;
+    let src = kernel_module("", LANES);
+    for local in [1usize, 5, hw() as usize + 3] {
+        let items = 3 * local - 1;
+        let input: Vec<u64> = (0..items).map(|i| (i % 5 != 2) as u64).collect();
+        let out = run_u64_with(&src, &input, 1, 2, local as u64, &o);
+        for (i, &e) in input.iter().enumerate() {
+            if e == 0 {
+                assert_eq!(out[2 * i], 0xDEAD, "work-item {i}");
+                continue;
+            }
+            let (group, l) = (i / local, i % local);
+            assert_eq!(
+                out[2 * i],
+                ((l % n) | (n << 8)) as u64,
+                "%laneid of work-item {i} (local {local})"
+            );
+            let first = group * local + l - l % n;
+            let end = (first + n).min(group * local + local).min(items);
+            let mask = (first..end)
+                .filter(|&j| input[j] != 0)
+                .fold(0u64, |m, j| m | 1 << (j - first));
+            assert_eq!(
+                out[2 * i + 1],
+                mask,
+                "%activemask of work-item {i} (local {local})"
+            );
+        }
+    }
+}
+
 #[test]
 fn the_host_api_clusters_when_the_device_cannot_run_the_width() {
     // lavapipe runs exactly one width (min = max), so PISA sub-groups of half of it can only
@@ -225,9 +422,11 @@ fn the_host_api_clusters_when_the_device_cannot_run_the_width() {
         let want = data[start..=i].iter().fold(0u32, |a, &b| a.wrapping_add(b));
         assert_eq!(*g, want, "work-item {i}");
     }
-    // At the device's own width nothing changes.
+    // At the device's own width nothing changes where the context can require a size
+    // (without that control, every width runs on virtual lanes of the device's width).
     let native = pisa_vk::device_options(ctx, &Options::with_subgroup_size(hw())).expect("options");
-    assert_eq!(native.hardware_subgroup_size, None);
+    let sized = pisa_vk::can_require_subgroup_size(ctx.enabled_features());
+    assert_eq!(native.hardware_subgroup_size, (!sized).then(hw));
 }
 
 #[test]
@@ -279,10 +478,33 @@ fn wave64_translates_and_validates() {
         let asm = disassemble(&t.spirv);
         assert!(asm.contains("ClusteredReduce"), "{asm}");
         assert!(asm.contains("GroupNonUniformClustered"), "{asm}");
-        assert!(
-            !asm.contains(" Reduce "),
-            "no whole-sub-group reduction\n{asm}"
+        // A translation that checks its sub-groups sums over the whole hardware sub-group
+        // once, at the entry of the partial entry point.
+        if !pisa_conformance::without_size_control() {
+            assert!(
+                !asm.contains(" Reduce "),
+                "no whole-sub-group reduction\n{asm}"
+            );
+        }
+    }
+    // Clustered virtual lanes, checked as on a wave64 without sub-group size control.
+    for (n, h) in [(32, 64), (32, 128)] {
+        let o = Options {
+            virtual_lanes: pisa_translator::VirtualLanes::SubgroupKernels,
+            check_subgroup_size: true,
+            ..Options::clustered(n, h)
+        };
+        let t = translate_with(&src, &o);
+        let k = t.reflection.kernel("k").unwrap();
+        assert_eq!(
+            (k.subgroup_size, k.hardware_subgroup_size, k.virtual_lanes),
+            (Some(n), Some(h), Some(1))
         );
+        assert_eq!(
+            t.reflection.subgroup_check.unwrap().hardware_subgroup_size,
+            h
+        );
+        assert!(disassemble(&t.spirv).contains("ClusteredReduce"));
     }
     // Native: plain `Reduce`, no clusters; the hardware size is the PISA size.
     let t = translate_with(&src, &Options::default());
@@ -302,13 +524,6 @@ fn invalid_mappings_are_errors() {
     let file = Arc::new(SourceFile::new("t.pisa", kernel_module("", ALL)));
     for (n, h, why) in [
         (8, Some(12), "hardware sub-group size 12"),
-        // Narrower hardware is virtual lanes (`virtual_lanes.rs`), not clusters; a cluster
-        // of virtual lanes is not a mapping.
-        (
-            8,
-            Some(16),
-            "virtual lanes need hardware sub-groups no wider",
-        ),
         (32, Some(256), "hardware sub-group size 256"),
         (64, None, "sub-group size 64"),
         (0, Some(64), "sub-group size 0"),
@@ -316,11 +531,7 @@ fn invalid_mappings_are_errors() {
     ] {
         let o = Options {
             hardware_subgroup_size: h,
-            virtual_lanes: if why.starts_with("virtual") {
-                pisa_translator::VirtualLanes::SubgroupKernels
-            } else {
-                pisa_translator::VirtualLanes::Auto
-            },
+            virtual_lanes: pisa_translator::VirtualLanes::SubgroupKernels,
             ..Options::with_subgroup_size(n)
         };
         let err = match pisa_translator::compile(&file, &o) {
@@ -354,5 +565,13 @@ fn whole_suite_at_16_lanes() {
         assert_eq!(hw(), 16, "the child process runs lavapipe at 16 lanes");
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(14);
+    pisa_conformance::rerun_at_16_lanes(19);
+}
+
+/// Runs this test binary again as on a device whose pipelines cannot require a sub-group
+/// size (spec-notes §105, §115): every clustered kernel then runs on clustered virtual lanes
+/// in pipelines without a required size, checking its sub-groups at entry.
+#[test]
+fn whole_suite_without_size_control() {
+    pisa_conformance::rerun_without_size_control(17);
 }

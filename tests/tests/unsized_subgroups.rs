@@ -60,7 +60,10 @@ fn the_promised_size_for_other_devices() {
         (4, Some(4)),
         (16, Some(16)),
         (32, Some(32)),
-        (64, None),
+        // Wider: PISA sub-groups as clusters on virtual lanes (spec-notes §115).
+        (64, Some(64)),
+        (128, Some(128)),
+        (256, None),
         (24, None),
     ] {
         info.subgroup_size = w;

@@ -17,11 +17,13 @@ pub struct Options {
     /// hardware sub-group is then one PISA sub-group (the "clustered" mapping, e.g. PISA's
     /// 32 lanes as one half of an AMD wave64). `None` (or `subgroup_size`) maps one PISA
     /// sub-group to one hardware sub-group. A power-of-two multiple of `subgroup_size`, at
-    /// most 128, or narrower than `subgroup_size` for virtual lanes; see [`SubgroupMapping`].
+    /// most 128, or narrower than `subgroup_size` for virtual lanes (which also run clusters:
+    /// one work-item per invocation, spec-notes §115); see [`SubgroupMapping`].
     pub hardware_subgroup_size: Option<u32>,
     /// Which kernels run on virtual lanes: each invocation carries `subgroup_size /
-    /// hardware` PISA work-items (one when the widths agree) under a lane mask (spec-notes
-    /// §88). [`VirtualLanes::Auto`] (the default) puts sub-group kernels there where the
+    /// hardware` PISA work-items (one when the widths agree or the hardware is wider, each
+    /// aligned cluster of `subgroup_size` lanes then one PISA sub-group) under a lane mask
+    /// (spec-notes §88, §115). [`VirtualLanes::Auto`] (the default) puts sub-group kernels there where the
     /// hardware sub-group is narrower than `subgroup_size`.
     pub virtual_lanes: VirtualLanes,
     /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
@@ -241,8 +243,9 @@ pub struct SubgroupMapping {
     /// The PISA sub-group width N (`%subgroupsize`): a power of two from 1 to 32.
     pub width: u32,
     /// The hardware sub-group width H the pipeline must be created with: N, a power-of-two
-    /// multiple of N up to 128 (Vulkan's largest sub-group; clustered), or a power of two
-    /// below N (virtual lanes only).
+    /// multiple of N up to 128 (Vulkan's largest sub-group; clustered, natively or on
+    /// virtual lanes of one work-item per invocation), or a power of two below N (virtual
+    /// lanes only).
     pub hardware: u32,
     /// How the function being lowered numbers lanes (set per function by the back end;
     /// [`LaneNumbering::Hardware`] from [`SubgroupMapping::new`]).
@@ -280,17 +283,17 @@ impl SubgroupMapping {
         self.hardware > self.width
     }
 
-    /// PISA work-items per invocation on virtual lanes: `N / H`, or 1 when the hardware is as
-    /// wide; an error when it is wider (clusters and virtual lanes do not combine).
-    pub fn lanes_per_invocation(&self) -> Result<u32, String> {
-        if self.clustered() {
-            return Err(format!(
-                "virtual lanes need hardware sub-groups no wider than the sub-group size \
-                 {}, not {}",
-                self.width, self.hardware
-            ));
-        }
-        Ok(self.width / self.hardware)
+    /// PISA work-items per invocation on virtual lanes (K): `N / H`, or 1 when the hardware
+    /// is as wide or wider (clustered virtual lanes: each aligned N-lane cluster of a
+    /// hardware sub-group is one PISA sub-group, one work-item per invocation).
+    pub fn lanes_per_invocation(&self) -> u32 {
+        (self.width / self.hardware).max(1)
+    }
+
+    /// PISA work-items one hardware sub-group carries on virtual lanes: `K·H`, which is N, or
+    /// H when clustered.
+    pub fn items_per_hardware_subgroup(&self) -> u32 {
+        self.width.max(self.hardware)
     }
 }
 

@@ -49,15 +49,22 @@ pub fn run(_: Args) -> Result<(), Failure> {
 /// device whose pipelines cannot require a sub-group size, on virtual lanes for its
 /// `subgroupSize`, which the kernels check (§105).
 fn subgroup_mode(d: &pisa_vk::DeviceInfo) -> String {
+    const UNSIZED: &str =
+        "no subgroupSizeControl: the device's subgroupSize, checked by each kernel";
     if let Some(h) = pisa_vk::unsized_subgroup_size(d, &d.features, 32) {
-        format!(
-            "32 lanes on virtual lanes: {} work-items per invocation of {h}-lane sub-groups \
-             (no subgroupSizeControl: the device's subgroupSize, checked by each kernel)",
-            32 / h
-        )
+        if h > 32 {
+            format!("32 lanes on virtual lanes as clusters of {h}-lane sub-groups ({UNSIZED})")
+        } else {
+            format!(
+                "32 lanes on virtual lanes: {} work-items per invocation of {h}-lane \
+                 sub-groups ({UNSIZED})",
+                32 / h
+            )
+        }
     } else if !pisa_vk::can_require_subgroup_size(&d.features) {
         format!(
-            "refused (no subgroupSizeControl, and sub-groups of {} are wider than 32)",
+            "refused (no subgroupSizeControl, and sub-groups of {} are no power of two up \
+             to 128)",
             d.subgroup_size
         )
     } else if let Some(h) = pisa_vk::clustered_subgroup_size(d, 32) {

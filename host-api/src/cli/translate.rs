@@ -67,8 +67,9 @@ pub struct Args {
     #[arg(long)]
     hardware_subgroup_size: Option<u32>,
     /// Which kernels run on virtual lanes: each invocation carries --subgroup-size /
-    /// --hardware-subgroup-size work-items, so that PISA's 32-lane sub-groups run on narrower
-    /// hardware and any work-group size has partial sub-groups (spec-notes §88).
+    /// --hardware-subgroup-size work-items (one where the hardware is wider: each cluster of a
+    /// hardware sub-group is then one PISA sub-group), so that PISA's 32-lane sub-groups run on
+    /// narrower hardware and any work-group size has partial sub-groups (spec-notes §88, §115).
     #[arg(long, value_enum, default_value = "auto")]
     lanes: Lanes,
     /// Ask for maximal reconvergence in kernels with sub-group instructions (for devices with

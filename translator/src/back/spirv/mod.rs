@@ -101,9 +101,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         .enumerate()
         .any(|(i, f)| f.is_kernel() && f.body.is_some() && !on_lanes[i]);
     let k = if any_on_lanes {
-        subgroups
-            .lanes_per_invocation()
-            .map_err(|e| vec![Diagnostic::error(crate::span::Span::default(), e)])?
+        subgroups.lanes_per_invocation()
     } else {
         u32::from(any_partial)
     };
@@ -233,7 +231,8 @@ fn partial_signatures(m: &mut ModuleCx, sigs: &[FnSig], partial: &[bool]) -> Vec
 }
 
 /// Native sub-group kernels that get a second entry point on virtual lanes of one lane per
-/// invocation, for work-groups whose x size is no multiple of the sub-group's.
+/// invocation, for work-groups whose x size is no multiple of the hardware sub-group's
+/// (clustered too: the entry point then numbers work-items by cluster).
 fn partial_kernels(
     module: &Module,
     subgroup_kernel: &[bool],
@@ -249,7 +248,7 @@ fn partial_kernels(
                 && f.body.is_some()
                 && subgroup_kernel[i]
                 && !on_lanes[i]
-                && subgroups.hardware == subgroups.width
+                && subgroups.hardware >= subgroups.width
         })
         .collect()
 }
@@ -274,7 +273,11 @@ fn module_cx(
         m.declare_scratch();
     }
     if let Some(s) = subgroups {
-        m.declare_virtual_lanes(s.width, s.hardware, layout.private_size / 4);
+        m.declare_virtual_lanes(
+            s.items_per_hardware_subgroup(),
+            s.hardware,
+            layout.private_size / 4,
+        );
     }
     m.float = options.float.unwrap_or_default();
     if needs_flag {
@@ -438,7 +441,7 @@ fn reflect_subgroups(
                 k.hardware_subgroup_size = Some(subgroups.hardware);
                 k.features.push(Feature::SubgroupSizeControl);
                 if on_lanes {
-                    k.virtual_lanes = Some(subgroups.width / subgroups.hardware);
+                    k.virtual_lanes = Some(subgroups.lanes_per_invocation());
                 } else if reconverge {
                     k.features.push(Feature::MaximalReconvergence);
                 }
@@ -835,10 +838,14 @@ mod tests {
         );
         assert!(m(32, Some(64)).unwrap().clustered());
         // Narrower hardware: virtual lanes, N / H work-items per invocation.
-        assert_eq!(m(32, Some(8)).unwrap().lanes_per_invocation(), Ok(4));
-        assert_eq!(m(32, Some(1)).unwrap().lanes_per_invocation(), Ok(32));
-        assert_eq!(m(16, None).unwrap().lanes_per_invocation(), Ok(1));
-        assert!(m(32, Some(64)).unwrap().lanes_per_invocation().is_err());
+        assert_eq!(m(32, Some(8)).unwrap().lanes_per_invocation(), 4);
+        assert_eq!(m(32, Some(1)).unwrap().lanes_per_invocation(), 32);
+        assert_eq!(m(16, None).unwrap().lanes_per_invocation(), 1);
+        // Wider hardware: clustered virtual lanes, one work-item per invocation, one
+        // hardware sub-group carrying H / N PISA sub-groups.
+        assert_eq!(m(32, Some(64)).unwrap().lanes_per_invocation(), 1);
+        assert_eq!(m(32, Some(64)).unwrap().items_per_hardware_subgroup(), 64);
+        assert_eq!(m(32, Some(8)).unwrap().items_per_hardware_subgroup(), 32);
         assert!(!m(32, None).unwrap().clustered());
         assert!(!m(8, Some(8)).unwrap().clustered());
         for (n, h) in [

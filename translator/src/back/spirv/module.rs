@@ -260,8 +260,9 @@ impl ModuleCx {
     /// Makes the module's work-group shape depend on specialization constant
     /// [`VIRTUAL_LANES_SPEC_ID`] (a bool, false by default): when true, the pipeline runs a PISA
     /// work-group of `x·y·z` work-items (constants 0-2) as `ceil(x·y·z / n) · h` invocations
-    /// in x, one hardware sub-group of `h` per PISA sub-group of `n`; `private_lane_words` is
-    /// the private arena of one work-item (the arena holds one per lane).
+    /// in x, one hardware sub-group of `h` per `n` work-items (`n` = K·h: a PISA sub-group, or
+    /// `h / N` of them when clustered); `private_lane_words` is the private arena of one
+    /// work-item (the arena holds one per lane).
     pub fn declare_virtual_lanes(&mut self, n: u32, h: u32, private_lane_words: u32) {
         let bt = self.ty(Scalar::Bool);
         let u32t = self.ty(Scalar::U(32));

@@ -159,18 +159,27 @@ impl FnCx<'_> {
     }
 
     /// `%laneid`: the hardware lane, within its cluster when clustered (`lane & (N-1)`);
-    /// on virtual lanes `hw·K + l` for the lane `l` being emitted.
+    /// on virtual lanes `hw·K + l` for the lane `l` being emitted (K = 1 when clustered).
     pub(super) fn pisa_lane(&mut self) -> EResult<Word> {
-        let lane = self.hardware_lane()?;
-        if let Some(k) = self.virtual_k() {
-            let first = self.mul_const(lane, k)?;
-            let l = self.m.const_u32(self.lane);
-            return self.u32_op(Builder::i_add, first, l);
+        let lane = self.cluster_lane()?;
+        match self.virtual_k() {
+            Some(k) if k > 1 => {
+                let first = self.mul_const(lane, k)?;
+                let l = self.m.const_u32(self.lane);
+                self.u32_op(Builder::i_add, first, l)
+            }
+            _ => Ok(lane),
         }
+    }
+
+    /// This invocation's hardware lane within its PISA sub-group's lanes: `lane & (N-1)`
+    /// when clustered, else the hardware lane.
+    pub(super) fn cluster_lane(&mut self) -> EResult<Word> {
+        let hw = self.hardware_lane()?;
         if self.subgroups.clustered() {
-            self.and_const(lane, self.subgroups.width - 1)
+            self.and_const(hw, self.subgroups.width - 1)
         } else {
-            Ok(lane)
+            Ok(hw)
         }
     }
 
@@ -414,8 +423,19 @@ impl FnCx<'_> {
     /// `OpGroupNonUniform<op>` of a u32 over the active lanes of this invocation's PISA
     /// sub-group: `Reduce` natively, `ClusteredReduce` with `ClusterSize` N when clustered.
     pub(super) fn reduce_hw(&mut self, op: AtomOp, x: Word) -> EResult<Word> {
+        self.reduce_over(op, x, self.subgroups.clustered())
+    }
+
+    /// `OpGroupNonUniform<op>` of a u32 over the active invocations of the whole hardware
+    /// sub-group, every cluster of it.
+    pub(super) fn reduce_whole_hw(&mut self, op: AtomOp, x: Word) -> EResult<Word> {
+        self.reduce_over(op, x, false)
+    }
+
+    /// `op` over the cluster of N lanes (`clustered`) or the whole hardware sub-group.
+    fn reduce_over(&mut self, op: AtomOp, x: Word, clustered: bool) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniformArithmetic);
-        let (r, cluster) = if self.subgroups.clustered() {
+        let (r, cluster) = if clustered {
             self.m.capability(Capability::GroupNonUniformClustered);
             let n = self.m.const_u32(self.subgroups.width);
             (GroupOperation::ClusteredReduce, Some(n))

@@ -11,12 +11,13 @@ use rspirv::spirv::{Capability, Word};
 
 impl FnCx<'_> {
     /// A ballot on virtual lanes: each invocation's K bits of `preds` (for active lanes)
-    /// shifted to its lanes `hw·K ..`, OR-ed over the hardware sub-group.
+    /// shifted to its lanes `hw·K ..`, OR-ed over the hardware sub-group (over its cluster
+    /// when clustered, `hw` then the lane within it).
     pub(in crate::back::spirv) fn ballot_on_lanes(&mut self, preds: &[Word]) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniformArithmetic);
         let cur = self.load_cur()?;
         let mine = self.lanes_where(cur, |cx| Ok(preds[cx.lane as usize]))?;
-        let hw = self.hardware_lane()?;
+        let hw = self.cluster_lane()?;
         let shift = self.mul_const(hw, self.lane_count())?;
         let placed = self.u32_op(Builder::shift_left_logical, mine, shift)?;
         self.reduce_hw(AtomOp::Or, placed)
@@ -54,7 +55,7 @@ impl FnCx<'_> {
                 }
                 Ok(got)
             };
-            if same_slots {
+            if same_slots || k == 1 {
                 let mine = pick(self, values)?;
                 out.push(self.shuffle_hw(mine, hw)?);
                 continue;

@@ -4,7 +4,11 @@
 //! A function lowered on virtual lanes runs K = N/H PISA work-items in each invocation
 //! (K = 1 when the widths agree): lane `l` of hardware lane `hw` of hardware sub-group `s` is
 //! the work-item of linear local id `s·N + hw·K + l`, so one hardware sub-group carries one
-//! whole PISA sub-group. Every register, the dispatch and junction variables of the CFG and
+//! whole PISA sub-group. Where the hardware is wider (H > N, spec-notes §115), K = 1 and
+//! hardware sub-group `s` carries the H/N PISA sub-groups from work-item `s·H`, one per
+//! aligned N-lane cluster; the cross-lane primitives then work within the cluster (the
+//! clustered mapping of §53), and control flow stays uniform over the whole hardware
+//! sub-group. Every register, the dispatch and junction variables of the CFG and
 //! the private arena exist once per lane ([`FnCx::lane`] selects them); special registers
 //! are computed per lane.
 //!
@@ -233,14 +237,20 @@ impl FnCx<'_> {
         self.and32(within, mask)
     }
 
-    /// The work-item's linear local id for lane `l`: `SubgroupId·N + hw·K + l`.
+    /// The work-item's linear local id for lane `l`: `SubgroupId·K·H + hw·K + l` (K·H = N,
+    /// or H when clustered with K = 1: cluster `c` of the hardware sub-group holds the
+    /// work-items from `c·N`).
     pub(super) fn virtual_linear_id(&mut self) -> EResult<Word> {
         self.m.capability(Capability::GroupNonUniform);
         let var = self.m.builtin(BuiltIn::SubgroupId, false);
         let u32t = self.m.uint(32);
         let sg = self.m.b.load(u32t, None, var, None, []);
-        let base = self.mul_const(sg, self.subgroups.width)?;
-        let lane = self.pisa_lane()?;
+        let base = self.mul_const(sg, self.subgroups.items_per_hardware_subgroup())?;
+        let lane = if self.subgroups.clustered() {
+            self.hardware_lane()?
+        } else {
+            self.pisa_lane()?
+        };
         self.u32_op(Builder::i_add, base, lane)
     }
 
@@ -358,7 +368,7 @@ impl FnCx<'_> {
         let var = self.m.builtin(BuiltIn::SubgroupSize, false);
         let size = self.m.b.load(u32t, None, var, None, []);
         let one = self.m.const_u32(1);
-        let active = self.reduce_hw(AtomOp::Sum, one)?;
+        let active = self.reduce_whole_hw(AtomOp::Sum, one)?;
         let h = self.m.const_u32(self.subgroups.hardware);
         let size_ok = self.m.b.i_equal(bt, None, size, h);
         let full = self.m.b.i_equal(bt, None, active, h);
@@ -383,9 +393,10 @@ impl FnCx<'_> {
     }
 
     /// A kernel's first mask: the lanes whose linear local id is inside the work-group (the
-    /// last PISA sub-group of a work-group may be partial); and whether every sub-group of
-    /// the work-group is full. The work-group size is a specialization constant: where it is
-    /// a multiple of the sub-group size, the driver folds the mask to all K lanes.
+    /// last PISA sub-group of a work-group may be partial, and clustered, the clusters after
+    /// it empty); and whether every sub-group of the work-group is full (every hardware
+    /// sub-group's work-items exist). The work-group size is a specialization constant:
+    /// where it is a multiple of K·H, the driver folds the mask to all K lanes.
     fn existing_lanes(&mut self) -> EResult<(Word, Word)> {
         let [x, y, z] = self.m.local_size;
         let xy = self.u32_op(Builder::i_mul, x, y)?;
@@ -396,7 +407,7 @@ impl FnCx<'_> {
             let id = cx.virtual_linear_id()?;
             Ok(cx.m.b.u_less_than(bt, None, id, count))
         })?;
-        let rest = self.and_const(count, self.subgroups.width - 1)?;
+        let rest = self.and_const(count, self.subgroups.items_per_hardware_subgroup() - 1)?;
         let zero = self.m.const_u32(0);
         let full = self.m.b.i_equal(bt, None, rest, zero);
         let every = self.m.const_u32(low_bits(self.lane_count()));
