@@ -195,6 +195,13 @@ impl Context {
         self.rt.info()
     }
 
+    /// How many compute queues the context opened: independent launches and streams go to
+    /// the one with the least work in flight, so a long kernel on one queue does not hold
+    /// back work on another (spec-notes §116). 1 on lavapipe.
+    pub fn queue_count(&self) -> usize {
+        self.rt.queue_count()
+    }
+
     /// The underlying runtime context ([`pisa_runtime::Context`]), for what the host API
     /// does not wrap (raw pipelines, live buffers, the pipeline cache file).
     pub fn runtime(&self) -> &pisa_runtime::Context {

@@ -81,7 +81,7 @@ pub use pisa_runtime::Error as RuntimeError;
 pub use pisa_runtime::{
     avoid_known_driver_bugs, cancel_waits_on, CancelHandle, ContextOptions, CpuCaps, DeviceInfo,
     DeviceSelector, DeviceType, DiskCache, DriverBugs, FeatureSet, FusedFma, ImportRefused,
-    KeepAlive,
+    KeepAlive, MAX_QUEUES,
 };
 pub use pisa_translator::memcheck::Violation;
 pub use pisa_translator::reflect::{Element, ElementClass, Given, ParamInfo, ParamKind};

@@ -167,5 +167,6 @@ fn device_dict<'py>(py: Python<'py>, i: &DeviceInfo) -> PyResult<Bound<'py, PyDi
     d.set_item("max_workgroup_count", i.max_workgroup_count)?;
     d.set_item("max_shared_memory", i.max_shared_memory)?;
     d.set_item("max_allocation_size", i.max_allocation_size)?;
+    d.set_item("compute_queues", i.compute_queues)?;
     Ok(d)
 }

@@ -21,6 +21,14 @@ def test_devices_show_their_uuid(ctx):
     assert ctx.device["uuid"] in {d["uuid"] for d in devices}
 
 
+def test_devices_say_how_many_compute_queues_they_have(ctx):
+    # Every usable device has a compute queue; lavapipe has exactly one.
+    for d in pisa_vk.devices():
+        assert d["compute_queues"] >= 1, d
+        if "llvmpipe" in d["name"]:
+            assert d["compute_queues"] == 1, d
+
+
 def test_a_context_by_uuid_opens_that_device(ctx):
     uuid = ctx.device["uuid"]
     assert uuid != "00000000-0000-0000-0000-000000000000"

@@ -56,6 +56,12 @@ pub struct ContextOptions {
     /// Where the driver's pipeline cache is kept on disk ([`DiskCache::Default`]: as
     /// `PISA_VK_PIPELINE_CACHE` says, else the user's cache directory).
     pub pipeline_cache: DiskCache,
+    /// The most compute queues to open (`None`: every queue of the compute family, up to
+    /// [`MAX_QUEUES`](crate::MAX_QUEUES); at least 1). Each submission goes to the queue
+    /// with the least work in flight, so that on a device with several queues a long kernel
+    /// does not hold back work submitted beside it (spec-notes §116); 1 runs everything in
+    /// one in-order queue.
+    pub queues: Option<u32>,
 }
 
 impl ContextOptions {
@@ -213,9 +219,25 @@ impl Context {
             // The layer cannot validate it: leave it off rather than drown real messages.
             support = support.without_maximal_reconvergence();
         }
-        let device =
-            features::create_logical_device(&owner.instance, chosen.handle, queue_family, &support)
-                .vk("vkCreateDevice")?;
+        let queue_count = match options.queues {
+            Some(0) => {
+                return Err(Error::InvalidArgument(
+                    "ContextOptions::queues is 0: a context needs at least one queue".into(),
+                ))
+            }
+            Some(n) => n,
+            None => crate::order::MAX_QUEUES,
+        }
+        .min(info.compute_queues)
+        .clamp(1, crate::order::MAX_QUEUES);
+        let device = features::create_logical_device(
+            &owner.instance,
+            chosen.handle,
+            queue_family,
+            queue_count,
+            &support,
+        )
+        .vk("vkCreateDevice")?;
         let mut debug_settings = AllocatorDebugSettings::default();
         debug_settings.log_leaks_on_shutdown = false;
         let allocator = Allocator::new(&AllocatorCreateDesc {
@@ -234,8 +256,12 @@ impl Context {
                 return Err(Error::Allocation(e.to_string()));
             }
         };
-        // SAFETY: the device was created with one queue of this family.
-        let queue = unsafe { device.get_device_queue(queue_family, 0) };
+        // SAFETY: the device was created with `queue_count` queues of this family.
+        let queues = (0..queue_count)
+            .map(|i| {
+                crate::order::DeviceQueue::new(unsafe { device.get_device_queue(queue_family, i) })
+            })
+            .collect();
         let host_import = crate::import::HostImport::query(
             &owner.instance,
             chosen.handle,
@@ -248,12 +274,11 @@ impl Context {
             wedged: AtomicBool::new(false),
             busy: Mutex::new(Vec::new()),
             any_busy: AtomicBool::new(false),
-            queue: Mutex::new(queue),
+            queues,
             queue_family,
             timestamps: chosen.timestamps,
             slots: Mutex::new(Vec::new()),
             cancel: Mutex::new(None),
-            order: Mutex::new(Default::default()),
             live: crate::live::Registry::new(),
             host_import,
             max_allocation_size: info.max_allocation_size,
@@ -302,6 +327,12 @@ impl Context {
     /// [`Error::Timeout`].
     pub fn timeout_seconds(&self) -> f64 {
         self.timeout_seconds
+    }
+
+    /// How many compute queues the context opened ([`ContextOptions::queues`]): submissions
+    /// go to the one with the least work in flight (spec-notes §116).
+    pub fn queue_count(&self) -> usize {
+        self.shared.queues.len()
     }
 
     /// A host-visible, persistently mapped buffer of `size` bytes (0 allowed), usable by

@@ -101,6 +101,9 @@ pub struct DeviceInfo {
     pub max_allocation_size: u64,
     /// The features the device supports.
     pub features: FeatureSet,
+    /// `queueCount` of the compute queue family the runtime uses (0 without one); a context
+    /// opens up to [`MAX_QUEUES`](crate::MAX_QUEUES) of them ([`ContextOptions::queues`](crate::ContextOptions::queues)).
+    pub compute_queues: u32,
 }
 
 impl DeviceInfo {
@@ -315,10 +318,12 @@ fn describe(
         max_workgroup_subgroups: 0,
         max_allocation_size: largest_heap(instance, handle),
         features: FeatureSet::default(),
+        compute_queues: 0,
     };
     // SAFETY: queue family query on a valid handle.
     let families = unsafe { instance.get_physical_device_queue_family_properties(handle) };
     let queue_family = pick_queue_family(&families);
+    info.compute_queues = queue_family.map_or(0, |f| families[f as usize].queue_count);
     let timestamps = TimestampSupport {
         valid_bits: queue_family.map_or(0, |f| families[f as usize].timestamp_valid_bits),
         period_ns: props.limits.timestamp_period,
@@ -444,6 +449,7 @@ mod tests {
                 buffer_device_address: ok,
                 ..FeatureSet::default()
             },
+            compute_queues: 1,
         }
     }
 

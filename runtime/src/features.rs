@@ -639,12 +639,13 @@ impl Support {
 }
 
 /// Creates the logical device with every feature of `support` enabled (all the device offers,
-/// or a [`Support::restricted_to`] set), one compute queue (`queue_family`), and the
-/// extensions those features need.
+/// or a [`Support::restricted_to`] set), `queue_count` queues of the compute family
+/// `queue_family` (at least 1), and the extensions those features need.
 pub(crate) fn create_logical_device(
     instance: &ash::Instance,
     pdev: vk::PhysicalDevice,
     queue_family: u32,
+    queue_count: u32,
     support: &Support,
 ) -> Result<ash::Device, vk::Result> {
     let f = &support.features;
@@ -699,7 +700,7 @@ pub(crate) fn create_logical_device(
         .workgroup_memory_explicit_layout16_bit_access(x.wg_layout_16bit);
 
     let mut names: Vec<*const std::ffi::c_char> = Vec::new();
-    let priorities = [1.0f32];
+    let priorities = vec![1.0f32; queue_count.max(1) as usize];
     let queues = [vk::DeviceQueueCreateInfo::default()
         .queue_family_index(queue_family)
         .queue_priorities(&priorities)];

@@ -106,6 +106,7 @@ pub use error::Error;
 pub use features::{FeatureSet, FloatAtomics, FloatControls, SubgroupOps};
 pub use import::ImportRefused;
 pub use live::LiveBuffer;
+pub use order::MAX_QUEUES;
 pub use pipeline::{LaneShape, Pipeline, PipelineDesc, PIPELINE_CACHE_CAPACITY};
 pub use probe::FusedFma;
 pub use stream::{

@@ -1,5 +1,12 @@
-//! The order of submissions on the device's queue, so that work waiting behind other work is
-//! not charged for it (spec-notes §92).
+//! The device's queues and the order of submissions on each, so that work waiting behind
+//! other work is not charged for it (spec-notes §92), and independent work goes where nothing
+//! holds it back (spec-notes §116).
+//!
+//! A context opens up to [`MAX_QUEUES`] queues of its compute family; each submission goes
+//! to the queue with the fewest submissions in flight ([`choose_queue`]), so on a device with
+//! several queues a long kernel on one does not delay work submitted beside it. Nothing
+//! orders two submissions anyway (streams race as CUDA streams do, `crate::stream`), so the
+//! choice changes no result. Each queue keeps its own order.
 //!
 //! On an in-order queue a submission starts only once the ones submitted before it have
 //! ended. Its time (the context's timeout) therefore starts when they have ended: a wait that
@@ -15,12 +22,61 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use ash::vk;
+
 use crate::cancel::WordRef;
 use crate::shared::DeviceShared;
 
 /// How long work that was asked to stop may take before it is taken to be one that does not
 /// stop (then the device is busy with it, spec-notes §62).
 pub const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// The most queues a context opens (NVIDIA's compute-only family has 8, AMD's 4 or 8).
+pub const MAX_QUEUES: u32 = 8;
+
+/// One queue of the device and the submissions in flight on it.
+pub(crate) struct DeviceQueue {
+    /// The queue (`vkQueueSubmit` needs it externally synchronised).
+    pub queue: Mutex<vk::Queue>,
+    order: Mutex<Order>,
+}
+
+impl DeviceQueue {
+    /// `queue`, with nothing in flight.
+    pub fn new(queue: vk::Queue) -> DeviceQueue {
+        DeviceQueue {
+            queue: Mutex::new(queue),
+            order: Mutex::new(Order::default()),
+        }
+    }
+
+    /// What [`choose_queue`] weighs: the submissions in flight, or `None` when one of them
+    /// did not stop when asked (the queue is held for as long as it runs).
+    fn load(&self) -> Option<usize> {
+        let o = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        (!o.running.iter().any(|e| e.stuck.is_some())).then_some(o.running.len())
+    }
+}
+
+/// A submission's place: its queue (an index into the context's queues) and its number
+/// there.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Place {
+    pub queue: usize,
+    seq: u64,
+}
+
+/// The queue for a new submission, given each queue's load (`None`: held by work that does
+/// not stop): the least loaded free one, the first of equals; the first queue when every one
+/// is held (the submission then waits there, and its wait reports the busy state).
+pub(crate) fn choose_queue(loads: &[Option<usize>]) -> usize {
+    loads
+        .iter()
+        .enumerate()
+        .filter_map(|(i, l)| l.map(|l| (l, i)))
+        .min()
+        .map_or(0, |(_, i)| i)
+}
 
 /// One submission not yet seen finished.
 struct Entry {
@@ -52,19 +108,46 @@ pub(crate) enum Blocking {
 }
 
 impl DeviceShared {
-    fn order(&self) -> MutexGuard<'_, Order> {
-        self.order.lock().unwrap_or_else(|e| e.into_inner())
+    /// The order of `queue`'s submissions.
+    fn order(&self, queue: usize) -> MutexGuard<'_, Order> {
+        self.queues[queue]
+            .order
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Runs `submit` (which submits to the queue) and registers the submission when it
-    /// succeeds, under one lock, so that the order is the queue's; returns its place.
+    /// The entry of the submission at `at`, if still in flight.
+    fn with_entry(&self, at: Place, f: impl FnOnce(&mut Entry)) {
+        if let Some(e) = self
+            .order(at.queue)
+            .running
+            .iter_mut()
+            .find(|e| e.seq == at.seq)
+        {
+            f(e);
+        }
+    }
+
+    /// Chooses a queue ([`choose_queue`]), runs `submit` (which submits to the queue it is
+    /// given) and registers the submission when it succeeds, under that queue's order lock,
+    /// so that the order is the queue's; returns its place.
     pub(crate) fn order_submit(
         &self,
         word: Option<WordRef>,
-        submit: impl FnOnce() -> Result<(), crate::Error>,
-    ) -> Result<u64, crate::Error> {
-        let mut o = self.order();
-        submit()?;
+        submit: impl FnOnce(usize) -> Result<(), crate::Error>,
+    ) -> Result<Place, crate::Error> {
+        let queue = match self.queues.len() {
+            1 => 0,
+            _ => choose_queue(
+                &self
+                    .queues
+                    .iter()
+                    .map(DeviceQueue::load)
+                    .collect::<Vec<_>>(),
+            ),
+        };
+        let mut o = self.order(queue);
+        submit(queue)?;
         let seq = o.next;
         o.next += 1;
         o.running.push(Entry {
@@ -74,44 +157,41 @@ impl DeviceShared {
             stopping_since: None,
             stuck: None,
         });
-        Ok(seq)
+        Ok(Place { queue, seq })
     }
 
     /// Records the deadline a submission's own wait set.
-    pub(crate) fn order_deadline(&self, seq: u64, deadline: Instant) {
-        if let Some(e) = self.order().running.iter_mut().find(|e| e.seq == seq) {
-            e.deadline = Some(deadline);
-        }
+    pub(crate) fn order_deadline(&self, at: Place, deadline: Instant) {
+        self.with_entry(at, |e| e.deadline = Some(deadline));
     }
 
     /// Records that a submission was asked to stop.
-    pub(crate) fn order_stopping(&self, seq: u64) {
-        if let Some(e) = self.order().running.iter_mut().find(|e| e.seq == seq) {
+    pub(crate) fn order_stopping(&self, at: Place) {
+        self.with_entry(at, |e| {
             e.stopping_since.get_or_insert_with(Instant::now);
-        }
+        });
     }
 
     /// Forgets a submission seen finished (or stopped between batches); one that did not
     /// stop stays until the busy state is over.
-    pub(crate) fn order_finished(&self, seq: u64) {
-        self.order()
+    pub(crate) fn order_finished(&self, at: Place) {
+        self.order(at.queue)
             .running
-            .retain(|e| e.seq != seq || e.stuck.is_some());
+            .retain(|e| e.seq != at.seq || e.stuck.is_some());
     }
 
     /// Records that a submission did not stop: it is part of the busy state now.
-    pub(crate) fn order_stuck(&self, seq: u64, what: String) {
-        if let Some(e) = self.order().running.iter_mut().find(|e| e.seq == seq) {
-            e.stuck = Some(what);
-        }
+    pub(crate) fn order_stuck(&self, at: Place, what: String) {
+        self.with_entry(at, |e| e.stuck = Some(what));
     }
 
-    /// What blocks submission `seq` now, at the end of its own time. Earlier work that
-    /// nobody waits for (no deadline) shares the time of this wait: its time is up now too.
-    /// Earlier work past its deadline is asked to stop.
-    pub(crate) fn order_blocking(&self, seq: u64) -> Blocking {
+    /// What blocks the submission at `at` now, at the end of its own time: the work before
+    /// it on its queue. Earlier work that nobody waits for (no deadline) shares the time of
+    /// this wait: its time is up now too. Earlier work past its deadline is asked to stop.
+    pub(crate) fn order_blocking(&self, at: Place) -> Blocking {
+        let seq = at.seq;
         let idle = self.wait_idle(Duration::ZERO).is_ok();
-        let mut o = self.order();
+        let mut o = self.order(at.queue);
         if idle {
             // Work that did not stop has ended since: it blocks nothing any more.
             o.running.retain(|e| e.stuck.is_none());
@@ -148,5 +228,20 @@ impl DeviceShared {
     }
 }
 
-/// The order's mutex, for `DeviceShared`.
-pub(crate) type OrderLock = Mutex<Order>;
+#[cfg(test)]
+mod tests {
+    use super::choose_queue;
+
+    #[test]
+    fn the_least_loaded_free_queue_is_chosen() {
+        assert_eq!(choose_queue(&[Some(0)]), 0);
+        assert_eq!(choose_queue(&[Some(1), Some(0), Some(0)]), 1);
+        assert_eq!(choose_queue(&[Some(2), Some(3), Some(1)]), 2);
+        // A queue held by work that does not stop is left alone, however short.
+        assert_eq!(choose_queue(&[None, Some(5)]), 1);
+        assert_eq!(choose_queue(&[Some(0), None]), 0);
+        // Every queue held: the first, where the wait reports the busy state.
+        assert_eq!(choose_queue(&[None, None]), 0);
+        assert_eq!(choose_queue(&[]), 0);
+    }
+}

@@ -1,5 +1,5 @@
 //! [`DeviceShared`]: the Vulkan objects of one device that must outlive every buffer,
-//! pipeline and submission (instance, device, allocator, queue, free submission slots), and
+//! pipeline and submission (instance, device, allocator, queues, free submission slots), and
 //! the device's busy state after a timeout (spec-notes §62). Buffers, pipelines, streams and
 //! the context hold an `Arc` to it; it depends on none of them, so the runtime's modules form
 //! no circle: `shared` stands on `instance`, `slots`, `live` and `timestamps` only.
@@ -35,9 +35,10 @@ pub(crate) struct DeviceShared {
     /// Whether `busy` is not empty: what every call that needs the device looks at first,
     /// so that the common case (nothing timed out) takes no lock.
     pub any_busy: AtomicBool,
-    /// The compute queue (`vkQueueSubmit` needs it externally synchronised).
-    pub queue: Mutex<vk::Queue>,
-    /// Its family.
+    /// The compute queues, each with the order of its submissions ([`crate::order`]): at
+    /// least one.
+    pub queues: Vec<crate::order::DeviceQueue>,
+    /// Their family.
     pub queue_family: u32,
     /// What the queue family says about timestamps.
     pub timestamps: TimestampSupport,
@@ -45,8 +46,6 @@ pub(crate) struct DeviceShared {
     pub slots: Mutex<Vec<Slot>>,
     /// The slots' cancel words ([`crate::cancel`]), made with the first slot.
     pub cancel: crate::cancel::CancelPool,
-    /// The submissions in flight, in queue order ([`crate::order`]).
-    pub order: crate::order::OrderLock,
     /// The context's identity and its live buffers.
     pub live: crate::live::Registry,
     /// Host-memory imports, when the device offers them (`crate::import`).
@@ -117,17 +116,22 @@ impl DeviceShared {
             .push(slot);
     }
 
-    /// Submits `cmd` to the queue, signalling `fence`.
+    /// Submits `cmd` to queue `queue` (an index into [`DeviceShared::queues`]), signalling
+    /// `fence`.
     ///
     /// # Safety
     /// `cmd` is a recorded command buffer of this device whose objects stay alive until
     /// `fence` signals; `fence` is unsignalled and not in use.
     pub unsafe fn queue_submit(
         &self,
+        queue: usize,
         cmd: vk::CommandBuffer,
         fence: vk::Fence,
     ) -> Result<(), Error> {
-        let queue = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let queue = self.queues[queue]
+            .queue
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let cmds = [cmd];
         let submit = vk::SubmitInfo::default().command_buffers(&cmds);
         self.device

@@ -656,6 +656,7 @@ impl<'c> Stream<'c> {
                 deadline: None,
                 expired: false,
                 cancel_address: 0,
+                queue: 0,
             }),
             word: None,
             _keep: self.keep,
@@ -664,7 +665,7 @@ impl<'c> Stream<'c> {
             timeout_seconds: self.ctx.timeout_seconds(),
             times: None,
             compile_time: None,
-            seq: None,
+            place: None,
             cancellable: false,
         };
         let shared = &submission.shared;
@@ -691,11 +692,12 @@ impl<'c> Stream<'c> {
         let (word, address) = shared.arm_cancel_word(slot.cancel_word);
         progress.cancel_address = address;
         let timing = submission.timing;
-        let seq = shared.order_submit(Some(word), || {
+        let place = shared.order_submit(Some(word), |queue| {
+            progress.queue = queue;
             progress.submit_batch(shared, slot, timing, &warm)
         })?;
         submission.word = Some(word);
-        submission.seq = Some(seq);
+        submission.place = Some(place);
         Ok(submission)
     }
 }
@@ -739,6 +741,8 @@ struct Progress {
     /// The device address of the submission's cancel word, written into the push
     /// constants of every dispatch of a pipeline that reads it (0: none).
     cancel_address: u64,
+    /// The queue the submission went to (its later batches go there too).
+    queue: usize,
 }
 
 impl Progress {
@@ -760,7 +764,7 @@ impl Progress {
         // device (checked when recorded) and is kept alive by the submission until the fence
         // signals.
         let recorded = unsafe { record(shared, &mut slot, self, timing, warm) }
-            .and_then(|()| unsafe { shared.queue_submit(slot.cmd, slot.fence) });
+            .and_then(|()| unsafe { shared.queue_submit(self.queue, slot.cmd, slot.fence) });
         if let Err(e) = recorded {
             shared.give_back_slot(slot);
             return Err(e);

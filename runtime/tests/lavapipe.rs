@@ -560,3 +560,29 @@ fn timed_dispatches_report_gpu_time_within_the_wall_time() {
     let empty = ctx.launch_timed(&[]).unwrap();
     assert!(empty < std::time::Duration::from_millis(50), "{empty:?}");
 }
+
+#[test]
+fn a_context_opens_the_compute_queues_it_is_allowed() {
+    // lavapipe's compute family has one queue: a context opens it, whatever the limit.
+    let ctx = lavapipe();
+    assert_eq!(ctx.info().compute_queues, 1);
+    assert_eq!(ctx.queue_count(), 1);
+    let opts = ContextOptions {
+        validation: Some(false),
+        queues: Some(pisa_runtime::MAX_QUEUES + 5),
+        ..ContextOptions::default()
+    };
+    let ctx =
+        Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts).unwrap();
+    assert_eq!(ctx.queue_count(), 1);
+    // No queue at all is an error naming the option.
+    let opts = ContextOptions {
+        queues: Some(0),
+        ..opts
+    };
+    match Context::with_options(DeviceSelector::NameContains("llvmpipe".into()), &opts) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("ContextOptions::queues"), "{m}"),
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("a context without queues was made"),
+    }
+}

@@ -32,6 +32,11 @@ pub fn run(_: Args) -> Result<(), Failure> {
         );
         println!("    sub-group kernels: {}", subgroup_mode(&d));
         println!(
+            "    compute queues: {} (a context opens {})",
+            d.compute_queues,
+            d.compute_queues.clamp(1, pisa_vk::MAX_QUEUES)
+        );
+        println!(
             "    max work-group: {:?}, {} invocations, {} bytes of shared memory",
             d.max_workgroup_size, d.max_workgroup_invocations, d.max_shared_memory
         );

@@ -22,6 +22,7 @@ fn info() -> DeviceInfo {
         max_workgroup_subgroups: 32,
         max_allocation_size: 1 << 30,
         features: all(),
+        compute_queues: 1,
     }
 }
 

@@ -32,8 +32,8 @@ pub struct Submission {
     pub(super) compile_time: Option<Duration>,
     /// Its cancel word (`None` until submitted, or when nothing was).
     pub(super) word: Option<WordRef>,
-    /// Its place in the queue's order ([`crate::order`]), once submitted.
-    pub(super) seq: Option<u64>,
+    /// Its queue and place in that queue's order ([`crate::order`]), once submitted.
+    pub(super) place: Option<crate::order::Place>,
     /// Whether a pipeline of its launches reads the cancel word (else a timeout does not
     /// wait for the work to stop: it cannot).
     pub(super) cancellable: bool,
@@ -75,8 +75,8 @@ impl Submission {
         let stopped = self
             .word
             .is_some_and(|w| self.shared.cancel(w, CANCELLED_BY_HOST));
-        if let (true, Some(seq)) = (stopped, self.seq) {
-            self.shared.order_stopping(seq);
+        if let (true, Some(at)) = (stopped, self.place) {
+            self.shared.order_stopping(at);
         }
         stopped
     }
@@ -132,8 +132,8 @@ impl Submission {
         let deadline = *progress
             .deadline
             .get_or_insert_with(|| Instant::now() + timeout);
-        if let Some(seq) = self.seq {
-            self.shared.order_deadline(seq, deadline);
+        if let Some(at) = self.place {
+            self.shared.order_deadline(at, deadline);
         }
         let Some(slot) = progress.slot.take() else {
             return Ok(true);
@@ -191,7 +191,7 @@ impl Submission {
     /// the timestamps and gives the slot back. Does nothing when nothing is in flight.
     fn finish(&mut self) -> Result<(), Error> {
         let timeout = Duration::from_secs_f64(self.timeout_seconds);
-        let seq = self.seq;
+        let at = self.place;
         let shared = Arc::clone(&self.shared);
         let mut deadline = {
             let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
@@ -199,8 +199,8 @@ impl Submission {
                 .deadline
                 .get_or_insert_with(|| Instant::now() + timeout)
         };
-        if let Some(seq) = seq {
-            shared.order_deadline(seq, deadline);
+        if let Some(at) = at {
+            shared.order_deadline(at, deadline);
         }
         let mut wake = deadline;
         loop {
@@ -250,8 +250,8 @@ impl Submission {
                     if Instant::now() < wake {
                         continue; // a slice ended before the deadline
                     }
-                    let blocking = match seq {
-                        Some(seq) => shared.order_blocking(seq),
+                    let blocking = match at {
+                        Some(at) => shared.order_blocking(at),
                         None => Blocking::Nothing,
                     };
                     match blocking {
@@ -266,8 +266,8 @@ impl Submission {
                         Blocking::Nothing => return self.stop_at_timeout(),
                         Blocking::Stuck(running) => return Err(self.stuck_behind(running)),
                     }
-                    if let Some(seq) = seq {
-                        shared.order_deadline(seq, deadline);
+                    if let Some(at) = at {
+                        shared.order_deadline(at, deadline);
                     }
                 }
                 Err(e) => {
@@ -284,8 +284,8 @@ impl Submission {
         if let Some(w) = self.word {
             self.shared.cancel(w, STOPPED_AT_TIMEOUT);
         }
-        if let Some(seq) = self.seq {
-            self.shared.order_stopping(seq);
+        if let Some(at) = self.place {
+            self.shared.order_stopping(at);
         }
         let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
         let Some(slot) = progress.slot.take() else {
@@ -304,8 +304,8 @@ impl Submission {
                 // The slot is leaked: its fence is the busy state from now on.
                 let what = progress.describe();
                 self.shared.set_busy(slot.fence, what.clone());
-                if let Some(seq) = self.seq {
-                    self.shared.order_stuck(seq, what);
+                if let Some(at) = self.place {
+                    self.shared.order_stuck(at, what);
                 }
                 Err(self.timeout(true, false))
             }
@@ -324,8 +324,8 @@ impl Submission {
         if let Some(slot) = progress.slot.take() {
             self.shared.set_busy(slot.fence, what.clone());
         }
-        if let Some(seq) = self.seq {
-            self.shared.order_stuck(seq, what.clone());
+        if let Some(at) = self.place {
+            self.shared.order_stuck(at, what.clone());
         }
         Error::DeviceBusy {
             what: format!("finish {what}"),
@@ -394,8 +394,8 @@ fn wait_fence(shared: &DeviceShared, slot: &Slot, left: Duration) -> Result<bool
 impl Drop for Submission {
     fn drop(&mut self) {
         let _ = self.finish();
-        if let Some(seq) = self.seq {
-            self.shared.order_finished(seq);
+        if let Some(at) = self.place {
+            self.shared.order_finished(at);
         }
     }
 }
