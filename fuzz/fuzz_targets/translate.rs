@@ -4,8 +4,9 @@
 //! The input's length picks the options ([`options`]): the defaults, the wave64 mapping (PISA
 //! sub-groups as 32-lane halves of 64-lane hardware sub-groups), the memory checker,
 //! cancellable loops in strips, every kernel on virtual lanes of 8-lane hardware (checked,
-//! with the sub-group entry check of a device without size control), and the float64 float
-//! model with a shallow recursion stack.
+//! with the sub-group entry check of a device without size control), sub-group kernels on
+//! clustered virtual lanes of 64-lane hardware (a wave64 without size control), and the
+//! float64 float model with a shallow recursion stack.
 //! Run with `cargo +nightly fuzz run translate` from the repository root (see fuzz/README.md).
 #![no_main]
 
@@ -27,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
 /// gets its share of the inputs.
 fn options(len: usize) -> pisa_translator::Options {
     use pisa_translator::{FloatModel, Options, VirtualLanes};
-    match len % 6 {
+    match len % 7 {
         0 => Options::default(),
         1 => Options::clustered(32, 64),
         2 => Options {
@@ -45,6 +46,11 @@ fn options(len: usize) -> pisa_translator::Options {
             checked: true,
             check_subgroup_size: true,
             ..Options::default()
+        },
+        5 => Options {
+            virtual_lanes: VirtualLanes::SubgroupKernels,
+            check_subgroup_size: true,
+            ..Options::clustered(32, 64)
         },
         _ => Options {
             float: Some(FloatModel {
