@@ -1708,6 +1708,107 @@ fn a_32_bit_index_that_wraps_in_a_counted_loop_is_still_checked() {
     }
 }
 
+/// [`summing_loop`] in its strength-reduced form (spec-notes §114): a pointer `%q` walks the
+/// words, bumped by `bump` bytes in the latch, the counter only counts; the load at line 14.
+fn pointer_loop(bump: u32, step: u32) -> String {
+    kernel(
+        ".param[8] %out, .param[4] %count, .param[4] %first",
+        &format!(
+            ".reg .64b %p, %q;\n.reg .32b %k, %n, %x, %acc;\n.pred %more;\n\
+             ld.param.64b %p, [%out];\nld.param.32b %n, [%count];\nld.param.32b %k, [%first];\n\
+             umul.full.32b %q, %k, 4;\niadd.64b %q, %p, %q;\nmov.32b %acc, 0;\nL:\n\
+             ld.global.32b %x, [%q];\niadd.32b %acc, %acc, %x;\niadd.64b %q, %q, {bump};\n\
+             iadd.32b %k, %k, {step};\nucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;\n\
+             st.global.32b [%q], %acc;"
+        ),
+    )
+}
+
+#[test]
+fn a_bumped_pointer_in_bounds_gives_the_sums() {
+    // As the indexed loop: words 0..12 into word 12, from 0 and from 5, and every third word
+    // (0, 3, 6, 9) into word 12; then a loop whose test fails at once (one iteration).
+    for (bump, step, n, k0, want, at) in [
+        (4, 1, 12, 0u32, (0..12u32).sum::<u32>(), 12),
+        (4, 1, 12, 5, (5..12u32).sum(), 12),
+        (12, 3, 12, 0, 18, 12),
+        (4, 1, 0, 7, 7, 8),
+    ] {
+        let src = pointer_loop(bump, step);
+        let words: Vec<u32> = (0..16).collect();
+        let args = [buf32(&words), val32(n), val32(k0)];
+        let (after, v) = device(&src, 1, 1, &args);
+        assert!(v.is_none(), "{}", v.unwrap());
+        let got = u32::from_le_bytes(after[0][4 * at..4 * at + 4].try_into().unwrap());
+        assert_eq!(got, want, "bump {bump} from {k0} to {n}");
+        assert!(reference(&src, 1, 1, &args).is_none());
+    }
+}
+
+#[test]
+fn a_bumped_pointer_that_reads_past_the_end_is_reported_there() {
+    // 12 words, 13 iterations: the last load (word 12) is just past the end. Also with the
+    // walk starting past the end (nothing in bounds), and with a step of 0 (the counter does
+    // not move: the loop would not end, so the first load past the end must stop it).
+    for (n, k0, step, place) in [
+        (13, 0, 1, "just past the end of argument 0 `%out` (48 bytes)"),
+        (20, 12, 1, "just past the end of argument 0 `%out` (48 bytes)"),
+        (13, 0, 0, "just past the end of argument 0 `%out` (48 bytes)"),
+    ] {
+        let src = pointer_loop(4, step);
+        let v = expect(
+            &src,
+            1,
+            1,
+            &[buf32(&[1; 12]), val32(n), val32(k0)],
+            Expect {
+                line: 14,
+                text: "ld.global.32b %x, [%q]",
+                space: MemSpace::Global,
+                generic: false,
+                access: AccessKind::Load,
+                reason: Reason::OutOfBounds,
+                size: 4,
+                place,
+            },
+        );
+        assert_eq!(v.work_item.global, [0, 0, 0]);
+    }
+}
+
+#[test]
+fn a_store_after_the_bump_is_checked_at_the_next_word() {
+    // Each iteration copies word j to word j + 1 through the pointer after its bump: with 8
+    // words and 8 iterations the last store lands on word 8, just past the end.
+    let src = kernel(
+        ".param[8] %out, .param[4] %count",
+        ".reg .64b %q;\n.reg .32b %k, %n, %x;\n.pred %more;\n\
+         ld.param.64b %q, [%out];\nld.param.32b %n, [%count];\nmov.32b %k, 0;\nL:\n\
+         ld.global.32b %x, [%q];\niadd.64b %q, %q, 4;\nst.global.32b [%q], %x;\n\
+         iadd.32b %k, %k, 1;\nucmp.lt.32b %more, %k, %n;\ngoto.cond %more, L;",
+    );
+    // In bounds with 7 iterations: every word becomes word 0.
+    let (after, v) = device(&src, 1, 1, &[buf32(&[5, 1, 2, 3, 4, 5, 6, 7]), val32(7)]);
+    assert!(v.is_none(), "{}", v.unwrap());
+    assert_eq!(after[0], [5u32; 8].iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>());
+    expect(
+        &src,
+        1,
+        1,
+        &[buf32(&[5; 8]), val32(8)],
+        Expect {
+            line: 13,
+            text: "st.global.32b [%q], %x",
+            space: MemSpace::Global,
+            generic: false,
+            access: AccessKind::Store,
+            reason: Reason::OutOfBounds,
+            size: 4,
+            place: "just past the end of argument 0 `%out` (32 bytes)",
+        },
+    );
+}
+
 /// A checked translation starts every register at zero, as the reference interpreter does
 /// (spec-notes §114): a register read before any write is one value, which a counted loop's
 /// entry check and the loop then agree on. The plain translation leaves them undefined.

@@ -1,37 +1,46 @@
 //! `.global`/`.const` accesses in a counted loop whose addresses are an affine function of the
-//! loop's induction register: the checked translation ([`crate::back::spirv::checked`])
-//! checks, once at the loop's entry, the whole range of addresses such an access can touch
-//! over every iteration, and the access then runs without its own check in each iteration
-//! where that range passed (issue 28: a per-access check in a loop of two loads and a
-//! multiply-add cost lavapipe more than the loop itself).
+//! loop's iteration index: the checked translation ([`crate::back::spirv::checked`]) checks,
+//! once at the loop's entry, the whole range of addresses such an access can touch over
+//! every iteration, and the access then runs without its own check in each iteration where
+//! that range passed (issue 28: a per-access check in a loop of two loads and a multiply-add
+//! cost lavapipe more than the loop itself).
 //!
 //! A loop is *counted* when it has one latch (the only block of the loop with an edge to
 //! its header, in no loop inside it: so every run of the latch follows a run of the header),
-//! that latch ends with a conditional branch whose staying edge goes to the header, and the branch's predicate is written last in the latch by `ucmp.lt.32b` or
-//! `ucmp.le.32b` (either operand order) of the *induction register* `v` with a *bound* `n`
-//! (an immediate or a register no block of the loop writes), after `v`'s only write in the
-//! loop, `iadd.32b v, v, s` in the latch (a *step* `s`: an immediate or such a register).
-//! Then, with `v0` the value on entry and no wrap-around (checked at the entry:
-//! `max(v0, n - 1) + s < 2^32` for `<`, `max(v0, n) + s < 2^32` for `<=`), every iteration
-//! starts with `v = v0 + j s` at most `vmax = max(v0, n - 1)` (`n` for `<=`): the first
-//! iteration runs whatever `v0` is, each later one only when the latch's test held.
+//! that latch ends with a conditional branch whose staying edge goes to the header, and the
+//! branch's predicate is written last in the latch by `ucmp.lt.32b` or `ucmp.le.32b` (either
+//! operand order) of the *induction register* `v` with a *bound* `n` (an immediate or a
+//! register no block of the loop writes), after `v`'s only write in the loop,
+//! `iadd.32b v, v, s` in the latch (a *step* `s`: an immediate or such a register).
+//! Iteration `j` (from 0) starts with `v = v0 + j s` (`v0` the value on entry): the first
+//! iteration runs whatever `v0` is, each later one only when the latch's test held, so with
+//! no wrap-around (checked at the entry: `max(v0, n - 1) + s < 2^32` for `<`,
+//! `max(v0, n) + s < 2^32` for `<=`) the last one has `j <= J = (vmax - v0) / s`, `vmax =
+//! max(v0, n - 1)` (`n` for `<=`; `J = 0` when the test fails at once, and a step of 0 with a
+//! test that holds counts for ever: no range).
+//!
+//! Other registers the latch bumps the same way are *bumped* (strength-reduced code, a
+//! pointer walking an array): written once in the loop, by `iadd.32b r, r, c` or
+//! `iadd.64b r, r, c` in the latch, `c` an immediate or a register the loop does not write.
+//! Iteration `j` reads `r0 + j c` before the update and `r0 + (j + 1) c` after it.
 //!
 //! An access of a block of the loop (not of a loop inside it) is a *member* when its
-//! address, read back through the instructions of its own block before it, is `p + q v`
+//! address, read back through the instructions of its own block before it, is `p + q j`
 //! for values `p`, `q` computed at the entry from immediates and registers the loop does not
-//! write ([`Entry`]), through `mov`, `iadd`, `umad`/`umul` (low half, 32 bits),
-//! `umul.full.32b`, `shl` by an immediate and `zext.64b.32b`, each with one operand that
-//! depends on `v` at most. That is exact only while no step wraps around; each step adds an
-//! [`Obligation`] the entry checks (its result `p + q vmax` below `2^w`, `q < 2^32`, so every
-//! product the entry computes is exact in 64 bits). An access in the latch after the update
-//! sees `v + s`.
+//! write, and the entry values of `v` and the bumped registers ([`Entry`]), through `mov`,
+//! `iadd`, `umad`/`umul` (low half, 32 bits), `umul.full.32b`, `shl` by an immediate and
+//! `zext.64b.32b`, each with one operand that depends on `j` at most. That is exact only
+//! while no step wraps around; each step, and each bumped register, adds an [`Obligation`]
+//! the entry checks (its value `p + q J` below `2^w`, `q < 2^32`, so every product the entry
+//! computes is exact in 64 bits).
 //!
-//! The entry then knows the range `[p + q vlo + k, p + q vhi + k + bytes)` (`k` the address's
+//! The entry then knows the range `[p + k, p + q J + k + bytes)` (`k` the address's
 //! immediate offset) and checks it against the allocation table, with the alignment of
-//! `p + q vlo + k` and of the stride `q s`. Where any of that fails (an obligation, a range
-//! that leaves its allocation in the last iteration, a misaligned stride), the access keeps
-//! its own check in every iteration: the verdicts and the reports are the per-access
-//! check's. A range larger than what runs can only fail more often, never pass wrongly.
+//! `p + k` and of the stride `q`. Where any of that fails (an obligation, a range that leaves
+//! its allocation in the last iteration, a misaligned stride), the access keeps its own check
+//! in every iteration: the verdicts and the reports are the per-access check's. A range
+//! larger than what runs (an access some iterations skip, a loop left early) can only fail
+//! more often, never pass wrongly.
 //!
 //! Must not: emit SPIR-V; accept a shape whose range it has not proved.
 
@@ -89,20 +98,19 @@ impl Entry {
     }
 }
 
-/// A register's value at a point of an iteration: `p + q v`, `v` the induction register's
-/// value at the access ([`Member::after_update`] says which one).
+/// A register's value at a point of iteration `j`: `p + q j`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Affine {
-    /// The part that does not depend on `v`.
+    /// The part that does not depend on `j`: the value in the first iteration.
     pub p: Entry,
-    /// The factor of `v`.
+    /// The factor of `j`: how much the value moves from one iteration to the next.
     pub q: Entry,
 }
 
 /// A condition the loop's entry checks before it trusts a member's range.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Obligation {
-    /// `q < 2^32` and `p + q vhi < 2^bits` without wrapping (64 bits: no carry out): the
+    /// `q < 2^32` and `p + q J < 2^bits` without wrapping (64 bits: no carry out): the
     /// value of a `bits`-wide step never wrapped around.
     Fits {
         /// The value's form.
@@ -131,9 +139,6 @@ pub struct Member {
     pub store: bool,
     /// Its space: `.global` or `.const`.
     pub space: MemSpace,
-    /// Whether it sees the induction register after its update (it follows the update in
-    /// the latch).
-    pub after_update: bool,
     /// What the entry must find true.
     pub obligations: Vec<Obligation>,
 }
@@ -145,6 +150,19 @@ pub enum Leaf {
     Imm(u32),
     /// A 32-bit register the loop does not write.
     Reg(RegId),
+}
+
+/// A register the latch bumps by a fixed amount each iteration (not the induction register).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bumped {
+    /// The register (32 or 64 bits).
+    pub reg: RegId,
+    /// Its width.
+    pub bits: u32,
+    /// What `iadd` adds to it each iteration.
+    pub step: Entry,
+    /// Its update's index in the function's body (in the latch).
+    pub update_at: usize,
 }
 
 /// A counted loop with members.
@@ -160,6 +178,8 @@ pub struct Counted {
     pub bound: Leaf,
     /// Whether the loop stays while `v <= n` (else `v < n`).
     pub inclusive: bool,
+    /// The registers the latch bumps besides `v`.
+    pub bumped: Vec<Bumped>,
     /// Its members, at most [`MAX_MEMBERS`].
     pub members: Vec<Member>,
 }
@@ -219,16 +239,17 @@ pub fn analyze(f: &Function, cfg: &Cfg) -> LoopRanges {
                     f,
                     body,
                     start: range.start,
-                    iv: counted.iv,
-                    // In the latch, the update splits the block: before it `v`, after it
-                    // `v + s`, which the member records; elsewhere every access sees `v`.
+                    counted: &counted,
+                    // In the latch, an update splits the block: before it iteration `j`'s
+                    // value, after it the next one's; elsewhere every access sees `j`'s.
                     update_at: (b == latch).then_some(update_at),
                     invariant: &invariant,
-                    after: std::cell::Cell::new(None),
                     seen: Default::default(),
                     obligations: Default::default(),
                 };
-                if let Some(m) = shape.member(i) {
+                let member = shape.member(i);
+                drop(shape);
+                if let Some(m) = member {
                     counted.members.push(m);
                 }
             }
@@ -344,9 +365,70 @@ fn counting(
         step,
         bound,
         inclusive: op == CmpOp::Le,
+        bumped: bumped(f, body, range.clone(), iv, defs, &|d| cfg.in_loop(h, d), invariant),
         members: Vec::new(),
     };
     Some((counted, latch, update_at))
+}
+
+/// The registers other than `iv` that the latch (its instructions `latch`) bumps: written
+/// once in the loop (`in_loop` says which blocks are), there, by `iadd.32b`/`iadd.64b r, r,
+/// c` with `c` an immediate or a register of the same width the loop does not write.
+fn bumped(
+    f: &Function,
+    body: &[Inst],
+    latch: std::ops::Range<usize>,
+    iv: RegId,
+    defs: &HashMap<RegId, Vec<BlockId>>,
+    in_loop: &dyn Fn(BlockId) -> bool,
+    invariant: &dyn Fn(RegId) -> bool,
+) -> Vec<Bumped> {
+    let mut out = Vec::new();
+    for i in latch.clone() {
+        let u = &body[i];
+        let [Operand::Reg {
+            reg: r,
+            swizzle: None,
+        }, ref a, ref b] = u.ops[..]
+        else {
+            continue;
+        };
+        let bits = match u.q.ty.map(|t| t.bits()) {
+            Some(w @ (32 | 64)) => w,
+            _ => continue,
+        };
+        if u.op != Opcode::Iadd || u.q.dsat || !plain_int(u.q.ty, bits) || r == iv {
+            continue;
+        }
+        if !is_scalar(f, r, bits) {
+            continue;
+        }
+        // Its only write in the loop.
+        let in_loop_defs = defs.get(&r).map_or(0, |ds| ds.iter().filter(|&&d| in_loop(d)).count());
+        let in_latch = latch.clone().filter(|&j| writes(&body[j]).any(|w| w == r)).count();
+        if in_loop_defs != 1 || in_latch != 1 {
+            continue;
+        }
+        let is_r = |o: &Operand| matches!(*o, Operand::Reg { reg, swizzle: None } if reg == r);
+        let step = match (a, b) {
+            (a, c) | (c, a) if is_r(a) && !is_r(c) => c,
+            _ => continue,
+        };
+        let step = match *step {
+            Operand::Imm(k) => Entry::Imm((k & mask(bits)) as u64),
+            Operand::Reg { reg, swizzle: None } if is_scalar(f, reg, bits) && invariant(reg) => {
+                Entry::Reg(reg)
+            }
+            _ => continue,
+        };
+        out.push(Bumped {
+            reg: r,
+            bits,
+            step,
+            update_at: i,
+        });
+    }
+    out
 }
 
 /// An immediate or a 32-bit register the loop does not write.
@@ -379,14 +461,11 @@ struct Shape<'a> {
     body: &'a [Inst],
     /// The block's first instruction.
     start: usize,
-    /// The induction register.
-    iv: RegId,
+    /// The loop: its induction register and step, and its bumped registers.
+    counted: &'a Counted,
     /// In the latch: the index of the induction register's update.
     update_at: Option<usize>,
     invariant: &'a dyn Fn(RegId) -> bool,
-    /// Whether the reads of the induction register so far saw it after its update (all of
-    /// one address must agree).
-    after: std::cell::Cell<Option<bool>>,
     /// The values already read back, by register and reading instruction (each read once:
     /// an instruction that uses a value several times must not multiply the work; its
     /// obligations are in `obligations` from the first read).
@@ -442,7 +521,6 @@ impl Shape<'_> {
             align: g.align,
             store: g.store,
             space: g.space,
-            after_update: self.after.get().unwrap_or(false),
             obligations: self.obligations.take(),
         })
     }
@@ -492,23 +570,23 @@ impl Shape<'_> {
         let def = (self.start..at)
             .rev()
             .find(|&j| writes(&self.body[j]).any(|w| w == r));
-        if r == self.iv {
+        if r == self.counted.iv {
             // The update is the only write of the register in the loop: a read before it
-            // (or outside the latch) sees the iteration's `v`, one after it `v + s`, which
-            // the member records (every read of one address must see the same).
-            let after = match def {
-                None => false,
-                Some(j) if Some(j) == self.update_at => true,
-                Some(_) => return None,
+            // (or outside the latch) sees iteration `j`'s `v0 + j s`, one after it
+            // `v0 + (j + 1) s` (the entry's counting covers both).
+            let step = match self.counted.step {
+                Leaf::Imm(k) => Entry::Imm(k as u64),
+                Leaf::Reg(s) => Entry::Reg(s),
             };
-            if *self.after.get().get_or_insert(after) != after {
-                return None;
-            }
-            self.after.set(Some(after));
-            return Some(Affine {
-                p: Entry::Imm(0),
-                q: Entry::Imm(1),
-            });
+            return self.stepped(r, step, def, self.update_at);
+        }
+        if let Some(b) = self.counted.bumped.iter().find(|b| b.reg == r) {
+            // As the induction register, with an obligation that the register itself does
+            // not wrap around (nothing else bounds it).
+            let update = self.update_at.map(|_| b.update_at);
+            let value = self.stepped(r, b.step.clone(), def, update)?;
+            self.fits(&value, b.bits);
+            return Some(value);
         }
         let Some(j) = def else {
             return (self.invariant)(r).then_some(Affine {
@@ -596,7 +674,31 @@ impl Shape<'_> {
     }
 }
 
-/// `a b` of two 32-bit values of which at most one depends on the induction register: exact
+impl Shape<'_> {
+    /// The value of `r`, stepped by `step` once per iteration in the latch at `update` (the
+    /// index of its update there; `None` outside the latch), as read after its last write
+    /// in the block `def`: `r0 + j step`, or `r0 + (j + 1) step` after the update.
+    fn stepped(
+        &self,
+        r: RegId,
+        step: Entry,
+        def: Option<usize>,
+        update: Option<usize>,
+    ) -> Option<Affine> {
+        let after = match def {
+            None => false,
+            Some(j) if Some(j) == update => true,
+            Some(_) => return None,
+        };
+        let p = match after {
+            true => Entry::add(Entry::Reg(r), step.clone()),
+            false => Entry::Reg(r),
+        };
+        Some(Affine { p, q: step })
+    }
+}
+
+/// `a b` of two 32-bit values of which at most one depends on the iteration index: exact
 /// in 64 bits, both being below 2^32 by their obligations.
 fn product(a: Affine, b: Affine) -> Option<Affine> {
     let (moving, fixed) = match (a.q == Entry::Imm(0), b.q == Entry::Imm(0)) {

@@ -41,29 +41,23 @@ impl FnCx<'_> {
                 v
             }
         };
-        let (v0, vmax, counted_ok, step) = self.counting(&l)?;
+        let (last_j, counted_ok) = self.counting(&l)?;
         let mut bits = self.m.ku(64, 0);
         for (j, m) in l.members.iter().enumerate() {
-            let (vlo, vhi) = if m.after_update {
-                (self.m.iadd(64, v0, step)?, self.m.iadd(64, vmax, step)?)
-            } else {
-                (v0, vmax)
-            };
             let mut ok = counted_ok;
             for ob in &m.obligations {
-                let holds = self.obligation(ob, vhi)?;
+                let holds = self.obligation(ob, last_j)?;
                 ok = self.m.land(ok, holds)?;
             }
             let whole = Obligation::Fits {
                 value: m.addr.clone(),
                 bits: 64,
             };
-            let fits = self.obligation(&whole, vhi)?;
+            let fits = self.obligation(&whole, last_j)?;
             ok = self.m.land(ok, fits)?;
             let (p, q) = (self.entry(&m.addr.p)?, self.entry(&m.addr.q)?);
-            let first = self.at(p, q, vlo)?;
-            let lo = self.addr_add(first, 64, m.offset as u64)?;
-            let last = self.at(p, q, vhi)?;
+            let lo = self.addr_add(p, 64, m.offset as u64)?;
+            let last = self.at(p, q, last_j)?;
             let last = self.addr_add(last, 64, m.offset as u64)?;
             let last = self.addr_add(last, 64, m.bytes as u64)?;
             let (found, ro) = self.table_lookup(lo, last, m.store, None)?;
@@ -73,10 +67,9 @@ impl FnCx<'_> {
             let writable = self.m.b.logical_not(bt, None, ro);
             pass = self.m.land(pass, writable)?;
             if m.align > 1 {
-                let stride = self.m.imul(64, q, step)?;
                 let mask = self.m.ku(64, m.align as u64 - 1);
                 let zero = self.m.ku(64, 0);
-                for x in [lo, stride] {
+                for x in [lo, q] {
                     let low = self.m.and(64, x, mask)?;
                     let aligned = self.m.ieq(low, zero)?;
                     pass = self.m.land(pass, aligned)?;
@@ -92,10 +85,10 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    /// The loop's counting at its entry (u64 values): the induction register's value `v0`,
-    /// the largest value `vmax` an iteration can start with, whether no update wraps around
-    /// (bool), and the step.
-    fn counting(&mut self, l: &Counted) -> EResult<(Word, Word, Word, Word)> {
+    /// The loop's counting at its entry: the index `J` of its last iteration (u64), and
+    /// whether that bound holds (bool): no update of the induction register wraps around,
+    /// and the loop does not count for ever (a step of 0 with a test that holds).
+    fn counting(&mut self, l: &Counted) -> EResult<(Word, Word)> {
         let v0 = self.entry(&Entry::Reg(l.iv))?;
         let n = self.leaf(l.bound)?;
         let s = self.leaf(l.step)?;
@@ -111,14 +104,28 @@ impl FnCx<'_> {
         };
         let above = self.m.ult(v0, top)?;
         let mut vmax = self.m.select(u64t, above, top, v0)?;
+        // Whether the test holds for `v0` itself (with a step of 0 it then always holds).
+        let mut holds = self.m.uge(top, v0)?;
         if !l.inclusive {
             let none = self.m.ieq(n, zero)?;
             vmax = self.m.select(u64t, none, v0, vmax)?;
+            let some = self.m.lnot(none)?;
+            holds = self.m.land(holds, some)?;
         }
         let after = self.m.iadd(64, vmax, s)?;
         let limit = self.m.ku(64, 1 << 32);
         let no_wrap = self.m.ult(after, limit)?;
-        Ok((v0, vmax, no_wrap, s))
+        let still = self.m.ieq(s, zero)?;
+        let forever = self.m.land(still, holds)?;
+        let finite = self.m.lnot(forever)?;
+        let ok = self.m.land(no_wrap, finite)?;
+        // J = (vmax - v0) / s (vmax >= v0), 0 for a step of 0 (then the loop is refused
+        // when its test holds, and has one iteration when it does not).
+        let span = self.m.isub(64, vmax, v0)?;
+        let divisor = self.m.select(u64t, still, one, s)?;
+        let j = self.m.udiv(64, span, divisor)?;
+        let last_j = self.m.select(u64t, still, zero, j)?;
+        Ok((last_j, ok))
     }
 
     /// A step or bound as a u64.
@@ -129,15 +136,14 @@ impl FnCx<'_> {
         }
     }
 
-    /// `p + q v` (u64, wrapping).
-    fn at(&mut self, p: Word, q: Word, v: Word) -> EResult<Word> {
-        let t = self.m.imul(64, q, v)?;
+    /// `p + q j` (u64, wrapping).
+    fn at(&mut self, p: Word, q: Word, j: Word) -> EResult<Word> {
+        let t = self.m.imul(64, q, j)?;
         self.m.iadd(64, p, t)
     }
 
-    /// Whether an obligation holds (bool) for every value of the induction register up to
-    /// `vhi` (u64).
-    fn obligation(&mut self, ob: &Obligation, vhi: Word) -> EResult<Word> {
+    /// Whether an obligation holds (bool) in every iteration up to the last, `last_j` (u64).
+    fn obligation(&mut self, ob: &Obligation, last_j: Word) -> EResult<Word> {
         let limit = self.m.ku(64, 1 << 32);
         match ob {
             Obligation::Below32(e) => {
@@ -149,10 +155,10 @@ impl FnCx<'_> {
                 bits,
             } => {
                 let (p, q) = (self.entry(p)?, self.entry(q)?);
-                // q below 2^32 makes q vhi exact; the sum must not carry out, and a 32-bit
-                // value must stay below 2^32.
+                // q below 2^32 makes q J exact (J < 2^32); the sum must not carry out, and a
+                // 32-bit value must stay below 2^32.
                 let q_ok = self.m.ult(q, limit)?;
-                let s = self.at(p, q, vhi)?;
+                let s = self.at(p, q, last_j)?;
                 let no_carry = self.m.uge(s, p)?;
                 let mut ok = self.m.land(q_ok, no_carry)?;
                 if *bits == 32 {
