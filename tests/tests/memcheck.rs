@@ -1751,9 +1751,24 @@ fn a_bumped_pointer_that_reads_past_the_end_is_reported_there() {
     // walk starting past the end (nothing in bounds), and with a step of 0 (the counter does
     // not move: the loop would not end, so the first load past the end must stop it).
     for (n, k0, step, place) in [
-        (13, 0, 1, "just past the end of argument 0 `%out` (48 bytes)"),
-        (20, 12, 1, "just past the end of argument 0 `%out` (48 bytes)"),
-        (13, 0, 0, "just past the end of argument 0 `%out` (48 bytes)"),
+        (
+            13,
+            0,
+            1,
+            "just past the end of argument 0 `%out` (48 bytes)",
+        ),
+        (
+            20,
+            12,
+            1,
+            "just past the end of argument 0 `%out` (48 bytes)",
+        ),
+        (
+            13,
+            0,
+            0,
+            "just past the end of argument 0 `%out` (48 bytes)",
+        ),
     ] {
         let src = pointer_loop(4, step);
         let v = expect(
@@ -1790,7 +1805,13 @@ fn a_store_after_the_bump_is_checked_at_the_next_word() {
     // In bounds with 7 iterations: every word becomes word 0.
     let (after, v) = device(&src, 1, 1, &[buf32(&[5, 1, 2, 3, 4, 5, 6, 7]), val32(7)]);
     assert!(v.is_none(), "{}", v.unwrap());
-    assert_eq!(after[0], [5u32; 8].iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<_>>());
+    assert_eq!(
+        after[0],
+        [5u32; 8]
+            .iter()
+            .flat_map(|w| w.to_le_bytes())
+            .collect::<Vec<_>>()
+    );
     expect(
         &src,
         1,

@@ -365,7 +365,15 @@ fn counting(
         step,
         bound,
         inclusive: op == CmpOp::Le,
-        bumped: bumped(f, body, range.clone(), iv, defs, &|d| cfg.in_loop(h, d), invariant),
+        bumped: bumped(
+            f,
+            body,
+            range.clone(),
+            iv,
+            defs,
+            &|d| cfg.in_loop(h, d),
+            invariant,
+        ),
         members: Vec::new(),
     };
     Some((counted, latch, update_at))
@@ -404,8 +412,13 @@ fn bumped(
             continue;
         }
         // Its only write in the loop.
-        let in_loop_defs = defs.get(&r).map_or(0, |ds| ds.iter().filter(|&&d| in_loop(d)).count());
-        let in_latch = latch.clone().filter(|&j| writes(&body[j]).any(|w| w == r)).count();
+        let in_loop_defs = defs
+            .get(&r)
+            .map_or(0, |ds| ds.iter().filter(|&&d| in_loop(d)).count());
+        let in_latch = latch
+            .clone()
+            .filter(|&j| writes(&body[j]).any(|w| w == r))
+            .count();
         if in_loop_defs != 1 || in_latch != 1 {
             continue;
         }

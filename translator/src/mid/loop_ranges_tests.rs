@@ -17,9 +17,7 @@ fn loops(regs: &str, body: &str) -> Vec<(String, Vec<usize>)> {
                 let members = l
                     .members
                     .iter()
-                    .map(|m| {
-                        file.line_col(body[m.inst].span.start as usize).0
-                    })
+                    .map(|m| file.line_col(body[m.inst].span.start as usize).0)
                     .collect();
                 (f.reg_name(l.iv).to_string(), members)
             })
@@ -109,7 +107,10 @@ fn bumped_pointers_are_members() {
 fn other_bumps_are_left_to_their_own_checks() {
     for (what, bump) in [
         ("twice", "iadd.64b %p, %p, 4;\niadd.64b %p, %p, 4;"),
-        ("by a written value", "zext.64b.32b %off, %x;\niadd.64b %p, %p, %off;"),
+        (
+            "by a written value",
+            "zext.64b.32b %off, %x;\niadd.64b %p, %p, %off;",
+        ),
         ("by itself", "iadd.64b %p, %p, %p;"),
     ] {
         let l = loops(
