@@ -306,7 +306,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(19);
+    pisa_conformance::rerun_at_16_lanes(20);
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn whole_suite_without_size_control() {
     // Every other test of this binary, as on a device whose pipelines cannot require a
     // sub-group size (spec-notes §105): virtual lanes for the device's `subgroupSize` in
     // pipelines without a required size, each kernel checking its sub-groups.
-    pisa_conformance::rerun_without_size_control(17);
+    pisa_conformance::rerun_without_size_control(18);
 }
 
 #[test]
@@ -600,6 +600,106 @@ fn lanes_that_return_inside_a_uniform_loop_do_nothing_after_it() {
                 99 + input[2 * i + 1]
             };
             assert_eq!(w[0], want, "work-item {i}");
+        }
+    }
+}
+
+/// Kernels whose every work-item leaves a region at once, on a predicate the same in the
+/// whole work-group (found by review, 2026-12-04): the lowering on virtual lanes passes
+/// through the code after such an exit with no lane in its masks, and used to run it as if
+/// every lane were there (it starts a block run together from the function's first mask),
+/// so work-groups that had returned stored, and loops with a uniform top test never ended.
+const UNIFORM_EXITS: &str = ".version 0.1;\n.target 100;\n\
+.function .32b @f(.reg .32b %x) {\n  .reg .32b %s;\n  .pred %p;\n\
+  ucmp.eq.32b %p, 0, 0;\n  return.cond %p, 5;\n  ired.sum.32b %s, %x, 0xffffffff;\n  return %s;\n}\n\
+.kernel @ret(.param[8] %out, .param[4] %nblocks) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %g, %n, %s;\n  .pred %done;\n\
+  mov.32b %g, %groupid.x;\n  ld.param.32b %n, [%nblocks];\n  ucmp.ge.32b %done, %g, %n;\n\
+  return.cond %done;\n  umad.32b %i, %g, %enqueuedlocalsize.x, %localid.x;\n\
+  ired.sum.32b %s, %localid.x, 0xffffffff;\n  ld.param.64b %p, [%out];\n\
+  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n  st.global.32b [%p], %s;\n}\n\
+.kernel @skip(.param[8] %out, .param[4] %flag) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %f, %s;\n  .pred %c;\n\
+  mov.32b %i, %localid.x;\n  ired.sum.32b %s, %i, 0xffffffff;\n  ld.param.32b %f, [%flag];\n\
+  ucmp.ne.32b %c, %f, 0;\n  goto.cond %c, end;\n  ld.param.64b %p, [%out];\n\
+  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n  st.global.32b [%p], %s;\nend:\n}\n\
+.kernel @count(.param[8] %out) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %s, %j, %acc, %one;\n  .pred %c;\n\
+  mov.32b %i, %localid.x;\n  mov.32b %j, 0;\n  mov.32b %acc, 0;\n  mov.32b %one, 1;\nloop:\n\
+  ucmp.ge.32b %c, %j, 3;\n  goto.cond %c, done;\n  ired.sum.32b %s, %one, 0xffffffff;\n\
+  iadd.32b %acc, %acc, %s;\n  iadd.32b %j, %j, 1;\n  goto loop;\ndone:\n\
+  umad.32b %i, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n\
+  ld.param.64b %p, [%out];\n  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n\
+  st.global.32b [%p], %acc;\n}\n\
+.kernel @call(.param[8] %out) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %s;\n  mov.32b %i, %localid.x;\n  call %s, @f(%i);\n\
+  umad.32b %i, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n  ld.param.64b %p, [%out];\n  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n\
+  st.global.32b [%p], %s;\n}\n";
+
+#[test]
+fn an_exit_every_work_item_takes_skips_the_code_after_it() {
+    // Hand-derived, work-groups of `local` work-items (sub-groups of 32, the last partial):
+    // `@ret` with one block of work stores the sum of the local ids of each sub-group of
+    // work-group 0 and nothing for the others; `@skip` with the flag set stores nothing;
+    // `@count` stores 3 times its sub-group's size; `@call` stores the function's early 5.
+    let h = device_subgroup_size();
+    let on_lanes = [
+        lanes32(),
+        Options {
+            virtual_lanes: VirtualLanes::SubgroupKernels,
+            ..Options::clustered(h / 2, h)
+        },
+    ];
+    for o in on_lanes {
+        let n = o.subgroup_size;
+        let t = translate_with(UNIFORM_EXITS, &o);
+        assert!(t.reflection.kernel("ret").unwrap().virtual_lanes.is_some());
+        let m = pisa_vk::Module::from_translation(context(), "exits.pisa", Arc::new(t)).unwrap();
+        for local in [8u32, 40, 64] {
+            let items = (3 * local) as usize;
+            let out = context().buffer_from(&vec![0xAAAA_AAAAu32; items]).unwrap();
+            m.dispatch(
+                "ret",
+                items as u64,
+                local as u64,
+                &[(&out).into(), 1u32.into()],
+            )
+            .unwrap();
+            let got = out.read().unwrap();
+            for (i, &g) in got.iter().enumerate() {
+                let l = i as u32 % local;
+                let first = l - l % n;
+                let last = (first + n).min(local);
+                let want = match i < local as usize {
+                    true => (first..last).sum::<u32>(),
+                    false => 0xAAAA_AAAA,
+                };
+                assert_eq!(g, want, "@ret, local {local}, work-item {i}, {o:?}");
+            }
+            let out = context().buffer_from(&vec![0xAAAA_AAAAu32; items]).unwrap();
+            m.dispatch(
+                "skip",
+                items as u64,
+                local as u64,
+                &[(&out).into(), 1u32.into()],
+            )
+            .unwrap();
+            assert_eq!(
+                out.read().unwrap(),
+                vec![0xAAAA_AAAA; items],
+                "@skip, local {local}"
+            );
+            for (kernel, each) in [("count", 3u32), ("call", 0)] {
+                let out = context().zeroed::<u32>(items).unwrap();
+                m.dispatch(kernel, items as u64, local as u64, &[(&out).into()])
+                    .unwrap();
+                for (i, &g) in out.read().unwrap().iter().enumerate() {
+                    let l = i as u32 % local;
+                    let size = (l - l % n + n).min(local) - (l - l % n);
+                    let want = if kernel == "call" { 5 } else { each * size };
+                    assert_eq!(g, want, "@{kernel}, local {local}, work-item {i}, {o:?}");
+                }
+            }
         }
     }
 }

@@ -38,6 +38,17 @@ impl FnCx<'_> {
     /// the others once for all lanes.
     pub(super) fn code_on_lanes(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
         self.begin_block_runs(b)?;
+        let together = self.vl.as_ref().is_some_and(|v| v.uni.together(b));
+        let may_empty = self.vl.as_ref().is_some_and(|v| v.may_empty);
+        // A block every live lane runs together is run by all of them or, after an exit
+        // every lane took (a uniform `return`, `break` or `continue`), by none: the
+        // lowering still passes through it then, with no lane in any mask, and must not
+        // run its code (its uniform and unguarded runs write registers for every lane, and
+        // it would start from the function's first mask). Whether any lane is here is the
+        // same in the whole work-group; the sub-group's vote sees it (each hardware
+        // sub-group holds a live lane whenever one runs the block: lanes retire only
+        // together unless some return diverges, and then a sub-group whose lanes all
+        // retired skips the block as they would). Barriers run either way.
         // A block every live lane runs together starts from the function's first mask when
         // that is known to be its mask (`Lanes::entry`).
         let entry = self
@@ -45,13 +56,65 @@ impl FnCx<'_> {
             .as_ref()
             .filter(|v| v.uni.together(b))
             .and_then(|v| v.entry.map(|e| (e, v.entry_active)));
-        let cur = match entry {
-            Some((e, _)) => {
-                self.store_cur(e)?;
+        let guarded = together && may_empty;
+        let loaded = match guarded || entry.is_none() {
+            true => Some(self.load_cur()?),
+            false => None,
+        };
+        let live = match (guarded, loaded) {
+            (true, Some(c)) => Some(self.any_lane(c)?),
+            _ => None,
+        };
+        let cur = match (entry, loaded) {
+            (Some((e, _)), _) => {
+                let now = match (live, loaded) {
+                    (Some(l), Some(c)) => {
+                        let u32t = self.m.uint(32);
+                        self.m.b.select(u32t, None, l, e, c)
+                    }
+                    _ => e,
+                };
+                self.store_cur(now)?;
                 e
             }
-            None => self.load_cur()?,
+            (None, Some(c)) => c,
+            (None, None) => return Err(self.err("internal error: no lane mask for a block")),
         };
+        // One guard around the whole block, unless a barrier must run outside it.
+        let barrier = match cfg.blocks[b].code {
+            Code::Insts(ref r) => self
+                .f
+                .body
+                .as_deref()
+                .and_then(|body| body.get(r.clone()))
+                .is_some_and(|insts| insts.iter().any(|i| i.op == Opcode::Barrier)),
+            _ => false,
+        };
+        match (live, barrier) {
+            (Some(l), false) => self.if_then(l, |cx| cx.block_code(cfg, b, cur, entry, None)),
+            _ => self.block_code(cfg, b, cur, entry, live),
+        }
+    }
+
+    /// `f` where some lane runs the block (`live`), or unconditionally without `live`.
+    fn where_live(&mut self, live: Option<Word>, f: impl FnOnce(&mut Self) -> EResult) -> EResult {
+        match live {
+            Some(l) => self.if_then(l, f),
+            None => f(self),
+        }
+    }
+
+    /// The code of block `b` with the lane mask `cur` (and the function's first mask and
+    /// `%activemask` where it starts from them): everything but barriers only where `live`
+    /// holds, when given.
+    fn block_code(
+        &mut self,
+        cfg: &Cfg,
+        b: BlockId,
+        cur: Word,
+        entry: Option<(Word, Option<Word>)>,
+        live: Option<Word>,
+    ) -> EResult {
         let insts = match cfg.blocks[b].code {
             Code::Insts(ref r) => {
                 let f = self.f;
@@ -67,14 +130,16 @@ impl FnCx<'_> {
                 };
                 let k = self.m.const_u32(value);
                 let u32t = self.m.uint(32);
-                self.each_lane(|cx| {
-                    let var = cx.cfg_var(which)?;
-                    let old = cx.m.b.load(u32t, None, var, None, []);
-                    let active = cx.bit_set(cur, cx.lane)?;
-                    let v = cx.sel(32, active, k, old)?;
-                    Ok(cx.m.b.store(var, v, None, []))
-                })?;
-                return Ok(());
+                return self.where_live(live, |cx| {
+                    cx.each_lane(|cx| {
+                        let var = cx.cfg_var(which)?;
+                        let old = cx.m.b.load(u32t, None, var, None, []);
+                        let active = cx.bit_set(cur, cx.lane)?;
+                        let v = cx.sel(32, active, k, old)?;
+                        Ok(cx.m.b.store(var, v, None, []))
+                    })?;
+                    Ok(())
+                });
             }
         };
         // `%activemask` does not change inside a block: one ballot, before any guard (or
@@ -95,21 +160,25 @@ impl FnCx<'_> {
         let mut run = 0;
         for (i, inst) in insts.iter().enumerate() {
             if for_all_lanes(inst) {
-                self.run_per_lane(cur, b, &insts[run..i])?;
+                self.where_live(live, |cx| cx.run_per_lane(cur, b, &insts[run..i]))?;
                 if inst.op == Opcode::Call {
-                    self.call_on_lanes(cur, inst).map_err(|mut d| {
-                        if d.span == crate::span::Span::default() {
-                            d.span = inst.span;
-                        }
-                        d
+                    self.where_live(live, |cx| {
+                        cx.call_on_lanes(cur, inst).map_err(|mut d| {
+                            if d.span == crate::span::Span::default() {
+                                d.span = inst.span;
+                            }
+                            d
+                        })
                     })?;
-                } else {
+                } else if inst.op == Opcode::Barrier {
                     self.inst(inst)?;
+                } else {
+                    self.where_live(live, |cx| cx.inst(inst))?;
                 }
                 run = i + 1;
             }
         }
-        self.run_per_lane(cur, b, &insts[run..])?;
+        self.where_live(live, |cx| cx.run_per_lane(cur, b, &insts[run..]))?;
         if let Some(vl) = self.vl.as_mut() {
             vl.active = None;
         }

@@ -91,6 +91,10 @@ pub(crate) struct Lanes {
     /// computed once; a branch on one needs no vote; a block run together puts back no
     /// register (its inactive lanes have retired).
     uni: Uniformity,
+    /// Whether the lowering can pass through a block run together with no lane in it: the
+    /// function has a `break` or `continue`, or a `return` before its end (an exit every
+    /// lane may take at once).
+    may_empty: bool,
 }
 
 impl FnCx<'_> {
@@ -316,6 +320,11 @@ impl FnCx<'_> {
             entry_active: None,
             live: crate::mid::liveness::live_at_some_block(self.f, cfg),
             uni,
+            may_empty: events.iter().enumerate().any(|(i, e)| match e {
+                Event::Break(_) | Event::Continue(_) => true,
+                Event::Return(_) => i + 1 < events.len(),
+                _ => false,
+            }),
         });
         let (start, full) = match mask {
             Some(m) => (m, None),
