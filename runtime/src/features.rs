@@ -36,6 +36,20 @@ pub struct SubgroupOps {
 }
 
 impl SubgroupOps {
+    /// The classes in either set.
+    pub fn union(&self, o: &SubgroupOps) -> SubgroupOps {
+        SubgroupOps {
+            basic: self.basic || o.basic,
+            vote: self.vote || o.vote,
+            arithmetic: self.arithmetic || o.arithmetic,
+            ballot: self.ballot || o.ballot,
+            shuffle: self.shuffle || o.shuffle,
+            shuffle_relative: self.shuffle_relative || o.shuffle_relative,
+            clustered: self.clustered || o.clustered,
+            quad: self.quad || o.quad,
+        }
+    }
+
     /// Reads the operation classes from Vulkan flags; all false unless `stages` has COMPUTE.
     pub fn from_vk(stages: vk::ShaderStageFlags, ops: vk::SubgroupFeatureFlags) -> SubgroupOps {
         if !stages.contains(vk::ShaderStageFlags::COMPUTE) {

@@ -466,13 +466,25 @@ fn subgroup_size_name(n: u32) -> &'static str {
     s
 }
 
-/// The names of the `GLCompute` entry points of a SPIR-V module (a scan of the instruction
-/// stream; the rest of the module is left to the driver).
-fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
+/// What a scan of a SPIR-V module's first instructions finds.
+struct ModuleScan {
+    /// The names of its `GLCompute` entry points.
+    entries: Vec<String>,
+    /// The sub-group operation classes its `GroupNonUniform*` capabilities need: Vulkan lets a
+    /// module declare only capabilities the device supports (`subgroupSupportedOperations`
+    /// for the compute stage), whichever entry point a pipeline uses.
+    subgroup_ops: crate::SubgroupOps,
+}
+
+/// The entry points and sub-group capabilities of a SPIR-V module (a scan of the
+/// instruction stream up to its first function; the rest is left to the driver).
+fn scan_module(words: &[u32]) -> Result<ModuleScan, String> {
+    const OP_CAPABILITY: u32 = 17;
     const OP_ENTRY_POINT: u32 = 15;
     const OP_FUNCTION: u32 = 54;
     const GL_COMPUTE: u32 = 5;
     let mut names = Vec::new();
+    let mut ops = crate::SubgroupOps::default();
     let mut at = 5; // after the header
     while at < words.len() {
         let count = (words[at] >> 16) as usize;
@@ -482,6 +494,20 @@ fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
         }
         if opcode == OP_FUNCTION {
             break; // entry points come before any function
+        }
+        if opcode == OP_CAPABILITY && count == 2 {
+            // GroupNonUniform (61) to GroupNonUniformQuad (68); the later ones imply basic.
+            match words[at + 1] {
+                61 => ops.basic = true,
+                62 => ops.vote = true,
+                63 => ops.arithmetic = true,
+                64 => ops.ballot = true,
+                65 => ops.shuffle = true,
+                66 => ops.shuffle_relative = true,
+                67 => ops.clustered = true,
+                68 => ops.quad = true,
+                _ => {}
+            }
         }
         if opcode == OP_ENTRY_POINT && count >= 4 && words[at + 1] == GL_COMPUTE {
             let bytes: Vec<u8> = words[at + 3..at + count]
@@ -493,7 +519,10 @@ fn compute_entry_points(words: &[u32]) -> Result<Vec<String>, String> {
         }
         at += count;
     }
-    Ok(names)
+    Ok(ModuleScan {
+        entries: names,
+        subgroup_ops: ops,
+    })
 }
 
 /// Checks `desc` against the enabled features and the device limits.
@@ -506,8 +535,9 @@ fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result
     if desc.entry_point.is_empty() || desc.entry_point.contains('\0') {
         return invalid(format!("bad entry point name {:?}", desc.entry_point));
     }
-    let entries = compute_entry_points(desc.spirv)
+    let scan = scan_module(desc.spirv)
         .map_err(|m| Error::InvalidArgument(format!("{name}: malformed SPIR-V module: {m}")))?;
+    let entries = scan.entries;
     if !entries.iter().any(|e| e == desc.entry_point) {
         return invalid(format!(
             "the module has no GLCompute entry point {:?} (it has: {})",
@@ -520,6 +550,7 @@ fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result
         ));
     }
     let mut required = desc.required_features;
+    required.subgroup_ops = required.subgroup_ops.union(&scan.subgroup_ops);
     required.subgroup_size_control |= desc.required_subgroup_size.is_some();
     required.compute_full_subgroups |= desc.require_full_subgroups;
     // What the device lacks, then what it has but the context left out: two different mistakes.

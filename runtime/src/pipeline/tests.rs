@@ -263,3 +263,30 @@ fn virtual_lanes_run_whole_hardware_sub_groups_with_or_without_a_required_size()
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_module_needs_the_sub_group_operations_its_capabilities_declare() {
+    // WORDS with `OpCapability GroupNonUniform` and `GroupNonUniformClustered` before the
+    // entry point: a device without clustered operations in compute is named as lacking them.
+    let mut words = WORDS[..5].to_vec();
+    words.extend([(2 << 16) | 17, 61, (2 << 16) | 17, 67]);
+    words.extend(&WORDS[5..]);
+    let d = PipelineDesc {
+        spirv: &words,
+        ..desc()
+    };
+    let mut dev = info();
+    dev.features.subgroup_ops.basic = true;
+    let mut enabled = all();
+    enabled.subgroup_ops = dev.features.subgroup_ops;
+    match check(&dev, &enabled, &d) {
+        Err(Error::MissingFeatures { features, .. }) => {
+            assert_eq!(features, vec!["VK_SUBGROUP_FEATURE_CLUSTERED_BIT"])
+        }
+        other => panic!("{other:?}"),
+    }
+    // With them on the device and in the context, it passes.
+    dev.features.subgroup_ops.clustered = true;
+    enabled.subgroup_ops = dev.features.subgroup_ops;
+    check(&dev, &enabled, &d).unwrap();
+}
