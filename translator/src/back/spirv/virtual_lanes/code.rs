@@ -39,10 +39,11 @@ impl FnCx<'_> {
     pub(super) fn code_on_lanes(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
         self.begin_block_runs(b)?;
         let together = self.vl.as_ref().is_some_and(|v| v.uni.together(b));
-        let may_empty = self.vl.as_ref().is_some_and(|v| v.may_empty);
+        let may_empty = self.vl.as_ref().is_some_and(|v| v.may_empty.contains(&b));
         // A block every live lane runs together is run by all of them or, after an exit
-        // every lane took (a uniform `return`, `break` or `continue`), by none: the
-        // lowering still passes through it then, with no lane in any mask, and must not
+        // every lane took (a uniform `return`, `break` or `continue` before it, whose target
+        // is after it), by none: the lowering still passes through it then, with no lane in
+        // any mask, and must not
         // run its code (its uniform and unguarded runs write registers for every lane, and
         // it would start from the function's first mask). Whether any lane is here is the
         // same in the whole work-group; the sub-group's vote sees it (each hardware

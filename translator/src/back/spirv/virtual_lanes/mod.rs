@@ -91,10 +91,41 @@ pub(crate) struct Lanes {
     /// computed once; a branch on one needs no vote; a block run together puts back no
     /// register (its inactive lanes have retired).
     uni: Uniformity,
-    /// Whether the lowering can pass through a block run together with no lane in it: the
-    /// function has a `break` or `continue`, or a `return` before its end (an exit every
-    /// lane may take at once).
-    may_empty: bool,
+    /// The blocks the lowering may pass through with no lane in the mask: those whose code
+    /// follows an exit (`break`, `continue`, `return`) before that exit's target (every
+    /// lane may have taken it at once) ([`blocks_after_exits`]).
+    may_empty: rustc_hash::FxHashSet<BlockId>,
+}
+
+/// The blocks whose code comes, in the structured program `events`, after an exit and
+/// before the exit's target: the end of its labelled block for a `break`, the end of its
+/// loop for a `continue`, the end of the function for a `return`. Elsewhere the lanes that
+/// reached a construct's start all reach its code (a loop runs again only with lanes).
+fn blocks_after_exits(events: &[Event]) -> rustc_hash::FxHashSet<BlockId> {
+    #[derive(PartialEq)]
+    enum Target {
+        Block(BlockId),
+        Loop(BlockId),
+        Function,
+    }
+    let mut pending: Vec<Target> = Vec::new();
+    let mut out = rustc_hash::FxHashSet::default();
+    for e in events {
+        match *e {
+            Event::Code(b) if !pending.is_empty() => {
+                out.insert(b);
+            }
+            Event::Break(l) => pending.push(Target::Block(l)),
+            Event::Continue(h) => pending.push(Target::Loop(h)),
+            Event::Return(_) => pending.push(Target::Function),
+            Event::EndBlock(l) => pending.retain(|t| *t != Target::Block(l)),
+            Event::EndLoop { header, exit } => pending.retain(|t| {
+                *t != Target::Loop(header) && exit.is_none_or(|x| *t != Target::Block(x))
+            }),
+            _ => {}
+        }
+    }
+    out
 }
 
 impl FnCx<'_> {
@@ -320,11 +351,7 @@ impl FnCx<'_> {
             entry_active: None,
             live: crate::mid::liveness::live_at_some_block(self.f, cfg),
             uni,
-            may_empty: events.iter().enumerate().any(|(i, e)| match e {
-                Event::Break(_) | Event::Continue(_) => true,
-                Event::Return(_) => i + 1 < events.len(),
-                _ => false,
-            }),
+            may_empty: blocks_after_exits(events),
         });
         let (start, full) = match mask {
             Some(m) => (m, None),
