@@ -33,7 +33,7 @@ pub(super) fn needs_active(inst: &Inst) -> bool {
         })
 }
 
-impl FnCx<'_> {
+impl<'a> FnCx<'a> {
     /// The straight-line code of a block: runs of per-lane instructions once per active lane,
     /// the others once for all lanes.
     pub(super) fn code_on_lanes(&mut self, cfg: &Cfg, b: BlockId) -> EResult {
@@ -43,13 +43,12 @@ impl FnCx<'_> {
         // A block every live lane runs together is run by all of them or, after an exit
         // every lane took (a uniform `return`, `break` or `continue` before it, whose target
         // is after it), by none: the lowering still passes through it then, with no lane in
-        // any mask, and must not
-        // run its code (its uniform and unguarded runs write registers for every lane, and
-        // it would start from the function's first mask). Whether any lane is here is the
-        // same in the whole work-group; the sub-group's vote sees it (each hardware
-        // sub-group holds a live lane whenever one runs the block: lanes retire only
-        // together unless some return diverges, and then a sub-group whose lanes all
-        // retired skips the block as they would). Barriers run either way.
+        // any mask, and must not run its code (its uniform and unguarded runs write
+        // registers for every lane, and it would start from the function's first mask).
+        // Whether any lane is here is the same in the whole work-group; the sub-group's vote
+        // sees it (each hardware sub-group holds a live lane whenever one runs the block:
+        // lanes retire only together unless some return diverges, and then a sub-group
+        // whose lanes all retired skips the block as they would). Barriers run either way.
         // A block every live lane runs together starts from the function's first mask when
         // that is known to be its mask (`Lanes::entry`).
         let entry = self
@@ -66,8 +65,9 @@ impl FnCx<'_> {
             (true, Some(c)) => Some(self.any_lane(c)?),
             _ => None,
         };
-        let cur = match (entry, loaded) {
-            (Some((e, _)), _) => {
+        let cur = match entry {
+            Some((e, _)) => {
+                // Where no lane is here, the mask stays empty for the code after the block.
                 let now = match (live, loaded) {
                     (Some(l), Some(c)) => {
                         let u32t = self.m.uint(32);
@@ -78,22 +78,30 @@ impl FnCx<'_> {
                 self.store_cur(now)?;
                 e
             }
-            (None, Some(c)) => c,
-            (None, None) => return Err(self.err("internal error: no lane mask for a block")),
+            None => match loaded {
+                Some(c) => c,
+                None => self.load_cur()?,
+            },
         };
         // One guard around the whole block, unless a barrier must run outside it.
-        let barrier = match cfg.blocks[b].code {
-            Code::Insts(ref r) => self
-                .f
-                .body
-                .as_deref()
-                .and_then(|body| body.get(r.clone()))
-                .is_some_and(|insts| insts.iter().any(|i| i.op == Opcode::Barrier)),
-            _ => false,
-        };
+        let barrier = self
+            .block_insts(cfg, b)?
+            .is_some_and(|insts| insts.iter().any(|i| i.op == Opcode::Barrier));
         match (live, barrier) {
             (Some(l), false) => self.if_then(l, |cx| cx.block_code(cfg, b, cur, entry, None)),
             _ => self.block_code(cfg, b, cur, entry, live),
+        }
+    }
+
+    /// The instructions of block `b` (`None` for a block that sets a CFG variable).
+    fn block_insts(&self, cfg: &Cfg, b: BlockId) -> EResult<Option<&'a [Inst]>> {
+        let Code::Insts(ref r) = cfg.blocks[b].code else {
+            return Ok(None);
+        };
+        let f = self.f;
+        match f.body.as_deref().and_then(|body| body.get(r.clone())) {
+            Some(insts) => Ok(Some(insts)),
+            None => Err(self.err("internal error: block outside the function body")),
         }
     }
 
@@ -117,13 +125,7 @@ impl FnCx<'_> {
         live: Option<Word>,
     ) -> EResult {
         let insts = match cfg.blocks[b].code {
-            Code::Insts(ref r) => {
-                let f = self.f;
-                match f.body.as_deref().and_then(|body| body.get(r.clone())) {
-                    Some(insts) => insts,
-                    None => return Err(self.err("internal error: block outside the function body")),
-                }
-            }
+            Code::Insts(_) => self.block_insts(cfg, b)?.unwrap_or_default(),
             Code::SetDispatch(value) | Code::SetJunction(value) => {
                 let which = match cfg.blocks[b].code {
                     Code::SetDispatch(_) => CfgVar::Dispatch,
