@@ -54,8 +54,8 @@ pub(super) fn geometry(seed: u64) -> (u64, u64) {
     (local, groups)
 }
 
-/// Whether a line executes a cross-lane instruction or reads a sub-group register.
-pub(super) fn is_cross_lane(text: &str) -> bool {
+/// Whether a line (trimmed) executes a cross-lane instruction or reads a sub-group register.
+pub fn is_cross_lane(text: &str) -> bool {
     ["shfl.", "ired.", "fred.", "redfirstidx."]
         .iter()
         .any(|m| text.starts_with(m))

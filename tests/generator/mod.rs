@@ -23,18 +23,21 @@
 //! Version 4 is version 3 with cross-lane instructions under divergence, loops whose trip
 //! count differs per lane and a work-group size of its own ([`lanes`]), drawing from the
 //! random stream only where version 3 does not. Version 5 is version 4 with call cycles of
-//! bounded depth ([`cycles`]).
+//! bounded depth ([`cycles`]). Version 6 is version 4 (not 5: no call cycles) with exits
+//! that every executing work-item of a sub-group or work-group takes at once ([`exits`]).
 //! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 mod cycles;
+mod exits;
 mod lanes;
 mod linked;
 mod run;
 mod wide;
 
+pub use lanes::is_cross_lane;
 pub use linked::Split;
 
 pub use run::*;
@@ -52,7 +55,7 @@ const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
 
 /// The newest generator version (versions are 1..=this).
-pub const GENERATOR_VERSIONS: u32 = 5;
+pub const GENERATOR_VERSIONS: u32 = 6;
 
 /// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
 /// it, the register, and whether it loads.
@@ -234,8 +237,9 @@ struct Gen {
     funcs: Vec<Func>,
     /// The functions of version 5's call cycle ([`cycles`]), which only the kernel calls.
     cycle_funcs: Vec<Func>,
-    /// The generator version (1 to 4; 3 generates what 2 does, then splits it; 4 is 3 with
-    /// cross-lane instructions, per-lane loops and its own work-group size).
+    /// The generator version (1 to [`GENERATOR_VERSIONS`]; 3 generates what 2 does, then
+    /// splits it; 4 is 3 with cross-lane instructions, per-lane loops and its own work-group
+    /// size; 5 is 4 with a call cycle; 6 is 4 with uniform exits).
     version: u32,
     /// Whether cross-lane instructions may go here (version 4: not inside the irreducible
     /// cycles, [`lanes`]).
@@ -792,6 +796,10 @@ impl Gen {
     /// A sequence of `n` statements: units and (depth permitting) control flow.
     fn block(&mut self, n: usize) {
         for _ in 0..n {
+            if self.version >= 6 && self.lanes_ok && self.rng.random_bool(0.15) {
+                self.exits_control();
+                continue;
+            }
             if self.version >= 4 && self.rng.random_bool(0.2) {
                 self.lanes_control();
                 continue;
@@ -971,6 +979,9 @@ impl Gen {
         if self.version >= 4 {
             self.emit(lanes::LANES_DECLS);
         }
+        if self.version >= 6 {
+            self.emit(exits::EXITS_DECLS);
+        }
         self.emit(".reg .64b %a2;");
         self.emit("zext.64b.32b %a2, %a1;");
         self.init_pool(&["%a0", "%a2"]);
@@ -980,8 +991,19 @@ impl Gen {
         if self.version >= 4 {
             self.lanes_prologue();
         }
+        if self.version >= 6 {
+            self.exits_prologue();
+        }
         let n = self.rng.random_range(2..8);
-        for _ in 0..n {
+        let early = if self.version >= 6 && self.rng.random_bool(0.5) {
+            Some(self.rng.random_range(0..n))
+        } else {
+            None
+        };
+        for i in 0..n {
+            if early == Some(i) {
+                self.uniform_return(ret);
+            }
             self.unit();
         }
         let r = self.reg(ret);
@@ -1034,6 +1056,9 @@ impl Gen {
         if self.version >= 4 {
             self.emit(lanes::LANES_DECLS);
         }
+        if self.version >= 6 {
+            self.emit(exits::EXITS_DECLS);
+        }
         self.emit(".reg .64b %pin, %pout, %off;\n.reg .32b %gid, %gsz, %lid, %item;");
         self.emit(".private .align 16 @P[64];");
         let group_words = if self.version >= 2 {
@@ -1080,7 +1105,10 @@ impl Gen {
         if self.version >= 4 {
             self.lanes_prologue();
         }
-        if self.version >= 5 {
+        if self.version >= 6 {
+            self.exits_prologue();
+        }
+        if self.version == 5 {
             self.call_cycle();
         }
         let parts = self.rng.random_range(1..4);
@@ -1171,7 +1199,7 @@ pub fn generate_version(version: u32, seed: u64) -> Program {
     for i in 0..nf {
         g.function(i);
     }
-    if version >= 5 {
+    if version == 5 {
         g.cycles();
     }
     if version >= 2 {
