@@ -130,19 +130,15 @@ impl Gen {
         self.weight *= 4;
         let n = self.rng.random_range(1..4);
         self.block(n);
-        if self.rng.random_bool(0.3) {
-            let k = self.rng.random_range(0..3);
-            self.emit(format!("ucmp.eq.32b %up, {uc}, {k};"));
-            self.emit(format!("goto.cond %up, {latch};"));
-            let n = self.rng.random_range(1..3);
-            self.block(n);
-        }
-        if self.rng.random_bool(0.3) {
-            let k = self.rng.random_range(0..3);
-            self.emit(format!("ucmp.eq.32b %up, {uc}, {k};"));
-            self.emit(format!("goto.cond %up, {exit};"));
-            let n = self.rng.random_range(1..3);
-            self.block(n);
+        // a `continue` (to the latch), then a `break`, each in some loops, on the trip number
+        for target in [&latch, &exit] {
+            if self.rng.random_bool(0.3) {
+                let k = self.rng.random_range(0..3);
+                self.emit(format!("ucmp.eq.32b %up, {uc}, {k};"));
+                self.emit(format!("goto.cond %up, {target};"));
+                let n = self.rng.random_range(1..3);
+                self.block(n);
+            }
         }
         self.emit(format!("{latch}:"));
         self.emit(format!("iadd.32b {uc}, {uc}, 1;"));

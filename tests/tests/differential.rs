@@ -143,8 +143,8 @@ fn generation_is_deterministic_and_in_size() {
 
 /// The programs of every generator version are those of its recorded campaigns: a digest of
 /// the text of its first programs (FNV-1a over seeds 0..20) per version, taken at commit
-/// 30ab317 (generator 1), when generator 3 was added (2; 3 is 2's text, split), and before
-/// generator 6 was added (4 and 5). A version whose programs change needs a new version.
+/// 30ab317 (generator 1), when generator 3 was added (2; 3 is 2's text, split), before
+/// generator 6 was added (4 and 5), and at its first campaign (6). A version whose programs change needs a new version.
 #[test]
 fn generator_programs_are_unchanged() {
     for (version, want) in GENERATOR_DIGESTS {
@@ -153,11 +153,12 @@ fn generator_programs_are_unchanged() {
     }
 }
 
-const GENERATOR_DIGESTS: [(u32, u64); 4] = [
+const GENERATOR_DIGESTS: [(u32, u64); 5] = [
     (1, 0xb07d_09ed_13a3_8e9d),
     (2, 0xb4bb_0de4_539f_c816),
     (4, 0xee61_7e83_47bb_44c6),
     (5, 0xf4da_3028_ad24_6736),
+    (6, 0x88f2_5e59_0b0e_1e10),
 ];
 
 /// FNV-1a over the text of the programs of seeds 0..20 of generator `version`.
