@@ -3,8 +3,8 @@
 //! holds it back (spec-notes §116).
 //!
 //! A context opens up to [`MAX_QUEUES`] queues of its compute family; each submission goes
-//! to the queue with the fewest submissions in flight ([`choose_queue`]), so on a device with
-//! several queues a long kernel on one does not delay work submitted beside it. Nothing
+//! to the queue whose oldest work in flight started last ([`choose_queue`]), so on a device
+//! with several queues a long kernel on one does not delay work submitted beside it. Nothing
 //! orders two submissions anyway (streams race as CUDA streams do, `crate::stream`), so the
 //! choice changes no result. Each queue keeps its own order.
 //!
@@ -50,12 +50,50 @@ impl DeviceQueue {
         }
     }
 
-    /// What [`choose_queue`] weighs: the submissions in flight, or `None` when one of them
-    /// did not stop when asked (the queue is held for as long as it runs).
-    fn load(&self) -> Option<usize> {
-        let o = self.order.lock().unwrap_or_else(|e| e.into_inner());
-        (!o.running.iter().any(|e| e.stuck.is_some())).then_some(o.running.len())
+    /// What [`choose_queue`] weighs at `now`, or `None` when a submission of the queue did
+    /// not stop when asked (the queue is held for as long as it runs). A queue whose order
+    /// another thread holds (it is submitting there now) counts as the worst free queue
+    /// rather than making the choice wait for that submission to be recorded.
+    fn load(&self, now: Instant) -> Option<Load> {
+        let o = match self.order.try_lock() {
+            Ok(o) => o,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                return Some(Load {
+                    oldest: Duration::MAX,
+                    count: usize::MAX,
+                })
+            }
+        };
+        if o.running.iter().any(|e| e.stuck.is_some()) {
+            return None;
+        }
+        Some(Load {
+            oldest: o
+                .running
+                .first()
+                .map_or(Duration::ZERO, |e| now.saturating_duration_since(e.since)),
+            count: o.running.len(),
+        })
     }
+
+    /// Forgets the submissions that did not stop: called once the device's busy state is
+    /// over (all of them have ended).
+    fn forget_stuck(&self) {
+        let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
+        if o.running.iter().any(|e| e.stuck.is_some()) {
+            o.running.retain(|e| e.stuck.is_none());
+        }
+    }
+}
+
+/// What [`choose_queue`] weighs of one queue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Load {
+    /// How long its oldest submission in flight has been in flight (zero when none is).
+    pub oldest: Duration,
+    /// Its submissions in flight.
+    pub count: usize,
 }
 
 /// A submission's place: its queue (an index into the context's queues) and its number
@@ -67,9 +105,14 @@ pub(crate) struct Place {
 }
 
 /// The queue for a new submission, given each queue's load (`None`: held by work that does
-/// not stop): the least loaded free one, the first of equals; the first queue when every one
-/// is held (the submission then waits there, and its wait reports the busy state).
-pub(crate) fn choose_queue(loads: &[Option<usize>]) -> usize {
+/// not stop): among the free ones, the one whose oldest submission in flight started last
+/// (an idle queue first), then the one with the fewest in flight, then the first. Work that
+/// has run long is the work likely to run on (a kernel that spins, a long solve), so a queue
+/// behind it is the one to avoid, however few submissions it holds; a first rule of the
+/// fewest in flight sent every other submission behind such a kernel on a two-queue device.
+/// The first queue when every one is held (the submission then waits there, and its wait
+/// reports the busy state).
+pub(crate) fn choose_queue(loads: &[Option<Load>]) -> usize {
     loads
         .iter()
         .enumerate()
@@ -81,6 +124,8 @@ pub(crate) fn choose_queue(loads: &[Option<usize>]) -> usize {
 /// One submission not yet seen finished.
 struct Entry {
     seq: u64,
+    /// When it was submitted.
+    since: Instant,
     word: Option<WordRef>,
     /// When its time is up: set by its first wait, or by the first wait behind it.
     deadline: Option<Instant>,
@@ -138,13 +183,16 @@ impl DeviceShared {
     ) -> Result<Place, crate::Error> {
         let queue = match self.queues.len() {
             1 => 0,
-            _ => choose_queue(
-                &self
-                    .queues
-                    .iter()
-                    .map(DeviceQueue::load)
-                    .collect::<Vec<_>>(),
-            ),
+            _ => {
+                if !self.any_busy.load(std::sync::atomic::Ordering::Acquire) {
+                    // The busy state is over (the caller looked at it just before): every
+                    // submission that did not stop has ended, and its queue is free again.
+                    self.queues.iter().for_each(DeviceQueue::forget_stuck);
+                }
+                let now = Instant::now();
+                let loads: Vec<Option<Load>> = self.queues.iter().map(|q| q.load(now)).collect();
+                choose_queue(&loads)
+            }
         };
         let mut o = self.order(queue);
         submit(queue)?;
@@ -152,6 +200,7 @@ impl DeviceShared {
         o.next += 1;
         o.running.push(Entry {
             seq,
+            since: Instant::now(),
             word,
             deadline: None,
             stopping_since: None,
@@ -230,16 +279,37 @@ impl DeviceShared {
 
 #[cfg(test)]
 mod tests {
-    use super::choose_queue;
+    use super::{choose_queue, Load};
+    use std::time::Duration;
+
+    fn load(oldest_ms: u64, count: usize) -> Option<Load> {
+        Some(Load {
+            oldest: Duration::from_millis(oldest_ms),
+            count,
+        })
+    }
 
     #[test]
-    fn the_least_loaded_free_queue_is_chosen() {
-        assert_eq!(choose_queue(&[Some(0)]), 0);
-        assert_eq!(choose_queue(&[Some(1), Some(0), Some(0)]), 1);
-        assert_eq!(choose_queue(&[Some(2), Some(3), Some(1)]), 2);
-        // A queue held by work that does not stop is left alone, however short.
-        assert_eq!(choose_queue(&[None, Some(5)]), 1);
-        assert_eq!(choose_queue(&[Some(0), None]), 0);
+    fn the_queue_whose_oldest_work_is_youngest_is_chosen() {
+        assert_eq!(choose_queue(&[load(0, 0)]), 0);
+        // An idle queue first, the first of equals.
+        assert_eq!(choose_queue(&[load(5, 1), load(0, 0), load(0, 0)]), 1);
+        // Behind a kernel running for 2 s rather than behind a dispatch of 1 ms, even when
+        // that one has company: the two-queue case where a count-first rule failed.
+        assert_eq!(choose_queue(&[load(2000, 1), load(1, 1)]), 1);
+        assert_eq!(choose_queue(&[load(2000, 1), load(1, 2)]), 1);
+        // Equal ages: the fewest in flight.
+        assert_eq!(choose_queue(&[load(3, 3), load(3, 2), load(3, 4)]), 1);
+        // A queue being submitted to by another thread is the worst free one.
+        let locked = Some(Load {
+            oldest: Duration::MAX,
+            count: usize::MAX,
+        });
+        assert_eq!(choose_queue(&[locked, load(60_000, 9)]), 1);
+        assert_eq!(choose_queue(&[locked, None]), 0);
+        // A queue held by work that does not stop is left alone, however young.
+        assert_eq!(choose_queue(&[None, load(5000, 5)]), 1);
+        assert_eq!(choose_queue(&[load(0, 0), None]), 0);
         // Every queue held: the first, where the wait reports the busy state.
         assert_eq!(choose_queue(&[None, None]), 0);
         assert_eq!(choose_queue(&[]), 0);
