@@ -58,7 +58,7 @@ pub struct ContextOptions {
     pub pipeline_cache: DiskCache,
     /// The most compute queues to open (`None`: every queue of the compute family, up to
     /// [`MAX_QUEUES`](crate::MAX_QUEUES); at least 1). Each submission goes to the queue
-    /// with the least work in flight, so that on a device with several queues a long kernel
+    /// whose oldest work in flight started last, so that on a device with several queues a long kernel
     /// does not hold back work submitted beside it (spec-notes §116); 1 runs everything in
     /// one in-order queue.
     pub queues: Option<u32>,
@@ -330,7 +330,7 @@ impl Context {
     }
 
     /// How many compute queues the context opened ([`ContextOptions::queues`]): submissions
-    /// go to the one with the least work in flight (spec-notes §116).
+    /// go to the one whose oldest work in flight started last (spec-notes §116).
     pub fn queue_count(&self) -> usize {
         self.shared.queues.len()
     }
