@@ -196,8 +196,8 @@ impl Context {
     }
 
     /// How many compute queues the context opened: independent launches and streams go to
-    /// the one whose oldest work in flight started last, so a long kernel on one queue does not hold
-    /// back work on another (spec-notes §116). 1 on lavapipe.
+    /// the one whose oldest work in flight started last, so a long kernel on one queue does
+    /// not hold back work on another (spec-notes §116). 1 on lavapipe.
     pub fn queue_count(&self) -> usize {
         self.rt.queue_count()
     }

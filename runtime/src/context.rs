@@ -58,9 +58,9 @@ pub struct ContextOptions {
     pub pipeline_cache: DiskCache,
     /// The most compute queues to open (`None`: every queue of the compute family, up to
     /// [`MAX_QUEUES`](crate::MAX_QUEUES); at least 1). Each submission goes to the queue
-    /// whose oldest work in flight started last, so that on a device with several queues a long kernel
-    /// does not hold back work submitted beside it (spec-notes §116); 1 runs everything in
-    /// one in-order queue.
+    /// whose oldest work in flight started last, so that on a device with several queues a
+    /// long kernel does not hold back work submitted beside it (spec-notes §116); 1 runs
+    /// everything in one in-order queue.
     pub queues: Option<u32>,
 }
 

@@ -144,7 +144,8 @@ fn generation_is_deterministic_and_in_size() {
 /// The programs of every generator version are those of its recorded campaigns: a digest of
 /// the text of its first programs (FNV-1a over seeds 0..20) per version, taken at commit
 /// 30ab317 (generator 1), when generator 3 was added (2; 3 is 2's text, split), before
-/// generator 6 was added (4 and 5), and at its first campaign (6). A version whose programs change needs a new version.
+/// generator 6 was added (4 and 5), and at its first campaign (6). A version whose programs
+/// change needs a new version.
 #[test]
 fn generator_programs_are_unchanged() {
     for (version, want) in GENERATOR_DIGESTS {
