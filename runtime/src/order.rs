@@ -279,8 +279,8 @@ impl DeviceShared {
 
 #[cfg(test)]
 mod tests {
-    use super::{choose_queue, Load};
-    use std::time::Duration;
+    use super::{choose_queue, DeviceQueue, Entry, Load};
+    use std::time::{Duration, Instant};
 
     fn load(oldest_ms: u64, count: usize) -> Option<Load> {
         Some(Load {
@@ -313,5 +313,37 @@ mod tests {
         // Every queue held: the first, where the wait reports the busy state.
         assert_eq!(choose_queue(&[None, None]), 0);
         assert_eq!(choose_queue(&[]), 0);
+    }
+
+    #[test]
+    fn a_queue_weighs_its_oldest_work_and_is_freed_once_stuck_work_is_forgotten() {
+        let q = DeviceQueue::new(ash::vk::Queue::null());
+        let t0 = Instant::now();
+        let now = t0 + Duration::from_millis(50);
+        assert_eq!(q.load(now), load(0, 0));
+        let entry = |seq: u64, since: Instant, stuck: bool| Entry {
+            seq,
+            since,
+            word: None,
+            deadline: None,
+            stopping_since: None,
+            stuck: stuck.then(|| "a kernel".to_string()),
+        };
+        q.order.lock().unwrap().running.push(entry(0, t0, false));
+        q.order
+            .lock()
+            .unwrap()
+            .running
+            .push(entry(1, t0 + Duration::from_millis(40), false));
+        assert_eq!(q.load(now), load(50, 2));
+        // Being submitted to by another thread: the worst free queue, without waiting.
+        {
+            let _held = q.order.lock().unwrap();
+            assert_eq!(q.load(now).map(|l| l.count), Some(usize::MAX));
+        }
+        q.order.lock().unwrap().running.push(entry(2, t0, true));
+        assert_eq!(q.load(now), None);
+        q.forget_stuck();
+        assert_eq!(q.load(now), load(50, 2));
     }
 }
