@@ -133,6 +133,8 @@ struct Entry {
     stopping_since: Option<Instant>,
     /// What it was doing, once it is known not to stop.
     stuck: Option<String>,
+    /// The fence that says when such work has ended, if it had one.
+    stuck_fence: Option<vk::Fence>,
 }
 
 /// The submissions in flight, in submission order.
@@ -205,6 +207,7 @@ impl DeviceShared {
             deadline: None,
             stopping_since: None,
             stuck: None,
+            stuck_fence: None,
         });
         Ok(Place { queue, seq })
     }
@@ -229,9 +232,23 @@ impl DeviceShared {
             .retain(|e| e.seq != at.seq || e.stuck.is_some());
     }
 
-    /// Records that a submission did not stop: it is part of the busy state now.
-    pub(crate) fn order_stuck(&self, at: Place, what: String) {
-        self.with_entry(at, |e| e.stuck = Some(what));
+    /// Records that a submission did not stop (`fence` signals when it ends, if it has
+    /// one): it is part of the busy state now.
+    pub(crate) fn order_stuck(&self, at: Place, what: String, fence: Option<vk::Fence>) {
+        self.with_entry(at, |e| {
+            e.stuck = Some(what);
+            e.stuck_fence = fence;
+        });
+    }
+
+    /// Whether work that did not stop has ended since: the whole device is idle, or its own
+    /// fence has signalled (a failed query, a lost device, counts as ended).
+    fn stuck_work_ended(&self, e: &Entry, idle: bool) -> bool {
+        idle || e.stuck_fence.is_some_and(|f| {
+            // SAFETY: the fence belongs to a slot leaked into the busy state, which is never
+            // reset or destroyed while the context lives; a status query needs no lock.
+            !matches!(unsafe { self.device.get_fence_status(f) }, Ok(false))
+        })
     }
 
     /// What blocks the submission at `at` now, at the end of its own time: the work before
@@ -241,10 +258,10 @@ impl DeviceShared {
         let seq = at.seq;
         let idle = self.wait_idle(Duration::ZERO).is_ok();
         let mut o = self.order(at.queue);
-        if idle {
-            // Work that did not stop has ended since: it blocks nothing any more.
-            o.running.retain(|e| e.stuck.is_none());
-        }
+        // Work that did not stop and has ended since blocks nothing any more (its own fence
+        // says so even while work on another queue keeps the device busy).
+        o.running
+            .retain(|e| e.stuck.is_none() || !self.stuck_work_ended(e, idle));
         let now = Instant::now();
         let mut until: Option<Instant> = None;
         for e in o.running.iter_mut().filter(|e| e.seq < seq) {
@@ -328,6 +345,7 @@ mod tests {
             deadline: None,
             stopping_since: None,
             stuck: stuck.then(|| "a kernel".to_string()),
+            stuck_fence: None,
         };
         q.order.lock().unwrap().running.push(entry(0, t0, false));
         q.order

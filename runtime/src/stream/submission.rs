@@ -305,7 +305,7 @@ impl Submission {
                 let what = progress.describe();
                 self.shared.set_busy(slot.fence, what.clone());
                 if let Some(at) = self.place {
-                    self.shared.order_stuck(at, what);
+                    self.shared.order_stuck(at, what, Some(slot.fence));
                 }
                 Err(self.timeout(true, false))
             }
@@ -321,11 +321,12 @@ impl Submission {
     fn stuck_behind(&mut self, running: String) -> Error {
         let progress = self.progress.get_mut().unwrap_or_else(|e| e.into_inner());
         let what = progress.describe();
-        if let Some(slot) = progress.slot.take() {
+        let fence = progress.slot.take().map(|slot| {
             self.shared.set_busy(slot.fence, what.clone());
-        }
+            slot.fence
+        });
         if let Some(at) = self.place {
-            self.shared.order_stuck(at, what.clone());
+            self.shared.order_stuck(at, what.clone(), fence);
         }
         Error::DeviceBusy {
             what: format!("finish {what}"),
