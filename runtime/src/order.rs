@@ -77,13 +77,11 @@ impl DeviceQueue {
         })
     }
 
-    /// Forgets the submissions that did not stop: called once the device's busy state is
-    /// over (all of them have ended).
-    fn forget_stuck(&self) {
+    /// Forgets the submissions that did not stop and have `ended` since: they block
+    /// nothing any more.
+    fn forget_stuck(&self, ended: impl Fn(&Entry) -> bool) {
         let mut o = self.order.lock().unwrap_or_else(|e| e.into_inner());
-        if o.running.iter().any(|e| e.stuck.is_some()) {
-            o.running.retain(|e| e.stuck.is_none());
-        }
+        o.running.retain(|e| e.stuck.is_none() || !ended(e));
     }
 }
 
@@ -186,10 +184,11 @@ impl DeviceShared {
         let queue = match self.queues.len() {
             1 => 0,
             _ => {
-                if !self.any_busy.load(std::sync::atomic::Ordering::Acquire) {
-                    // The busy state is over (the caller looked at it just before): every
-                    // submission that did not stop has ended, and its queue is free again.
-                    self.queues.iter().for_each(DeviceQueue::forget_stuck);
+                // The busy state was looked at just before (`check_idle`): once it is over,
+                // every submission that did not stop has ended, and its queue is free again.
+                let idle = !self.any_busy.load(std::sync::atomic::Ordering::Acquire);
+                for q in &self.queues {
+                    q.forget_stuck(|e| self.stuck_work_ended(e, idle));
                 }
                 let now = Instant::now();
                 let loads: Vec<Option<Load>> = self.queues.iter().map(|q| q.load(now)).collect();
@@ -257,11 +256,10 @@ impl DeviceShared {
     pub(crate) fn order_blocking(&self, at: Place) -> Blocking {
         let seq = at.seq;
         let idle = self.wait_idle(Duration::ZERO).is_ok();
+        // Its own fence says when work that did not stop has ended, even while work on
+        // another queue keeps the device busy.
+        self.queues[at.queue].forget_stuck(|e| self.stuck_work_ended(e, idle));
         let mut o = self.order(at.queue);
-        // Work that did not stop and has ended since blocks nothing any more (its own fence
-        // says so even while work on another queue keeps the device busy).
-        o.running
-            .retain(|e| e.stuck.is_none() || !self.stuck_work_ended(e, idle));
         let now = Instant::now();
         let mut until: Option<Instant> = None;
         for e in o.running.iter_mut().filter(|e| e.seq < seq) {
@@ -361,7 +359,10 @@ mod tests {
         }
         q.order.lock().unwrap().running.push(entry(2, t0, true));
         assert_eq!(q.load(now), None);
-        q.forget_stuck();
+        // Still running: kept, the queue stays held.
+        q.forget_stuck(|_| false);
+        assert_eq!(q.load(now), None);
+        q.forget_stuck(|_| true);
         assert_eq!(q.load(now), load(50, 2));
     }
 }
