@@ -703,3 +703,111 @@ fn an_exit_every_work_item_takes_skips_the_code_after_it() {
         }
     }
 }
+
+/// Per-lane `continue`s that carry lanes into later iterations of a loop whose exit follows
+/// them (found by review, 2026-12-05): the divergence analysis took the code after such a
+/// branch for code every lane runs together, since it post-dominates the branch, though lanes
+/// reach it in different iterations - so each lane ran it once per iteration of any lane.
+/// `@latch`: work-item L skips L iterations by a forward `goto` to the latch, then adds 1 to
+/// its own word and leaves by a break on a parameter (1: the same for all); `@header`: the
+/// same with the `continue` straight to the header (two back edges); `@count`: a counter
+/// stepped after the `continue` and stored after the loop. Each word ends at 1 (by hand: one
+/// add, one step per work-item).
+const CARRIED_APART: &str = ".version 0.1;\n.target 100;\n\
+.kernel @latch(.param[8] %out, .param[4] %stop) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %j, %l, %g, %one, %old, %m;\n  .pred %c, %q;\n\
+  mov.32b %m, %activemask;\n  umad.32b %i, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n  mov.32b %l, %laneid;\n\
+  ld.param.64b %p, [%out];\n  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n\
+  ld.param.32b %g, [%stop];\n  ucmp.ne.32b %q, %g, 0;\n  mov.32b %one, 1;\n  mov.32b %j, 0;\n\
+top:\n  iadd.32b %j, %j, 1;\n  ucmp.le.32b %c, %j, %l;\n  goto.cond %c, latch;\n\
+  iatom.global.add.32b %old, [%p], %one;\n  goto.cond %q, done;\nlatch:\n  goto top;\ndone:\n}\n\
+.kernel @header(.param[8] %out, .param[4] %stop) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %j, %l, %g, %one, %old, %m;\n  .pred %c, %q;\n\
+  mov.32b %m, %activemask;\n  umad.32b %i, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n  mov.32b %l, %laneid;\n\
+  ld.param.64b %p, [%out];\n  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n\
+  ld.param.32b %g, [%stop];\n  ucmp.ne.32b %q, %g, 0;\n  mov.32b %one, 1;\n  mov.32b %j, 0;\n\
+top:\n  iadd.32b %j, %j, 1;\n  ucmp.le.32b %c, %j, %l;\n  goto.cond %c, top;\n\
+  iatom.global.add.32b %old, [%p], %one;\n  goto.cond %q, done;\n  goto top;\ndone:\n}\n\
+.kernel @count(.param[8] %out, .param[4] %stop) {\n\
+  .reg .64b %p, %off;\n  .reg .32b %i, %j, %l, %g, %k, %m;\n  .pred %c, %q;\n\
+  mov.32b %m, %activemask;\n  umad.32b %i, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n  mov.32b %l, %laneid;\n\
+  ld.param.64b %p, [%out];\n  umul.full.32b %off, %i, 4;\n  iadd.64b %p, %p, %off;\n\
+  ld.param.32b %g, [%stop];\n  ucmp.ne.32b %q, %g, 0;\n  mov.32b %j, 0;\n  mov.32b %k, 0;\n\
+top:\n  iadd.32b %j, %j, 1;\n  ucmp.le.32b %c, %j, %l;\n  goto.cond %c, latch;\n\
+  iadd.32b %k, %k, 1;\n  goto.cond %q, done;\nlatch:\n  goto top;\ndone:\n\
+  st.global.32b [%p], %k;\n}\n";
+
+#[test]
+fn lanes_a_per_lane_continue_carries_apart_run_the_code_after_it_once() {
+    let h = device_subgroup_size();
+    let on_lanes = [
+        lanes32(),
+        // One work-item per invocation: the lowering a 32-lane device uses for partial
+        // work-groups (`NAME.partial`).
+        Options {
+            virtual_lanes: VirtualLanes::SubgroupKernels,
+            ..Options::with_subgroup_size(h)
+        },
+    ];
+    for o in on_lanes {
+        let t = translate_with(CARRIED_APART, &o);
+        let m = pisa_vk::Module::from_translation(context(), "apart.pisa", Arc::new(t)).unwrap();
+        for (items, local) in [(32u64, 32u64), (5, 5), (80, 40)] {
+            for kernel in ["latch", "header", "count"] {
+                let out = context().zeroed::<u32>(items as usize).unwrap();
+                m.dispatch(kernel, items, local, &[(&out).into(), 1u32.into()])
+                    .unwrap();
+                assert_eq!(
+                    out.read().unwrap(),
+                    vec![1; items as usize],
+                    "@{kernel}, {items} work-items in groups of {local}, {o:?}"
+                );
+            }
+        }
+    }
+    // The reference interpreter agrees (at PISA's width).
+    for kernel in ["latch", "header", "count"] {
+        for (items, local) in [(32u64, 32u64), (5, 5), (80, 40)] {
+            let job = pisa_vk::reference::Job::new(kernel, items, local)
+                .arg(pisa_vk::reference::Data::Buffer(vec![
+                    0;
+                    4 * items as usize
+                ]))
+                .arg(pisa_vk::reference::Data::Scalar(
+                    1u32.to_le_bytes().to_vec(),
+                ));
+            let out = pisa_conformance::reference_job(
+                "apart.pisa",
+                CARRIED_APART,
+                &job,
+                pisa_reference::Config::default(),
+            )
+            .unwrap();
+            let want: Vec<u8> = (0..items).flat_map(|_| 1u32.to_le_bytes()).collect();
+            assert_eq!(out.buffers[0], want, "reference @{kernel}, {items}/{local}");
+        }
+    }
+}
+
+/// `shfl.idx` whose lane index is a saturating sum of `%laneid` (found by review): the
+/// shortcut that reads one slot of every invocation took `iadd.dsat` for a sum whose low bits
+/// follow the lane's. Work-item L reads lane `min(L + 0x7ffffff0, 0x7fffffff) mod 32`: L + 16
+/// below 16, 31 from there on; its value is 10 times the lane.
+#[test]
+fn a_shuffle_index_that_saturates_reads_the_lane_it_names() {
+    let src = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n\
+        .reg .64b %p, %off;\n.reg .32b %lane, %x, %v, %d;\n\
+        ld.param.64b %p, [%out];\nmov.32b %lane, %laneid;\n\
+        iadd.dsat.32b %x, %lane, 0x7FFFFFF0;\numul.32b %v, %lane, 10;\n\
+        shfl.idx.32b %d, %v, %x, 0xffffffff;\n\
+        umad.32b %lane, %groupid.x, %enqueuedlocalsize.x, %localid.x;\n\
+        umul.full.32b %off, %lane, 4;\niadd.64b %p, %p, %off;\nst.global.32b [%p], %d;\n}\n";
+    let t = translate_with(src, &lanes32());
+    let m = pisa_vk::Module::from_translation(context(), "sat.pisa", Arc::new(t)).unwrap();
+    let out = context().zeroed::<u32>(64).unwrap();
+    m.dispatch("k", 64, 32, &[(&out).into()]).unwrap();
+    let want: Vec<u32> = (0..64u32)
+        .map(|i| if i % 32 < 16 { 10 * (i % 32 + 16) } else { 310 })
+        .collect();
+    assert_eq!(out.read().unwrap(), want);
+}

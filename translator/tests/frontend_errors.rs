@@ -214,6 +214,35 @@ fn registers_and_scopes() {
         &kernel("{\n.reg .32b %a;\n}\nmov.32b %a, 1;"),
         &["7:9: undeclared register `%a`"],
     );
+    // Parameters share the body's outermost scope (spec-notes §11); a nested scope may
+    // shadow them.
+    expect(
+        &module(".kernel @k(.param[4] %a) {\n.reg .32b %a;\n}"),
+        &["4:11: `%a` is already declared in this scope"],
+    );
+    expect(
+        &module(".function .32b @f(.reg .32b %a) {\n.pred %a;\nreturn 1;\n}"),
+        &["4:7: `%a` is already declared in this scope"],
+    );
+    expect(
+        &module(".kernel @k(.param[4] %a) {\n{\n.reg .32b %a;\nmov.32b %a, 1;\n}\n}"),
+        &[],
+    );
+    // A special register's component cannot be declared (spec-notes §21), nor a parameter
+    // named like a special register.
+    expect(
+        &kernel(".reg .32b %localid.x;"),
+        &["4:11: `%localid.x` names a component of the special register `%localid` and cannot be declared"],
+    );
+    expect(
+        &module(".kernel @k(.param[4] %laneid) {\n}"),
+        &["3:22: `%laneid` is a special register and cannot be declared"],
+    );
+    // A suffix that is no swizzle of a declared vector (prog-3 §3.4).
+    expect(
+        &kernel(".reg .v4.32b %v;\n.reg .64b %d;\nmov.64b %d, %v.yz;"),
+        &["6:13: undeclared register `%v.yz`, and `.yz` is not a swizzle of `%v` (`.x`, `.y`, `.z`, `.w`; `.xy`, `.zw`, `.xyzw` in `mov`)"],
+    );
     let deep = format!("{}{}", "{".repeat(300), "}".repeat(300));
     expect(
         &kernel(&deep),
@@ -641,6 +670,33 @@ fn memory_restrictions() {
     expect(
         &k("ld.global.32b %a, [%s];"),
         &["10:20: address register `%s` has 32 bits, but .global addresses are 64 bits"],
+    );
+    // An operand the template says is a register takes no immediate (spec-notes §117).
+    expect(
+        &k("st.global.32b [%g], 5;"),
+        &["10:21: operand 2 (`src0`) of `st` must be a register"],
+    );
+    expect(
+        &k("ired.sum.32b %a, 5, 0xffffffff;"),
+        &["10:18: operand 2 (`src0`) of `ired` must be a register"],
+    );
+    // `.reg` takes `.Nb` and `.vN.Nb` types only (§117).
+    expect(
+        &k(".reg .f %x;"),
+        &["10:6: expected a type (`.Nb` or `.vN.Nb`), found `.f`"],
+    );
+    expect(
+        &k(".reg .032b %x;"),
+        &["10:6: unknown bitwidth `.032b` (expected .8b, .16b, .32b, .64b or .128b)"],
+    );
+    expect(
+        &k(".reg .v02.16b %x;"),
+        &["10:6: `.v02.16b` is not a valid vector type (element counts allowed for .16b: 2, 3, 4)"],
+    );
+    // prog-3 §3.3: `[Value1]` or `[Value1 + Value2]`.
+    expect(
+        &k("ld.global.32b %a, [%g + 4 + 4];"),
+        &["10:27: expected `]` (an address has at most one offset: `[base + offset]`), found `+`"],
     );
     expect(
         &k("ld.global.32b %a, [@S];"),

@@ -14,7 +14,12 @@
 //! are uniform, in a block that is not divergent. A uniform register then holds the same
 //! value in every work-item that reads it, so it needs only one copy per invocation, and a
 //! branch on it sends the whole sub-group the same way. The values of loops with a varying
-//! exit are varying: every block of such a loop is control dependent on its exit.
+//! exit are varying: every block of such a loop is control dependent on its exit. Where
+//! lanes leaving a varying branch in a loop can meet again only after the loop's back edge
+//! (a per-lane `continue` in a loop whose exit comes after the branch's post-dominator),
+//! they reach that meeting point in different iterations: every block of the loop is
+//! divergent ("temporal divergence"; the control-flow lowering makes lanes meet at the
+//! loop's continue, not at the post-dominator).
 //!
 //! Post-dominators by Cooper, Harvey and Kennedy ("A simple, fast dominance algorithm",
 //! 2001) on the reversed CFG with a virtual exit; control dependence by walking the
@@ -175,6 +180,7 @@ pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
         }
     }
     let mut budget = BUDGET;
+    let mut reach = Reach::new(cfg.blocks.len());
     loop {
         let mut changed = false;
         // Registers, given the divergent blocks.
@@ -231,6 +237,28 @@ pub fn analyze(f: &Function, cfg: &Cfg) -> Uniformity {
                     runner = ipdom[runner];
                 }
             }
+            // Lanes that meet again only after a back edge (spec-notes §88, "Lanes a loop
+            // carries apart").
+            let mut header = cfg.innermost_loop(b);
+            while let Some(h) = header {
+                let join = ipdom[b];
+                if join < cfg.blocks.len()
+                    && join != h
+                    && cfg.in_loop(h, join)
+                    && reach.avoiding(cfg, b, h, join, &mut budget)
+                {
+                    for &x in cfg.rpo() {
+                        if cfg.in_loop(h, x) && !u.divergent[x] {
+                            u.divergent[x] = true;
+                            changed = true;
+                        }
+                    }
+                }
+                if budget == 0 {
+                    return Uniformity::everything_varies(f, cfg);
+                }
+                header = cfg.parent_loop(h);
+            }
         }
         if !changed {
             break;
@@ -255,6 +283,8 @@ fn keeps_low_bits(inst: &Inst, u: &Uniformity) -> bool {
         _ => false,
     };
     match inst.op {
+        // Saturation clamps the whole value: its low bits no longer follow the operands'.
+        Iadd | Isub if inst.q.dsat => false,
         Mov | Iadd | Isub | Ineg | Umul | Smul | Umad | Smad | And | Or | Xor | Not | Zext
         | Sext | Trunc => true,
         Shl => uniform_at(2),
@@ -324,6 +354,52 @@ fn lane_affine(f: &Function, cfg: &Cfg, u: &Uniformity, budget: &mut usize) -> V
         }
     }
     affine
+}
+
+/// Scratch of [`Reach::avoiding`]: a visit mark per block (stamped, so never cleared) and
+/// a stack.
+struct Reach {
+    seen: Vec<u32>,
+    stamp: u32,
+    stack: Vec<BlockId>,
+}
+
+impl Reach {
+    fn new(blocks: usize) -> Reach {
+        Reach {
+            seen: vec![0; blocks],
+            stamp: 0,
+            stack: Vec::new(),
+        }
+    }
+
+    /// Whether loop header `h` is reachable from a successor of `b` through blocks of `h`'s
+    /// loop without passing `join`: some lanes leaving `b` reach `join` only in a later
+    /// iteration.
+    fn avoiding(
+        &mut self,
+        cfg: &Cfg,
+        b: BlockId,
+        h: BlockId,
+        join: BlockId,
+        budget: &mut usize,
+    ) -> bool {
+        self.stamp += 1;
+        self.stack.clear();
+        self.stack.extend(cfg.blocks[b].term.succs());
+        while let Some(x) = self.stack.pop() {
+            *budget = budget.saturating_sub(1);
+            if x == h {
+                return true;
+            }
+            if x == join || self.seen[x] == self.stamp || !cfg.in_loop(h, x) || *budget == 0 {
+                continue;
+            }
+            self.seen[x] = self.stamp;
+            self.stack.extend(cfg.blocks[x].term.succs());
+        }
+        false
+    }
 }
 
 /// Whether an operand `inst` reads (not one it writes) is a varying register or a special

@@ -282,7 +282,12 @@ impl<'a> Parser<'a, '_> {
                     None
                 };
                 if self.peek().tok != Tok::RBracket {
-                    return self.expected("`+` or `]`");
+                    // prog-3 §3.3: `[Value1]` or `[Value1 + Value2]`, one offset at most.
+                    return self.expected(if offset.is_some() {
+                        "`]` (an address has at most one offset: `[base + offset]`)"
+                    } else {
+                        "`+` or `]`"
+                    });
                 }
                 self.bump();
                 Ok(Operand::Addr {

@@ -368,10 +368,8 @@ impl<'a> FnCx<'a, '_, '_> {
     /// `start` on (just appended); if the declaration is refused, the name is removed again.
     fn declare_pushed_reg(&mut self, start: usize, ty: RegType, span: Span) -> bool {
         let name = self.reg_names.get(start..).unwrap_or_default();
-        let refused = if special_reg(name).is_some() {
-            Some(format!(
-                "`%{name}` is a special register and cannot be declared"
-            ))
+        let refused = if let Some(msg) = special_name(name) {
+            Some(msg)
         } else if self.regs.len() >= MAX_REGS {
             Some(format!(
                 "too many registers in one function (more than {MAX_REGS})"
@@ -409,6 +407,10 @@ impl<'a> FnCx<'a, '_, '_> {
     /// Declares kernel parameter `id` (named `self.params[id].0`) in the innermost scope.
     fn declare_param(&mut self, id: ParamId, span: Span) {
         let name = self.params[id.0 as usize].0;
+        if let Some(msg) = special_name(name) {
+            self.error(span, msg);
+            return;
+        }
         let hash = hash_name(name.as_bytes());
         let shadowed = self.find_binding(hash, name.as_bytes());
         if shadowed.is_some_and(|b| self.names.bindings[b as usize].depth == self.depth()) {
@@ -570,6 +572,19 @@ impl<'a> FnCx<'a, '_, '_> {
         last: &mut Option<&'a Inst<'a>>,
     ) {
         self.push_scope();
+        self.block_in_scope(b, out, last);
+        self.pop_scope();
+    }
+
+    /// Declares `b`'s names in the innermost open scope and checks its statements: a
+    /// function's body shares the scope of its parameters (spec-notes §11: redeclaring a
+    /// parameter at the body's top level is a duplicate), a nested `{ }` opens its own.
+    fn block_in_scope(
+        &mut self,
+        b: &Block,
+        out: &mut Vec<crate::ir::Inst>,
+        last: &mut Option<&'a Inst<'a>>,
+    ) {
         self.declare_block(b);
         let ast = self.ast;
         for s in ast.stmts(b.stmts) {
@@ -582,7 +597,6 @@ impl<'a> FnCx<'a, '_, '_> {
                 _ => {}
             }
         }
-        self.pop_scope();
     }
 
     /// Declares a function's parameters in the outermost scope of its body: kernel
@@ -692,11 +706,12 @@ pub fn function<'a>(
     fcx.reg_names.reserve(name_bytes.min(MAX_REGS * 8));
     let mut out = Vec::with_capacity(count);
     let mut last = None;
-    fcx.block(body, &mut out, &mut last);
+    fcx.block_in_scope(body, &mut out, &mut last);
     if let Some(rt) = ret {
         fcx.check_return(f, rt, last);
     }
-    // The parameters' scope is still open; its map goes back empty like the others.
+    // The parameters' (and the body's) scope is still open; its map goes back empty like
+    // the others.
     for mut scope in fcx.scopes.drain(..) {
         scope.vars.clear();
         fcx.spare.push(scope);
@@ -729,6 +744,23 @@ pub fn function<'a>(
     func.locals = locals;
     func.labels = labels;
     func.body = Some(out);
+}
+
+/// Why `%name` cannot be declared (spec-notes §21), if it names a special register or one of
+/// its components: a dotted name wins over a swizzle (§1), so a declared `%localid.x` would
+/// hide the read-only component.
+fn special_name(name: &str) -> Option<String> {
+    if special_reg(name).is_some() {
+        return Some(format!(
+            "`%{name}` is a special register and cannot be declared"
+        ));
+    }
+    let (base, sfx) = name.rsplit_once('.')?;
+    (special_reg(base).is_some() && crate::ir::Swizzle::parse(sfx).is_some()).then(|| {
+        format!(
+            "`%{name}` names a component of the special register `%{base}` and cannot be declared"
+        )
+    })
 }
 
 /// The address size of a memory space, as a register type.

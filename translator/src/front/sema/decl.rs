@@ -18,9 +18,11 @@ pub fn reg_type(cx: &mut Ctx<'_, '_>, tw: &TypeWord<'_>) -> Option<RegType> {
         Some((n, b)) => (Some(n), b),
         None => (None, tw.text),
     };
+    // Spelled as arch-2 spells them: `.032b` and `.v04.32b` are no types.
+    let canonical = |n: &str| n.parse::<u32>().ok().filter(|v| v.to_string() == n);
     let bits = bits_text
         .strip_suffix('b')
-        .and_then(|n| n.parse::<u32>().ok())
+        .and_then(canonical)
         .and_then(Bits::from_bits);
     let Some(bits) = bits else {
         cx.error(
@@ -32,7 +34,7 @@ pub fn reg_type(cx: &mut Ctx<'_, '_>, tw: &TypeWord<'_>) -> Option<RegType> {
     let Some(count) = count else {
         return Some(RegType::Scalar(bits));
     };
-    let n: u32 = count.parse().unwrap_or(0);
+    let n: u32 = canonical(count).unwrap_or(0);
     let allowed: &[u32] = match bits {
         Bits::B8 | Bits::B16 | Bits::B64 => &[2, 3, 4],
         Bits::B32 => &[2, 3, 4, 5, 6, 7, 8, 16, 32, 64],

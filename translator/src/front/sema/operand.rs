@@ -209,6 +209,18 @@ impl<'a> FnCx<'a, '_, '_> {
                 if let Some(op) = self.swizzled(base, sfx, swz, neg, name, span) {
                     return op;
                 }
+            } else if self.lookup_reg(base).is_some() || special_reg(base).is_some() {
+                // prog-3 §3.4: `%v.yz` is neither a declared name nor a swizzle.
+                if !self.quiet {
+                    self.error(
+                        span,
+                        format!(
+                            "undeclared register `%{name}`, and `.{sfx}` is not a swizzle of \
+                         `%{base}` (`.x`, `.y`, `.z`, `.w`; `.xy`, `.zw`, `.xyzw` in `mov`)"
+                        ),
+                    );
+                }
+                return ROp::Bad(span);
             }
         }
         if !self.quiet {

@@ -183,3 +183,82 @@ fn sums_and_masks_of_the_lane_id_and_uniform_values_are_lane_affine() {
     // predicate picks per lane.
     assert!(!affine("half") && !affine("id") && !affine("c"));
 }
+
+#[test]
+fn a_saturating_sum_of_the_lane_id_is_not_lane_affine() {
+    // `%laneid + 0x7ffffff0` saturates from lane 16 on (0x7fffffff): its low five bits are
+    // 16..31 and then 31, not the lane's plus a constant.
+    let text = ".version 0.1;\n.target 100;\n.kernel @k(.param[8] %out) {\n\
+        .reg .32b %l, %s, %w;\nmov.32b %l, %laneid;\n\
+        iadd.dsat.32b %s, %l, 0x7FFFFFF0;\nisub.dsat.32b %w, %l, 5;\n}\n";
+    let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", text));
+    let module = crate::check(&file).expect("valid");
+    let f = &module.functions[0];
+    let u = analyze(f, &Cfg::build(f).expect("cfg"));
+    for r in 1..f.regs.len() {
+        let r = crate::ir::RegId(r as u32);
+        assert!(!u.lane_affine(r), "{}", f.reg_name(r));
+    }
+}
+
+/// Whether the block of function 0 of `src` that holds the first `needle` instruction is
+/// divergent.
+fn divergent_at(src: &str, needle: crate::ir::Opcode) -> bool {
+    let text = format!(".version 0.1;\n.target 100;\n{src}\n");
+    let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", text));
+    let module = crate::check(&file).expect("valid");
+    let f = &module.functions[0];
+    let cfg = Cfg::build(f).expect("cfg");
+    let u = analyze(f, &cfg);
+    let body = f.body.as_deref().expect("body");
+    let at = body
+        .iter()
+        .position(|i| i.op == needle)
+        .unwrap_or_else(|| panic!("no {needle:?}"));
+    let block = (0..cfg.blocks.len())
+        .find(
+            |&b| matches!(&cfg.blocks[b].code, crate::mid::cfg::Code::Insts(r) if r.contains(&at)),
+        )
+        .expect("a block holds it");
+    !u.together(block)
+}
+
+#[test]
+fn lanes_a_per_lane_continue_carries_into_later_iterations_do_not_run_together() {
+    // Lane L skips L iterations (`goto latch`), then adds once and leaves by a uniform
+    // break: the atomic's block post-dominates the varying branch, but lanes reach it in
+    // different iterations (a review's reproducer; the reference gives 1 per lane).
+    let shapes = [
+        "goto.cond %c, latch;\niatom.global.add.32b %old, [%p], %one;\n\
+         goto.cond %q, done;\nlatch:\ngoto top;\ndone:\nreturn;",
+        // The same with the `continue` straight to the header: two back edges.
+        "goto.cond %c, top;\niatom.global.add.32b %old, [%p], %one;\n\
+         goto.cond %q, done;\ngoto top;\ndone:\nreturn;",
+    ];
+    for tail in shapes {
+        let src = format!(
+            ".kernel @k(.param[8] %out, .param[4] %stop) {{\n.reg .64b %p;\n\
+             .reg .32b %j, %lane, %g, %old, %one;\nmov.32b %one, 1;\n.pred %c, %q;\nld.param.64b %p, [%out];\n\
+             ld.param.32b %g, [%stop];\nmov.32b %lane, %laneid;\nmov.32b %j, 0;\n\
+             ucmp.ne.32b %q, %g, 0;\ntop:\niadd.32b %j, %j, 1;\nucmp.le.32b %c, %j, %lane;\n{tail}\n}}"
+        );
+        assert!(divergent_at(&src, crate::ir::Opcode::Iatom), "{src}");
+        let (r, _) = facts(&src, 0);
+        assert!(!uniform(&r, "j"), "{src}");
+    }
+}
+
+#[test]
+fn a_per_lane_continue_that_meets_at_the_latch_keeps_the_loop_together() {
+    // The exit is the header's own test: lanes that skip the add meet the others at the
+    // latch in the same iteration, so the header and the counter stay uniform.
+    let src = ".kernel @k(.param[8] %out) {\n.reg .64b %p;\n.reg .32b %j, %lane, %old, %one;\nmov.32b %one, 1;\n\
+        .pred %c, %more;\nld.param.64b %p, [%out];\nmov.32b %lane, %laneid;\n\
+        mov.32b %j, 0;\ntop:\nucmp.lt.32b %more, %j, 10;\ngoto.cond !%more, done;\n\
+        iadd.32b %j, %j, 1;\nucmp.le.32b %c, %j, %lane;\ngoto.cond %c, top;\n\
+        iatom.global.add.32b %old, [%p], %one;\ngoto top;\ndone:\nreturn;\n}";
+    assert!(divergent_at(src, crate::ir::Opcode::Iatom));
+    assert!(!divergent_at(src, crate::ir::Opcode::Iadd));
+    let (r, _) = facts(src, 0);
+    assert!(uniform(&r, "j"));
+}
