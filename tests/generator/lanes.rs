@@ -170,7 +170,9 @@ impl Gen {
         } else {
             0
         };
+        let affine = self.version >= 7 && self.rng.random_bool(0.3);
         let control = match self.rng.random_range(0..3) {
+            _ if affine => self.lane_affine_control(high),
             0 => {
                 let off = self.pick(&[0u32, 1, 1, 2, 3, 4, 7, 8, 16, 31])
                     | (self.rng.random::<u32>() & 0x1F) * self.rng.random_range(0..2);

@@ -25,11 +25,14 @@
 //! random stream only where version 3 does not. Version 5 is version 4 with call cycles of
 //! bounded depth ([`cycles`]). Version 6 is version 4 (not 5: no call cycles) with exits
 //! that every executing work-item of a sub-group or work-group takes at once ([`exits`]).
+//! Version 7 is version 6 with loops whose lanes a per-lane `continue` carries into
+//! different trips and `shfl` lane controls computed from `%laneid` ([`apart`]).
 //! Running and minimizing: [`run`].
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
+mod apart;
 mod cycles;
 mod exits;
 mod lanes;
@@ -55,7 +58,7 @@ const SCRATCH: u64 = 128;
 const SLOT: u64 = 32;
 
 /// The newest generator version (versions are 1..=this).
-pub const GENERATOR_VERSIONS: u32 = 6;
+pub const GENERATOR_VERSIONS: u32 = 7;
 
 /// A load or store of a pool register: its width, a byte offset below [`SLOT`] aligned to
 /// it, the register, and whether it loads.
@@ -796,6 +799,10 @@ impl Gen {
     /// A sequence of `n` statements: units and (depth permitting) control flow.
     fn block(&mut self, n: usize) {
         for _ in 0..n {
+            if self.version >= 7 && self.rng.random_bool(0.1) {
+                self.apart_loop();
+                continue;
+            }
             if self.version >= 6 && self.lanes_ok && self.rng.random_bool(0.15) {
                 self.exits_control();
                 continue;
@@ -982,6 +989,9 @@ impl Gen {
         if self.version >= 6 {
             self.emit(exits::EXITS_DECLS);
         }
+        if self.version >= 7 {
+            self.emit(apart::APART_DECLS);
+        }
         self.emit(".reg .64b %a2;");
         self.emit("zext.64b.32b %a2, %a1;");
         self.init_pool(&["%a0", "%a2"]);
@@ -993,6 +1003,9 @@ impl Gen {
         }
         if self.version >= 6 {
             self.exits_prologue();
+        }
+        if self.version >= 7 {
+            self.apart_prologue();
         }
         let n = self.rng.random_range(2..8);
         let early = if self.version >= 6 && self.rng.random_bool(0.5) {
@@ -1059,6 +1072,9 @@ impl Gen {
         if self.version >= 6 {
             self.emit(exits::EXITS_DECLS);
         }
+        if self.version >= 7 {
+            self.emit(apart::APART_DECLS);
+        }
         self.emit(".reg .64b %pin, %pout, %off;\n.reg .32b %gid, %gsz, %lid, %item;");
         self.emit(".private .align 16 @P[64];");
         let group_words = if self.version >= 2 {
@@ -1107,6 +1123,9 @@ impl Gen {
         }
         if self.version >= 6 {
             self.exits_prologue();
+        }
+        if self.version >= 7 {
+            self.apart_prologue();
         }
         if self.version == 5 {
             self.call_cycle();
