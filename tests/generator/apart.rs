@@ -32,9 +32,10 @@ use rand::Rng;
 
 /// Registers version 7 adds to kernels and functions, per nesting depth: a trip counter, a
 /// per-lane count of skipped trips and a count of runs of the code after the `continue`;
-/// and a predicate.
+/// and two predicates (the `continue`'s, and the exit count's: a predicate of its own, which
+/// an analysis of each register as a whole sees as shared by all lanes when that code is).
 pub(super) const APART_DECLS: &str =
-    ".reg .32b %ac0, %ac1, %ac2, %at0, %at1, %at2, %ab0, %ab1, %ab2;\n.pred %ap;";
+    ".reg .32b %ac0, %ac1, %ac2, %at0, %at1, %at2, %ab0, %ab1, %ab2;\n.pred %ap, %aq;";
 
 impl Gen {
     /// The version-7 registers' initial values.
@@ -45,6 +46,7 @@ impl Gen {
             self.emit(format!("mov.32b {r}, 0;"));
         }
         self.emit("ucmp.eq.32b %ap, %ac0, 1;");
+        self.emit("ucmp.eq.32b %aq, %ac0, 1;");
     }
 
     /// A loop whose lanes a per-lane `continue` carries into different trips, its exits after
@@ -98,8 +100,8 @@ impl Gen {
         }
         let runs = self.pick(&[1u32, 1, 2, 3]);
         self.emit(format!("iadd.32b {ab}, {ab}, 1;"));
-        self.emit(format!("ucmp.ge.32b %ap, {ab}, {runs};"));
-        self.emit(format!("goto.cond %ap, {exit};"));
+        self.emit(format!("ucmp.ge.32b %aq, {ab}, {runs};"));
+        self.emit(format!("goto.cond %aq, {exit};"));
         self.emit(format!("{latch}:"));
         self.emit(format!("goto {top};"));
         self.weight = saved;
