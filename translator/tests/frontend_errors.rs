@@ -156,7 +156,17 @@ fn variables() {
     );
     expect(
         &module(".global @E[8] = { .64b @nope };"),
-        &["3:24: undeclared symbol `@nope`"],
+        &["3:24: undeclared symbol `@nope` (an initializer may name only module-scope variables and functions)"],
+    );
+    // A body-scope variable is no module symbol (prog-2 §2.5.1.2).
+    expect(
+        &kernel(".shared @S[4];\n.const @C[8] = { .64b @S };"),
+        &["5:23: undeclared symbol `@S` (an initializer may name only module-scope variables and functions)"],
+    );
+    // An initializer where none may be is reported once, with no call for a size.
+    expect(
+        &kernel(".shared @S = { .32b 0 };"),
+        &["4:14: `.shared` variables cannot have an initializer"],
     );
     expect(
         &kernel(".shared @S[4] = { .32b 0 };"),
@@ -237,6 +247,15 @@ fn registers_and_scopes() {
     expect(
         &module(".kernel @k(.param[4] %laneid) {\n}"),
         &["3:22: `%laneid` is a special register and cannot be declared"],
+    );
+    // A sigil must start a name (prog-1 §1.3).
+    expect(
+        &kernel(".reg .32b %0r;"),
+        &["4:11: `%` must be followed by a name (a letter, `$`, `.` or `_`, then letters, digits, `$`, `.` or `_`), found `0`"],
+    );
+    expect(
+        &module(".global @1x[1];"),
+        &["3:9: `@` must be followed by a name (a letter, `$`, `.` or `_`, then letters, digits, `$`, `.` or `_`), found `1`"],
     );
     // A suffix that is no swizzle of a declared vector (prog-3 §3.4).
     expect(
@@ -447,6 +466,11 @@ fn repeated_variable_attributes_and_empty_host_names() {
     expect(
         &module(".global .section(\"a\") .section(\"b\") @d[4];"),
         &["3:23: `.section` is given more than once"],
+    );
+    // A type, too (spec-notes §3: the type is pisa-vk's own extension).
+    expect(
+        &module(".global .16b .32b @t[8];"),
+        &["3:14: the variable's type is given more than once (`.16b`, then `.32b`)"],
     );
     expect(
         &module(".global .host_access(\"\") @e[4];"),

@@ -225,7 +225,21 @@ impl<'a> Lexer<'a> {
             "unterminated string literal".to_string()
         } else {
             let c = text.chars().next().unwrap_or(' ');
-            format!("unexpected character `{}`", c.escape_debug())
+            match c {
+                // prog-1 §1.3: a sigil starts a name, `[a-zA-Z$._][a-zA-Z$._0-9]*`
+                '@' | '%' => {
+                    let next = self.src[span.end as usize..].chars().next();
+                    let next = match next {
+                        Some(n) if !n.is_whitespace() => format!("`{}`", n.escape_debug()),
+                        _ => "nothing".to_string(),
+                    };
+                    format!(
+                        "`{c}` must be followed by a name (a letter, `$`, `.` or `_`, then \
+                         letters, digits, `$`, `.` or `_`), found {next}"
+                    )
+                }
+                _ => format!("unexpected character `{}`", c.escape_debug()),
+            }
         };
         diags.push(Diagnostic::error(span, msg));
         let mut error = Token {

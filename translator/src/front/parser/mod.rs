@@ -439,7 +439,8 @@ impl<'a> Parser<'a, '_> {
     ) -> PResult<VarDecl<'a>> {
         let space_tok = self.bump();
         let space = self.bare(space_tok);
-        let (mut align, mut section, mut host_access, mut ty) = (None, None, None, None);
+        let (mut align, mut section, mut host_access, mut ty) =
+            (None, None, None, None::<TypeWord<'a>>);
         while self.peek().tok == Tok::Word {
             let a = self.peek();
             let w = self.text(a);
@@ -464,10 +465,21 @@ impl<'a> Parser<'a, '_> {
                 }
                 _ if w.starts_with('.') && is_type_word(&w[1..]) => {
                     self.bump();
-                    ty = Some(TypeWord {
-                        text: &w[1..],
-                        span: a.span,
-                    });
+                    match &ty {
+                        Some(first) => {
+                            let msg = format!(
+                                "the variable's type is given more than once (`.{}`, then `{w}`)",
+                                first.text
+                            );
+                            self.diags.push(Diagnostic::error(a.span, msg));
+                        }
+                        None => {
+                            ty = Some(TypeWord {
+                                text: &w[1..],
+                                span: a.span,
+                            })
+                        }
+                    }
                 }
                 _ => return self.error(format!("unknown memory variable attribute `{w}`")),
             }

@@ -250,7 +250,8 @@ fn mem_var(cx: &mut Ctx<'_, '_>, v: &VarDecl<'_>, module_scope: bool) -> Option<
         (Some(d), _) => d,
         (None, Some((_, bytes))) => *bytes,
         (None, None) => {
-            if v.size.is_none() {
+            // (an initializer written where none may be was reported above)
+            if v.size.is_none() && v.init.is_none() {
                 cx.error(
                     v.name.span,
                     format!(
@@ -346,7 +347,14 @@ fn initializer(cx: &mut Ctx<'_, '_>, elems: &[InitElem<'_>]) -> Option<(Vec<Init
                     Some(Symbol::Func(f)) => Some(SymbolRef::Function(*f)),
                     None => {
                         if !cx.quiet_undeclared {
-                            cx.error(name.span, format!("undeclared symbol `@{}`", name.text));
+                            cx.error(
+                                name.span,
+                                format!(
+                                    "undeclared symbol `@{}` (an initializer may name only \
+                                     module-scope variables and functions)",
+                                    name.text
+                                ),
+                            );
                         }
                         None
                     }
