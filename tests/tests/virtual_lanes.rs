@@ -306,7 +306,7 @@ fn whole_suite_at_16_lanes() {
         );
         return;
     }
-    pisa_conformance::rerun_at_16_lanes(20);
+    pisa_conformance::rerun_at_16_lanes(22);
 }
 
 #[test]
@@ -314,7 +314,7 @@ fn whole_suite_without_size_control() {
     // Every other test of this binary, as on a device whose pipelines cannot require a
     // sub-group size (spec-notes §105): virtual lanes for the device's `subgroupSize` in
     // pipelines without a required size, each kernel checking its sub-groups.
-    pisa_conformance::rerun_without_size_control(18);
+    pisa_conformance::rerun_without_size_control(20);
 }
 
 #[test]
