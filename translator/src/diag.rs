@@ -25,6 +25,37 @@ pub struct Diagnostic {
     pub related: Vec<Related>,
 }
 
+/// Quoted source text (between backquotes) longer than this is shortened in messages: a
+/// literal of a megabyte is shown by its start and its length, not echoed whole.
+pub const MAX_QUOTED: usize = 80;
+
+/// `message` with every backquoted stretch longer than [`MAX_QUOTED`] characters cut to its
+/// first 40, then `…` and the count of characters left out.
+fn shorten_quotes(message: String) -> String {
+    if message.len() <= 2 * MAX_QUOTED {
+        return message;
+    }
+    let mut out = String::with_capacity(2 * MAX_QUOTED);
+    // Even parts are outside quotes, odd ones inside (an unmatched quote's tail too).
+    let mut inside = false;
+    let mut first = true;
+    for part in message.split('`') {
+        if !first {
+            out.push('`');
+        }
+        first = false;
+        let chars = part.chars().count();
+        if inside && chars > MAX_QUOTED {
+            out.extend(part.chars().take(40));
+            let _ = write!(out, "… ({} more characters)", chars - 40);
+        } else {
+            out.push_str(part);
+        }
+        inside = !inside;
+    }
+    out
+}
+
 /// A second place a [`Diagnostic`] points at, with what it is (`exported here`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Related {
@@ -38,7 +69,7 @@ impl Diagnostic {
     /// An error at `span`.
     pub fn error(span: Span, message: impl Into<String>) -> Diagnostic {
         Diagnostic {
-            message: message.into(),
+            message: shorten_quotes(message.into()),
             span,
             notes: Vec::new(),
             related: Vec::new(),
@@ -253,6 +284,31 @@ impl std::error::Error for Diagnostics {}
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn long_quoted_text_is_cut_short_in_messages() {
+        let literal = "9".repeat(1 << 20);
+        let d = super::Diagnostic::error(
+            crate::span::Span::new(0, 1),
+            format!("immediate `{literal}` does not fit in `{}` bits", 32),
+        );
+        assert_eq!(
+            d.message,
+            format!(
+                "immediate `{}… ({} more characters)` does not fit in `32` bits",
+                "9".repeat(40),
+                (1 << 20) - 40
+            )
+        );
+        // A short message stays as it is; an unmatched quote's long tail is cut too.
+        let short = "undeclared register `%a`";
+        assert_eq!(super::shorten_quotes(short.into()), short);
+        let odd = format!("{} `{}", "m".repeat(200), "t".repeat(100));
+        assert_eq!(
+            super::shorten_quotes(odd.clone()).len(),
+            40 + 200 + 2 + "… (60 more characters)".len()
+        );
+    }
 
     #[test]
     fn a_long_line_is_shown_as_a_window_around_the_caret() {

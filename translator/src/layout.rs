@@ -681,7 +681,8 @@ fn check_32bit(end: u64, what: &str, span: crate::span::Span) -> Result<(), Layo
     if end >= u32::MAX as u64 {
         return Err(LayoutError {
             message: format!(
-                "the module's {what} variables need more than 4 GiB of 32-bit {what} address space"
+                "the module's {what} variables need {end} bytes of 32-bit {what} address \
+                 space; at most 4294967294 fit below its null address 0xffffffff (arch-2)"
             ),
             span,
         });

@@ -518,10 +518,10 @@ fn the_memory_layout_limits_are_link_errors() {
             "s.pisa",
             ".kernel @k() {\n.shared @T[8];\n.shared .align 0x8000000000000000 @S[4];\n}",
         )],
-        &["s.pisa:5:35: the module's shared variables need more than 4 GiB of 32-bit shared address space"],
+        &["s.pisa:5:35: the module's shared variables need 9223372036854775812 bytes of 32-bit shared address space; at most 4294967294 fit below its null address 0xffffffff (arch-2)"],
     );
     expect(
         &[("p.pisa", ".kernel @k() {\n.private @P[0x100000000];\n}")],
-        &["p.pisa:4:10: the module's private variables need more than 4 GiB of 32-bit private address space"],
+        &["p.pisa:4:10: the module's private variables need 4294967296 bytes of 32-bit private address space; at most 4294967294 fit below its null address 0xffffffff (arch-2)"],
     );
 }
