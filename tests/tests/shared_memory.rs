@@ -201,6 +201,77 @@ fn a_kernel_needing_more_shared_memory_than_the_device_has_is_refused_by_name() 
     check_validation();
 }
 
+/// Work-items that return before two barriers (found by review, 2026-12-05): lavapipe lost
+/// every result of a work-group in which some invocations had returned (`OpReturn`) before
+/// two `OpControlBarrier`s, natively; on virtual lanes a `return` only retires lanes and
+/// every invocation reaches the barriers, so the host API puts such kernels there where the
+/// device's sub-groups are narrower than PISA's (spec-notes §83). In work-groups of 64, the
+/// work-items of `%localid.x >= %n` return (a whole sub-group for n = 32, part of one for
+/// 40, none for 64; the odd ones too with `odd`); the others write `10 l` to their shared
+/// word, read their partner's (`l ^ 1`, or `l ^ 2` when the odd ones left) between two
+/// barriers, and store the sum plus their group's id times 1000: by hand
+/// `10 l + 10 partner + 1000 g`, 0 where the work-item left.
+#[test]
+fn work_items_that_returned_do_not_hold_up_two_barriers() {
+    for (n, odd) in [(32u32, false), (40, false), (40, true), (64, true)] {
+        let leave = if odd {
+            "and.32b %t, %l, 1;\nucmp.ne.32b %q, %t, 0;\nreturn.cond %q;\n"
+        } else {
+            ""
+        };
+        let mask = if odd { 2 } else { 1 };
+        let src = format!(
+            "{HEADER}.kernel @k(.param[8] %out, .param[4] %n) {{\n\
+             .shared .align 4 @w[256];\n\
+             .reg .32b %l, %g, %i, %v, %u, %c, %t;\n.reg .64b %p, %o;\n.pred %q;\n\
+             ld.param.64b %p, [%out];\nld.param.32b %c, [%n];\nmov.32b %l, %localid.x;\n\
+             mov.32b %g, %groupid.x;\nucmp.ge.32b %q, %l, %c;\nreturn.cond %q;\n{leave}\
+             umul.32b %v, %l, 10;\nshl.32b %i, %l, 2;\nst.shared.32b [@w + %i], %v;\n\
+             barrier.workgroup;\n\
+             xor.32b %i, %l, {mask};\nshl.32b %i, %i, 2;\nld.shared.32b %u, [@w + %i];\n\
+             barrier.workgroup;\n\
+             iadd.32b %v, %v, %u;\numad.32b %v, %g, 1000, %v;\n\
+             umad.32b %i, %g, 64, %l;\numul.full.32b %o, %i, 4;\niadd.64b %p, %p, %o;\n\
+             st.global.32b [%p], %v;\n}}\n"
+        );
+        let stays = |l: u32| l < n && !(odd && l % 2 == 1);
+        let partner = |l: u32| l ^ if odd { 2 } else { 1 };
+        let want: Vec<u32> = (0..128u32)
+            .map(|id| {
+                let (g, l) = (id / 64, id % 64);
+                if stays(l) {
+                    assert!(stays(partner(l)), "pairs stay or leave together");
+                    10 * l + 10 * partner(l) + 1000 * g
+                } else {
+                    0
+                }
+            })
+            .collect();
+        // The user's path: the host API chooses the translation for the device.
+        let m = Module::from_source(context(), "two.pisa", &src).unwrap();
+        let out = context().zeroed::<u32>(128).unwrap();
+        m.dispatch("k", 128u64, 64u64, &[(&out).into(), n.into()])
+            .unwrap();
+        assert_eq!(out.read().unwrap(), want, "n = {n}, odd {odd}");
+        let job = pisa_vk::reference::Job::new("k", 128u64, 64u64)
+            .arg(pisa_vk::reference::Data::Buffer(vec![0; 512]))
+            .arg(pisa_vk::reference::Data::Scalar(n.to_le_bytes().to_vec()));
+        let reference = pisa_conformance::reference_job(
+            "two.pisa",
+            &src,
+            &job,
+            pisa_reference::Config::default(),
+        )
+        .unwrap();
+        let words: Vec<u32> = reference.buffers[0]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, want, "reference, n = {n}, odd {odd}");
+    }
+    check_validation();
+}
+
 #[test]
 fn work_items_that_returned_do_not_hold_up_a_barrier() {
     // isa-9 §9.1: a work-item that returned is not required to reach a barrier (spec-notes

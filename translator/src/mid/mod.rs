@@ -12,6 +12,7 @@
 //! - [`provenance`]: which address space a register's address provably points into.
 //! - [`constants`]: which registers may hold a driver-visible constant.
 //! - [`lanes`]: which kernels are sub-group kernels and how each function numbers lanes.
+//! - [`retire`]: kernels in which a work-item may return before a barrier others reach.
 //! - [`liveness`]: which registers are live at the start of some block (what virtual lanes
 //!   put back for inactive lanes).
 //! - [`short_loops`]: loops that end by themselves within a few iterations, which need no
@@ -34,6 +35,7 @@ pub mod lanes;
 pub mod liveness;
 pub mod loop_ranges;
 pub mod provenance;
+pub mod retire;
 pub mod short_loops;
 pub mod structurize;
 pub mod uniformity;

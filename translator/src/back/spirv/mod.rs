@@ -72,7 +72,14 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     check_recursion(module)?;
     let call_graph = crate::mid::calls::CallGraph::new(module);
     let lane_plan = crate::mid::lanes::plan(module, &call_graph);
-    let on_lanes = virtual_kernels(module, options, &subgroups, &lane_plan.subgroup_kernel);
+    let retiring = crate::mid::retire::returns_before_barrier(module, &call_graph);
+    let on_lanes = virtual_kernels(
+        module,
+        options,
+        &subgroups,
+        &lane_plan.subgroup_kernel,
+        &retiring,
+    );
     let any_on_lanes = on_lanes.contains(&true);
     let partial = partial_kernels(module, &lane_plan.subgroup_kernel, &on_lanes, &subgroups);
     let any_partial = partial.contains(&true);
@@ -533,19 +540,25 @@ pub fn partial_entry_point(name: &str) -> String {
     format!("{name}.partial")
 }
 
-/// Which functions are kernels lowered on virtual lanes ([`VirtualLanes`]).
+/// Which functions are kernels lowered on virtual lanes ([`VirtualLanes`]): sub-group kernels
+/// as the mode says, and, where the mode puts sub-group kernels there, kernels in which a
+/// work-item may return before a barrier others reach (`retiring`,
+/// [`crate::mid::retire`]): on virtual lanes a `return` retires lanes and every invocation
+/// still reaches the barriers (spec-notes §83).
 fn virtual_kernels(
     module: &Module,
     options: &Options,
     subgroups: &SubgroupMapping,
     subgroup_kernel: &[bool],
+    retiring: &[bool],
 ) -> Vec<bool> {
     module
         .functions
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let sub = subgroup_kernel.get(i).copied().unwrap_or(false);
+            let sub = subgroup_kernel.get(i).copied().unwrap_or(false)
+                || retiring.get(i).copied().unwrap_or(false);
             f.is_kernel()
                 && f.body.is_some()
                 && match options.virtual_lanes {
