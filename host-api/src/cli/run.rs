@@ -33,7 +33,8 @@ pub struct Args {
     /// TYPE[N] or TYPE[]@PATH (buffers pass their device address).
     #[arg(long = "arg")]
     args: Vec<String>,
-    /// Write a `.host_access` global before the dispatch: NAME=TYPE[]:V1,...
+    /// Write a global before the dispatch: NAME=TYPE[]:V1,... (NAME as `Module::symbol` takes
+    /// it: a `.host_access` name, else an exported or the only variable of that PISA name)
     #[arg(long = "set")]
     sets: Vec<String>,
     /// Print only this buffer (its argument position, e.g. `2`) or `.host_access` global (its
