@@ -272,6 +272,115 @@ fn work_items_that_returned_do_not_hold_up_two_barriers() {
     check_validation();
 }
 
+/// A context of the device without sub-group size control (spec-notes §105).
+fn unsized_context() -> &'static pisa_vk::Context {
+    static CTX: std::sync::OnceLock<pisa_vk::Context> = std::sync::OnceLock::new();
+    CTX.get_or_init(pisa_conformance::context_without_size_control)
+}
+
+/// isa-9 §9.1 again, with the barriers in a loop and in a branch (spec-notes §83): the
+/// work-items from `n` on return (for `n` = 32 the whole second PISA sub-group of the
+/// work-group, for 40 part of it, for 8 and 2 every hardware sub-group of lavapipe's but
+/// the first); the others run four trips, each exchanging `v` with the partner `l ^ 1` between
+/// two barriers (`v = 3 v + partner's v`), then, when `n` > 16, exchange once more inside a
+/// branch, and store `v + 1000 g`. By hand from `v = l + 1`; 0 where the work-item left.
+#[test]
+fn work_items_that_returned_do_not_hold_up_a_loop_of_barriers() {
+    for n in [32u32, 40, 8, 64, 2] {
+        let src = format!(
+            "{HEADER}.kernel @k(.param[8] %out, .param[4] %n) {{\n\
+             .shared .align 4 @w[256];\n\
+             .reg .32b %l, %g, %i, %j, %v, %u, %c, %t;\n.reg .64b %p, %o;\n.pred %q;\n\
+             ld.param.64b %p, [%out];\nld.param.32b %c, [%n];\nmov.32b %l, %localid.x;\n\
+             mov.32b %g, %groupid.x;\nucmp.ge.32b %q, %l, %c;\nreturn.cond %q;\n\
+             iadd.32b %v, %l, 1;\nshl.32b %i, %l, 2;\nxor.32b %j, %l, 1;\nshl.32b %j, %j, 2;\n\
+             mov.32b %t, 0;\n\
+             trip:\n\
+             st.shared.32b [@w + %i], %v;\nbarrier.workgroup;\nld.shared.32b %u, [@w + %j];\n\
+             barrier.workgroup;\numad.32b %v, %v, 3, %u;\niadd.32b %t, %t, 1;\n\
+             ucmp.lt.32b %q, %t, 4;\ngoto.cond %q, trip;\n\
+             ucmp.le.32b %q, %c, 16;\ngoto.cond %q, done;\n\
+             st.shared.32b [@w + %i], %v;\nbarrier.workgroup;\nld.shared.32b %u, [@w + %j];\n\
+             iadd.32b %v, %v, %u;\n\
+             done:\n\
+             umad.32b %v, %g, 1000, %v;\n\
+             umad.32b %i, %g, 64, %l;\numul.full.32b %o, %i, 4;\niadd.64b %p, %p, %o;\n\
+             st.global.32b [%p], %v;\n}}\n"
+        );
+        // By hand: the pair (l, l ^ 1) stays or leaves together (n is even).
+        let value = |l: u32| {
+            let (mut a, mut b) = (l + 1, (l ^ 1) + 1);
+            for _ in 0..4 {
+                (a, b) = (3 * a + b, 3 * b + a);
+            }
+            if n > 16 {
+                a + b
+            } else {
+                a
+            }
+        };
+        let want: Vec<u32> = (0..128u32)
+            .map(|id| {
+                let (g, l) = (id / 64, id % 64);
+                if l < n {
+                    value(l) + 1000 * g
+                } else {
+                    0
+                }
+            })
+            .collect();
+        // The user's path (the host API chooses the translation for the device), and on
+        // virtual lanes checked by spirv-val: 32 lanes on the device's width, and one
+        // work-item per invocation in sub-groups of the device's width.
+        let h = pisa_conformance::device_subgroup_size();
+        let lanes = [
+            Options {
+                subgroup_size: 32,
+                hardware_subgroup_size: Some(h),
+                ..Default::default()
+            },
+            Options {
+                virtual_lanes: pisa_translator::VirtualLanes::SubgroupKernels,
+                ..Options::with_subgroup_size(h)
+            },
+        ];
+        // Also where pipelines cannot require a sub-group size (spec-notes §105: each
+        // sub-group checks its size first).
+        let unsized_ctx = unsized_context();
+        let mut modules = vec![
+            Module::from_source(context(), "loop.pisa", &src).unwrap(),
+            Module::from_source(unsized_ctx, "loop.pisa", &src).unwrap(),
+        ];
+        for o in &lanes {
+            let t = std::sync::Arc::new(pisa_conformance::translate_with(&src, o));
+            modules.push(Module::from_translation(context(), "loop.pisa", t).unwrap());
+        }
+        for (i, m) in modules.iter().enumerate() {
+            let ctx = if i == 1 { unsized_ctx } else { context() };
+            let out = ctx.zeroed::<u32>(128).unwrap();
+            m.dispatch("k", 128u64, 64u64, &[(&out).into(), n.into()])
+                .unwrap();
+            assert_eq!(out.read().unwrap(), want, "n = {n}, translation {i}");
+        }
+        let job = pisa_vk::reference::Job::new("k", 128u64, 64u64)
+            .arg(pisa_vk::reference::Data::Buffer(vec![0; 512]))
+            .arg(pisa_vk::reference::Data::Scalar(n.to_le_bytes().to_vec()));
+        let reference = pisa_conformance::reference_job(
+            "loop.pisa",
+            &src,
+            &job,
+            pisa_reference::Config::default(),
+        )
+        .unwrap();
+        let words: Vec<u32> = reference.buffers[0]
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+            .collect();
+        assert_eq!(words, want, "reference, n = {n}");
+    }
+    check_validation();
+}
+
 #[test]
 fn work_items_that_returned_do_not_hold_up_a_barrier() {
     // isa-9 §9.1: a work-item that returned is not required to reach a barrier (spec-notes

@@ -5,7 +5,8 @@
 //! Natively such a `return` is `OpReturn`, and the remaining invocations then execute
 //! barriers the returned ones never reach, which SPIR-V leaves undefined: lavapipe loses the
 //! whole work-group's results once two barriers follow. On virtual lanes a `return` only
-//! retires lanes and every invocation still executes the barriers, so where the device's
+//! retires lanes and every invocation still executes the barriers (a hardware sub-group whose
+//! lanes all returned serves them: `back/spirv/virtual_lanes/retire.rs`), so where the device's
 //! sub-groups are narrower than PISA's (virtual lanes cost nothing there,
 //! docs/performance.md) such kernels go onto them.
 //!

@@ -129,6 +129,14 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         lane_plan.needs_flag,
     );
     m.subgroup_check = with_record.as_ref().map(|&(_, g)| g);
+    // On virtual lanes, sub-groups whose lanes all returned serve the barriers the others
+    // still execute (spec-notes §83).
+    virtual_lanes::declare_barrier_service(
+        &mut m,
+        (0..module.functions.len())
+            .map(|i| retiring[i] && (on_lanes[i] || partial[i]))
+            .collect(),
+    );
     let sigs = signatures(&mut m, module, None);
     let vsigs = if lanes {
         signatures(&mut m, module, Some(k))

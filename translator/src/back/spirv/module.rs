@@ -98,6 +98,9 @@ pub struct ModuleCx {
     /// are not full sub-groups of the width it was translated for
     /// ([`crate::Options::check_subgroup_size`]); `None`: no kernel checks.
     pub subgroup_check: Option<crate::ir::GlobalId>,
+    /// The variables of the kernels on virtual lanes whose finished sub-groups serve
+    /// barriers (spec-notes §83); `None`: no kernel does.
+    pub(crate) barrier_service: Option<super::virtual_lanes::BarrierService>,
 }
 
 /// Key of the type cache (rspirv de-duplicates types by a linear scan of every global
@@ -186,6 +189,7 @@ impl ModuleCx {
             cancel_interval: 1,
             call_bounds: std::cell::OnceCell::new(),
             subgroup_check: None,
+            barrier_service: None,
             types: HashMap::default(),
             scalars: [None; Scalar::SLOTS],
         };

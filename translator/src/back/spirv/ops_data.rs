@@ -437,13 +437,22 @@ impl FnCx<'_> {
     /// shared and global memory (acquire-release), as OpenCL's
     /// `barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE)` does. (`fence` is in
     /// `ops_atomic`.)
+    /// On virtual lanes the barrier is counted where finished sub-groups serve barriers
+    /// (`virtual_lanes/retire.rs`).
     pub fn sync(&mut self, _inst: &Inst) -> EResult {
+        self.work_group_barrier();
+        self.count_barrier();
+        Ok(())
+    }
+
+    /// The `OpControlBarrier` of `barrier.workgroup` ([`FnCx::sync`]).
+    pub(super) fn work_group_barrier(&mut self) {
         let wg = self.m.const_u32(spirv::Scope::Workgroup as u32);
         let sem_bits = spirv::MemorySemantics::ACQUIRE_RELEASE
             | spirv::MemorySemantics::WORKGROUP_MEMORY
             | spirv::MemorySemantics::UNIFORM_MEMORY;
         let sem = self.m.const_u32(sem_bits.bits());
-        Ok(self.m.b.control_barrier(wg, wg, sem))
+        self.m.b.control_barrier(wg, wg, sem)
     }
 
     /// `call` and `call.cond`, direct and through a function address.

@@ -262,7 +262,8 @@ impl FnCx<'_> {
     }
 
     /// `return`: each lane in `cur` records its value (in a function that returns one) and
-    /// retires.
+    /// retires; in a kernel whose finished sub-groups serve barriers, a sub-group with no
+    /// lane left leaves the structured program (`retire.rs`).
     fn return_lanes(&mut self, value: Option<Operand>) -> EResult {
         let ret = self.vl.as_ref().and_then(|v| v.ret);
         if let (Some(v), Some(arr), Some(ty)) = (value, ret, self.f.ret) {
@@ -280,6 +281,10 @@ impl FnCx<'_> {
                     Ok(cx.m.b.store(slot, val?, None, []))
                 })?;
             }
+        }
+        let returned = self.vl.as_ref().and_then(|v| v.returned);
+        if let (true, Some((returned, first))) = (self.f.is_kernel(), returned) {
+            self.retire_subgroup_if_done(returned, first)?;
         }
         let zero = self.m.const_u32(0);
         self.store_cur(zero)

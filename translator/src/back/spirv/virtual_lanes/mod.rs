@@ -39,11 +39,15 @@
 //!
 //! Files: this one holds the lane state, the lane masks and the work-items' ids; `control`
 //! lowers the structured events under the mask, `code` the straight-line code and calls,
-//! `exchange` the cross-lane primitives (ballot, shuffle, fold) the isa-7 lowerings use.
+//! `exchange` the cross-lane primitives (ballot, shuffle, fold) the isa-7 lowerings use,
+//! `retire` the barriers that sub-groups whose lanes all returned keep serving.
 
 mod code;
 mod control;
 mod exchange;
+mod retire;
+
+pub(crate) use retire::{declare as declare_barrier_service, BarrierService};
 
 use super::builder::Builder;
 use super::function::FnCx;
@@ -95,6 +99,9 @@ pub(crate) struct Lanes {
     /// follows an exit (`break`, `continue`, `return`) before that exit's target (every
     /// lane may have taken it at once) ([`blocks_after_exits`]).
     may_empty: rustc_hash::FxHashSet<BlockId>,
+    /// In a kernel whose finished sub-groups serve barriers ([`retire`]): the `Function u32`
+    /// mask of the lanes that returned so far, and the kernel's first mask.
+    returned: Option<(Word, Word)>,
 }
 
 /// The blocks whose code comes, in the structured program `events`, after an exit and
@@ -318,8 +325,15 @@ impl FnCx<'_> {
         uni: Uniformity,
     ) -> EResult {
         self.m.capability(Capability::GroupNonUniform);
+        // A kernel whose finished sub-groups serve barriers starts the service first, so
+        // that a sub-group that fails the check below leaves the work-group as a finished
+        // one does.
+        let serving = mask.is_none() && self.serves_barriers();
+        if serving {
+            self.start_barrier_service()?;
+        }
         if let (None, Some(record)) = (mask, self.m.subgroup_check) {
-            self.check_subgroup(record)?;
+            self.check_subgroup(record, serving)?;
         }
         let u32t = self.m.uint(32);
         let cur = self.local_var(u32t)?;
@@ -352,6 +366,7 @@ impl FnCx<'_> {
             live: crate::mid::liveness::live_at_some_block(self.f, cfg),
             uni,
             may_empty: blocks_after_exits(events),
+            returned: None,
         });
         let (start, full) = match mask {
             Some(m) => (m, None),
@@ -380,9 +395,22 @@ impl FnCx<'_> {
         if self.f.is_kernel() {
             self.kernel_prologue()?;
         }
+        if serving {
+            let returned = self.local_var(u32t)?;
+            let zero = self.m.const_u32(0);
+            self.m.b.store(returned, zero, None, []);
+            if let Some(vl) = self.vl.as_mut() {
+                vl.returned = Some((returned, start));
+            }
+        }
         self.lower_on_lanes(cfg, events)?;
         match (self.f.is_kernel(), ret) {
-            (true, _) => self.emit_return(None)?,
+            (true, _) => {
+                if serving {
+                    self.leave_work_group()?;
+                }
+                self.emit_return(None)?
+            }
             (false, Some(r)) => {
                 let t = self.sigs_ret_ty();
                 let v = self.m.b.load(t, None, r, None, []);
@@ -397,8 +425,9 @@ impl FnCx<'_> {
     /// A kernel's first act on a pipeline without a required sub-group size (spec-notes
     /// §105): unless its hardware sub-group has `SubgroupSize` H (the width it was
     /// translated for) and all H invocations active (a sub-group-wide sum of 1), it stores
-    /// both numbers in the record `record` and returns, before any other effect.
-    fn check_subgroup(&mut self, record: GlobalId) -> EResult {
+    /// both numbers in the record `record` and returns, before any other effect (but
+    /// leaving the work-group first when `serving`: [`retire`]).
+    fn check_subgroup(&mut self, record: GlobalId, serving: bool) -> EResult {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let var = self.m.builtin(BuiltIn::SubgroupSize, false);
@@ -419,6 +448,9 @@ impl FnCx<'_> {
         self.global_store(at, 32, size)?;
         let at = self.addr_add(at, 64, 4)?;
         self.global_store(at, 32, active)?;
+        if serving {
+            self.leave_work_group()?;
+        }
         self.m.b.ret();
         self.begin(merge)
     }
