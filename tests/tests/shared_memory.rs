@@ -253,23 +253,28 @@ fn work_items_that_returned_do_not_hold_up_two_barriers() {
         m.dispatch("k", 128u64, 64u64, &[(&out).into(), n.into()])
             .unwrap();
         assert_eq!(out.read().unwrap(), want, "n = {n}, odd {odd}");
-        let job = pisa_vk::reference::Job::new("k", 128u64, 64u64)
-            .arg(pisa_vk::reference::Data::Buffer(vec![0; 512]))
-            .arg(pisa_vk::reference::Data::Scalar(n.to_le_bytes().to_vec()));
-        let reference = pisa_conformance::reference_job(
-            "two.pisa",
-            &src,
-            &job,
-            pisa_reference::Config::default(),
-        )
-        .unwrap();
-        let words: Vec<u32> = reference.buffers[0]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(words, want, "reference, n = {n}, odd {odd}");
+        assert_eq!(
+            reference_words(&src, n),
+            want,
+            "reference, n = {n}, odd {odd}"
+        );
     }
     check_validation();
+}
+
+/// The words of the output buffer (128 of them) after the reference interpreter runs kernel
+/// `@k` of `src` over two work-groups of 64 with its second parameter `n`.
+fn reference_words(src: &str, n: u32) -> Vec<u32> {
+    let job = pisa_vk::reference::Job::new("k", 128u64, 64u64)
+        .arg(pisa_vk::reference::Data::Buffer(vec![0; 512]))
+        .arg(pisa_vk::reference::Data::Scalar(n.to_le_bytes().to_vec()));
+    let reference =
+        pisa_conformance::reference_job("k.pisa", src, &job, pisa_reference::Config::default())
+            .unwrap();
+    reference.buffers[0]
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
 }
 
 /// A context of the device without sub-group size control (spec-notes §105).
@@ -362,21 +367,7 @@ fn work_items_that_returned_do_not_hold_up_a_loop_of_barriers() {
                 .unwrap();
             assert_eq!(out.read().unwrap(), want, "n = {n}, translation {i}");
         }
-        let job = pisa_vk::reference::Job::new("k", 128u64, 64u64)
-            .arg(pisa_vk::reference::Data::Buffer(vec![0; 512]))
-            .arg(pisa_vk::reference::Data::Scalar(n.to_le_bytes().to_vec()));
-        let reference = pisa_conformance::reference_job(
-            "loop.pisa",
-            &src,
-            &job,
-            pisa_reference::Config::default(),
-        )
-        .unwrap();
-        let words: Vec<u32> = reference.buffers[0]
-            .chunks_exact(4)
-            .map(|c| u32::from_le_bytes(c.try_into().unwrap()))
-            .collect();
-        assert_eq!(words, want, "reference, n = {n}");
+        assert_eq!(reference_words(&src, n), want, "reference, n = {n}");
     }
     check_validation();
 }
