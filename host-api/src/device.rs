@@ -86,6 +86,8 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
             .or_else(|| virtual_lanes_subgroup_size(ctx.info(), options.subgroup_size)),
         virtual_lanes,
         check_subgroup_size: options.check_subgroup_size || promised.is_some(),
+        barriers_ignore_returned: options.barriers_ignore_returned
+            || barriers_ignore_returned(ctx.info()),
         maximal_reconvergence: options.maximal_reconvergence || f.maximal_reconvergence,
         checked: options.checked || ctx.checked(),
         denorm_preserve: pisa_translator::FloatWidths {
@@ -96,6 +98,13 @@ pub fn device_options(ctx: &Context, options: &Options) -> Result<Options> {
         float: Some(float),
         ..options.clone()
     })
+}
+
+/// Whether `device`'s barriers do not count invocations that returned as arrived
+/// ([`Options::barriers_ignore_returned`], spec-notes §83): lavapipe (measured: a work-group
+/// in which some invocations returned before two barriers wrote nothing).
+pub fn barriers_ignore_returned(device: &pisa_runtime::DeviceInfo) -> bool {
+    device.driver_name == "llvmpipe"
 }
 
 /// The exact float model for the context's device: fused `Fma` where its probe found it

@@ -334,9 +334,6 @@ fn work_items_that_returned_do_not_hold_up_a_loop_of_barriers() {
                 }
             })
             .collect();
-        // The user's path (the host API chooses the translation for the device), and on
-        // virtual lanes checked by spirv-val: 32 lanes on the device's width, and one
-        // work-item per invocation in sub-groups of the device's width.
         let h = pisa_conformance::device_subgroup_size();
         let lanes = [
             Options {
@@ -349,12 +346,21 @@ fn work_items_that_returned_do_not_hold_up_a_loop_of_barriers() {
                 ..Options::with_subgroup_size(h)
             },
         ];
-        // Also where pipelines cannot require a sub-group size (spec-notes §105: each
-        // sub-group checks its size first).
+        // The user's path (the host API chooses the translation for the device), also where
+        // pipelines cannot require a sub-group size (spec-notes §105: each sub-group checks
+        // its size first); then on virtual lanes checked by spirv-val: 32 lanes on the
+        // device's width, and one work-item per invocation in sub-groups of that width.
         let unsized_ctx = unsized_context();
+        // And PISA sub-groups as wide as the device's (where lavapipe's barriers still put
+        // such kernels on virtual lanes: `Options::barriers_ignore_returned`).
+        let as_wide = Options {
+            subgroup_size: h,
+            ..Default::default()
+        };
         let mut modules = vec![
             Module::from_source(context(), "loop.pisa", &src).unwrap(),
             Module::from_source(unsized_ctx, "loop.pisa", &src).unwrap(),
+            Module::from_source_with(context(), "loop.pisa", &src, &as_wide).unwrap(),
         ];
         for o in &lanes {
             let t = std::sync::Arc::new(pisa_conformance::translate_with(&src, o));

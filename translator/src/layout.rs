@@ -672,6 +672,25 @@ fn layout_shared(
     Ok(())
 }
 
+/// Reserves `bytes` (a multiple of 8) at the end of the shared arena of each kernel in
+/// `kernels` (by function index), for words only that kernel's own code uses; returns their
+/// offsets by function index. The arena grows to hold them ([`ModuleLayout::shared_size`]).
+pub fn reserve_kernel_shared(
+    l: &mut ModuleLayout,
+    kernels: &[bool],
+    bytes: u32,
+) -> Vec<Option<u32>> {
+    let mut offsets = vec![None; l.kernel_shared_size.len()];
+    for (k, size) in l.kernel_shared_size.iter_mut().enumerate() {
+        if kernels.get(k).copied().unwrap_or(false) {
+            offsets[k] = Some(*size);
+            *size = size.saturating_add(bytes);
+            l.shared_size = l.shared_size.max(*size).max(8);
+        }
+    }
+    offsets
+}
+
 /// The "address" of a function: a small id (its index + 1; 0 is never a function).
 pub fn function_address(f: FuncId) -> u64 {
     f.0 as u64 + 1
@@ -765,5 +784,26 @@ mod tests {
             "no kernel reaches @y and the others"
         );
         assert_eq!(l.kernel_shared_size[plain], 40);
+    }
+
+    #[test]
+    fn words_reserved_for_a_kernel_follow_its_arena_and_count_in_its_size() {
+        let (m, mut l) = layout_of(
+            ".version 0.1;\n.target 100;\n\
+             .kernel @a() {\n  .shared .align 4 @x[20];\n}\n\
+             .kernel @b() {\n  .shared .align 4 @y[40];\n}\n\
+             .kernel @c() {\n}\n",
+        );
+        let (a, b, c) = (func(&m, "a"), func(&m, "b"), func(&m, "c"));
+        assert_eq!(l.kernel_shared_size[a], 24, "20 rounded up to 8");
+        let mut kernels = vec![false; m.functions.len()];
+        kernels[a] = true;
+        kernels[c] = true;
+        let at = reserve_kernel_shared(&mut l, &kernels, 8);
+        assert_eq!((at[a], at[b], at[c]), (Some(24), None, Some(0)));
+        assert_eq!(l.kernel_shared_size[a], 32);
+        assert_eq!(l.kernel_shared_size[b], 40, "untouched");
+        assert_eq!(l.kernel_shared_size[c], 8, "an arena of its own words");
+        assert_eq!(l.shared_size, 40, "the largest kernel's");
     }
 }

@@ -24,7 +24,9 @@ pub struct Options {
     /// hardware` PISA work-items (one when the widths agree or the hardware is wider, each
     /// aligned cluster of `subgroup_size` lanes then one PISA sub-group) under a lane mask
     /// (spec-notes §88, §115). [`VirtualLanes::Auto`] (the default) puts sub-group kernels there where the
-    /// hardware sub-group is narrower than `subgroup_size`.
+    /// hardware sub-group is narrower than `subgroup_size`. Each mode puts kernels in which a
+    /// work-item may return before a barrier others reach there as it puts sub-group kernels,
+    /// and always with [`Options::barriers_ignore_returned`] (spec-notes §83).
     pub virtual_lanes: VirtualLanes,
     /// Ask for maximal reconvergence (`SPV_KHR_maximal_reconvergence`) in kernels that use
     /// sub-group instructions, so that `%activemask` and the lanes taking part in a sub-group
@@ -88,6 +90,14 @@ pub struct Options {
     /// the host fails the launch. Off by default: with a required sub-group size and full
     /// sub-groups the pipeline itself guarantees both.
     pub check_subgroup_size: bool,
+    /// The device's barriers do not count invocations that returned as arrived (spec-notes
+    /// §83; lavapipe, where a work-group in which some returned before two barriers loses
+    /// its results): kernels in which a work-item may return before a barrier others reach
+    /// then run on virtual lanes whatever the widths (one work-item per invocation where the
+    /// hardware is as wide as `subgroup_size`). Off by default (natively such kernels count
+    /// on the driver, as 32-lane GPUs' barriers do); they go on virtual lanes anyway wherever
+    /// sub-group kernels do. The host API sets it for lavapipe.
+    pub barriers_ignore_returned: bool,
 }
 
 /// The default [`Options::scratch_threshold`]: 64 KiB. Measured on lavapipe (docs/
@@ -108,7 +118,9 @@ pub const DEFAULT_CANCELLABLE: bool = false;
 /// 8 to 32 iterations cost 1.1x to 1.9x, longer strips a little more.
 pub const DEFAULT_CANCEL_INTERVAL: u32 = 8;
 
-/// Which kernels a translation puts on virtual lanes (spec-notes §88).
+/// Which kernels a translation puts on virtual lanes (spec-notes §88); kernels in which a
+/// work-item may return before a barrier others reach count as sub-group kernels here
+/// (spec-notes §83).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub enum VirtualLanes {
     /// Sub-group kernels, where the hardware sub-group is narrower than the PISA one.
@@ -312,6 +324,7 @@ impl Default for Options {
             stack_depth: crate::passes::recursion::DEFAULT_STACK_DEPTH,
             scratch_threshold: DEFAULT_SCRATCH_THRESHOLD,
             check_subgroup_size: false,
+            barriers_ignore_returned: false,
         }
     }
 }

@@ -94,6 +94,11 @@ pub struct Args {
     /// launch where they do not fails instead of computing wrong values.
     #[arg(long)]
     check_subgroup_size: bool,
+    /// For a device whose barriers do not count invocations that returned (lavapipe;
+    /// `pisa-vk run` decides this from the device): kernels in which a work-item may return
+    /// before a barrier others reach run on virtual lanes whatever the widths (spec-notes §83).
+    #[arg(long)]
+    barriers_ignore_returned: bool,
     /// The most nested activations of the functions of one call cycle (recursion) a
     /// work-item may have: the size of the explicit stack (recorded in the reflection).
     #[arg(long, default_value_t = pisa_translator::passes::recursion::DEFAULT_STACK_DEPTH)]
@@ -158,6 +163,7 @@ pub fn run(a: Args) -> Result<(), Failure> {
         stack_depth: a.stack_depth,
         scratch_threshold: pisa_translator::Options::default().scratch_threshold,
         check_subgroup_size: a.check_subgroup_size,
+        barriers_ignore_returned: a.barriers_ignore_returned,
         float: Some(pisa_translator::FloatModel {
             fused_fma: a.fused_fma.unwrap_or_default(),
             float64: a.float64,

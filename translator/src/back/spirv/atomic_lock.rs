@@ -217,6 +217,10 @@ impl<'a> FnCx<'a> {
         let sem = self.m.const_u32(
             (MemorySemantics::ACQUIRE_RELEASE | MemorySemantics::WORKGROUP_MEMORY).bits(),
         );
-        Ok(self.m.b.control_barrier(wg, wg, sem))
+        self.m.b.control_barrier(wg, wg, sem);
+        // Counted where finished sub-groups serve barriers: a sub-group that failed the
+        // size check before it serves this one (`virtual_lanes/retire.rs`).
+        self.count_barrier();
+        Ok(())
     }
 }

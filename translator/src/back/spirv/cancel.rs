@@ -119,8 +119,9 @@ impl FnCx<'_> {
         self.return_if(stop)
     }
 
-    /// At the entry of a native kernel of a cancellable (not checked) translation: when the
-    /// launch is already cancelled, the work-item returns at once, so that the work-groups
+    /// At the entry of a kernel of a cancellable (not checked) translation: when the launch
+    /// is already cancelled, the work-item (on virtual lanes, the hardware sub-group, by a
+    /// vote) returns at once, so that the work-groups
     /// of a huge grid that start after the cancel cost next to nothing, loops or not
     /// (spec-notes §100). Nothing in a checked translation (its word stops loops only).
     pub fn cancel_at_entry(&mut self) -> EResult {
@@ -140,7 +141,14 @@ impl FnCx<'_> {
             .b
             .load(u32t, None, word, Some(spirv::MemoryAccess::ALIGNED), four);
         let zero = self.m.const_u32(0);
-        let stop = self.m.b.i_not_equal(bt, None, v, zero);
+        let mut stop = self.m.b.i_not_equal(bt, None, v, zero);
+        if self.vl.is_some() {
+            // On virtual lanes the hardware sub-group stays together (and, where finished
+            // sub-groups serve barriers, leaves its work-group as one: `emit_return`).
+            self.m.capability(spirv::Capability::GroupNonUniformVote);
+            let scope = self.scope();
+            stop = self.m.b.group_non_uniform_any(bt, None, scope, stop);
+        }
         self.return_if(stop)
     }
 

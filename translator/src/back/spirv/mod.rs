@@ -119,6 +119,13 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     };
     let mut layout = layout::layout_for(module, options.checked, options.cancellable, home)
         .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
+    // On virtual lanes, sub-groups whose lanes all returned serve the barriers the others
+    // still execute (spec-notes §83), with two words of their kernel's shared arena.
+    let serving: Vec<bool> = (0..module.functions.len())
+        .map(|i| retiring[i] && (on_lanes[i] || partial[i]))
+        .collect();
+    let service_words =
+        layout::reserve_kernel_shared(&mut layout, &serving, virtual_lanes::SERVICE_BYTES);
     let lanes = any_on_lanes || any_partial;
     let mut m = module_cx(
         module,
@@ -129,14 +136,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         lane_plan.needs_flag,
     );
     m.subgroup_check = with_record.as_ref().map(|&(_, g)| g);
-    // On virtual lanes, sub-groups whose lanes all returned serve the barriers the others
-    // still execute (spec-notes §83).
-    virtual_lanes::declare_barrier_service(
-        &mut m,
-        (0..module.functions.len())
-            .map(|i| retiring[i] && (on_lanes[i] || partial[i]))
-            .collect(),
-    );
+    virtual_lanes::declare_barrier_service(&mut m, service_words);
     let sigs = signatures(&mut m, module, None);
     let vsigs = if lanes {
         signatures(&mut m, module, Some(k))
@@ -549,10 +549,12 @@ pub fn partial_entry_point(name: &str) -> String {
 }
 
 /// Which functions are kernels lowered on virtual lanes ([`VirtualLanes`]): sub-group kernels
-/// as the mode says, and, where the mode puts sub-group kernels there, kernels in which a
-/// work-item may return before a barrier others reach (`retiring`,
-/// [`crate::mid::retire`]): on virtual lanes a `return` retires lanes and every invocation
-/// still reaches the barriers (spec-notes §83).
+/// as the mode says, and kernels in which a work-item may return before a barrier others
+/// reach (`retiring`, [`crate::mid::retire`]) as sub-group kernels, and always for a device
+/// whose barriers do not count returned invocations ([`Options::barriers_ignore_returned`]):
+/// on virtual lanes a `return` retires lanes and every invocation still reaches the barriers
+/// (spec-notes §83), where natively some return before barriers others execute, which
+/// SPIR-V leaves undefined.
 fn virtual_kernels(
     module: &Module,
     options: &Options,
@@ -565,15 +567,16 @@ fn virtual_kernels(
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let sub = subgroup_kernel.get(i).copied().unwrap_or(false)
-                || retiring.get(i).copied().unwrap_or(false);
+            let retires = retiring.get(i).copied().unwrap_or(false);
+            let sub = subgroup_kernel.get(i).copied().unwrap_or(false) || retires;
             f.is_kernel()
                 && f.body.is_some()
-                && match options.virtual_lanes {
-                    VirtualLanes::Auto => sub && subgroups.hardware < subgroups.width,
-                    VirtualLanes::SubgroupKernels => sub,
-                    VirtualLanes::AllKernels => true,
-                }
+                && ((retires && options.barriers_ignore_returned)
+                    || match options.virtual_lanes {
+                        VirtualLanes::Auto => sub && subgroups.hardware < subgroups.width,
+                        VirtualLanes::SubgroupKernels => sub,
+                        VirtualLanes::AllKernels => true,
+                    })
         })
         .collect()
 }

@@ -445,9 +445,15 @@ impl<'a> FnCx<'a> {
         Ok(self.m.b.load(ty, None, var, None, []))
     }
 
+    /// The function's return (`value` for a function that returns one). A kernel first
+    /// records the memory checker's findings and, on virtual lanes where finished sub-groups
+    /// serve barriers, leaves its work-group (`virtual_lanes/retire.rs`).
     pub(super) fn emit_return(&mut self, value: Option<Operand>) -> EResult {
         if self.f.is_kernel() {
             self.flush_checks()?;
+            if self.vl.is_some() {
+                self.leave_work_group()?;
+            }
         }
         match (value, self.f.ret) {
             (Some(v), Some(ty)) => {

@@ -47,7 +47,7 @@ mod control;
 mod exchange;
 mod retire;
 
-pub(crate) use retire::{declare as declare_barrier_service, BarrierService};
+pub(crate) use retire::{declare as declare_barrier_service, BarrierService, SERVICE_BYTES};
 
 use super::builder::Builder;
 use super::function::FnCx;
@@ -405,12 +405,7 @@ impl FnCx<'_> {
         }
         self.lower_on_lanes(cfg, events)?;
         match (self.f.is_kernel(), ret) {
-            (true, _) => {
-                if serving {
-                    self.leave_work_group()?;
-                }
-                self.emit_return(None)?
-            }
+            (true, _) => self.emit_return(None)?,
             (false, Some(r)) => {
                 let t = self.sigs_ret_ty();
                 let v = self.m.b.load(t, None, r, None, []);

@@ -10,7 +10,8 @@
 //! work-group's results). Instead such a sub-group leaves the structured program at once and
 //! *serves* barriers: it executes `OpControlBarrier` in a loop, one per barrier the live
 //! sub-groups execute, until the last live sub-group finishes. The protocol, over two words
-//! of `Workgroup` memory and a `Private` barrier count:
+//! the layout reserves at the end of the kernel's shared arena ([`SERVICE_BYTES`],
+//! [`crate::layout::reserve_kernel_shared`]) and a `Private` barrier count:
 //!
 //! - at the kernel's start, invocation 0 sets `live` to the number of hardware sub-groups
 //!   (`NumSubgroups`) and `end` to 0, then a barrier (not counted); every invocation counts
@@ -19,6 +20,12 @@
 //! - a sub-group that is done (every lane returned, or the kernel's end) takes 1 from
 //!   `live`; the one that takes the last stores `end` = its count + 1 and executes that
 //!   final barrier; the others execute barriers, counting, until `end` equals their count;
+//! - every other way out of such a kernel leaves the same way ([`FnCx::emit_return`]): the
+//!   launch's cancel word read at its entry (a sub-group-wide vote, `cancel.rs`), and a
+//!   sub-group that fails the size check of spec-notes §105 (the uncounted start comes
+//!   before that check, and the barrier that clears the shared lock table after it is
+//!   counted); a kernel records the memory checker's findings (which cancel the launch)
+//!   before it leaves, so that the others stop;
 //! - so every invocation leaves after the same, final, barrier, and none returns before a
 //!   barrier another executes. `end` is written once per launch of the work-group, before
 //!   the barrier that makes it visible, and read only after a barrier: a reader sees 0, or
@@ -30,67 +37,59 @@
 
 use super::super::builder::Builder;
 use super::super::function::FnCx;
+use super::super::memory::WordSpace;
 use super::super::module::{ModuleCx, Scalar};
 use crate::back::spirv::error::EResult;
 use rspirv::spirv::{BuiltIn, Capability, LoopControl, MemorySemantics, Scope, SelectionControl};
 use rspirv::spirv::{StorageClass, Word};
 
-/// The module's state for sub-groups that serve barriers (see the module documentation).
-pub(crate) struct BarrierService {
-    /// `Workgroup uint[2]`: `live` (hardware sub-groups not yet done), then `end` (the count
-    /// of the barrier after which every invocation returns; 0 until the last is done).
-    words: Word,
-    /// `Private u32`: barriers this invocation executed since the kernel's start.
-    count: Word,
-    /// By function index: the kernels lowered on virtual lanes that take part.
-    kernels: Vec<bool>,
-}
+/// Bytes of a taking-part kernel's shared arena the service uses: `live` (hardware
+/// sub-groups not yet done), then `end` (the count of the barrier after which every
+/// invocation returns; 0 until the last is done).
+pub(crate) const SERVICE_BYTES: u32 = 8;
 
-/// Index of `live` in [`BarrierService::words`].
+/// Index of `live` among the service's words.
 const LIVE: u32 = 0;
-/// Index of `end` in [`BarrierService::words`].
+/// Index of `end` among the service's words.
 const END: u32 = 1;
 
-/// Declares the service's variables for the kernels `kernels` (by function index) when one
-/// of them is set; the kernels' virtual-lane lowering then takes part, and every barrier
-/// executed on virtual lanes is counted.
-pub(crate) fn declare(m: &mut ModuleCx, kernels: Vec<bool>) {
-    if !kernels.contains(&true) {
+/// The module's state for sub-groups that serve barriers (see the module documentation).
+pub(crate) struct BarrierService {
+    /// `Private u32`: barriers this invocation executed since the kernel's start.
+    count: Word,
+    /// By function index: the byte offset of the service's words in the shared arena of
+    /// each kernel that takes part.
+    words: Vec<Option<u32>>,
+}
+
+/// Declares the service's barrier count when some kernel takes part (`words`: by function
+/// index, the offset of its words, [`crate::layout::reserve_kernel_shared`]); those kernels'
+/// virtual-lane lowering then takes part, and every barrier executed on virtual lanes is
+/// counted.
+pub(crate) fn declare(m: &mut ModuleCx, words: Vec<Option<u32>>) {
+    if words.iter().all(Option::is_none) {
         return;
     }
     let u32t = m.uint(32);
-    let arr = m.array(u32t, 2);
-    let pw = m.ptr(StorageClass::Workgroup, arr);
-    let words = m.b.variable(pw, None, StorageClass::Workgroup, None);
-    m.b.name(words, "pisa_retired_subgroups");
     let pp = m.ptr(StorageClass::Private, u32t);
     let zero = m.const_u32(0);
     let count = m.b.variable(pp, None, StorageClass::Private, Some(zero));
     m.b.name(count, "pisa_barrier_count");
-    m.interface.extend([words, count]);
-    m.barrier_service = Some(BarrierService {
-        words,
-        count,
-        kernels,
-    });
+    m.interface.push(count);
+    m.barrier_service = Some(BarrierService { count, words });
 }
 
 impl FnCx<'_> {
-    /// Whether this function, a kernel being lowered on virtual lanes, takes part in the
-    /// service.
-    pub(super) fn serves_barriers(&self) -> bool {
-        self.f.is_kernel()
-            && self
-                .m
-                .barrier_service
-                .as_ref()
-                .is_some_and(|s| s.kernels.get(self.fid.0 as usize).copied().unwrap_or(false))
+    /// Whether this function is a kernel that takes part in the service (when lowered on
+    /// virtual lanes: its native copy, a partial entry point's twin, does not).
+    pub(in crate::back::spirv) fn serves_barriers(&self) -> bool {
+        self.f.is_kernel() && self.service_words().is_some()
     }
 
     /// The service's start in a kernel that takes part (its first act): invocation 0
     /// sets the words, a barrier, the count from 0.
     pub(super) fn start_barrier_service(&mut self) -> EResult {
-        let Some((words, count)) = self.service_vars() else {
+        let (Some(words), Some(count)) = (self.service_words(), self.service_count()) else {
             return Ok(());
         };
         self.m.capability(Capability::GroupNonUniform);
@@ -102,9 +101,9 @@ impl FnCx<'_> {
         self.if_then(first, |cx| {
             let var = cx.m.builtin(BuiltIn::NumSubgroups, false);
             let subgroups = cx.m.b.load(u32t, None, var, None, []);
-            let live = cx.service_word(words, LIVE);
+            let live = cx.service_word(words, LIVE)?;
             cx.m.b.store(live, subgroups, None, []);
-            let end = cx.service_word(words, END);
+            let end = cx.service_word(words, END)?;
             cx.m.b.store(end, zero, None, []);
             Ok(())
         })?;
@@ -119,7 +118,7 @@ impl FnCx<'_> {
         if self.vl.is_none() {
             return;
         }
-        if let Some((_, count)) = self.service_vars() {
+        if let Some(count) = self.service_count() {
             let u32t = self.m.uint(32);
             let n = self.m.b.load(u32t, None, count, None, []);
             let one = self.m.const_u32(1);
@@ -130,8 +129,8 @@ impl FnCx<'_> {
 
     /// After a `return` of the kernel's lanes `returned` (the variable of those that
     /// returned so far, which this updates with `cur`): when no lane of the hardware
-    /// sub-group is left among the kernel's first lanes `first`, the sub-group is done
-    /// ([`FnCx::leave_work_group`]) and the kernel returns.
+    /// sub-group is left among the kernel's first lanes `first`, the kernel returns
+    /// ([`FnCx::emit_return`]: the sub-group leaves the work-group).
     pub(super) fn retire_subgroup_if_done(&mut self, returned: Word, first: Word) -> EResult {
         let u32t = self.m.uint(32);
         let cur = self.load_cur()?;
@@ -145,24 +144,20 @@ impl FnCx<'_> {
         self.m.b.selection_merge(merge, SelectionControl::NONE);
         self.m.b.branch_conditional(any, merge, done, []);
         self.begin(done)?;
-        self.leave_work_group()?;
         self.emit_return(None)?;
         self.begin(merge)
     }
 
-    /// A hardware sub-group that is done: takes itself off `live`; the last one sets `end`
-    /// and executes the final barrier, the others serve barriers until `end` (see the module
-    /// documentation). For a kernel that takes part only; emits nothing in a module
-    /// without the service.
-    pub(super) fn leave_work_group(&mut self) -> EResult {
-        let Some((words, count)) = self.service_vars() else {
+    /// A hardware sub-group that is done, in a kernel that takes part: takes itself off
+    /// `live`; the last one sets `end` and executes the final barrier, the others serve
+    /// barriers until `end` (see the module documentation). Emits nothing elsewhere.
+    pub(in crate::back::spirv) fn leave_work_group(&mut self) -> EResult {
+        let (Some(words), Some(count)) = (self.service_words(), self.service_count()) else {
             return Ok(());
         };
         let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
-        let (one, wg) = (
-            self.m.const_u32(1),
-            self.m.const_u32(Scope::Workgroup as u32),
-        );
+        let one = self.m.const_u32(1);
+        let wg = self.m.const_u32(Scope::Workgroup as u32);
         let relaxed = self.m.const_u32(MemorySemantics::empty().bits());
         // One invocation takes the sub-group off; the vote tells them all whether it was the
         // last.
@@ -172,7 +167,7 @@ impl FnCx<'_> {
         let zero = self.m.const_u32(0);
         self.m.b.store(was, zero, None, []);
         self.if_then(elected, |cx| {
-            let live = cx.service_word(words, LIVE);
+            let live = cx.service_word(words, LIVE)?;
             let old = cx.m.b.atomic_i_sub(u32t, None, live, wg, relaxed, one);
             cx.m.b.store(was, old, None, []);
             Ok(())
@@ -189,7 +184,7 @@ impl FnCx<'_> {
         self.begin(final_barrier)?;
         let n = self.m.b.load(u32t, None, count, None, []);
         let next = self.m.b.i_add(u32t, None, n, one);
-        let end = self.service_word(words, END);
+        let end = self.service_word(words, END)?;
         self.m.b.atomic_store(end, wg, relaxed, next);
         self.work_group_barrier();
         self.m.b.branch(merge);
@@ -206,7 +201,7 @@ impl FnCx<'_> {
         let n = self.m.b.load(u32t, None, count, None, []);
         let n = self.m.b.i_add(u32t, None, n, one);
         self.m.b.store(count, n, None, []);
-        let end = self.service_word(words, END);
+        let end = self.service_word(words, END)?;
         let named = self.m.b.atomic_load(u32t, None, end, wg, relaxed);
         let now = self.m.b.i_equal(bt, None, named, n);
         self.m.b.branch_conditional(now, out, cont, []);
@@ -217,16 +212,20 @@ impl FnCx<'_> {
         self.begin(merge)
     }
 
-    /// The service's variables, when the module has them.
-    fn service_vars(&self) -> Option<(Word, Word)> {
-        self.m.barrier_service.as_ref().map(|s| (s.words, s.count))
+    /// The byte offset of this kernel's service words, when it takes part.
+    fn service_words(&self) -> Option<u32> {
+        let s = self.m.barrier_service.as_ref()?;
+        s.words.get(self.fid.0 as usize).copied().flatten()
     }
 
-    /// A pointer to word `i` of the service's `words`.
-    fn service_word(&mut self, words: Word, i: u32) -> Word {
-        let u32t = self.m.uint(32);
-        let p = self.m.ptr(StorageClass::Workgroup, u32t);
-        let idx = self.m.const_u32(i);
-        self.m.b.access_chain(p, None, words, [idx])
+    /// The barrier count, when the module has the service.
+    fn service_count(&self) -> Option<Word> {
+        self.m.barrier_service.as_ref().map(|s| s.count)
+    }
+
+    /// A pointer to service word `i` of the words at byte offset `words` of the shared arena.
+    fn service_word(&mut self, words: u32, i: u32) -> EResult<Word> {
+        let index = self.m.const_u32(words / 4 + i);
+        self.word_ptr(WordSpace::Shared, index)
     }
 }
