@@ -1862,41 +1862,45 @@ fn a_checked_translation_starts_its_registers_at_zero() {
 }
 
 /// A kernel in which work-items return before a barrier the others reach (spec-notes §83):
-/// on virtual lanes a hardware sub-group whose lanes all returned serves the others'
-/// barriers. Here work-items 0-31 (whole sub-groups on every width up to 32) store far out
-/// of bounds and return while the others loop (for 2^32 atomic increments) before the
-/// barrier until the launch is cancelled: the finished
-/// sub-groups record the violation before they serve, which cancels the launch, and the
-/// dispatch reports the store (the first version served first, and the launch ran to its
-/// timeout with nothing reported).
+/// work-items below `b` store far out of bounds and return while the others loop (for 2^32
+/// atomic increments) before the barrier until the launch is cancelled. On virtual lanes the
+/// work-items that return record their violation there, which cancels the launch, and the
+/// dispatch reports the store: for `b` = 32 whole hardware sub-groups return (and then serve
+/// the others' barriers: a first version served first), for 4 part of one (its findings
+/// waited for the sub-group's end), for 36 both. Each left the launch running to its timeout
+/// with nothing reported.
 #[test]
-fn a_violation_by_a_sub_group_that_returned_before_a_barrier_stops_the_launch() {
-    let src = kernel(
-        OUT,
-        ".shared .align 4 @s[256];\n.reg .64b %p, %q;\n.reg .32b %id, %i, %one;\n.pred %c;\n\
-         ld.param.64b %p, [%out];\nmov.32b %id, %localid.x;\nmov.32b %one, 1;\n\
-         ucmp.lt.32b %c, %id, 32;\n\
-         goto.cond %c, bad;\nspin:\niatom.global.add.32b %i, [%p], %one;\n\
-         ucmp.ne.32b %c, %i, 0xffffffff;\ngoto.cond %c, spin;\nbarrier.workgroup;\nreturn;\n\
-         bad:\niadd.64b %q, %p, 4000000;\nst.global.32b [%q], %id;",
-    );
+fn a_violation_by_work_items_that_returned_before_a_barrier_stops_the_launch() {
     let (_lock, ctx) = checker();
     let lanes = Options {
         checked: true,
         hardware_subgroup_size: Some(pisa_conformance::device_subgroup_size()),
         ..Options::default()
     };
-    let t = translate_linked(&[("mc.pisa", &src)], &lanes);
-    let m = Module::from_translation(ctx, "mc.pisa", Arc::new(t)).expect("load");
-    let out = ctx.zeroed::<u32>(64).expect("buffer");
-    match m.dispatch("k", 64u64, 64u64, &[(&out).into()]) {
-        Err(Error::MemoryViolation(v)) => {
-            let l = v.site.location.as_ref().expect("located");
-            assert_eq!(l.line, 21, "{v}");
-            assert_eq!(v.reason, Reason::OutOfBounds, "{v}");
-            assert!(v.work_item.local[0] < 32, "{v}");
+    for b in [32, 36, 4] {
+        let src = kernel(
+            OUT,
+            &format!(
+                ".shared .align 4 @s[256];\n.reg .64b %p, %q;\n.reg .32b %id, %i, %one;\n\
+                 .pred %c;\nld.param.64b %p, [%out];\nmov.32b %id, %localid.x;\n\
+                 mov.32b %one, 1;\nucmp.lt.32b %c, %id, {b};\ngoto.cond %c, bad;\nspin:\n\
+                 iatom.global.add.32b %i, [%p], %one;\nucmp.ne.32b %c, %i, 0xffffffff;\n\
+                 goto.cond %c, spin;\nbarrier.workgroup;\nreturn;\nbad:\n\
+                 iadd.64b %q, %p, 4000000;\nst.global.32b [%q], %id;"
+            ),
+        );
+        let t = translate_linked(&[("mc.pisa", &src)], &lanes);
+        let m = Module::from_translation(ctx, "mc.pisa", Arc::new(t)).expect("load");
+        let out = ctx.zeroed::<u32>(64).expect("buffer");
+        match m.dispatch("k", 64u64, 64u64, &[(&out).into()]) {
+            Err(Error::MemoryViolation(v)) => {
+                let l = v.site.location.as_ref().expect("located");
+                assert_eq!(l.line, 21, "{v}");
+                assert_eq!(v.reason, Reason::OutOfBounds, "{v}");
+                assert!(v.work_item.local[0] < b, "{v}");
+            }
+            other => panic!("b = {b}: expected the out-of-bounds store, got {other:?}"),
         }
-        other => panic!("expected the out-of-bounds store, got {other:?}"),
     }
     pisa_conformance::check_validation_of(ctx);
 }

@@ -111,8 +111,9 @@ pub struct KernelInfo {
     /// `.reqd_work_group_size`.
     pub reqd_work_group_size: Option<[u32; 3]>,
     /// Bytes of shared memory per work-group: the `.shared` variables of the functions it
-    /// can reach and, when it can reach an atomic that takes a shared lock, the lock table
-    /// (a multiple of 8; 0 for none). The size of its pipeline's shared arena
+    /// can reach and, when it can reach an atomic that takes a shared lock, the lock table,
+    /// and on virtual lanes, when a work-item may return before a barrier, the 8 bytes of
+    /// the barrier service (spec-notes §83) (a multiple of 8; 0 for none). The size of its pipeline's shared arena
     /// (specialization constant 3, in words), checked against the device's
     /// `maxComputeSharedMemorySize` when the pipeline is created.
     pub shared_size: u32,

@@ -117,15 +117,15 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         copies: k.max(1),
         threshold: options.scratch_threshold,
     };
-    let mut layout = layout::layout_for(module, options.checked, options.cancellable, home)
-        .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     // On virtual lanes, sub-groups whose lanes all returned serve the barriers the others
-    // still execute (spec-notes §83), with two words of their kernel's shared arena.
+    // still execute (spec-notes §83), with the first two words of their kernel's shared
+    // arena.
     let serving: Vec<bool> = (0..module.functions.len())
         .map(|i| retiring[i] && (on_lanes[i] || partial[i]))
         .collect();
-    let service_words =
-        layout::reserve_kernel_shared(&mut layout, &serving, virtual_lanes::SERVICE_BYTES);
+    let mut layout =
+        layout::layout_for(module, options.checked, options.cancellable, home, &serving)
+            .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     let lanes = any_on_lanes || any_partial;
     let mut m = module_cx(
         module,
@@ -136,7 +136,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         lane_plan.needs_flag,
     );
     m.subgroup_check = with_record.as_ref().map(|&(_, g)| g);
-    virtual_lanes::declare_barrier_service(&mut m, service_words);
+    virtual_lanes::declare_barrier_service(&mut m, serving);
     let sigs = signatures(&mut m, module, None);
     let vsigs = if lanes {
         signatures(&mut m, module, Some(k))

@@ -847,7 +847,29 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted.
+    /// At a `return` of the lanes in `mask` of a kernel on virtual lanes, in a checked
+    /// translation: [`FnCx::flush_checks`] for those work-items (their count then goes back
+    /// to 0, so the kernel's end counts nothing twice). A violation by work-items that return
+    /// while others of their hardware sub-group go on thus cancels the launch at once, as
+    /// each work-item's own return does natively.
+    pub fn flush_returning(&mut self, mask: Word) -> EResult {
+        let Some(pending) = self.m.checks.as_ref().map(|c| c.pending.clone()) else {
+            return Ok(());
+        };
+        for (l, p) in pending.into_iter().enumerate() {
+            let returns = self.bit_set(mask, l as u32)?;
+            self.if_then(returns, |cx| {
+                cx.lane = l as u32;
+                let r = cx.flush_lane(p);
+                cx.lane = 0;
+                r
+            })?;
+        }
+        Ok(())
+    }
+
+    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted; its count goes
+    /// back to 0.
     fn flush_lane(&mut self, p: Pending) -> EResult {
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
@@ -860,6 +882,7 @@ impl FnCx<'_> {
             let scope = cx.m.const_u32(Scope::Device as u32);
             let sem = cx.m.const_u32(MemorySemantics::empty().bits());
             let old = cx.m.b.atomic_i_add(u32t, None, total, scope, sem, count);
+            cx.m.b.store(p.count, zero, None, []);
             let first = cx.m.b.i_equal(bt, None, old, zero);
             cx.cancel_all()?;
             cx.if_then(first, |cx| {

@@ -282,6 +282,11 @@ impl FnCx<'_> {
                 })?;
             }
         }
+        if self.f.is_kernel() {
+            // The checker's findings of the work-items that end here (spec-notes §70).
+            let cur = self.load_cur()?;
+            self.flush_returning(cur)?;
+        }
         let returned = self.vl.as_ref().and_then(|v| v.returned);
         if let (true, Some((returned, first))) = (self.f.is_kernel(), returned) {
             self.retire_subgroup_if_done(returned, first)?;

@@ -47,7 +47,7 @@ mod control;
 mod exchange;
 mod retire;
 
-pub(crate) use retire::{declare as declare_barrier_service, BarrierService, SERVICE_BYTES};
+pub(crate) use retire::{declare as declare_barrier_service, BarrierService};
 
 use super::builder::Builder;
 use super::function::FnCx;
@@ -201,7 +201,7 @@ impl FnCx<'_> {
     }
 
     /// `(mask >> l) & 1 != 0`.
-    fn bit_set(&mut self, mask: Word, l: u32) -> EResult<Word> {
+    pub(in crate::back::spirv) fn bit_set(&mut self, mask: Word, l: u32) -> EResult<Word> {
         let bit = self.and_const(mask, 1 << l)?;
         let zero = self.m.const_u32(0);
         let bt = self.m.ty(Scalar::Bool);

@@ -9,9 +9,11 @@
 //! work-group go round, and execute fewer barriers than they do (lavapipe then loses the
 //! work-group's results). Instead such a sub-group leaves the structured program at once and
 //! *serves* barriers: it executes `OpControlBarrier` in a loop, one per barrier the live
-//! sub-groups execute, until the last live sub-group finishes. The protocol, over two words
-//! the layout reserves at the end of the kernel's shared arena ([`SERVICE_BYTES`],
-//! [`crate::layout::reserve_kernel_shared`]) and a `Private` barrier count:
+//! sub-groups execute, until the last live sub-group finishes. The protocol, over the two
+//! words the layout reserves at the start of the kernel's shared arena
+//! ([`crate::layout::RESERVED_SHARED`]: not after its variables, where a store one past the
+//! last would land on them unseen by the memory checker's bound on the arena) and a
+//! `Private` barrier count:
 //!
 //! - at the kernel's start, invocation 0 sets `live` to the number of hardware sub-groups
 //!   (`NumSubgroups`) and `end` to 0, then a barrier (not counted); every invocation counts
@@ -43,31 +45,27 @@ use crate::back::spirv::error::EResult;
 use rspirv::spirv::{BuiltIn, Capability, LoopControl, MemorySemantics, Scope, SelectionControl};
 use rspirv::spirv::{StorageClass, Word};
 
-/// Bytes of a taking-part kernel's shared arena the service uses: `live` (hardware
-/// sub-groups not yet done), then `end` (the count of the barrier after which every
-/// invocation returns; 0 until the last is done).
-pub(crate) const SERVICE_BYTES: u32 = 8;
-
-/// Index of `live` among the service's words.
+/// Index of `live` among the service's words (hardware sub-groups not yet done), at the
+/// start of a taking-part kernel's shared arena.
 const LIVE: u32 = 0;
-/// Index of `end` among the service's words.
+/// Index of `end` among the service's words (the count of the barrier after which every
+/// invocation returns; 0 until the last is done).
 const END: u32 = 1;
 
 /// The module's state for sub-groups that serve barriers (see the module documentation).
 pub(crate) struct BarrierService {
     /// `Private u32`: barriers this invocation executed since the kernel's start.
     count: Word,
-    /// By function index: the byte offset of the service's words in the shared arena of
-    /// each kernel that takes part.
-    words: Vec<Option<u32>>,
+    /// By function index: the kernels that take part.
+    kernels: Vec<bool>,
 }
 
-/// Declares the service's barrier count when some kernel takes part (`words`: by function
-/// index, the offset of its words, [`crate::layout::reserve_kernel_shared`]); those kernels'
+/// Declares the service's barrier count when some kernel takes part (`kernels`, by function
+/// index, whose arenas start with the words: [`crate::layout::layout_for`]); those kernels'
 /// virtual-lane lowering then takes part, and every barrier executed on virtual lanes is
 /// counted.
-pub(crate) fn declare(m: &mut ModuleCx, words: Vec<Option<u32>>) {
-    if words.iter().all(Option::is_none) {
+pub(crate) fn declare(m: &mut ModuleCx, kernels: Vec<bool>) {
+    if !kernels.contains(&true) {
         return;
     }
     let u32t = m.uint(32);
@@ -76,20 +74,20 @@ pub(crate) fn declare(m: &mut ModuleCx, words: Vec<Option<u32>>) {
     let count = m.b.variable(pp, None, StorageClass::Private, Some(zero));
     m.b.name(count, "pisa_barrier_count");
     m.interface.push(count);
-    m.barrier_service = Some(BarrierService { count, words });
+    m.barrier_service = Some(BarrierService { count, kernels });
 }
 
 impl FnCx<'_> {
     /// Whether this function is a kernel that takes part in the service (when lowered on
     /// virtual lanes: its native copy, a partial entry point's twin, does not).
     pub(in crate::back::spirv) fn serves_barriers(&self) -> bool {
-        self.f.is_kernel() && self.service_words().is_some()
+        self.f.is_kernel() && self.service_words()
     }
 
     /// The service's start in a kernel that takes part (its first act): invocation 0
     /// sets the words, a barrier, the count from 0.
     pub(super) fn start_barrier_service(&mut self) -> EResult {
-        let (Some(words), Some(count)) = (self.service_words(), self.service_count()) else {
+        let Some(count) = self.service_count().filter(|_| self.service_words()) else {
             return Ok(());
         };
         self.m.capability(Capability::GroupNonUniform);
@@ -101,9 +99,9 @@ impl FnCx<'_> {
         self.if_then(first, |cx| {
             let var = cx.m.builtin(BuiltIn::NumSubgroups, false);
             let subgroups = cx.m.b.load(u32t, None, var, None, []);
-            let live = cx.service_word(words, LIVE)?;
+            let live = cx.service_word(LIVE)?;
             cx.m.b.store(live, subgroups, None, []);
-            let end = cx.service_word(words, END)?;
+            let end = cx.service_word(END)?;
             cx.m.b.store(end, zero, None, []);
             Ok(())
         })?;
@@ -152,7 +150,7 @@ impl FnCx<'_> {
     /// `live`; the last one sets `end` and executes the final barrier, the others serve
     /// barriers until `end` (see the module documentation). Emits nothing elsewhere.
     pub(in crate::back::spirv) fn leave_work_group(&mut self) -> EResult {
-        let (Some(words), Some(count)) = (self.service_words(), self.service_count()) else {
+        let Some(count) = self.service_count().filter(|_| self.service_words()) else {
             return Ok(());
         };
         let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
@@ -167,7 +165,7 @@ impl FnCx<'_> {
         let zero = self.m.const_u32(0);
         self.m.b.store(was, zero, None, []);
         self.if_then(elected, |cx| {
-            let live = cx.service_word(words, LIVE)?;
+            let live = cx.service_word(LIVE)?;
             let old = cx.m.b.atomic_i_sub(u32t, None, live, wg, relaxed, one);
             cx.m.b.store(was, old, None, []);
             Ok(())
@@ -184,7 +182,7 @@ impl FnCx<'_> {
         self.begin(final_barrier)?;
         let n = self.m.b.load(u32t, None, count, None, []);
         let next = self.m.b.i_add(u32t, None, n, one);
-        let end = self.service_word(words, END)?;
+        let end = self.service_word(END)?;
         self.m.b.atomic_store(end, wg, relaxed, next);
         self.work_group_barrier();
         self.m.b.branch(merge);
@@ -201,7 +199,7 @@ impl FnCx<'_> {
         let n = self.m.b.load(u32t, None, count, None, []);
         let n = self.m.b.i_add(u32t, None, n, one);
         self.m.b.store(count, n, None, []);
-        let end = self.service_word(words, END)?;
+        let end = self.service_word(END)?;
         let named = self.m.b.atomic_load(u32t, None, end, wg, relaxed);
         let now = self.m.b.i_equal(bt, None, named, n);
         self.m.b.branch_conditional(now, out, cont, []);
@@ -212,10 +210,13 @@ impl FnCx<'_> {
         self.begin(merge)
     }
 
-    /// The byte offset of this kernel's service words, when it takes part.
-    fn service_words(&self) -> Option<u32> {
-        let s = self.m.barrier_service.as_ref()?;
-        s.words.get(self.fid.0 as usize).copied().flatten()
+    /// Whether this function's shared arena starts with the service's words (a kernel that
+    /// takes part).
+    fn service_words(&self) -> bool {
+        self.m
+            .barrier_service
+            .as_ref()
+            .is_some_and(|s| s.kernels.get(self.fid.0 as usize) == Some(&true))
     }
 
     /// The barrier count, when the module has the service.
@@ -223,9 +224,9 @@ impl FnCx<'_> {
         self.m.barrier_service.as_ref().map(|s| s.count)
     }
 
-    /// A pointer to service word `i` of the words at byte offset `words` of the shared arena.
-    fn service_word(&mut self, words: u32, i: u32) -> EResult<Word> {
-        let index = self.m.const_u32(words / 4 + i);
+    /// A pointer to service word `i` (at the start of the shared arena).
+    fn service_word(&mut self, i: u32) -> EResult<Word> {
+        let index = self.m.const_u32(i);
         self.word_ptr(WordSpace::Shared, index)
     }
 }
