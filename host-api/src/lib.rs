@@ -69,9 +69,9 @@ pub use args::{
 pub use buffer::Buffer;
 pub use context::Context;
 pub use device::{
-    can_require_subgroup_size, clustered_subgroup_size, device_float_model, device_options,
-    kernel_features, required_features, translation_features, unsized_subgroup_size,
-    virtual_lanes_subgroup_size,
+    barriers_ignore_returned, can_require_subgroup_size, clustered_subgroup_size,
+    device_float_model, device_options, kernel_features, required_features, translation_features,
+    unsized_subgroup_size, virtual_lanes_subgroup_size,
 };
 pub use dim::{Dim3, DimInt, Dims, IntoDim3, Launch};
 pub use error::{Error, Extent, Result};

@@ -139,6 +139,11 @@ pub struct KernelInfo {
     /// [`KernelInfo::virtual_lanes`] `Some(1)`), so that any work-group size has partial
     /// sub-groups (spec-notes §88).
     pub partial_entry_point: Option<String>,
+    /// A work-item may return before a barrier other work-items of its work-group reach
+    /// (isa-9 §9.1, spec-notes §83): natively (`virtual_lanes` `None`) its results then
+    /// depend on the device's barriers counting returned invocations as arrived, which
+    /// lavapipe's do not ([`crate::Options::barriers_ignore_returned`]).
+    pub returns_before_barrier: bool,
 }
 
 /// A kernel parameter.

@@ -32,6 +32,19 @@ impl Module {
         let k = &self.reflection().kernels[index];
         let name = format!("kernel `{}` of {}", k.name, self.name);
         let desc = self.pipeline_desc(k, local, &enqueued, &name)?;
+        if k.returns_before_barrier
+            && desc.virtual_lanes.is_none()
+            && crate::device::barriers_ignore_returned(self.ctx.info())
+        {
+            tracing::warn!(
+                target: "pisa_vk",
+                "{name} lets work-items return before a barrier others reach and was \
+                 translated to run natively, but this device's barriers do not count work-items \
+                 that returned: a work-group's results may be lost (docs/spec-notes.md §83). \
+                 Translate it with `barriers_ignore_returned` (`pisa-vk translate \
+                 --barriers-ignore-returned`; `Module::from_source` does it for this device)"
+            );
+        }
         let pipeline = self.ctx.rt.create_pipeline(&desc)?;
         let mut memos = self.memos();
         if !memos.iter().any(|m| m.is(index, local, enqueued)) {

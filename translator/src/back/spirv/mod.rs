@@ -192,6 +192,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     });
     let index = kernel_indices(module);
     for k in &mut reflection.kernels {
+        k.returns_before_barrier = index.get(k.name.as_str()).is_some_and(|&i| retiring[i]);
         if index
             .get(k.name.as_str())
             .is_some_and(|&i| needs_f32_denormals[i])
@@ -733,6 +734,7 @@ fn reflect(
                 hardware_subgroup_size: None,
                 virtual_lanes: None,
                 partial_entry_point: None,
+                returns_before_barrier: false,
             }
         })
         .collect();

@@ -868,8 +868,8 @@ impl FnCx<'_> {
         Ok(())
     }
 
-    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted; its count goes
-    /// back to 0.
+    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted; on virtual lanes
+    /// its count goes back to 0.
     fn flush_lane(&mut self, p: Pending) -> EResult {
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
@@ -882,7 +882,10 @@ impl FnCx<'_> {
             let scope = cx.m.const_u32(Scope::Device as u32);
             let sem = cx.m.const_u32(MemorySemantics::empty().bits());
             let old = cx.m.b.atomic_i_add(u32t, None, total, scope, sem, count);
-            cx.m.b.store(p.count, zero, None, []);
+            if cx.vl.is_some() {
+                // Flushed again at the kernel's end ([`FnCx::flush_returning`]).
+                cx.m.b.store(p.count, zero, None, []);
+            }
             let first = cx.m.b.i_equal(bt, None, old, zero);
             cx.cancel_all()?;
             cx.if_then(first, |cx| {

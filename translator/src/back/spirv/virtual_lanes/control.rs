@@ -282,7 +282,7 @@ impl FnCx<'_> {
                 })?;
             }
         }
-        if self.f.is_kernel() {
+        if self.f.is_kernel() && self.m.checks.is_some() {
             // The checker's findings of the work-items that end here (spec-notes §70).
             let cur = self.load_cur()?;
             self.flush_returning(cur)?;
