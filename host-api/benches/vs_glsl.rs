@@ -428,6 +428,7 @@ fn prepare<'c>(ctx: &Context, case: &'c Case, spv_dir: &Path) -> Result<Prepared
         // The GLSL kernels size their own shared arrays (2 KiB at most, within every
         // device's limit); specialization constant 3 is not theirs to read.
         shared_memory_size: 0,
+        extra_shared_memory: 0,
         specialization: &[],
         push_constant_size: push_size,
         required_subgroup_size: None,

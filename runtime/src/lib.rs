@@ -40,6 +40,7 @@
 //!     entry_point: "main",
 //!     local_size: [1, 1, 1],
 //!     shared_memory_size: 0,
+//!     extra_shared_memory: 0,
 //!     specialization: &[],
 //!     push_constant_size: 8,
 //!     required_subgroup_size: None,

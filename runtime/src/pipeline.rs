@@ -41,6 +41,10 @@ pub struct PipelineDesc<'a> {
     /// constant 3 as a count of 32-bit words (at least 1), which sizes the shared arena of a
     /// module whose kernels share one arena variable. 0 for a kernel without shared memory.
     pub shared_memory_size: u32,
+    /// Bytes of Workgroup memory the entry point declares besides the shared arena (pisa-vk:
+    /// the barrier service's words, spec-notes §83): counted with `shared_memory_size`
+    /// against `maxComputeSharedMemorySize`, not in specialization constant 3. 0 for none.
+    pub extra_shared_memory: u32,
     /// Values of the specialization constants after the shared arena's: 4, 5, ... (u32
     /// each; pisa-vk passes the enqueued local size). A constant the module does not
     /// declare is ignored.
@@ -579,10 +583,11 @@ fn check(info: &DeviceInfo, enabled: &FeatureSet, desc: &PipelineDesc) -> Result
         });
     }
     desc.check_local_size(info).or_else(invalid)?;
-    if desc.shared_memory_size > info.max_shared_memory {
+    let shared = u64::from(desc.shared_memory_size) + u64::from(desc.extra_shared_memory);
+    if shared > u64::from(info.max_shared_memory) {
         return Err(Error::SharedMemory {
             what: name.to_string(),
-            size: desc.shared_memory_size.into(),
+            size: shared,
             limit: info.max_shared_memory.into(),
         });
     }

@@ -248,6 +248,7 @@ pub(crate) fn run_probe(
         name_for_errors,
         cancel_word_at: None,
         shared_memory_size: 0,
+        extra_shared_memory: 0,
         specialization: &[],
     })?;
     let buf: Buffer = ctx.create_buffer(data.len() as u64)?;

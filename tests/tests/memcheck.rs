@@ -1863,12 +1863,12 @@ fn a_checked_translation_starts_its_registers_at_zero() {
 
 /// A kernel in which work-items return before a barrier the others reach (spec-notes §83):
 /// work-items below `b` store far out of bounds and return while the others loop (for 2^32
-/// atomic increments) before the barrier until the launch is cancelled. On virtual lanes the
-/// work-items that return record their violation there, which cancels the launch, and the
+/// atomic increments) before the barrier until the launch is cancelled. On virtual lanes a
+/// violation of work-items that return cancels the launch there, the others stop, and the
 /// dispatch reports the store: for `b` = 32 whole hardware sub-groups return (and then serve
-/// the others' barriers: a first version served first), for 4 part of one (its findings
-/// waited for the sub-group's end), for 36 both. Each left the launch running to its timeout
-/// with nothing reported.
+/// the others' barriers: a first version served before it recorded its findings), for 4
+/// part of one (the launch was cancelled only at the sub-group's end), for 36 both. Each
+/// left the launch running to its timeout with nothing reported.
 #[test]
 fn a_violation_by_work_items_that_returned_before_a_barrier_stops_the_launch() {
     let (_lock, ctx) = checker();

@@ -246,8 +246,7 @@ pub struct ModuleLayout {
     pub shared_size: u32,
     /// Bytes of the shared arena each kernel reserves, by function index (0 for functions
     /// that are not kernels): the end of the last `.shared` variable or lock table of the
-    /// functions it can reach (after its [`RESERVED_SHARED`] bytes, when it reserves them),
-    /// rounded up to 8.
+    /// functions it can reach, rounded up to 8.
     pub kernel_shared_size: Vec<u32>,
     /// Size of the private arena in bytes (a multiple of 8).
     pub private_size: u32,
@@ -331,7 +330,7 @@ fn check_arena(end: u64, align: u64, span: crate::span::Span) -> Result<(), Layo
 /// [`LayoutError`] when the shared or private memory of a kernel does not fit 32-bit
 /// addresses.
 pub fn layout(module: &Module) -> Result<ModuleLayout, LayoutError> {
-    layout_for(module, false, false, PrivateHome::default(), &[])
+    layout_for(module, false, false, PrivateHome::default())
 }
 
 /// Where a translation puts the private arena (spec-notes §95).
@@ -379,7 +378,6 @@ fn place(
     checked: bool,
     cancellable: bool,
     home: PrivateHome,
-    reserved: &[bool],
 ) -> Result<ModuleLayout, LayoutError> {
     let mut l = ModuleLayout {
         arena_align: 16,
@@ -432,7 +430,7 @@ fn place(
         let size = 4 * locks::GLOBAL_LOCKS as u64;
         l.global_locks = Some(place(size, 4, &mut arena_end, &mut arena_align));
     }
-    layout_shared(module, &lock_use, reserved, &mut l)?;
+    layout_shared(module, &lock_use, &mut l)?;
     l.arena_align = arena_align;
     l.arena_size = align_up(arena_end.max(16), 16);
     l.private_size = align_up(private_end, 8) as u32;
@@ -450,24 +448,21 @@ fn place(
 /// building the arena's initial image: what the linker checks, so that `check` reports the
 /// limits; the back end lays the module out once, after its passes.
 pub fn check_limits(module: &Module) -> Result<(), LayoutError> {
-    place(module, false, false, PrivateHome::default(), &[]).map(drop)
+    place(module, false, false, PrivateHome::default()).map(drop)
 }
 
 /// [`layout`] for a translation that is checked ([`crate::Options::checked`]) or not, and
 /// cancellable ([`crate::Options::cancellable`]) or not: a checked one's launch block has
 /// the check block's slot, a cancellable one (or a checked one of a module with a loop,
 /// [`has_loop`]) the cancel word's; `home` says whether the private arena lives in
-/// scratch, which then has a slot too; the kernels in `reserved` (by function index) keep
-/// the first [`RESERVED_SHARED`] bytes of their shared arena for themselves. Cost and
-/// errors: those of [`layout`].
+/// scratch, which then has a slot too. Cost and errors: those of [`layout`].
 pub fn layout_for(
     module: &Module,
     checked: bool,
     cancellable: bool,
     home: PrivateHome,
-    reserved: &[bool],
 ) -> Result<ModuleLayout, LayoutError> {
-    let mut l = place(module, checked, cancellable, home, reserved)?;
+    let mut l = place(module, checked, cancellable, home)?;
     fill_image(module, &mut l);
     Ok(l)
 }
@@ -582,7 +577,6 @@ fn lock_tables(module: &Module, has_shared: bool) -> LockUse {
 fn layout_shared(
     module: &Module,
     locks: &LockUse,
-    reserved: &[bool],
     l: &mut ModuleLayout,
 ) -> Result<(), LayoutError> {
     let n = module.functions.len();
@@ -595,7 +589,7 @@ fn layout_shared(
         .zip(&locks.shared_in)
         .map(|(f, &lock)| declares(f) || lock)
         .collect();
-    if !uses.contains(&true) && !reserved.contains(&true) {
+    if !uses.contains(&true) {
         return Ok(());
     }
     // kernels[f]: the kernels that can reach function f (only for functions in `uses`);
@@ -643,14 +637,8 @@ fn layout_shared(
         items.push((n, 4 * locks::SHARED_LOCKS as u64, 4, span, None));
     }
     items.sort_by_key(|it| std::cmp::Reverse(kernels[it.0].len()));
-    // end[k]: where kernel k's arena ends so far (after its reserved bytes); unreached items
-    // share `dead_end`.
-    let mut end: Vec<u64> = (0..n)
-        .map(|k| match reserved.get(k) {
-            Some(true) => RESERVED_SHARED as u64,
-            _ => 0,
-        })
-        .collect();
+    // end[k]: where kernel k's arena ends so far; unreached items share `dead_end`.
+    let mut end = vec![0u64; n];
     let mut dead_end = 0u64;
     for (list, size, align, span, key) in items {
         let ks = &kernels[list];
@@ -683,11 +671,6 @@ fn layout_shared(
     l.shared_size = largest.max(8);
     Ok(())
 }
-
-/// Bytes at the start of the shared arena of a kernel that reserves them ([`layout_for`]):
-/// the words of the barrier service of a kernel on virtual lanes whose work-items may return
-/// before a barrier (`back/spirv/virtual_lanes/retire.rs`, spec-notes §83).
-pub const RESERVED_SHARED: u32 = 8;
 
 /// The "address" of a function: a small id (its index + 1; 0 is never a function).
 pub fn function_address(f: FuncId) -> u64 {
@@ -782,32 +765,5 @@ mod tests {
             "no kernel reaches @y and the others"
         );
         assert_eq!(l.kernel_shared_size[plain], 40);
-    }
-
-    #[test]
-    fn a_kernel_s_reserved_bytes_come_first_in_its_arena_only() {
-        let src = ".version 0.1;\n.target 100;\n\
-             .function void @h() {\n  .shared .align 4 @z[16];\n  return;\n}\n\
-             .kernel @a() {\n  .shared .align 4 @x[20];\n  call void, @h();\n}\n\
-             .kernel @b() {\n  .shared .align 4 @y[40];\n  call void, @h();\n}\n\
-             .kernel @c() {\n}\n";
-        let file = std::sync::Arc::new(crate::SourceFile::new("t.pisa", src));
-        let m = crate::check(&file).unwrap_or_else(|d| panic!("{}", d.render()));
-        let (a, b, c) = (func(&m, "a"), func(&m, "b"), func(&m, "c"));
-        let mut reserved = vec![false; m.functions.len()];
-        reserved[a] = true;
-        reserved[c] = true;
-        let l = layout_for(&m, false, false, PrivateHome::default(), &reserved).unwrap();
-        // @z, reached by @a and @b, after @a's reserved bytes in both; then each kernel's own.
-        assert_eq!(offset(&m, &l, "h"), 8);
-        assert_eq!(offset(&m, &l, "a"), 24);
-        assert_eq!(offset(&m, &l, "b"), 24);
-        assert_eq!(l.kernel_shared_size[a], 48, "8 + 16 + 20, rounded up to 8");
-        assert_eq!(l.kernel_shared_size[b], 64);
-        assert_eq!(l.kernel_shared_size[c], 8, "its reserved bytes alone");
-        assert_eq!(l.shared_size, 64);
-        let plain = layout(&m).unwrap();
-        assert_eq!(plain.kernel_shared_size[c], 0);
-        assert_eq!(offset(&m, &plain, "h"), 0);
     }
 }

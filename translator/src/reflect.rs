@@ -111,9 +111,8 @@ pub struct KernelInfo {
     /// `.reqd_work_group_size`.
     pub reqd_work_group_size: Option<[u32; 3]>,
     /// Bytes of shared memory per work-group: the `.shared` variables of the functions it
-    /// can reach and, when it can reach an atomic that takes a shared lock, the lock table,
-    /// and on virtual lanes, when a work-item may return before a barrier, the 8 bytes of
-    /// the barrier service (spec-notes §83) (a multiple of 8; 0 for none). The size of its pipeline's shared arena
+    /// can reach and, when it can reach an atomic that takes a shared lock, the lock table
+    /// (a multiple of 8; 0 for none). The size of its pipeline's shared arena
     /// (specialization constant 3, in words), checked against the device's
     /// `maxComputeSharedMemorySize` when the pipeline is created.
     pub shared_size: u32,
@@ -144,6 +143,12 @@ pub struct KernelInfo {
     /// depend on the device's barriers counting returned invocations as arrived, which
     /// lavapipe's do not ([`crate::Options::barriers_ignore_returned`]).
     pub returns_before_barrier: bool,
+    /// Bytes of `Workgroup` memory its entry point on virtual lanes (a native kernel's
+    /// partial entry point) declares besides the shared arena: the barrier service's words
+    /// of a kernel with [`KernelInfo::returns_before_barrier`] (spec-notes §83), else 0.
+    /// Counted with `shared_size` against `maxComputeSharedMemorySize` when that entry
+    /// point's pipeline is created.
+    pub barrier_service_size: u32,
 }
 
 /// A kernel parameter.

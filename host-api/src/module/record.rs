@@ -111,6 +111,12 @@ impl Module {
             entry_point: partial.unwrap_or(&k.name),
             local_size: local,
             shared_memory_size: k.shared_size,
+            // The barrier service's words, which only the entry point on virtual lanes has.
+            extra_shared_memory: if virtual_lanes.is_some() {
+                k.barrier_service_size
+            } else {
+                0
+            },
             specialization: enqueued,
             push_constant_size: k.push_constant_size,
             required_subgroup_size: subgroup.filter(|_| !unrequired),

@@ -45,6 +45,7 @@ fn desc() -> PipelineDesc<'static> {
         entry_point: "main",
         local_size: [64, 1, 1],
         shared_memory_size: 0,
+        extra_shared_memory: 0,
         specialization: &[],
         push_constant_size: 16,
         required_subgroup_size: None,
@@ -128,24 +129,30 @@ fn shared_memory_beyond_the_device_limit_is_named() {
         },
     )
     .unwrap();
-    let err = check(
-        &info(),
-        &all(),
-        &PipelineDesc {
-            shared_memory_size: 32772,
-            ..desc()
-        },
-    )
-    .unwrap_err();
-    assert!(
-        matches!(err, Error::SharedMemory { ref what, size: 32772, limit: 32768 } if what == "k"),
-        "{err:?}"
-    );
-    assert_eq!(
-        err.to_string(),
-        "k needs 32772 bytes of shared memory per work-group, more than the device's \
-         maxComputeSharedMemorySize of 32768 bytes"
-    );
+    for (arena, extra) in [(32772, 0), (32768, 8)] {
+        let err = check(
+            &info(),
+            &all(),
+            &PipelineDesc {
+                shared_memory_size: arena,
+                extra_shared_memory: extra,
+                ..desc()
+            },
+        )
+        .unwrap_err();
+        let size = arena as u64 + extra as u64;
+        assert!(
+            matches!(err, Error::SharedMemory { ref what, size: s, limit: 32768 } if what == "k" && s == size),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "k needs {size} bytes of shared memory per work-group, more than the device's \
+                 maxComputeSharedMemorySize of 32768 bytes"
+            )
+        );
+    }
 }
 
 #[test]

@@ -307,6 +307,7 @@ pub fn desc<'a>(spirv: &'a [u32], local_x: u32, push: u32, name: &'a str) -> Pip
         entry_point: "main",
         local_size: [local_x, 1, 1],
         shared_memory_size: 0,
+        extra_shared_memory: 0,
         specialization: &[],
         push_constant_size: push,
         required_subgroup_size: None,

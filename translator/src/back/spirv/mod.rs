@@ -117,15 +117,13 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         copies: k.max(1),
         threshold: options.scratch_threshold,
     };
+    let mut layout = layout::layout_for(module, options.checked, options.cancellable, home)
+        .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     // On virtual lanes, sub-groups whose lanes all returned serve the barriers the others
-    // still execute (spec-notes §83), with the first two words of their kernel's shared
-    // arena.
+    // still execute (spec-notes §83), with two words of Workgroup memory of their own.
     let serving: Vec<bool> = (0..module.functions.len())
         .map(|i| retiring[i] && (on_lanes[i] || partial[i]))
         .collect();
-    let mut layout =
-        layout::layout_for(module, options.checked, options.cancellable, home, &serving)
-            .map_err(|e| vec![Diagnostic::error(e.span, e.message)])?;
     let lanes = any_on_lanes || any_partial;
     let mut m = module_cx(
         module,
@@ -136,7 +134,7 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
         lane_plan.needs_flag,
     );
     m.subgroup_check = with_record.as_ref().map(|&(_, g)| g);
-    virtual_lanes::declare_barrier_service(&mut m, serving);
+    virtual_lanes::declare_barrier_service(&mut m, serving.clone());
     let sigs = signatures(&mut m, module, None);
     let vsigs = if lanes {
         signatures(&mut m, module, Some(k))
@@ -178,9 +176,16 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     if reconverge {
         m.b.extension("SPV_KHR_maximal_reconvergence");
     }
-    declare_entry_points(&mut m, module, options, (&sigs, &psigs), &partial, |i| {
-        reconverge && subgroup_kernels[i] && !on_lanes[i]
-    });
+    declare_entry_points(
+        &mut m,
+        module,
+        options,
+        (&sigs, &psigs),
+        &partial,
+        |i| reconverge && subgroup_kernels[i] && !on_lanes[i],
+        // The entry points on virtual lanes of the kernels whose sub-groups serve barriers.
+        |i, partial_entry| serving[i] && (partial_entry || on_lanes[i]),
+    );
     let recursion = lowered.as_ref().map(|l| l.info.clone());
     let (spirv_words, mut reflection) = finish(m, module, &mut layout, recursion)?;
     reflection.subgroup_check = with_record.as_ref().map(|&(_, g)| SubgroupCheck {
@@ -192,7 +197,12 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     });
     let index = kernel_indices(module);
     for k in &mut reflection.kernels {
-        k.returns_before_barrier = index.get(k.name.as_str()).is_some_and(|&i| retiring[i]);
+        if let Some(&i) = index.get(k.name.as_str()) {
+            k.returns_before_barrier = retiring[i];
+            if serving[i] {
+                k.barrier_service_size = virtual_lanes::SERVICE_BYTES;
+            }
+        }
         if index
             .get(k.name.as_str())
             .is_some_and(|&i| needs_f32_denormals[i])
@@ -388,7 +398,9 @@ fn emit_functions(
 }
 
 /// Declares each kernel's entry point (and its partial one) with its execution modes;
-/// `reconverges(i)` says whether kernel `i` asks for maximal reconvergence.
+/// `reconverges(i)` says whether kernel `i` asks for maximal reconvergence, `serves(i,
+/// partial_entry)` whether that entry point's sub-groups serve barriers (its interface then
+/// lists the service's words: `virtual_lanes/retire.rs`).
 fn declare_entry_points(
     m: &mut ModuleCx,
     module: &Module,
@@ -396,25 +408,28 @@ fn declare_entry_points(
     (sigs, psigs): (&[FnSig], &[FnSig]),
     partial: &[bool],
     reconverges: impl Fn(usize) -> bool,
+    serves: impl Fn(usize, bool) -> bool,
 ) {
     for (i, f) in module.functions.iter().enumerate() {
         if f.is_kernel() && f.body.is_some() {
             let id = sigs[i].id;
+            let interface = m.entry_interface(serves(i, false));
             m.b.entry_point(
                 spirv::ExecutionModel::GLCompute,
                 id,
                 f.name.clone(),
-                m.interface.clone(),
+                interface,
             );
             m.b.execution_mode(id, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
             float_controls(m, id, options.denorm_preserve);
             if partial[i] {
                 let pid = psigs[i].id;
+                let interface = m.entry_interface(serves(i, true));
                 m.b.entry_point(
                     spirv::ExecutionModel::GLCompute,
                     pid,
                     partial_entry_point(&f.name),
-                    m.interface.clone(),
+                    interface,
                 );
                 m.b.execution_mode(pid, spirv::ExecutionMode::LocalSize, [1, 1, 1]);
                 float_controls(m, pid, options.denorm_preserve);
@@ -735,6 +750,7 @@ fn reflect(
                 virtual_lanes: None,
                 partial_entry_point: None,
                 returns_before_barrier: false,
+                barrier_service_size: 0,
             }
         })
         .collect();

@@ -848,28 +848,29 @@ impl FnCx<'_> {
     }
 
     /// At a `return` of the lanes in `mask` of a kernel on virtual lanes, in a checked
-    /// translation: [`FnCx::flush_checks`] for those work-items (their count then goes back
-    /// to 0, so the kernel's end counts nothing twice). A violation by work-items that return
-    /// while others of their hardware sub-group go on thus cancels the launch at once, as
-    /// each work-item's own return does natively.
-    pub fn flush_returning(&mut self, mask: Word) -> EResult {
+    /// translation: when one of those work-items has a violation pending, the launch is
+    /// cancelled at once, as its own return would do natively ([`FnCx::flush_checks`]), so
+    /// that the work-items of its hardware sub-group that go on stop at their next loop
+    /// check. The violations are recorded at the kernel's end as before, in lane order, so
+    /// the first one reported stays the one the reference reports.
+    pub fn cancel_if_returning_found(&mut self, mask: Word) -> EResult {
         let Some(pending) = self.m.checks.as_ref().map(|c| c.pending.clone()) else {
             return Ok(());
         };
+        let (u32t, bt) = (self.m.uint(32), self.m.ty(Scalar::Bool));
+        let zero = self.m.const_u32(0);
+        let mut found = self.m.const_bool(false);
         for (l, p) in pending.into_iter().enumerate() {
             let returns = self.bit_set(mask, l as u32)?;
-            self.if_then(returns, |cx| {
-                cx.lane = l as u32;
-                let r = cx.flush_lane(p);
-                cx.lane = 0;
-                r
-            })?;
+            let count = self.m.b.load(u32t, None, p.count, None, []);
+            let some = self.m.b.i_not_equal(bt, None, count, zero);
+            let both = self.m.b.logical_and(bt, None, returns, some);
+            found = self.m.b.logical_or(bt, None, found, both);
         }
-        Ok(())
+        self.if_then(found, |cx| cx.cancel_all())
     }
 
-    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted; on virtual lanes
-    /// its count goes back to 0.
+    /// [`FnCx::flush_checks`] for the work-item of the lane being emitted.
     fn flush_lane(&mut self, p: Pending) -> EResult {
         let (u32t, u64t) = (self.m.uint(32), self.m.uint(64));
         let bt = self.m.ty(Scalar::Bool);
@@ -882,10 +883,6 @@ impl FnCx<'_> {
             let scope = cx.m.const_u32(Scope::Device as u32);
             let sem = cx.m.const_u32(MemorySemantics::empty().bits());
             let old = cx.m.b.atomic_i_add(u32t, None, total, scope, sem, count);
-            if cx.vl.is_some() {
-                // Flushed again at the kernel's end ([`FnCx::flush_returning`]).
-                cx.m.b.store(p.count, zero, None, []);
-            }
             let first = cx.m.b.i_equal(bt, None, old, zero);
             cx.cancel_all()?;
             cx.if_then(first, |cx| {

@@ -283,9 +283,9 @@ impl FnCx<'_> {
             }
         }
         if self.f.is_kernel() && self.m.checks.is_some() {
-            // The checker's findings of the work-items that end here (spec-notes §70).
+            // A violation of a work-item that ends here stops the launch (spec-notes §70).
             let cur = self.load_cur()?;
-            self.flush_returning(cur)?;
+            self.cancel_if_returning_found(cur)?;
         }
         let returned = self.vl.as_ref().and_then(|v| v.returned);
         if let (true, Some((returned, first))) = (self.f.is_kernel(), returned) {

@@ -47,7 +47,7 @@ mod control;
 mod exchange;
 mod retire;
 
-pub(crate) use retire::{declare as declare_barrier_service, BarrierService};
+pub(crate) use retire::{declare as declare_barrier_service, BarrierService, SERVICE_BYTES};
 
 use super::builder::Builder;
 use super::function::FnCx;

@@ -9,11 +9,11 @@
 //! work-group go round, and execute fewer barriers than they do (lavapipe then loses the
 //! work-group's results). Instead such a sub-group leaves the structured program at once and
 //! *serves* barriers: it executes `OpControlBarrier` in a loop, one per barrier the live
-//! sub-groups execute, until the last live sub-group finishes. The protocol, over the two
-//! words the layout reserves at the start of the kernel's shared arena
-//! ([`crate::layout::RESERVED_SHARED`]: not after its variables, where a store one past the
-//! last would land on them unseen by the memory checker's bound on the arena) and a
-//! `Private` barrier count:
+//! sub-groups execute, until the last live sub-group finishes. The protocol, over two words
+//! of `Workgroup` memory of their own ([`SERVICE_BYTES`]; outside the shared arena, so that
+//! no PISA address reaches them and the memory checker's bound on the arena stays the
+//! variables': their first home, in the arena, hung checked launches whose stores landed on
+//! them) and a `Private` barrier count:
 //!
 //! - at the kernel's start, invocation 0 sets `live` to the number of hardware sub-groups
 //!   (`NumSubgroups`) and `end` to 0, then a barrier (not counted); every invocation counts
@@ -39,14 +39,16 @@
 
 use super::super::builder::Builder;
 use super::super::function::FnCx;
-use super::super::memory::WordSpace;
 use super::super::module::{ModuleCx, Scalar};
 use crate::back::spirv::error::EResult;
 use rspirv::spirv::{BuiltIn, Capability, LoopControl, MemorySemantics, Scope, SelectionControl};
 use rspirv::spirv::{StorageClass, Word};
 
-/// Index of `live` among the service's words (hardware sub-groups not yet done), at the
-/// start of a taking-part kernel's shared arena.
+/// Bytes of the service's words, which the entry points that take part declare besides the
+/// shared arena (reflected as [`crate::reflect::KernelInfo::barrier_service_size`]).
+pub(crate) const SERVICE_BYTES: u32 = 8;
+
+/// Index of `live` among the service's words (hardware sub-groups not yet done).
 const LIVE: u32 = 0;
 /// Index of `end` among the service's words (the count of the barrier after which every
 /// invocation returns; 0 until the last is done).
@@ -54,27 +56,51 @@ const END: u32 = 1;
 
 /// The module's state for sub-groups that serve barriers (see the module documentation).
 pub(crate) struct BarrierService {
+    /// `Workgroup uint[2]`: the words.
+    words: Word,
     /// `Private u32`: barriers this invocation executed since the kernel's start.
     count: Word,
     /// By function index: the kernels that take part.
     kernels: Vec<bool>,
 }
 
-/// Declares the service's barrier count when some kernel takes part (`kernels`, by function
-/// index, whose arenas start with the words: [`crate::layout::layout_for`]); those kernels'
-/// virtual-lane lowering then takes part, and every barrier executed on virtual lanes is
-/// counted.
+/// Declares the service's words and barrier count when some kernel takes part (`kernels`,
+/// by function index); those kernels' virtual-lane lowering then takes part, and every
+/// barrier executed on virtual lanes is counted. Only the entry points that take part list
+/// the words in their interfaces ([`ModuleCx::entry_interface`]).
 pub(crate) fn declare(m: &mut ModuleCx, kernels: Vec<bool>) {
     if !kernels.contains(&true) {
         return;
     }
     let u32t = m.uint(32);
+    let arr = m.array(u32t, SERVICE_BYTES / 4);
+    let pw = m.ptr(StorageClass::Workgroup, arr);
+    let words = m.b.variable(pw, None, StorageClass::Workgroup, None);
+    m.b.name(words, "pisa_barrier_service");
     let pp = m.ptr(StorageClass::Private, u32t);
     let zero = m.const_u32(0);
     let count = m.b.variable(pp, None, StorageClass::Private, Some(zero));
     m.b.name(count, "pisa_barrier_count");
-    m.interface.push(count);
-    m.barrier_service = Some(BarrierService { count, kernels });
+    m.interface.extend([words, count]);
+    m.barrier_service = Some(BarrierService {
+        words,
+        count,
+        kernels,
+    });
+}
+
+impl ModuleCx {
+    /// The interface of an entry point: every module-scope variable, less the barrier
+    /// service's words unless `uses_service` (the validation layer counts a `Workgroup`
+    /// variable of the interface against the device's limit, used or not).
+    pub(crate) fn entry_interface(&self, uses_service: bool) -> Vec<Word> {
+        let words = self.barrier_service.as_ref().map(|s| s.words);
+        self.interface
+            .iter()
+            .copied()
+            .filter(|&v| uses_service || Some(v) != words)
+            .collect()
+    }
 }
 
 impl FnCx<'_> {
@@ -210,8 +236,7 @@ impl FnCx<'_> {
         self.begin(merge)
     }
 
-    /// Whether this function's shared arena starts with the service's words (a kernel that
-    /// takes part).
+    /// Whether this function is a kernel that takes part (and uses the service's words).
     fn service_words(&self) -> bool {
         self.m
             .barrier_service
@@ -224,9 +249,17 @@ impl FnCx<'_> {
         self.m.barrier_service.as_ref().map(|s| s.count)
     }
 
-    /// A pointer to service word `i` (at the start of the shared arena).
+    /// A pointer to service word `i`.
     fn service_word(&mut self, i: u32) -> EResult<Word> {
+        let words = self
+            .m
+            .barrier_service
+            .as_ref()
+            .map(|s| s.words)
+            .ok_or_else(|| self.err("internal error: no barrier service"))?;
+        let u32t = self.m.uint(32);
+        let p = self.m.ptr(StorageClass::Workgroup, u32t);
         let index = self.m.const_u32(i);
-        self.word_ptr(WordSpace::Shared, index)
+        Ok(self.m.b.access_chain(p, None, words, [index]))
     }
 }
