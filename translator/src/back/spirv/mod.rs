@@ -197,16 +197,14 @@ pub fn translate(module: &Module, options: &Options) -> Result<Translation, Vec<
     });
     let index = kernel_indices(module);
     for k in &mut reflection.kernels {
-        if let Some(&i) = index.get(k.name.as_str()) {
-            k.returns_before_barrier = retiring[i];
-            if serving[i] {
-                k.barrier_service_size = virtual_lanes::SERVICE_BYTES;
-            }
+        let Some(&i) = index.get(k.name.as_str()) else {
+            continue;
+        };
+        k.returns_before_barrier = retiring[i];
+        if serving[i] {
+            k.barrier_service_size = virtual_lanes::SERVICE_BYTES;
         }
-        if index
-            .get(k.name.as_str())
-            .is_some_and(|&i| needs_f32_denormals[i])
-        {
+        if needs_f32_denormals[i] {
             k.features.push(Feature::KeepsDenormalsFloat32);
         }
     }

@@ -333,7 +333,7 @@ impl FnCx<'_> {
             self.start_barrier_service()?;
         }
         if let (None, Some(record)) = (mask, self.m.subgroup_check) {
-            self.check_subgroup(record, serving)?;
+            self.check_subgroup(record)?;
         }
         let u32t = self.m.uint(32);
         let cur = self.local_var(u32t)?;
@@ -421,8 +421,8 @@ impl FnCx<'_> {
     /// §105): unless its hardware sub-group has `SubgroupSize` H (the width it was
     /// translated for) and all H invocations active (a sub-group-wide sum of 1), it stores
     /// both numbers in the record `record` and returns, before any other effect (but
-    /// leaving the work-group first when `serving`: [`retire`]).
-    fn check_subgroup(&mut self, record: GlobalId, serving: bool) -> EResult {
+    /// leaving the work-group first where finished sub-groups serve barriers: [`retire`]).
+    fn check_subgroup(&mut self, record: GlobalId) -> EResult {
         let u32t = self.m.uint(32);
         let bt = self.m.ty(Scalar::Bool);
         let var = self.m.builtin(BuiltIn::SubgroupSize, false);
@@ -443,9 +443,7 @@ impl FnCx<'_> {
         self.global_store(at, 32, size)?;
         let at = self.addr_add(at, 64, 4)?;
         self.global_store(at, 32, active)?;
-        if serving {
-            self.leave_work_group()?;
-        }
+        self.leave_work_group()?;
         self.m.b.ret();
         self.begin(merge)
     }
